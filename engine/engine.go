@@ -1,0 +1,107 @@
+// Package engine defines what certa needs from the database engine under a
+// node: local transactions that run client statements and capture their write
+// sets, and high-priority, in-order application of certified write sets.
+// It is modelled on Galera's wsrep provider calls. engine/sqlite implements it
+// on embedded SQLite.
+package engine
+
+import (
+	"context"
+	"io"
+
+	"certa/result"
+	"certa/writeset"
+)
+
+// Engine is one node's local database.
+type Engine interface {
+	// Begin starts a local transaction reading the latest applied state.
+	// The returned Tx is used by one goroutine at a time. Read-only work never
+	// waits for writers. Begin waits for a free connection at most until ctx ends.
+	Begin(ctx context.Context) (Tx, error)
+
+	// CheckDDL validates a schema statement (CREATE/ALTER/DROP of tables and
+	// indexes) without changing anything, and returns the tables it touches
+	// (nil: unknown, to be treated as every table). It refuses, with a
+	// *sqlerr.Error, statements that would break replication, such as a table
+	// without a primary key.
+	CheckDDL(ctx context.Context, stmt string) (tables []string, err error)
+
+	// Apply applies certified write sets in order in one engine transaction
+	// and records upTo as the applied seqno in that same transaction (upTo is
+	// at least the last item's seqno; items may be empty). Each item applies
+	// completely or not at all: an item that fails deterministically (a
+	// constraint violation, a DDL statement that fails) gets its Err set to a
+	// *sqlerr.Error and its changes are rolled back, and the other items still
+	// apply. The seqnos of failed items are recorded (see FailedSeqnos).
+	// Apply returns an error only when the batch could not be applied at all;
+	// the node must then stop rather than diverge.
+	//
+	// Apply never waits behind a local transaction for longer than the
+	// configured grace: a local transaction holding the write lock is then
+	// brute-force aborted (its next statement or commit fails with 40001).
+	// Apply is called from one goroutine at a time.
+	Apply(ctx context.Context, items []ApplyItem, upTo uint64) error
+
+	// AppliedSeqno returns the seqno recorded by the last Apply (0 when new).
+	AppliedSeqno() (uint64, error)
+
+	// FailedSeqnos returns which seqnos in [from, to] failed in Apply, so that
+	// a node replaying its log after a restart certifies as before.
+	FailedSeqnos(from, to uint64) (map[uint64]bool, error)
+
+	// Snapshot captures the current applied state. It must not run
+	// concurrently with Apply; the returned snapshot may be written out while
+	// Apply continues.
+	Snapshot(ctx context.Context) (Snapshot, error)
+
+	// Restore replaces the whole database with the contents written by a
+	// Snapshot's WriteTo (including its applied seqno). Local transactions
+	// open at the time fail.
+	Restore(ctx context.Context, r io.Reader) error
+
+	// Close closes the engine; open transactions fail.
+	Close() error
+}
+
+// Snapshot is a consistent copy of an engine's state.
+type Snapshot interface {
+	// WriteTo writes the copy to w.
+	WriteTo(w io.Writer) (int64, error)
+	// Release frees the copy. Safe to call more than once.
+	Release()
+}
+
+// ApplyItem is one certified write set to apply at its position.
+type ApplyItem struct {
+	Seqno uint64
+	WS    *writeset.WriteSet
+	// Err is set by Apply when this item failed deterministically.
+	Err error
+}
+
+// Tx is a local transaction. Statements run on the engine's local state at
+// the transaction's snapshot (plus its own changes); at COMMIT the caller takes
+// the WriteSet and rolls the local transaction back: the write set is applied
+// in log order by Apply, on the origin as on every other node.
+type Tx interface {
+	// Snapshot returns the seqno of the state the transaction reads. It may
+	// move forward before the first write when that is safe (nothing the
+	// transaction read has changed since), so read it after the last Exec.
+	Snapshot() uint64
+
+	// Exec runs one SQL statement and reports its result to w. Schema
+	// changes, transaction control, ATTACH and writes to tables without a
+	// primary key are refused with a *sqlerr.Error. After a brute-force abort
+	// every call fails with 40001.
+	Exec(ctx context.Context, sql string, w result.Writer) error
+
+	// WriteSet returns what the transaction changed: Snapshot, Keys, Tables
+	// and Changes are set; Origin and TxID are the caller's. It returns nil if
+	// the transaction changed nothing.
+	WriteSet() (*writeset.WriteSet, error)
+
+	// Rollback ends the transaction, discarding its local changes and
+	// releasing its connection and the write lock. Safe to call more than once.
+	Rollback() error
+}

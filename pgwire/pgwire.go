@@ -1,0 +1,34 @@
+// Package pgwire is certa's PostgreSQL wire-protocol front end: it accepts
+// client connections, speaks the protocol (pgproto3 codec) and hands every
+// query to a Session. It knows nothing of replication.
+package pgwire
+
+import (
+	"context"
+
+	"certa/result"
+)
+
+// Backend opens sessions for accepted connections.
+type Backend interface {
+	// NewSession is called once a client's startup message is accepted.
+	// An error (a *sqlerr.Error) is sent to the client and the connection closed.
+	NewSession(ctx context.Context, user, database string) (Session, error)
+}
+
+// Session runs one client connection's statements. Its methods are called
+// from the connection's goroutine only.
+type Session interface {
+	// Query runs every statement in sql (simple query protocol), reporting each
+	// statement's result to w in order. It returns the error that stopped it
+	// (sent to the client as ErrorResponse after the results so far), or nil.
+	// ctx ends when the connection closes.
+	Query(ctx context.Context, sql string, w result.Writer) error
+
+	// TxStatus returns the status for ReadyForQuery: 'I' idle, 'T' in a
+	// transaction block, 'E' in a failed transaction block.
+	TxStatus() byte
+
+	// Close ends the session, rolling back any open transaction.
+	Close()
+}

@@ -1,0 +1,86 @@
+// Package sqlerr defines the errors certa reports to clients. Every error a
+// client can see carries a PostgreSQL SQLSTATE code, so drivers and ORMs can
+// classify it (40001 is retried by most of them).
+package sqlerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// SQLSTATE codes certa uses. The names follow PostgreSQL's errcodes.
+const (
+	SerializationFailure       = "40001" // lost certification; the client should retry
+	StatementCompletionUnknown = "40003" // commit outcome unknown (contact lost after submit)
+	NoQuorum                   = "57P03" // node is not connected to a majority (cannot_connect_now)
+	InFailedTransaction        = "25P02"
+	ActiveTransaction          = "25001"
+	NoActiveTransaction        = "25P01"
+	FeatureNotSupported        = "0A000"
+	SyntaxError                = "42601"
+	UndefinedTable             = "42P01"
+	UndefinedColumn            = "42703"
+	UndefinedObject            = "42704"
+	DuplicateTable             = "42P07"
+	InvalidParameterValue      = "22023"
+	UniqueViolation            = "23505"
+	NotNullViolation           = "23502"
+	CheckViolation             = "23514"
+	ForeignKeyViolation        = "23503"
+	ProtocolViolation          = "08P01"
+	InvalidTableDefinition     = "42P16"
+	LockNotAvailable           = "55P03"
+	QueryCanceled              = "57014"
+	AdminShutdown              = "57P01"
+	ProgramLimitExceeded       = "54000"
+	DiskFull                   = "53100"
+	Internal                   = "XX000"
+)
+
+// Error is a client-facing error: a SQLSTATE code and a message a person
+// understands, with optional detail and hint (PostgreSQL's ErrorResponse fields).
+type Error struct {
+	Code    string
+	Message string
+	Detail  string
+	Hint    string
+	// Err is the underlying cause, if any; it is not shown to clients.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s (SQLSTATE %s): %s", e.Message, e.Code, e.Detail)
+	}
+	return fmt.Sprintf("%s (SQLSTATE %s)", e.Message, e.Code)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an Error with a formatted message.
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an Error with code and message whose cause is err.
+func Wrap(err error, code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// As finds the first *Error in err's chain. Errors that carry no SQLSTATE are
+// reported as XX000 internal errors with their text.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: Internal, Message: err.Error(), Err: err}
+}
+
+// Code returns the SQLSTATE of err ("" for nil).
+func Code(err error) string {
+	if err == nil {
+		return ""
+	}
+	return As(err).Code
+}

@@ -1,0 +1,197 @@
+// Package writeset defines the write set: what a transaction changed, as it is
+// ordered through the log, certified and applied on every node. It also holds
+// the canonical encoding of row keys and the binary encoding of write sets and
+// of log entries that carry them. The package is pure: no I/O, no clocks.
+package writeset
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Key identifies one row cluster-wide: its table and primary-key values in a
+// canonical encoding. Two writes touch the same row iff their keys are equal.
+type Key string
+
+// WriteSet is one transaction's changes, captured at COMMIT on its origin node.
+type WriteSet struct {
+	Origin   string   // id of the node the client committed on
+	TxID     uint64   // unique per origin process; the origin's session waits on it
+	Snapshot uint64   // seqno of the state the transaction read (its snapshot)
+	Keys     []Key    // rows written, sorted and without duplicates
+	Tables   []string // tables written (or, for DDL, touched), sorted; DDL with no tables touches all
+	Changes  []byte   // engine row changes (for SQLite: a session changeset)
+	DDL      string   // if set, a statement executed at its position on every node (TOI)
+}
+
+// IsDDL reports whether w is a schema change executed in total order.
+func (w *WriteSet) IsDDL() bool { return w.DDL != "" }
+
+// Normalize sorts and deduplicates Keys and Tables, so that equal write sets
+// encode equally.
+func (w *WriteSet) Normalize() {
+	sort.Slice(w.Keys, func(i, j int) bool { return w.Keys[i] < w.Keys[j] })
+	w.Keys = dedup(w.Keys)
+	sort.Strings(w.Tables)
+	w.Tables = dedup(w.Tables)
+}
+
+func dedup[T comparable](s []T) []T {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Value tags of the key encoding.
+const (
+	tagNull  = 0
+	tagInt   = 1
+	tagFloat = 2
+	tagText  = 3
+	tagBlob  = 4
+)
+
+// EncodeKey returns the key of the row of table whose primary-key values are
+// pk, in primary-key column order. Each value is nil, int64, float64, string
+// or []byte; any other type panics (a programming error).
+func EncodeKey(table string, pk ...any) Key {
+	b := make([]byte, 0, len(table)+1+9*len(pk))
+	b = append(b, table...)
+	b = append(b, 0)
+	for _, v := range pk {
+		switch v := v.(type) {
+		case nil:
+			b = append(b, tagNull)
+		case int64:
+			b = append(b, tagInt)
+			b = binary.BigEndian.AppendUint64(b, uint64(v)^(1<<63))
+		case float64:
+			b = append(b, tagFloat)
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
+		case string:
+			b = append(b, tagText)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		case []byte:
+			b = append(b, tagBlob)
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		default:
+			panic(fmt.Sprintf("writeset: unsupported key value type %T", v))
+		}
+	}
+	return Key(b)
+}
+
+// Table returns the table name part of k.
+func (k Key) Table() string {
+	for i := 0; i < len(k); i++ {
+		if k[i] == 0 {
+			return string(k[:i])
+		}
+	}
+	return string(k)
+}
+
+// ErrCorrupt is returned when bytes do not decode as a write set or entry.
+var ErrCorrupt = errors.New("writeset: corrupt encoding")
+
+// Append appends the binary encoding of w to b.
+func (w *WriteSet) Append(b []byte) []byte {
+	b = appendString(b, w.Origin)
+	b = binary.AppendUvarint(b, w.TxID)
+	b = binary.AppendUvarint(b, w.Snapshot)
+	b = binary.AppendUvarint(b, uint64(len(w.Keys)))
+	for _, k := range w.Keys {
+		b = appendString(b, string(k))
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.Tables)))
+	for _, t := range w.Tables {
+		b = appendString(b, t)
+	}
+	b = appendString(b, string(w.Changes))
+	b = appendString(b, w.DDL)
+	return b
+}
+
+// Decode decodes one write set from the front of b and returns the rest.
+// The write set does not alias b.
+func Decode(b []byte) (WriteSet, []byte, error) {
+	d := decoder{b: b}
+	var w WriteSet
+	w.Origin = d.string()
+	w.TxID = d.uvarint()
+	w.Snapshot = d.uvarint()
+	if n := d.count(); n > 0 {
+		w.Keys = make([]Key, n)
+		for i := range w.Keys {
+			w.Keys[i] = Key(d.string())
+		}
+	}
+	if n := d.count(); n > 0 {
+		w.Tables = make([]string, n)
+		for i := range w.Tables {
+			w.Tables[i] = d.string()
+		}
+	}
+	if c := d.string(); c != "" {
+		w.Changes = []byte(c)
+	}
+	w.DDL = d.string()
+	if d.err != nil {
+		return WriteSet{}, nil, d.err
+	}
+	return w, d.b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decoder reads varints and strings, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = ErrCorrupt
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length that must fit in the remaining bytes (each element
+// takes at least one byte), so corrupt input cannot make us allocate much.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.err = ErrCorrupt
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) string() string {
+	n := d.count()
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
