@@ -1,6 +1,17 @@
 // Package pgwire is certa's PostgreSQL wire-protocol front end: it accepts
 // client connections, speaks the protocol (pgproto3 codec) and hands every
 // query to a Session. It knows nothing of replication.
+//
+// What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down),
+// trust authentication, no TLS or GSS encryption (requests are answered
+// 'N', so libpq's default sslmode=prefer connects in the clear), the simple
+// query protocol with text-format results. The extended query protocol is
+// refused with 0A000 and PostgreSQL's skip-until-Sync recovery, so the
+// connection stays usable; cancel requests are closed unanswered.
+//
+// Every connection runs in its own goroutine and is isolated from the
+// others: a malformed or oversized message, a panic in a session or a
+// client going away ends that connection only.
 package pgwire
 
 import (

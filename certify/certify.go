@@ -1,0 +1,263 @@
+// Package certify is certa's deterministic certifier. Every node hands it the
+// same write sets in the same (log) order and gets the same decision for each:
+// a write set passes iff nothing committed after its snapshot and before its
+// position wrote one of its keys or changed the schema of one of its tables
+// (snapshot isolation, first committer wins).
+//
+// The package is pure: no I/O other than the io.Writer/io.Reader handed to
+// Save and Load, no clocks, no goroutines, no randomness. Its decisions are a
+// function of the sequence of calls alone. A Certifier is not safe for
+// concurrent use; the node's apply loop owns it.
+//
+// The certifier remembers, for every key committed within the last H
+// positions (the horizon), the position of its last commit, and likewise for
+// DDL. A write set whose snapshot is more than H positions behind is refused
+// as too old, so older commits can be forgotten: memory is bounded by the keys
+// written in the last H positions. See DESIGN.md in this directory.
+package certify
+
+import (
+	"fmt"
+	"slices"
+
+	"certa/writeset"
+)
+
+// Certifier holds the certification window. The zero value is not usable;
+// create one with New or Load.
+type Certifier struct {
+	horizon uint64
+
+	started bool   // a position has been certified
+	last    uint64 // the last position certified (if started)
+
+	committed  bool   // a position has been committed
+	lastCommit uint64 // the last position committed (if committed)
+
+	// keys maps every key committed at a position in the window to the
+	// position of its last commit. commits and keyq hold the same commits in
+	// position order (commits[i] owns the next commits[i].n keys of keyq), so
+	// that pruning visits each recorded key once.
+	keys    map[writeset.Key]uint64
+	commits fifo[commitRec]
+	keyq    fifo[writeset.Key]
+
+	// tableDDL maps a table to the position of the last DDL in the window
+	// that named it; global is the position of the last DDL in the window
+	// that named no table (it changed every table). ddls holds them in
+	// position order for pruning.
+	tableDDL  map[string]uint64
+	hasGlobal bool
+	global    uint64
+	ddls      fifo[ddlRec]
+}
+
+type commitRec struct {
+	seqno uint64
+	n     int // number of keys in keyq
+}
+
+type ddlRec struct {
+	seqno  uint64
+	tables []string // nil when global
+}
+
+// New returns an empty certifier with horizon h: a write set at position n
+// whose snapshot s has n-s > h is refused as TooOld. h must be positive (New
+// panics otherwise). Every node of a cluster must use the same h, from the
+// first position on; a certifier restored by Load keeps the saved one.
+func New(h uint64) *Certifier {
+	if h == 0 {
+		panic("certify: horizon must be positive")
+	}
+	return &Certifier{
+		horizon:  h,
+		keys:     make(map[writeset.Key]uint64),
+		tableDDL: make(map[string]uint64),
+	}
+}
+
+// Horizon returns the horizon H the certifier was created with.
+func (c *Certifier) Horizon() uint64 { return c.horizon }
+
+// Len returns the number of keys the certifier tracks (keys whose last commit
+// is within the horizon). For metrics.
+func (c *Certifier) Len() int { return len(c.keys) }
+
+// LastSeqno returns the last position passed to Certify, or 0 if none was.
+func (c *Certifier) LastSeqno() uint64 { return c.last }
+
+// Certify decides whether ws, ordered at position seqno, may commit. It does
+// not record ws: call Commit for that once ws has been applied.
+//
+// Positions must strictly increase from one call to the next (gaps are
+// allowed, and do not change any decision); Certify panics otherwise, as that
+// is a bug in the caller that would make nodes diverge. Every position that
+// carries a write set must be certified, in log order, including positions
+// whose write set is later not applied, so that the horizon advances the same
+// everywhere.
+//
+// The rules, in the order they are checked:
+//
+//   - a DDL write set (ws.IsDDL()) always passes: it runs in total order
+//     isolation, alone at its position;
+//   - Invalid if ws.Snapshot >= seqno;
+//   - TooOld if seqno - ws.Snapshot > H;
+//   - SchemaChanged if a DDL committed at a position p with
+//     ws.Snapshot < p < seqno named one of ws.Tables or named no table (a
+//     global DDL). Result.Table is the smallest such table of ws.Tables ("" if
+//     ws.Tables is empty), Result.ConflictSeqno the last DDL touching it;
+//   - Conflict if a key of ws.Keys was last committed at a position p with
+//     ws.Snapshot < p < seqno. Result.Table is the table of the smallest such
+//     key (in byte order) and Result.ConflictSeqno the position of its last
+//     commit;
+//   - otherwise Pass.
+//
+// ws.Tables must name every table of ws.Keys: SchemaChanged looks only at
+// ws.Tables. Certify neither modifies nor retains ws, and does not require its
+// Keys and Tables to be sorted; decisions depend only on their contents.
+//
+// Only commits made (by Commit) before this call are seen. A caller that
+// certifies a position before deciding whether an earlier one commits must
+// itself hold back a write set that shares a key or table with the undecided
+// one: the certifier cannot see that conflict.
+func (c *Certifier) Certify(ws *writeset.WriteSet, seqno uint64) Result {
+	if c.started && seqno <= c.last {
+		panic(fmt.Sprintf("certify: position %d certified after position %d", seqno, c.last))
+	}
+	c.started, c.last = true, seqno
+	c.prune()
+
+	if ws.IsDDL() {
+		return Result{}
+	}
+	snap := ws.Snapshot
+	if snap >= seqno {
+		return Result{Reason: Invalid}
+	}
+	if seqno-snap > c.horizon {
+		return Result{Reason: TooOld}
+	}
+	// Everything still recorded is at a position < seqno (it was committed
+	// before this call), and everything pruned is at a position <= snap.
+	if c.ddls.len() > 0 {
+		if r, ok := c.schemaChanged(ws); ok {
+			return r
+		}
+	}
+	found := false
+	var key writeset.Key
+	var at uint64
+	for _, k := range ws.Keys {
+		// A missing key reads as 0, which is never > snap.
+		if p := c.keys[k]; p > snap && (!found || k < key) {
+			found, key, at = true, k, p
+		}
+	}
+	if found {
+		return Result{Reason: Conflict, Table: key.Table(), ConflictSeqno: at}
+	}
+	return Result{}
+}
+
+// schemaChanged applies the SchemaChanged rule of Certify to a DML write set.
+func (c *Certifier) schemaChanged(ws *writeset.WriteSet) (Result, bool) {
+	snap := ws.Snapshot
+	found := false
+	var table string
+	var at uint64
+	for _, t := range ws.Tables {
+		p, ok := c.tableDDL[t]
+		if c.hasGlobal && (!ok || c.global > p) {
+			p, ok = c.global, true
+		}
+		if ok && p > snap && (!found || t < table) {
+			found, table, at = true, t, p
+		}
+	}
+	if !found && c.hasGlobal && c.global > snap {
+		// A write set that names no table still depends on the schema.
+		found, table, at = true, "", c.global
+	}
+	return Result{Reason: SchemaChanged, Table: table, ConflictSeqno: at}, found
+}
+
+// Commit records that ws, which passed Certify at position seqno, has been
+// applied: its keys were last written at seqno, and if it is a DDL, the schema
+// of each of ws.Tables (of every table, if ws.Tables is empty) changed at
+// seqno. Call it only for write sets that passed and were applied; a write set
+// whose apply failed is simply not committed and causes no later conflict.
+//
+// Commits must come in increasing position order, each at a position already
+// certified (seqno <= LastSeqno()); Commit panics otherwise. Normally a caller
+// commits (or not) a position before certifying the next one; see Certify for
+// what certifying ahead implies. Commit copies what it keeps from ws (the Key
+// strings are shared, being immutable), so ws may be reused afterwards.
+func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
+	if !c.started || seqno > c.last {
+		panic(fmt.Sprintf("certify: commit of position %d, which was not certified (last certified %d)", seqno, c.last))
+	}
+	if c.committed && seqno <= c.lastCommit {
+		panic(fmt.Sprintf("certify: commit of position %d after position %d", seqno, c.lastCommit))
+	}
+	c.committed, c.lastCommit = true, seqno
+	if len(ws.Keys) > 0 {
+		for _, k := range ws.Keys {
+			c.keys[k] = seqno
+		}
+		c.keyq.push(ws.Keys...)
+		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys)})
+	}
+	if ws.IsDDL() {
+		if len(ws.Tables) == 0 {
+			c.hasGlobal, c.global = true, seqno
+			c.ddls.push(ddlRec{seqno: seqno})
+		} else {
+			for _, t := range ws.Tables {
+				c.tableDDL[t] = seqno
+			}
+			c.ddls.push(ddlRec{seqno: seqno, tables: slices.Clone(ws.Tables)})
+		}
+	}
+	c.prune() // a late commit may already be out of the window
+}
+
+// prune forgets every commit at a position <= last-H. Any write set certified
+// after last has a position n > last, so either its snapshot is
+// >= n-H > last-H (and such commits are not after it) or it is TooOld.
+func (c *Certifier) prune() {
+	if c.last < c.horizon {
+		return
+	}
+	limit := c.last - c.horizon
+	for c.commits.len() > 0 {
+		r := c.commits.front(1)[0]
+		if r.seqno > limit {
+			break
+		}
+		for _, k := range c.keyq.front(r.n) {
+			if p, ok := c.keys[k]; ok && p == r.seqno {
+				delete(c.keys, k)
+			}
+		}
+		c.keyq.drop(r.n)
+		c.commits.drop(1)
+	}
+	for c.ddls.len() > 0 {
+		r := c.ddls.front(1)[0]
+		if r.seqno > limit {
+			break
+		}
+		if r.tables == nil {
+			if c.hasGlobal && c.global == r.seqno {
+				c.hasGlobal, c.global = false, 0
+			}
+		}
+		for _, t := range r.tables {
+			if p, ok := c.tableDDL[t]; ok && p == r.seqno {
+				delete(c.tableDDL, t)
+			}
+		}
+		c.ddls.drop(1)
+	}
+}

@@ -1,0 +1,280 @@
+package certify
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"certa/writeset"
+)
+
+// naive is the certification rule written as plainly as possible: it keeps
+// every committed write set forever and scans them all.
+type naive struct {
+	h       uint64
+	last    uint64
+	commits []naiveCommit // in commit (= position) order
+}
+
+type naiveCommit struct {
+	seqno uint64
+	ws    writeset.WriteSet
+}
+
+func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
+	n.last = seqno
+	if ws.IsDDL() {
+		return Result{}
+	}
+	s := ws.Snapshot
+	if s >= seqno {
+		return Result{Reason: Invalid}
+	}
+	if seqno-s > n.h {
+		return Result{Reason: TooOld}
+	}
+	between := func(p uint64) bool { return s < p && p < seqno }
+
+	// SchemaChanged: the smallest of the write set's tables touched by a DDL
+	// in (s, seqno), with the last such DDL.
+	var res *Result
+	for _, t := range ws.Tables {
+		for _, c := range n.commits {
+			if c.ws.IsDDL() && between(c.seqno) && (len(c.ws.Tables) == 0 || slices.Contains(c.ws.Tables, t)) {
+				if res == nil || t < res.Table || (t == res.Table && c.seqno > res.ConflictSeqno) {
+					res = &Result{Reason: SchemaChanged, Table: t, ConflictSeqno: c.seqno}
+				}
+			}
+		}
+	}
+	if res == nil {
+		for _, c := range n.commits {
+			if c.ws.IsDDL() && between(c.seqno) && len(c.ws.Tables) == 0 {
+				res = &Result{Reason: SchemaChanged, ConflictSeqno: c.seqno}
+			}
+		}
+	}
+	if res != nil {
+		return *res
+	}
+
+	// Conflict: the smallest key committed in (s, seqno), with its last commit.
+	var best writeset.Key
+	for _, k := range ws.Keys {
+		for _, c := range n.commits {
+			if between(c.seqno) && slices.Contains(c.ws.Keys, k) {
+				if res == nil || k < best || (k == best && c.seqno > res.ConflictSeqno) {
+					best = k
+					res = &Result{Reason: Conflict, Table: k.Table(), ConflictSeqno: c.seqno}
+				}
+			}
+		}
+	}
+	if res != nil {
+		return *res
+	}
+	return Result{}
+}
+
+func (n *naive) commit(ws *writeset.WriteSet, seqno uint64) {
+	n.commits = append(n.commits, naiveCommit{seqno, cloneWS(ws)})
+}
+
+// tracked is the number of distinct keys whose last commit is within the
+// window, which is what the certifier must hold: no more, no less.
+func (n *naive) tracked() int {
+	last := map[writeset.Key]uint64{}
+	for _, c := range n.commits {
+		for _, k := range c.ws.Keys {
+			last[k] = c.seqno
+		}
+	}
+	count := 0
+	for _, p := range last {
+		if n.last < n.h || p > n.last-n.h {
+			count++
+		}
+	}
+	return count
+}
+
+func cloneWS(ws *writeset.WriteSet) writeset.WriteSet {
+	c := *ws
+	c.Keys = slices.Clone(ws.Keys)
+	c.Tables = slices.Clone(ws.Tables)
+	return c
+}
+
+// history generates random write sets over a few hot keys of a few tables.
+type history struct {
+	rng *rand.Rand
+	h   uint64
+}
+
+var oracleTables = []string{"a", "b", "c", "d"}
+
+func (g *history) key() writeset.Key {
+	t := oracleTables[g.rng.IntN(len(oracleTables))]
+	switch g.rng.IntN(10) {
+	case 0:
+		return writeset.EncodeKey(t, fmt.Sprint(g.rng.IntN(3)))
+	case 1:
+		return writeset.EncodeKey(t, int64(g.rng.IntN(2)), "x")
+	case 2:
+		return writeset.EncodeKey(t, g.rng.Int64()) // cold
+	}
+	return writeset.EncodeKey(t, int64(g.rng.IntN(4)))
+}
+
+func (g *history) writeSet(seqno uint64) writeset.WriteSet {
+	ws := writeset.WriteSet{Origin: fmt.Sprint("n", g.rng.IntN(3)), TxID: g.rng.Uint64()}
+	// Snapshots mostly recent, some beyond the horizon, a few invalid.
+	switch r := g.rng.IntN(100); {
+	case r < 70:
+		ws.Snapshot = seqno - 1 - min(seqno-1, g.rng.Uint64N(min(seqno, g.h+2)))
+	case r < 97:
+		ws.Snapshot = g.rng.Uint64N(seqno)
+	default:
+		ws.Snapshot = seqno + g.rng.Uint64N(2)
+	}
+	if g.rng.IntN(100) < 6 {
+		ws.DDL = "ALTER TABLE ..."
+		for range g.rng.IntN(3) { // 0: global
+			ws.Tables = append(ws.Tables, oracleTables[g.rng.IntN(len(oracleTables))])
+		}
+		if g.rng.IntN(10) == 0 {
+			ws.Keys = append(ws.Keys, g.key())
+		}
+		ws.Normalize()
+		return ws
+	}
+	for range 1 + g.rng.IntN(3) {
+		ws.Keys = append(ws.Keys, g.key())
+	}
+	for _, k := range ws.Keys {
+		ws.Tables = append(ws.Tables, k.Table())
+	}
+	switch g.rng.IntN(20) {
+	case 0: // keys unsorted and duplicated, tables too
+		ws.Keys = append(ws.Keys, ws.Keys[0])
+		ws.Tables = append(ws.Tables, ws.Tables[0])
+	case 1: // an extra table
+		ws.Tables = append(ws.Tables, oracleTables[g.rng.IntN(len(oracleTables))])
+		ws.Normalize()
+	case 2: // no table at all
+		ws.Tables = nil
+		slices.Sort(ws.Keys)
+	default:
+		ws.Normalize()
+	}
+	return ws
+}
+
+// TestOracle compares every decision of the Certifier, and of copies of it
+// saved and loaded along the way, with the naive checker.
+func TestOracle(t *testing.T) {
+	histories := 3000
+	if testing.Short() {
+		histories = 300
+	}
+	horizons := []uint64{1, 2, 3, 5, 8, 13, 40, 1 << 20}
+	for i := range histories {
+		seed := uint64(i)
+		h := horizons[i%len(horizons)]
+		steps := 150
+		if i%20 == 0 {
+			steps = 1000
+		}
+		if !runHistory(t, seed, h, steps) {
+			return
+		}
+	}
+}
+
+func runHistory(t *testing.T, seed, h uint64, steps int) bool {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	g := &history{rng: rng, h: h}
+	want := &naive{h: h}
+	c := New(h)
+	var d *Certifier // a copy loaded from a Save of c, once there is one
+	fail := func(format string, args ...any) bool {
+		t.Errorf("seed %d, horizon %d: %s", seed, h, fmt.Sprintf(format, args...))
+		return false
+	}
+	type pending struct {
+		seqno uint64
+		ws    writeset.WriteSet
+	}
+	var late *pending // passed, to be committed after the next Certify
+	commit := func(ws *writeset.WriteSet, seqno uint64) {
+		want.commit(ws, seqno)
+		c.Commit(ws, seqno)
+		if d != nil {
+			d.Commit(ws, seqno)
+		}
+	}
+	seqno := 1 + rng.Uint64N(3)
+	for range steps {
+		seqno += 1
+		if rng.IntN(20) == 0 {
+			seqno += rng.Uint64N(4) // positions with no write set
+		}
+		ws := g.writeSet(seqno)
+		orig := cloneWS(&ws)
+		exp := want.certify(&ws, seqno)
+		got := c.Certify(&ws, seqno)
+		if got != exp {
+			return fail("position %d, snapshot %d, keys %q, tables %q, DDL %q: got %+v, want %+v",
+				seqno, orig.Snapshot, orig.Keys, orig.Tables, orig.DDL, got, exp)
+		}
+		if d != nil {
+			if got2 := d.Certify(&ws, seqno); got2 != exp {
+				return fail("position %d: loaded copy got %+v, want %+v", seqno, got2, exp)
+			}
+		}
+		if late != nil {
+			commit(&late.ws, late.seqno)
+			late = nil
+		}
+		if got.OK() {
+			switch r := rng.IntN(100); {
+			case r < 80:
+				commit(&ws, seqno)
+			case r < 83:
+				late = &pending{seqno, ws}
+			default:
+				// Apply failed: not committed.
+			}
+		}
+		if !slices.Equal(ws.Keys, orig.Keys) || !slices.Equal(ws.Tables, orig.Tables) {
+			return fail("position %d: write set modified", seqno)
+		}
+		if late == nil {
+			if n := want.tracked(); c.Len() != n {
+				return fail("position %d: Len = %d, want %d", seqno, c.Len(), n)
+			}
+		}
+		if rng.IntN(40) == 0 {
+			var buf bytes.Buffer
+			if err := c.Save(&buf); err != nil {
+				return fail("Save: %v", err)
+			}
+			saved := bytes.Clone(buf.Bytes())
+			var err error
+			if d, err = Load(&buf); err != nil {
+				return fail("position %d: Load: %v", seqno, err)
+			}
+			var again bytes.Buffer
+			if err := d.Save(&again); err != nil || !bytes.Equal(again.Bytes(), saved) {
+				return fail("position %d: Save of the loaded copy differs (%v)", seqno, err)
+			}
+			if d.Len() != c.Len() || d.LastSeqno() != c.LastSeqno() {
+				return fail("position %d: loaded Len/LastSeqno %d/%d, want %d/%d", seqno, d.Len(), d.LastSeqno(), c.Len(), c.LastSeqno())
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,417 @@
+package certify
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+
+	"certa/writeset"
+)
+
+// ErrCorrupt is returned by Load when its input is not something Save wrote.
+var ErrCorrupt = errors.New("certify: corrupt saved certifier")
+
+// The saved form is
+//
+//	magic "CRTW", version byte 1
+//	uvarint len(body), body, CRC-32C (Castagnoli) of body, big-endian
+//
+// and the body, with every integer a minimal uvarint and every string its
+// uvarint length and bytes:
+//
+//	H
+//	flags: 1 started, 2 committed, 4 global DDL
+//	last                  if started
+//	lastCommit            if committed
+//	global DDL position   if global DDL
+//	count of tables, then (name, position) for each, names strictly increasing
+//	count of positions with keys, then for each, positions strictly increasing:
+//	  position delta (from 0 for the first, from the previous one after)
+//	  count of keys, then each key, strictly increasing, as
+//	  (length of the prefix shared with the previous key of this position,
+//	  rest of the key as a string); the shared length is exact (maximal)
+//
+// so that one certifier state has exactly one saved form.
+const (
+	magic   = "CRTW"
+	version = 1
+
+	flagStarted   = 1
+	flagCommitted = 2
+	flagGlobal    = 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Save writes the certifier's whole state (horizon, last positions, and the
+// window of key and DDL positions) to w, in a compact binary form that is the
+// same for the same state on every node (it is sorted, not in map order). It
+// is meant to travel inside a Raft snapshot: Load reads exactly the bytes Save
+// wrote, no more, so the caller may write other data after it. Save does not
+// change c; it makes one Write call for a header and one for the rest.
+func (c *Certifier) Save(w io.Writer) error {
+	body := c.appendBody(nil)
+	hdr := append([]byte(magic), version)
+	hdr = binary.AppendUvarint(hdr, uint64(len(body)))
+	if _, err := w.Write(hdr); err != nil {
+		return fmt.Errorf("certify: save: %w", err)
+	}
+	body = binary.BigEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+	if _, err := w.Write(body); err != nil {
+		return fmt.Errorf("certify: save: %w", err)
+	}
+	return nil
+}
+
+type keyPos struct {
+	key writeset.Key
+	pos uint64
+}
+
+func (c *Certifier) appendBody(b []byte) []byte {
+	b = binary.AppendUvarint(b, c.horizon)
+	var flags byte
+	if c.started {
+		flags |= flagStarted
+	}
+	if c.committed {
+		flags |= flagCommitted
+	}
+	if c.hasGlobal {
+		flags |= flagGlobal
+	}
+	b = append(b, flags)
+	if c.started {
+		b = binary.AppendUvarint(b, c.last)
+	}
+	if c.committed {
+		b = binary.AppendUvarint(b, c.lastCommit)
+	}
+	if c.hasGlobal {
+		b = binary.AppendUvarint(b, c.global)
+	}
+
+	tables := make([]string, 0, len(c.tableDDL))
+	for t := range c.tableDDL {
+		tables = append(tables, t)
+	}
+	slices.Sort(tables)
+	b = binary.AppendUvarint(b, uint64(len(tables)))
+	for _, t := range tables {
+		b = appendString(b, t)
+		b = binary.AppendUvarint(b, c.tableDDL[t])
+	}
+
+	kps := make([]keyPos, 0, len(c.keys))
+	for k, p := range c.keys {
+		kps = append(kps, keyPos{k, p})
+	}
+	slices.SortFunc(kps, func(x, y keyPos) int {
+		if o := cmp.Compare(x.pos, y.pos); o != 0 {
+			return o
+		}
+		return cmp.Compare(x.key, y.key)
+	})
+	groups := 0
+	for i := range kps {
+		if i == 0 || kps[i].pos != kps[i-1].pos {
+			groups++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(groups))
+	var prevPos uint64
+	for i := 0; i < len(kps); {
+		pos := kps[i].pos
+		j := i + 1
+		for j < len(kps) && kps[j].pos == pos {
+			j++
+		}
+		b = binary.AppendUvarint(b, pos-prevPos)
+		b = binary.AppendUvarint(b, uint64(j-i))
+		var prev writeset.Key
+		for _, kp := range kps[i:j] {
+			n := sharedPrefix(prev, kp.key)
+			b = binary.AppendUvarint(b, uint64(n))
+			b = appendString(b, string(kp.key[n:]))
+			prev = kp.key
+		}
+		prevPos, i = pos, j
+	}
+	return b
+}
+
+func sharedPrefix(a, b writeset.Key) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// Load reads a certifier written by Save, consuming exactly the bytes Save
+// wrote. The certifier it returns decides every later write set exactly as the
+// saved one would have. Input that Save could not have written (truncated,
+// altered, inconsistent) is refused with an error wrapping ErrCorrupt; Load
+// never panics and allocates in proportion to the bytes actually read. An
+// error reading r is returned wrapped.
+func Load(r io.Reader) (*Certifier, error) {
+	var hdr [len(magic) + 1]byte
+	if err := readFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	if string(hdr[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
+	}
+	if hdr[len(magic)] != version {
+		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, hdr[len(magic)])
+	}
+	n, err := readUvarint(r)
+	if err != nil {
+		return nil, err
+	}
+	if n > math.MaxInt64-4 {
+		return nil, fmt.Errorf("%w: body too long", ErrCorrupt)
+	}
+	// ReadAll grows its buffer as data arrives, so a corrupt length costs
+	// nothing beyond the bytes really there.
+	body, err := io.ReadAll(io.LimitReader(r, int64(n)+4))
+	if err != nil {
+		return nil, fmt.Errorf("certify: load: %w", err)
+	}
+	if uint64(len(body)) != n+4 {
+		return nil, fmt.Errorf("%w: truncated", ErrCorrupt)
+	}
+	body, sum := body[:n], binary.BigEndian.Uint32(body[n:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	c, err := parseBody(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return c, nil
+}
+
+func readFull(r io.Reader, b []byte) error {
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w: truncated", ErrCorrupt)
+		}
+		return fmt.Errorf("certify: load: %w", err)
+	}
+	return nil
+}
+
+// readUvarint reads a minimal uvarint from r one byte at a time, so as not to
+// read past it.
+func readUvarint(r io.Reader) (uint64, error) {
+	var buf [binary.MaxVarintLen64]byte
+	for i := range buf {
+		if err := readFull(r, buf[i:i+1]); err != nil {
+			return 0, err
+		}
+		if buf[i] < 0x80 {
+			v, n := binary.Uvarint(buf[:i+1])
+			if n != i+1 || (n > 1 && buf[i] == 0) {
+				return 0, fmt.Errorf("%w: bad length", ErrCorrupt)
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: bad length", ErrCorrupt)
+}
+
+// parser reads a body, remembering the first error.
+type parser struct {
+	b   []byte
+	err error
+}
+
+func (p *parser) fail(format string, args ...any) {
+	if p.err == nil {
+		p.err = fmt.Errorf(format, args...)
+	}
+}
+
+// uvarint reads a minimal uvarint.
+func (p *parser) uvarint() uint64 {
+	if p.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(p.b)
+	if n <= 0 || (n > 1 && p.b[n-1] == 0) {
+		p.fail("bad varint")
+		return 0
+	}
+	p.b = p.b[n:]
+	return v
+}
+
+// count reads a count of items each taking at least one more byte.
+func (p *parser) count() int {
+	n := p.uvarint()
+	if n > uint64(len(p.b)) {
+		p.fail("count %d exceeds the %d bytes left", n, len(p.b))
+		return 0
+	}
+	return int(n)
+}
+
+func (p *parser) byte() byte {
+	if p.err != nil {
+		return 0
+	}
+	if len(p.b) == 0 {
+		p.fail("truncated")
+		return 0
+	}
+	v := p.b[0]
+	p.b = p.b[1:]
+	return v
+}
+
+func (p *parser) string() string {
+	n := p.count()
+	if p.err != nil {
+		return ""
+	}
+	s := string(p.b[:n])
+	p.b = p.b[n:]
+	return s
+}
+
+func parseBody(b []byte) (*Certifier, error) {
+	p := &parser{b: b}
+	h := p.uvarint()
+	if p.err == nil && h == 0 {
+		p.fail("zero horizon")
+	}
+	c := &Certifier{
+		horizon:  h,
+		keys:     make(map[writeset.Key]uint64),
+		tableDDL: make(map[string]uint64),
+	}
+	flags := p.byte()
+	if flags&^(flagStarted|flagCommitted|flagGlobal) != 0 {
+		p.fail("unknown flags %#x", flags)
+	}
+	c.started = flags&flagStarted != 0
+	c.committed = flags&flagCommitted != 0
+	c.hasGlobal = flags&flagGlobal != 0
+	if c.started {
+		c.last = p.uvarint()
+	}
+	if c.committed {
+		c.lastCommit = p.uvarint()
+		if !c.started || c.lastCommit > c.last {
+			p.fail("last commit %d after last position %d", c.lastCommit, c.last)
+		}
+	}
+	// inWindow checks a recorded position: it was committed, and it is not
+	// one that pruning would have removed.
+	inWindow := func(what string, pos uint64) {
+		if !c.committed || pos > c.lastCommit || (c.last >= h && pos <= c.last-h) {
+			p.fail("%s position %d outside the window", what, pos)
+		}
+	}
+	type ddlAt struct {
+		pos   uint64
+		table string
+	}
+	var ddls []ddlAt
+	if c.hasGlobal {
+		c.global = p.uvarint()
+		inWindow("global DDL", c.global)
+	}
+	nt := p.count()
+	for i := 0; i < nt && p.err == nil; i++ {
+		t := p.string()
+		pos := p.uvarint()
+		inWindow("DDL", pos)
+		if i > 0 && t <= ddls[i-1].table {
+			p.fail("tables out of order")
+		}
+		ddls = append(ddls, ddlAt{pos, t})
+		c.tableDDL[t] = pos
+	}
+
+	ng := p.count()
+	var pos uint64
+	for i := 0; i < ng && p.err == nil; i++ {
+		d := p.uvarint()
+		if (i > 0 && d == 0) || d > math.MaxUint64-pos {
+			p.fail("positions out of order")
+		}
+		pos += d
+		inWindow("key", pos)
+		nk := p.count()
+		if nk == 0 {
+			p.fail("position without keys")
+		}
+		var prev writeset.Key
+		for j := 0; j < nk && p.err == nil; j++ {
+			shared := p.uvarint()
+			rest := p.string()
+			if shared > uint64(len(prev)) {
+				p.fail("bad key prefix")
+				break
+			}
+			k := prev[:shared] + writeset.Key(rest)
+			if j > 0 && (k <= prev || sharedPrefix(prev, k) != int(shared)) {
+				p.fail("keys out of order")
+			}
+			if j == 0 && shared != 0 {
+				p.fail("bad key prefix")
+			}
+			if _, dup := c.keys[k]; dup {
+				p.fail("key recorded twice")
+			}
+			c.keys[k] = pos
+			c.keyq.push(k)
+			prev = k
+		}
+		c.commits.push(commitRec{seqno: pos, n: nk})
+	}
+	if p.err == nil && len(p.b) != 0 {
+		p.fail("%d trailing bytes", len(p.b))
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+
+	// Rebuild the DDL queue in position order, as Commit would have.
+	slices.SortFunc(ddls, func(x, y ddlAt) int { return cmp.Compare(x.pos, y.pos) })
+	globalQueued := !c.hasGlobal
+	for i := 0; i < len(ddls); {
+		j := i + 1
+		for j < len(ddls) && ddls[j].pos == ddls[i].pos {
+			j++
+		}
+		if !globalQueued && c.global <= ddls[i].pos {
+			c.ddls.push(ddlRec{seqno: c.global})
+			globalQueued = true
+		}
+		r := ddlRec{seqno: ddls[i].pos}
+		for _, d := range ddls[i:j] {
+			r.tables = append(r.tables, d.table)
+		}
+		c.ddls.push(r)
+		i = j
+	}
+	if !globalQueued {
+		c.ddls.push(ddlRec{seqno: c.global})
+	}
+	return c, nil
+}

@@ -1,0 +1,48 @@
+// Command certa runs certa: a multi-master, synchronously replicated SQL
+// cluster that clients reach with the PostgreSQL protocol.
+//
+//	certa node  ...   run one node
+//	certa up    ...   run a local cluster for trying certa out
+//	certa bench ...   measure a cluster against a local SQLite baseline
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `usage: certa <command> [flags]
+
+commands:
+  node    run one node of a cluster
+  up      start a local cluster (3 nodes on embedded SQLite) and print how to connect
+  bench   measure commits/s and latency of a cluster against a local SQLite baseline
+
+Run 'certa <command> -h' for the flags of a command.
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "node":
+		err = runNode(os.Args[2:])
+	case "up":
+		err = runUp(os.Args[2:])
+	case "bench":
+		err = runBench(os.Args[2:])
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "certa: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "certa:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"certa/engine/sqlite"
+	"certa/httpapi"
+	"certa/orderlog/raftlog"
+	"certa/pgwire"
+	"certa/replica"
+	"certa/writeset"
+)
+
+// nodeFlags are the settings of one node.
+type nodeFlags struct {
+	id, dataDir, pgAddr, raftAddr, httpAddr, join string
+	applyGrace, lockTimeout, commitTimeout        time.Duration
+}
+
+func runNode(args []string) error {
+	var f nodeFlags
+	fs := flag.NewFlagSet("certa node", flag.ExitOnError)
+	fs.StringVar(&f.id, "id", "", "node id, unique in the cluster (required)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "directory for the node's database and log (required)")
+	fs.StringVar(&f.pgAddr, "pg-addr", "127.0.0.1:5433", "address for PostgreSQL clients")
+	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7433", "address for Raft traffic between nodes")
+	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8433", "address for the HTTP API (status, metrics, join)")
+	fs.StringVar(&f.join, "join", "", "HTTP address(es) of members to join, comma-separated; omit to bootstrap a new cluster")
+	fs.DurationVar(&f.applyGrace, "apply-grace", 100*time.Millisecond, "how long replication waits for a local transaction holding the write lock before aborting it")
+	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock held by another local transaction")
+	fs.DurationVar(&f.commitTimeout, "commit-timeout", 8*time.Second, "how long COMMIT waits for the cluster before reporting an unknown outcome (40003)")
+	fs.Parse(args)
+	if f.id == "" || f.dataDir == "" {
+		fs.Usage()
+		return errors.New("--id and --data-dir are required")
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", f.id)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveNode(ctx, f, logger)
+}
+
+// serveNode runs a node until ctx ends, then shuts it down cleanly.
+func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
+	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
+		return err
+	}
+	eng, err := sqlite.Open(sqlite.Config{
+		Path:        filepath.Join(f.dataDir, "data.db"),
+		ApplyGrace:  f.applyGrace,
+		LockTimeout: f.lockTimeout,
+	})
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer eng.Close()
+
+	api := httpapi.NewHandler(logger)
+	self := writeset.Member{ID: f.id, PGAddr: f.pgAddr, RaftAddr: f.raftAddr, HTTPAddr: f.httpAddr}
+	node, err := replica.New(replica.Config{
+		Self:          self,
+		CommitTimeout: f.commitTimeout,
+		ObserveCommit: api.ObserveCommit,
+		Logger:        logger,
+		Fatal: func(err error) {
+			// Applying would diverge from the other nodes: stop instead.
+			logger.Error("stopping node: cannot apply the log", "err", err)
+			os.Exit(3)
+		},
+	}, eng)
+	if err != nil {
+		return err
+	}
+	raftDir := filepath.Join(f.dataDir, "raft")
+	resumed := raftlog.HasState(raftDir)
+	lg, err := raftlog.Open(raftlog.Config{
+		ID: f.id, Dir: raftDir, RaftAddr: f.raftAddr,
+		Bootstrap: !resumed && f.join == "",
+		Logger:    logger,
+	}, node.StateMachine())
+	if err != nil {
+		return err
+	}
+	defer lg.Close()
+	node.Start(lg, httpapi.NewClient())
+	defer node.Close()
+	api.SetNode(node)
+
+	httpLn, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listen for HTTP: %w", err)
+	}
+	httpSrv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	go httpSrv.Serve(httpLn)
+	defer httpSrv.Close()
+
+	if !resumed && f.join != "" {
+		logger.Info("joining cluster", "via", f.join)
+		jctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := node.JoinVia(jctx, strings.Split(f.join, ","))
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+
+	pgLn, err := net.Listen("tcp", f.pgAddr)
+	if err != nil {
+		return fmt.Errorf("listen for PostgreSQL clients: %w", err)
+	}
+	pg := pgwire.NewServer(pgwire.Config{Logger: logger}, backend{node})
+	go pg.Serve(pgLn)
+	defer pg.Close()
+	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed)
+
+	<-ctx.Done()
+	logger.Info("shutting down")
+	return nil
+}
+
+// backend opens replica sessions for pgwire connections.
+type backend struct{ node *replica.Node }
+
+func (b backend) NewSession(ctx context.Context, user, database string) (pgwire.Session, error) {
+	return b.node.NewSession(), nil
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// runUp starts a local cluster of child `certa node` processes and stays in
+// the foreground until interrupted, then stops them all.
+func runUp(args []string) error {
+	fs := flag.NewFlagSet("certa up", flag.ExitOnError)
+	nodes := fs.Int("nodes", 3, "number of nodes")
+	dataDir := fs.String("data-dir", "certa-data", "directory holding one data directory per node")
+	portBase := fs.Int("port-base", 5433, "node k listens for clients on port-base+k-1, HTTP on port-base+100+k-1, Raft on port-base+200+k-1")
+	fs.Parse(args)
+	if *nodes < 1 || *nodes > 9 {
+		return errors.New("--nodes must be between 1 and 9")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var procs []*child
+	var wg sync.WaitGroup
+	firstHTTP := fmt.Sprintf("127.0.0.1:%d", *portBase+100)
+	for k := 1; k <= *nodes; k++ {
+		id := fmt.Sprintf("node%d", k)
+		dir := filepath.Join(*dataDir, id)
+		a := []string{"node", "--id", id, "--data-dir", dir,
+			"--pg-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+k-1),
+			"--http-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+100+k-1),
+			"--raft-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+200+k-1)}
+		if _, err := os.Stat(filepath.Join(dir, "raft")); k > 1 && err != nil {
+			a = append(a, "--join", firstHTTP) // a new node joins node1
+		}
+		cmd := exec.Command(exe, a...)
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			stopAll(procs)
+			return fmt.Errorf("start %s: %w", id, err)
+		}
+		c := &child{cmd: cmd, done: make(chan struct{})}
+		procs = append(procs, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			prefixLines(os.Stderr, out, "["+id+"] ")
+		}()
+	}
+	exited := make(chan string, len(procs))
+	for i, c := range procs {
+		go func() {
+			c.cmd.Wait()
+			close(c.done)
+			exited <- fmt.Sprintf("node%d", i+1)
+		}()
+	}
+
+	if err := waitForCluster(ctx, *portBase, *nodes); err != nil {
+		stopAll(procs)
+		return err
+	}
+	fmt.Printf("\ncerta: %d-node cluster is up (data in %s). Connect with psql:\n", *nodes, *dataDir)
+	for k := 1; k <= *nodes; k++ {
+		fmt.Printf("  psql \"host=127.0.0.1 port=%d user=certa dbname=certa sslmode=disable\"\n", *portBase+k-1)
+	}
+	fmt.Printf("Status: curl http://127.0.0.1:%d/status   Press Ctrl-C to stop every node.\n\n", *portBase+100)
+
+	select {
+	case <-ctx.Done():
+	case id := <-exited:
+		fmt.Fprintf(os.Stderr, "certa: %s exited; stopping the cluster\n", id)
+	}
+	stopAll(procs)
+	wg.Wait()
+	return nil
+}
+
+// child is a started node process; done closes when it has exited.
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// stopAll asks every node to stop, then kills those still running after 15s.
+func stopAll(procs []*child) {
+	for _, c := range procs {
+		c.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	timeout := time.After(15 * time.Second)
+	for _, c := range procs {
+		select {
+		case <-c.done:
+		case <-timeout:
+			c.cmd.Process.Kill()
+		}
+	}
+}
+
+// waitForCluster polls every node's status until all of them report the
+// whole membership and a leader.
+func waitForCluster(ctx context.Context, portBase, n int) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		ready := 0
+		for k := 1; k <= n; k++ {
+			var st struct {
+				Leader  string `json:"leader"`
+				Members []struct {
+					PGAddr string `json:"pg_addr"`
+				} `json:"members"`
+			}
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/status", portBase+100+k-1))
+			if err != nil {
+				continue
+			}
+			json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			complete := st.Leader != "" && len(st.Members) == n
+			for _, m := range st.Members {
+				complete = complete && m.PGAddr != ""
+			}
+			if complete {
+				ready++
+			}
+		}
+		if ready == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return errors.New("the cluster did not come up within 90s (see the node logs above)")
+}
+
+func prefixLines(w io.Writer, r io.Reader, prefix string) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fmt.Fprintln(w, prefix+sc.Text())
+	}
+}

@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/engine"
+	"certa/sqlerr"
+)
+
+// Apply applies certified write sets in order in one SQLite transaction on
+// the applier connection, and records upTo as the applied seqno in it. Each
+// item runs in its own savepoint, so an item that fails deterministically is
+// rolled back alone and recorded in _certa_failed.
+func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
+	if e.closed.Load() {
+		return errClosed
+	}
+	if err := checkOrder(e.applied.Load(), items, upTo); err != nil {
+		return err
+	}
+	if err := e.lock.lockPriority(ctx, e.cfg.ApplyGrace); err != nil {
+		return fmt.Errorf("sqlite engine: apply: %w", err)
+	}
+	defer e.lock.unlock()
+	if e.closed.Load() {
+		return errClosed
+	}
+	c := e.applier
+	if c.closed {
+		return errors.New("sqlite engine: apply: the applier connection broke earlier; restart the node")
+	}
+	c.c.SetInterrupt(ctx.Done())
+	defer c.c.SetInterrupt(nil)
+
+	changes, err := e.applyBatch(c, items, upTo)
+	if err != nil {
+		// Nothing of the batch may stay: the applied seqno must keep
+		// saying what is applied.
+		c.c.SetInterrupt(nil)
+		if rerr := c.rollback(); rerr != nil {
+			c.close()
+			err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		}
+		return fmt.Errorf("sqlite engine: apply up to %d: %w", upTo, err)
+	}
+	e.applied.Store(upTo)
+	e.hist.add(changes)
+	return nil
+}
+
+// checkOrder refuses a batch that would apply a seqno twice or out of order:
+// that is a bug in the caller, and applying would diverge.
+func checkOrder(applied uint64, items []engine.ApplyItem, upTo uint64) error {
+	prev := applied
+	for _, it := range items {
+		if it.Seqno <= prev {
+			return fmt.Errorf("sqlite engine: apply: seqno %d is not after %d (applied seqno %d)", it.Seqno, prev, applied)
+		}
+		if it.WS == nil {
+			return fmt.Errorf("sqlite engine: apply: seqno %d has no write set", it.Seqno)
+		}
+		prev = it.Seqno
+	}
+	if upTo < prev {
+		return fmt.Errorf("sqlite engine: apply: upTo %d is before seqno %d", upTo, prev)
+	}
+	return nil
+}
+
+// applyBatch runs the batch's transaction and returns what it changed.
+func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]change, error) {
+	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+		return nil, err
+	}
+	var changes []change
+	for i := range items {
+		it := &items[i]
+		it.Err = nil
+		if err := c.exec("SAVEPOINT certa_item"); err != nil {
+			return nil, err
+		}
+		ch, itemErr, err := applyItem(c, it)
+		if err != nil {
+			return nil, fmt.Errorf("seqno %d: %w", it.Seqno, err)
+		}
+		if itemErr != nil {
+			it.Err = itemErr
+			if err := c.exec("ROLLBACK TO certa_item"); err != nil {
+				return nil, err
+			}
+			if err := c.exec("RELEASE certa_item"); err != nil {
+				return nil, err
+			}
+			if err := c.exec("INSERT INTO _certa_failed (seqno) VALUES (?)", int64(it.Seqno)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := c.exec("RELEASE certa_item"); err != nil {
+			return nil, err
+		}
+		changes = append(changes, ch)
+	}
+	if err := c.exec("UPDATE _certa_meta SET seqno = ?", int64(upTo)); err != nil {
+		return nil, err
+	}
+	if err := c.exec("COMMIT"); err != nil {
+		return nil, err
+	}
+	return changes, nil
+}
+
+// applyItem applies one write set. itemErr reports a deterministic failure
+// of this item (every node fails it the same way); err a failure of the
+// batch.
+func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error, err error) {
+	ws := it.WS
+	ch = change{seqno: it.Seqno, tables: lowerAll(ws.Tables)}
+	if ws.DDL != "" {
+		tables, err := runDDL(c, ws.DDL)
+		if err != nil {
+			if isTransient(err) {
+				return ch, nil, err
+			}
+			return ch, mapErr(err).(*sqlerr.Error), nil
+		}
+		// Certification uses ws.Tables (none: every table); the tables
+		// the statement actually touched are added for safety.
+		ch.all = len(ws.Tables) == 0
+		ch.tables = append(ch.tables, lowerAll(tables)...)
+		return ch, nil, nil
+	}
+	if len(ws.Changes) == 0 {
+		return ch, nil, nil
+	}
+	// A changeset for a table that does not exist would be skipped silently
+	// by SQLite; every node has the same schema here, so it is an item error.
+	for _, t := range ws.Tables {
+		_, ok, err := c.queryInt("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", t)
+		if err != nil {
+			return ch, nil, err
+		}
+		if !ok {
+			return ch, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", t), nil
+		}
+	}
+	var conflict *changeConflict
+	handler := func(ct sqlite.ConflictType, iter *sqlite.ChangesetIterator) sqlite.ConflictAction {
+		if conflict == nil {
+			conflict = &changeConflict{typ: ct}
+			if op, err := iter.Operation(); err == nil {
+				conflict.table = op.TableName
+			}
+		}
+		return sqlite.ChangesetAbort
+	}
+	err = c.c.ApplyChangeset(bytes.NewReader(ws.Changes), nil, handler)
+	switch {
+	case conflict != nil && conflict.typ == sqlite.ChangesetConstraint:
+		return ch, sqlerr.New(sqlerr.UniqueViolation,
+			"duplicate key value violates a unique constraint on table %q (or another constraint of it)", conflict.table), nil
+	case conflict != nil && conflict.typ == sqlite.ChangesetForeignKey:
+		return ch, sqlerr.New(sqlerr.ForeignKeyViolation, "write set violates a foreign key constraint"), nil
+	case conflict != nil:
+		// Certification guarantees that no row a write set changes was
+		// changed since its snapshot; a data conflict means this node's
+		// contents diverged from the cluster's.
+		return ch, nil, fmt.Errorf("%w: %v on table %q", ErrDiverged, conflict.typ, conflict.table)
+	case err != nil:
+		return ch, nil, err
+	}
+	return ch, nil, nil
+}
+
+// ErrDiverged is returned (wrapped) by Apply when a certified write set does
+// not apply cleanly: this node's data differs from the cluster's and it must
+// stop.
+var ErrDiverged = errors.New("write set conflicts with local data: node diverged")
+
+// changeConflict is the first conflict SQLite reported applying a changeset.
+type changeConflict struct {
+	typ   sqlite.ConflictType
+	table string
+}

@@ -1,0 +1,86 @@
+package sqlite
+
+import (
+	"reflect"
+	"testing"
+
+	"certa/writeset"
+)
+
+func TestCaptureInsertUpdateDelete(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	e.ddl("CREATE TABLE k (a TEXT, b BLOB, c REAL, d TEXT, PRIMARY KEY (a, b, c)) WITHOUT ROWID")
+	e.commit("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+
+	tests := []struct {
+		name   string
+		stmts  []string
+		keys   []writeset.Key
+		tables []string
+	}{
+		{"insert", []string{"INSERT INTO t VALUES (4, 'd')"},
+			[]writeset.Key{writeset.EncodeKey("t", int64(4))}, []string{"t"}},
+		{"update", []string{"UPDATE t SET v = 'x' WHERE id IN (1, 2)"},
+			[]writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("t", int64(2))}, []string{"t"}},
+		{"delete", []string{"DELETE FROM t WHERE id = 3"},
+			[]writeset.Key{writeset.EncodeKey("t", int64(3))}, []string{"t"}},
+		// A primary-key change is a delete of the old key and an insert of the new.
+		{"pk update", []string{"UPDATE t SET id = 10 WHERE id = 1"},
+			[]writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("t", int64(10))}, []string{"t"}},
+		{"composite key", []string{"INSERT INTO k VALUES ('x', x'0102', 1.5, 'y')"},
+			[]writeset.Key{writeset.EncodeKey("k", "x", []byte{1, 2}, 1.5)}, []string{"k"}},
+		{"two tables", []string{"INSERT INTO t VALUES (5, 'e')", "DELETE FROM t WHERE id = 2",
+			"INSERT INTO k VALUES ('p', x'', 0, NULL)"},
+			[]writeset.Key{writeset.EncodeKey("k", "p", []byte{}, 0.0), writeset.EncodeKey("t", int64(2)),
+				writeset.EncodeKey("t", int64(5))}, []string{"k", "t"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := e.seqno
+			ws := e.capture(tt.stmts...)
+			if ws == nil {
+				t.Fatal("no write set")
+			}
+			want := append([]writeset.Key(nil), tt.keys...)
+			(&writeset.WriteSet{Keys: want}).Normalize()
+			if !reflect.DeepEqual(ws.Keys, want) {
+				t.Errorf("keys %v, want %v", fmtKeys(ws.Keys), fmtKeys(want))
+			}
+			if !reflect.DeepEqual(ws.Tables, tt.tables) {
+				t.Errorf("tables %v, want %v", ws.Tables, tt.tables)
+			}
+			if ws.Snapshot != snap {
+				t.Errorf("snapshot %d, want %d", ws.Snapshot, snap)
+			}
+			if len(ws.Changes) == 0 || ws.DDL != "" || ws.Origin != "" || ws.TxID != 0 {
+				t.Errorf("unexpected fields: %+v", ws)
+			}
+		})
+	}
+}
+
+func TestCaptureNothingChanged(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	for _, stmts := range [][]string{
+		{"SELECT * FROM t"},
+		{"UPDATE t SET v = 'x' WHERE id = 99"},
+		{"INSERT INTO t VALUES (1, 'a')", "DELETE FROM t WHERE id = 1"},
+	} {
+		if ws := e.capture(stmts...); ws != nil {
+			t.Errorf("%v: write set %+v, want nil", stmts, ws)
+		}
+	}
+}
+
+// The local transaction is rolled back at commit: its changes become visible
+// only when its write set is applied.
+func TestCaptureThenApplyVisibility(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	ws := e.capture("INSERT INTO t VALUES (1, 'a')")
+	wantRows(t, e.query("SELECT * FROM t"))
+	e.apply(ws)
+	wantRows(t, e.query("SELECT * FROM t"), row(int64(1), "a"))
+}

@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config configures an Engine. The zero value of every field but Path means
+// its default, applied by Open.
+type Config struct {
+	// Path is the SQLite database file. It is created if missing; the WAL
+	// (Path-wal, Path-shm) and temporary snapshot files live next to it.
+	Path string
+
+	// MaxConns is the size of the pool of connections that run local
+	// transactions (and CheckDDL, Snapshot). Begin waits for a free one.
+	// Default 32.
+	MaxConns int
+
+	// ApplyGrace is how long Apply (and Restore) waits for a local
+	// transaction holding the write lock before brute-force aborting it.
+	// Short, so that replication never stalls behind a client. Default 100ms.
+	ApplyGrace time.Duration
+
+	// LockTimeout is how long a local writer waits for the write lock while
+	// another local transaction holds it; it then fails with 40001.
+	// Default 5s.
+	LockTimeout time.Duration
+}
+
+// Defaults.
+const (
+	DefaultMaxConns    = 32
+	DefaultApplyGrace  = 100 * time.Millisecond
+	DefaultLockTimeout = 5 * time.Second
+)
+
+// Validate reports whether c is usable (zero values stand for defaults).
+func (c Config) Validate() error {
+	if c.Path == "" {
+		return errors.New("sqlite engine: Path is required")
+	}
+	if c.MaxConns < 0 {
+		return fmt.Errorf("sqlite engine: MaxConns %d is negative", c.MaxConns)
+	}
+	if c.ApplyGrace < 0 {
+		return fmt.Errorf("sqlite engine: ApplyGrace %v is negative", c.ApplyGrace)
+	}
+	if c.LockTimeout < 0 {
+		return fmt.Errorf("sqlite engine: LockTimeout %v is negative", c.LockTimeout)
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.ApplyGrace == 0 {
+		c.ApplyGrace = DefaultApplyGrace
+	}
+	if c.LockTimeout == 0 {
+		c.LockTimeout = DefaultLockTimeout
+	}
+	return c
+}

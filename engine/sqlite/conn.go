@@ -1,0 +1,227 @@
+package sqlite
+
+import (
+	"fmt"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// conn is one SQLite connection of an engine with its authorizer. It is used
+// by one goroutine at a time (its owner: a Tx, the applier, or whoever holds
+// it out of the pool).
+type conn struct {
+	c      *sqlite.Conn
+	closed bool
+
+	// mode says how the authorizer treats the statement being prepared, and
+	// rec is what it saw. Our own statements run in modeInternal.
+	mode authMode
+	rec  record
+
+	// tables caches what PRAGMA table_info says, for the schema version
+	// schemaVersion (the cache is dropped when the schema changes).
+	tables        map[string]*tableInfo
+	schemaVersion int64
+}
+
+// tableInfo is what we need to know of one table.
+type tableInfo struct {
+	exists bool
+	hasPK  bool
+	types  map[string]result.Type // lower-cased column name -> declared type, if any
+}
+
+// openConn opens a connection to path with the pragmas every connection
+// needs. WAL is a property of the file, set once by Open.
+func openConn(path string) (*conn, error) {
+	sc, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	c := &conn{c: sc}
+	// synchronous=NORMAL: in WAL mode a crash may lose the last commits but
+	// never corrupts; the fsync'd Raft log is the source of truth and the
+	// node replays it from the recorded applied seqno. Foreign keys stay off:
+	// changesets are applied row by row and ON DELETE actions would run a
+	// second time on replicas.
+	for _, p := range []string{"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=OFF"} {
+		if err := c.exec(p); err != nil {
+			sc.Close()
+			return nil, fmt.Errorf("open %s: %s: %w", path, p, err)
+		}
+	}
+	if err := sc.SetAuthorizer(c); err != nil {
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// close closes the connection. Safe to call more than once.
+func (c *conn) close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.c.Close()
+}
+
+// Authorize is called by SQLite while it prepares a statement on c.
+func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
+	switch c.mode {
+	case modeLocal:
+		return c.rec.authorizeLocal(a)
+	case modeDDL:
+		return c.rec.authorizeDDL(a)
+	default:
+		return sqlite.AuthResultOK
+	}
+}
+
+// prepare prepares one client or schema statement in mode and returns what
+// the authorizer recorded. A statement the authorizer denied returns the
+// denial (a *sqlerr.Error). trailing is the unparsed rest of sql.
+//
+// The connection stays in mode until the caller calls endStatement, so that
+// a re-prepare by SQLite while stepping is checked the same way; our own
+// statements in between switch to modeInternal (see internal).
+func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record, trailing string, err error) {
+	c.rec = record{}
+	c.mode = mode
+	stmt, n, err := c.c.PrepareTransient(sql)
+	rec = c.rec
+	if mode == modeLocal && rec.schemaWrite && rec.denied == nil {
+		rec.denied = sqlerr.New(sqlerr.FeatureNotSupported, ddlInTxMsg)
+	}
+	if rec.denied != nil || err != nil {
+		c.endStatement()
+		if stmt != nil {
+			stmt.Finalize()
+		}
+		if rec.denied != nil {
+			return nil, rec, "", rec.denied
+		}
+		return nil, rec, "", err
+	}
+	return stmt, rec, sql[len(sql)-n:], nil
+}
+
+// endStatement returns c to modeInternal after a client or schema statement.
+func (c *conn) endStatement() {
+	c.mode = modeInternal
+	c.rec = record{}
+}
+
+// internal switches c to modeInternal for one of our own statements and
+// returns the function that restores the previous mode.
+func (c *conn) internal() (restore func()) {
+	prev := c.mode
+	c.mode = modeInternal
+	return func() { c.mode = prev }
+}
+
+// exec runs one of our own statements to completion.
+func (c *conn) exec(query string, args ...any) error {
+	defer c.internal()()
+	return sqlitex.Execute(c.c, query, &sqlitex.ExecOptions{Args: args})
+}
+
+// execResult runs one of our own statements, calling fn for each row.
+func (c *conn) execResult(query string, fn func(*sqlite.Stmt), args ...any) error {
+	defer c.internal()()
+	return execResult(c.c, query, fn, args...)
+}
+
+func execResult(c *sqlite.Conn, query string, fn func(*sqlite.Stmt), args ...any) error {
+	return sqlitex.Execute(c, query, &sqlitex.ExecOptions{
+		Args:       args,
+		ResultFunc: func(s *sqlite.Stmt) error { fn(s); return nil },
+	})
+}
+
+// execScript runs several of our own statements in one transaction.
+func execScript(c *sqlite.Conn, script string) error {
+	return sqlitex.ExecuteScript(c, script, nil)
+}
+
+// queryInt runs one of our own statements and returns the first column of
+// its first row (ok false if there is no row).
+func (c *conn) queryInt(query string, args ...any) (v int64, ok bool, err error) {
+	err = c.execResult(query, func(s *sqlite.Stmt) {
+		if !ok {
+			v, ok = s.ColumnInt64(0), true
+		}
+	}, args...)
+	return v, ok, err
+}
+
+// rollback ends any open transaction on c.
+func (c *conn) rollback() error {
+	if c.c.AutocommitEnabled() {
+		return nil
+	}
+	return c.exec("ROLLBACK")
+}
+
+// refreshSchema drops the table cache if the schema changed. It reads the
+// schema version of the connection's current snapshot, so the cache always
+// matches what the connection's statements see.
+func (c *conn) refreshSchema() error {
+	v, _, err := c.queryInt("PRAGMA schema_version")
+	if err != nil {
+		return err
+	}
+	if v != c.schemaVersion || c.tables == nil {
+		c.tables = make(map[string]*tableInfo)
+		c.schemaVersion = v
+	}
+	return nil
+}
+
+// table returns what PRAGMA table_info says of the main database's table
+// name, cached for the current schema version (call refreshSchema first).
+func (c *conn) table(name string) (*tableInfo, error) {
+	key := strings.ToLower(name)
+	if ti := c.tables[key]; ti != nil {
+		return ti, nil
+	}
+	ti := &tableInfo{types: make(map[string]result.Type)}
+	err := c.execResult("SELECT name, type, pk FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
+		ti.exists = true
+		if decl := s.ColumnText(1); decl != "" {
+			// Columns declared without a type are typed by their values.
+			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)
+		}
+		if s.ColumnInt64(2) > 0 {
+			ti.hasPK = true
+		}
+	}, name)
+	if err != nil {
+		return nil, err
+	}
+	c.tables[key] = ti
+	return ti, nil
+}
+
+// declaredType maps a column's declared type to the type certa reports,
+// following SQLite's affinity rules where they apply.
+func declaredType(decl string) result.Type {
+	d := strings.ToUpper(decl)
+	switch {
+	case strings.Contains(d, "BOOL"):
+		return result.Bool
+	case strings.Contains(d, "INT"):
+		return result.Int8
+	case strings.Contains(d, "REAL"), strings.Contains(d, "FLOA"), strings.Contains(d, "DOUB"):
+		return result.Float8
+	case strings.Contains(d, "BLOB"), strings.Contains(d, "BYTEA"):
+		return result.Bytea
+	default:
+		return result.Text
+	}
+}

@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/sqlerr"
+)
+
+func TestCheckDDLTables(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	e.ddl("CREATE TABLE u (id INTEGER PRIMARY KEY, t_id INTEGER)")
+	e.ddl("CREATE INDEX u_t ON u (t_id)")
+	tests := []struct {
+		stmt   string
+		tables []string
+	}{
+		{"CREATE TABLE n (a TEXT PRIMARY KEY, b INT) WITHOUT ROWID", []string{"n"}},
+		{"CREATE TABLE n (id INTEGER PRIMARY KEY, v TEXT UNIQUE)", []string{"n"}},
+		{"CREATE INDEX t_v ON t (v)", []string{"t"}},
+		{"DROP INDEX u_t", []string{"u"}},
+		{"DROP TABLE u", []string{"u"}},
+		{"ALTER TABLE t ADD COLUMN w REAL", []string{"t"}},
+		{"ALTER TABLE t RENAME TO t2", []string{"t", "t2"}},
+		{"CREATE VIEW v AS SELECT id FROM t", []string{"v"}},
+		{"CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY)", []string{}},
+	}
+	for _, tt := range tests {
+		got, err := e.CheckDDL(context.Background(), tt.stmt)
+		if err != nil {
+			t.Errorf("%s: %v", tt.stmt, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.tables) {
+			t.Errorf("%s: tables %q, want %q", tt.stmt, got, tt.tables)
+		}
+	}
+	// Nothing was changed.
+	wantRows(t, e.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE '\\_certa%' ESCAPE '\\' ORDER BY name"),
+		row("t"), row("u"), row("u_t"))
+}
+
+// Statements that would break replication are refused, and nothing is created.
+func TestCheckDDLRefusals(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	tests := []struct {
+		stmt, code, msg string
+	}{
+		{"CREATE TABLE nopk (a TEXT, b INT)", sqlerr.InvalidTableDefinition, `table "nopk" has no primary key`},
+		{"CREATE TABLE nopk AS SELECT * FROM t", sqlerr.InvalidTableDefinition, "no primary key"},
+		{"CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)", sqlerr.FeatureNotSupported, "AUTOINCREMENT"},
+		{"CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET v = 'x'; END", sqlerr.FeatureNotSupported, "triggers"},
+		{"CREATE TEMP TABLE tmp (id INTEGER PRIMARY KEY)", sqlerr.FeatureNotSupported, "TEMP"},
+		{"CREATE TEMP VIEW tv AS SELECT 1", sqlerr.FeatureNotSupported, "TEMP"},
+		{"CREATE VIRTUAL TABLE vt USING fts5(x)", sqlerr.FeatureNotSupported, "virtual"},
+		{"DROP TABLE _certa_meta", sqlerr.FeatureNotSupported, "internal"},
+		{"CREATE INDEX m ON _certa_failed (seqno)", sqlerr.FeatureNotSupported, "internal"},
+		{"INSERT INTO t VALUES (1, 'a')", sqlerr.FeatureNotSupported, "CREATE, ALTER and DROP"},
+		{"BEGIN", sqlerr.FeatureNotSupported, ""},
+		{"ATTACH 'x.db' AS x", sqlerr.FeatureNotSupported, "ATTACH"},
+		{"CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER PRIMARY KEY)", sqlerr.SyntaxError, "one statement"},
+		{"CREATE TABLE t (id INTEGER PRIMARY KEY)", sqlerr.DuplicateTable, "already exists"},
+		{"DROP TABLE nope", sqlerr.UndefinedTable, "no such table"},
+		{"DROP INDEX nope", sqlerr.UndefinedObject, "no such index"},
+		{"CREATE TABLEX", sqlerr.SyntaxError, "syntax error"},
+	}
+	for _, tt := range tests {
+		_, err := e.CheckDDL(context.Background(), tt.stmt)
+		if sqlerr.Code(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: got %v, want %s %q", tt.stmt, err, tt.code, tt.msg)
+		}
+	}
+	wantRows(t, e.query("SELECT name FROM sqlite_schema WHERE name NOT LIKE '\\_certa%' ESCAPE '\\' ORDER BY name"),
+		row("t"))
+	// The lock was released each time.
+	e.commit("INSERT INTO t VALUES (1, 'a')")
+}
+
+// CheckDDL waits for a local writer like any writer, and is aborted by the
+// applier like any writer.
+func TestCheckDDLTakesWriteLock(t *testing.T) {
+	e := openTest(t, Config{LockTimeout: 30 * time.Millisecond})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	tx := e.begin()
+	exec(t, tx, "INSERT INTO t VALUES (1, 'a')")
+	_, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)")
+	wantCode(t, err, sqlerr.SerializationFailure)
+	tx.Rollback()
+	if _, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)"); err != nil {
+		t.Fatal(err)
+	}
+}

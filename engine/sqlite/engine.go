@@ -1,0 +1,186 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/engine"
+)
+
+var _ engine.Engine = (*Engine)(nil)
+
+// Engine is certa's engine on one SQLite database file. See the package doc.
+type Engine struct {
+	cfg     Config
+	lock    writeLock
+	pool    *pool
+	applier *conn // used only while holding the write lock with priority
+	hist    history
+
+	applied atomic.Uint64 // the applied seqno, as committed by the last Apply
+	epoch   atomic.Uint64 // bumped by Restore: older transactions must fail
+	closed  atomic.Bool
+}
+
+// schemaSQL creates certa's own tables: the applied seqno, recorded in the
+// same transaction as each applied batch, and the seqnos of write sets that
+// failed deterministically in Apply (so that a replay certifies as before).
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS _certa_meta (id INTEGER PRIMARY KEY CHECK (id = 1), seqno INTEGER NOT NULL);
+INSERT OR IGNORE INTO _certa_meta (id, seqno) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS _certa_failed (seqno INTEGER PRIMARY KEY);
+`
+
+// Open opens (creating if needed) the database at cfg.Path.
+func Open(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	applier, err := openConn(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite engine: %w", err)
+	}
+	fail := func(err error) (*Engine, error) {
+		applier.close()
+		return nil, fmt.Errorf("sqlite engine: open %s: %w", cfg.Path, err)
+	}
+	// WAL lets readers keep their snapshots while the applier commits; it
+	// is a property of the file, so setting it once suffices.
+	var mode string
+	err = execResult(applier.c, "PRAGMA journal_mode=WAL", func(s *sqlite.Stmt) { mode = s.ColumnText(0) })
+	if err != nil {
+		return fail(err)
+	}
+	if mode != "wal" {
+		return fail(fmt.Errorf("journal_mode is %q, not wal", mode))
+	}
+	if err := execScript(applier.c, schemaSQL); err != nil {
+		return fail(err)
+	}
+	seqno, _, err := applier.queryInt("SELECT seqno FROM _certa_meta")
+	if err != nil {
+		return fail(err)
+	}
+	e := &Engine{cfg: cfg, applier: applier}
+	e.pool = newPool(cfg.MaxConns, func() (*conn, error) { return openConn(cfg.Path) })
+	e.applied.Store(uint64(seqno))
+	e.hist.reset(uint64(seqno))
+	return e, nil
+}
+
+// AppliedSeqno returns the seqno recorded by the last Apply (0 when new).
+func (e *Engine) AppliedSeqno() (uint64, error) {
+	if e.closed.Load() {
+		return 0, errClosed
+	}
+	return e.applied.Load(), nil
+}
+
+// FailedSeqnos returns which seqnos in [from, to] failed in Apply.
+func (e *Engine) FailedSeqnos(from, to uint64) (map[uint64]bool, error) {
+	c, err := e.pool.get(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	failed := make(map[uint64]bool)
+	err = execResult(c.c, "SELECT seqno FROM _certa_failed WHERE seqno BETWEEN ? AND ?", func(s *sqlite.Stmt) {
+		failed[uint64(s.ColumnInt64(0))] = true
+	}, int64(from), int64(to))
+	e.pool.put(c, err != nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite engine: failed seqnos: %w", err)
+	}
+	return failed, nil
+}
+
+// Close closes the engine. A local transaction holding the write lock is
+// aborted; other open transactions fail at their next call, and their
+// connections are closed when they end.
+func (e *Engine) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	// Taking the lock with priority aborts a local writer and waits for a
+	// running Apply to finish with the applier connection.
+	e.lock.lockPriority(context.Background(), e.cfg.ApplyGrace)
+	e.pool.close()
+	e.applier.close()
+	e.lock.unlock()
+	return nil
+}
+
+// dir returns the directory of the database file (for temporary files).
+func (e *Engine) dir() string { return filepath.Dir(e.cfg.Path) }
+
+// pool hands out at most max connections, opening them lazily.
+type pool struct {
+	open   func() (*conn, error)
+	tokens chan struct{} // one per connection out of the pool
+	mu     sync.Mutex
+	idle   []*conn
+	closed bool
+}
+
+func newPool(max int, open func() (*conn, error)) *pool {
+	return &pool{open: open, tokens: make(chan struct{}, max)}
+}
+
+// get returns a connection, waiting for a free one until ctx ends.
+func (p *pool) get(ctx context.Context) (*conn, error) {
+	select {
+	case p.tokens <- struct{}{}:
+	case <-ctx.Done():
+		return nil, mapErr(ctx.Err())
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.tokens
+		return nil, errClosed
+	}
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	c, err := p.open()
+	if err != nil {
+		<-p.tokens
+		return nil, mapErr(err)
+	}
+	return c, nil
+}
+
+// put returns c to the pool; a broken connection (or any, once the pool is
+// closed) is closed instead.
+func (p *pool) put(c *conn, broken bool) {
+	p.mu.Lock()
+	if p.closed || broken || c.closed {
+		p.mu.Unlock()
+		c.close()
+	} else {
+		p.idle = append(p.idle, c)
+		p.mu.Unlock()
+	}
+	<-p.tokens
+}
+
+// close closes the idle connections; the others are closed by put.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.close()
+	}
+}

@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/sqlerr"
+)
+
+// Errors a local transaction reports; all are 40001 so that clients retry.
+var (
+	errAborted = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+		Message: "could not serialize access: transaction aborted so that a replicated commit could be applied; retry the transaction"}
+	errLockWait = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+		Message: "could not serialize access: another local transaction held the write lock too long; retry the transaction"}
+	errReadChanged = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+		Message: "could not serialize access: data this transaction read was changed by a concurrent commit; retry the transaction"}
+	errRestored = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+		Message: "could not serialize access: the database was replaced by a state transfer; retry the transaction"}
+	errClosed = &sqlerr.Error{Code: sqlerr.AdminShutdown,
+		Message: "terminating connection: the database engine is closed"}
+	errTxDone = &sqlerr.Error{Code: sqlerr.NoActiveTransaction,
+		Message: "the transaction has already ended"}
+)
+
+// errOneStatement is returned when a statement has a non-blank tail.
+func errOneStatement() *sqlerr.Error {
+	return sqlerr.New(sqlerr.SyntaxError, "one statement expected")
+}
+
+// mapErr turns an error from SQLite (or from ctx) into a *sqlerr.Error with
+// the SQLSTATE a PostgreSQL client expects. Errors that already carry one
+// pass through.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return se
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to user request")
+	case errors.Is(err, context.DeadlineExceeded):
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to statement timeout")
+	}
+	code := sqlite.ErrCode(err)
+	msg := sqliteMessage(err)
+	switch code {
+	case sqlite.ResultConstraintUnique, sqlite.ResultConstraintPrimaryKey, sqlite.ResultConstraintRowID:
+		return sqlerr.Wrap(err, sqlerr.UniqueViolation, "%s", msg)
+	case sqlite.ResultConstraintNotNull:
+		return sqlerr.Wrap(err, sqlerr.NotNullViolation, "%s", msg)
+	case sqlite.ResultConstraintCheck:
+		return sqlerr.Wrap(err, sqlerr.CheckViolation, "%s", msg)
+	case sqlite.ResultConstraintForeignKey:
+		return sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, "%s", msg)
+	}
+	switch code.ToPrimary() {
+	case sqlite.ResultInterrupt:
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to user request")
+	case sqlite.ResultFull:
+		return sqlerr.Wrap(err, sqlerr.DiskFull, "could not write: disk full")
+	case sqlite.ResultTooBig:
+		return sqlerr.Wrap(err, sqlerr.ProgramLimitExceeded, "%s", msg)
+	case sqlite.ResultBusy, sqlite.ResultLocked:
+		// Our write lock keeps SQLite writers apart, so this is not
+		// expected; if it happens, retrying is what helps.
+		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %s; retry the transaction", msg)
+	case sqlite.ResultError:
+		switch {
+		case strings.Contains(msg, "syntax error"), strings.Contains(msg, "incomplete input"),
+			strings.Contains(msg, "unrecognized token"):
+			return sqlerr.Wrap(err, sqlerr.SyntaxError, "%s", msg)
+		case strings.HasPrefix(msg, "no such table"):
+			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "%s", msg)
+		case strings.HasPrefix(msg, "no such column"):
+			return sqlerr.Wrap(err, sqlerr.UndefinedColumn, "%s", msg)
+		case strings.HasPrefix(msg, "no such index"), strings.HasPrefix(msg, "no such view"):
+			return sqlerr.Wrap(err, sqlerr.UndefinedObject, "%s", msg)
+		case strings.Contains(msg, "already exists"):
+			return sqlerr.Wrap(err, sqlerr.DuplicateTable, "%s", msg)
+		}
+	}
+	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)
+}
+
+// sqliteMessage extracts SQLite's own message ("no such table: t") from a
+// zombiezen error ("sqlite: prepare: 1:15: SQL logic error: no such table: t").
+func sqliteMessage(err error) string {
+	s := err.Error()
+	code := sqlite.ErrCode(err)
+	for _, c := range []sqlite.ResultCode{code, code.ToPrimary()} {
+		if m := c.Message(); m != "" {
+			if i := strings.Index(s, m+": "); i >= 0 {
+				return s[i+len(m)+2:]
+			}
+		}
+	}
+	for strings.HasPrefix(s, "sqlite: ") {
+		s = strings.TrimPrefix(s, "sqlite: ")
+		if i := strings.Index(s, ": "); i >= 0 && !strings.Contains(s[:i], " ") {
+			s = s[i+2:] // the operation ("step: ")
+		}
+	}
+	return s
+}
+
+// isTransient reports whether err says nothing about the statement itself
+// (the engine or the machine failed), so a batch hitting it cannot be said to
+// have failed deterministically.
+func isTransient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var se *sqlerr.Error
+	if errors.As(err, &se) && se.Err == nil {
+		return false // one of our own refusals
+	}
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultInterrupt, sqlite.ResultIOErr, sqlite.ResultFull, sqlite.ResultNoMem,
+		sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultCorrupt, sqlite.ResultCantOpen,
+		sqlite.ResultNotADB, sqlite.ResultReadOnly, sqlite.ResultProtocol, sqlite.ResultMisuse:
+		return true
+	}
+	return false
+}

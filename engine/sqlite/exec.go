@@ -1,0 +1,173 @@
+package sqlite
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/result"
+)
+
+// run steps stmt to completion, reporting its result to w: Columns, Row per
+// row and Complete, or Complete alone for a statement without a result set.
+func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) error {
+	c := tx.conn
+	hasRow, err := stmt.Step()
+	if err != nil {
+		return err
+	}
+	ncol := stmt.ColumnCount()
+	if ncol == 0 {
+		for hasRow {
+			if hasRow, err = stmt.Step(); err != nil {
+				return err
+			}
+		}
+		tag := commandTag(sql, rec, false, 0, c.c.Changes())
+		return tx.callWriter(stmt, func() error { return w.Complete(tag) })
+	}
+	// Types come from the first row when the schema does not say, so
+	// Columns is sent after the first step.
+	cols, err := c.columns(stmt, hasRow)
+	if err != nil {
+		return err
+	}
+	if err := tx.callWriter(stmt, func() error { return w.Columns(cols) }); err != nil {
+		return err
+	}
+	vals := make([]result.Value, ncol)
+	rows := 0
+	for hasRow {
+		for i, col := range cols {
+			vals[i] = columnValue(stmt, i, col.Type)
+		}
+		rows++
+		if err := tx.callWriter(stmt, func() error { return w.Row(vals) }); err != nil {
+			return err
+		}
+		if hasRow, err = stmt.Step(); err != nil {
+			return err
+		}
+	}
+	tag := commandTag(sql, rec, true, rows, c.c.Changes())
+	return tx.callWriter(stmt, func() error { return w.Complete(tag) })
+}
+
+// columns describes stmt's result columns. A column taken straight from a
+// table has the type its table declares; any other is typed by its value in
+// the first row, else reported as text.
+func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) {
+	cols := make([]result.Column, stmt.ColumnCount())
+	refreshed := false
+	for i := range cols {
+		name := stmt.ColumnName(i)
+		typ, known := result.Text, false
+		if tbl := stmt.ColumnTableName(i); tbl != "" && stmt.ColumnDatabaseName(i) == "main" {
+			if !refreshed {
+				if err := c.refreshSchema(); err != nil {
+					return nil, err
+				}
+				refreshed = true
+			}
+			ti, err := c.table(tbl)
+			if err != nil {
+				return nil, err
+			}
+			// The result column's name is the source column's unless
+			// aliased; an aliased column falls back to its values.
+			typ, known = ti.types[strings.ToLower(name)]
+		}
+		if !known && hasRow {
+			typ = runtimeType(stmt.ColumnType(i))
+		}
+		if !known && !hasRow {
+			typ = result.Text
+		}
+		cols[i] = result.Column{Name: name, Type: typ}
+	}
+	return cols, nil
+}
+
+// runtimeType is the type of a value SQLite returned.
+func runtimeType(t sqlite.ColumnType) result.Type {
+	switch t {
+	case sqlite.TypeInteger:
+		return result.Int8
+	case sqlite.TypeFloat:
+		return result.Float8
+	case sqlite.TypeBlob:
+		return result.Bytea
+	default:
+		return result.Text
+	}
+}
+
+// columnValue returns column i of the current row as the Go type of t.
+// SQLite columns are dynamically typed; a value that does not match its
+// column's type is converted with SQLite's own CAST rules (text '12' in an
+// INTEGER column reads as 12), so every value of a column has one Go type.
+func columnValue(stmt *sqlite.Stmt, i int, t result.Type) result.Value {
+	ct := stmt.ColumnType(i)
+	if ct == sqlite.TypeNull {
+		return nil
+	}
+	switch t {
+	case result.Int8:
+		if ct == sqlite.TypeFloat {
+			if f := stmt.ColumnFloat(i); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+				return int64(f)
+			}
+		}
+		return stmt.ColumnInt64(i)
+	case result.Float8:
+		return stmt.ColumnFloat(i)
+	case result.Bool:
+		switch ct {
+		case sqlite.TypeInteger:
+			return stmt.ColumnInt64(i) != 0
+		case sqlite.TypeFloat:
+			return stmt.ColumnFloat(i) != 0
+		default:
+			s := strings.TrimSpace(stmt.ColumnText(i))
+			if b, err := strconv.ParseBool(s); err == nil {
+				return b
+			}
+			return stmt.ColumnFloat(i) != 0
+		}
+	case result.Bytea:
+		b := make([]byte, stmt.ColumnLen(i))
+		stmt.ColumnBytes(i, b)
+		return b
+	default:
+		return stmt.ColumnText(i)
+	}
+}
+
+// commandTag returns the PostgreSQL command tag of a finished statement.
+func commandTag(sql string, rec *record, hasCols bool, rows, changes int) string {
+	kw := firstKeyword(sql)
+	op := kw
+	if kw == "WITH" {
+		switch rec.firstOp {
+		case sqlite.OpInsert:
+			op = "INSERT"
+		case sqlite.OpUpdate:
+			op = "UPDATE"
+		case sqlite.OpDelete:
+			op = "DELETE"
+		}
+	}
+	switch op {
+	case "INSERT", "REPLACE":
+		return fmt.Sprintf("INSERT 0 %d", changes)
+	case "UPDATE", "DELETE":
+		return fmt.Sprintf("%s %d", op, changes)
+	}
+	if hasCols {
+		return fmt.Sprintf("SELECT %d", rows)
+	}
+	return kw
+}

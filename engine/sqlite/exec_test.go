@@ -1,0 +1,195 @@
+package sqlite
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Exec refuses what a local transaction must not do, with a clear SQLSTATE,
+// and the transaction stays usable.
+func TestExecRefusals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db.sqlite")
+	// A table without a primary key, as an existing database might have.
+	c, err := sqlite.OpenConn(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlitex.ExecuteTransient(c, "CREATE TABLE nopk (a TEXT)", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	e := openTest(t, Config{Path: path})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL CHECK (v <> 'bad'), u TEXT UNIQUE)")
+	e.commit("INSERT INTO t VALUES (1, 'a', 'u1')")
+	tests := []struct {
+		sql, code, msg string
+	}{
+		{"CREATE TABLE x (id INTEGER PRIMARY KEY)", sqlerr.FeatureNotSupported, "outside a transaction block"},
+		{"DROP TABLE t", sqlerr.FeatureNotSupported, "outside a transaction block"},
+		{"ALTER TABLE t ADD COLUMN z", sqlerr.FeatureNotSupported, "outside a transaction block"},
+		{"CREATE INDEX i ON t (v)", sqlerr.FeatureNotSupported, "outside a transaction block"},
+		{"CREATE TEMP TABLE x (id)", sqlerr.FeatureNotSupported, ""},
+		{"BEGIN", sqlerr.FeatureNotSupported, "transaction control"},
+		{"COMMIT", sqlerr.FeatureNotSupported, "transaction control"},
+		{"SAVEPOINT s", sqlerr.FeatureNotSupported, "savepoints"},
+		{"ATTACH 'other.db' AS o", sqlerr.FeatureNotSupported, "ATTACH"},
+		{"PRAGMA user_version = 7", sqlerr.FeatureNotSupported, "PRAGMA"},
+		{"PRAGMA foreign_keys = ON", sqlerr.FeatureNotSupported, "PRAGMA"},
+		{"ANALYZE", sqlerr.FeatureNotSupported, "ANALYZE"},
+		{"UPDATE _certa_meta SET seqno = 99", sqlerr.FeatureNotSupported, "internal"},
+		{"DELETE FROM _certa_failed", sqlerr.FeatureNotSupported, "internal"},
+		{"INSERT INTO nopk VALUES ('x')", sqlerr.InvalidTableDefinition, `table "nopk" has no primary key`},
+		{"SELECT 1; SELECT 2", sqlerr.SyntaxError, "one statement expected"},
+		{"SELEC 1", sqlerr.SyntaxError, "syntax error"},
+		{"SELECT * FROM nope", sqlerr.UndefinedTable, "no such table: nope"},
+		{"SELECT nope FROM t", sqlerr.UndefinedColumn, "no such column: nope"},
+		{"INSERT INTO t VALUES (1, 'b', 'u2')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.id"},
+		{"INSERT INTO t VALUES (2, 'b', 'u1')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.u"},
+		{"INSERT INTO t VALUES (2, NULL, 'u2')", sqlerr.NotNullViolation, "NOT NULL constraint failed: t.v"},
+		{"INSERT INTO t VALUES (2, 'bad', 'u2')", sqlerr.CheckViolation, "CHECK constraint failed"},
+		{"INSERT INTO v VALUES (1)", sqlerr.UndefinedTable, "no such table"},
+	}
+	tx := e.begin()
+	for _, tt := range tests {
+		code, err := execErr(tx, tt.sql)
+		if code != tt.code || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: got %v, want %s %q", tt.sql, err, tt.code, tt.msg)
+		}
+		var se *sqlerr.Error
+		if !asSQLErr(err, &se) {
+			t.Errorf("%s: %T is not a *sqlerr.Error", tt.sql, err)
+		}
+	}
+	// Read-only introspection and reads of certa's tables are allowed.
+	exec(t, tx, "PRAGMA table_info(t)")
+	exec(t, tx, "PRAGMA index_list(t)")
+	exec(t, tx, "SELECT * FROM pragma_table_info('t')")
+	wantRows(t, exec(t, tx, "SELECT seqno FROM _certa_meta").rows, row(int64(e.seqno)))
+	// Still usable, and nothing refused happened.
+	exec(t, tx, "INSERT INTO t VALUES (2, 'b', 'u2')")
+	ws, err := tx.WriteSet()
+	if err != nil || len(ws.Keys) != 1 {
+		t.Fatalf("write set %+v, %v", ws, err)
+	}
+}
+
+func asSQLErr(err error, target **sqlerr.Error) bool {
+	se, ok := err.(*sqlerr.Error)
+	*target = se
+	return ok
+}
+
+func TestExecColumnTypes(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE t (id INTEGER PRIMARY KEY, i INT, big BIGINT, r REAL, f FLOAT, d DOUBLE PRECISION,
+		b BOOLEAN, bb BOOL, bl BLOB, by BYTEA, s TEXT, vc VARCHAR(10), untyped)`)
+	e.commit(`INSERT INTO t VALUES (1, 2, 3, 1.5, 2.5, 3.5, 1, 0, x'01', x'02', 's', 'vc', 'u')`,
+		`INSERT INTO t VALUES (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+		`INSERT INTO t (id, i, r, b) VALUES (3, '7', 4, 'true')`)
+	tx := e.begin()
+	r := exec(t, tx, "SELECT * FROM t ORDER BY id")
+	want := []result.Column{
+		{"id", result.Int8}, {"i", result.Int8}, {"big", result.Int8}, {"r", result.Float8}, {"f", result.Float8},
+		{"d", result.Float8}, {"b", result.Bool}, {"bb", result.Bool}, {"bl", result.Bytea}, {"by", result.Bytea},
+		{"s", result.Text}, {"vc", result.Text}, {"untyped", result.Text},
+	}
+	if !reflect.DeepEqual(r.cols, want) {
+		t.Fatalf("columns\n got %v\nwant %v", r.cols, want)
+	}
+	wantRows(t, r.rows,
+		row(int64(1), int64(2), int64(3), 1.5, 2.5, 3.5, true, false, []byte{1}, []byte{2}, "s", "vc", "u"),
+		row(int64(2), nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil),
+		row(int64(3), int64(7), nil, 4.0, nil, nil, true, nil, nil, nil, nil, nil, nil))
+	if r.tag != "SELECT 3" {
+		t.Fatalf("tag %q", r.tag)
+	}
+
+	// Expressions and aliased columns are typed by their first value.
+	r = exec(t, tx, "SELECT 1, 1.5, 'x', x'00', NULL, i AS alias, count(*) FROM t WHERE id = 1")
+	var types []result.Type
+	for _, c := range r.cols {
+		types = append(types, c.Type)
+	}
+	wantTypes := []result.Type{result.Int8, result.Float8, result.Text, result.Bytea, result.Text, result.Int8, result.Int8}
+	if !reflect.DeepEqual(types, wantTypes) {
+		t.Fatalf("expression types %v, want %v", types, wantTypes)
+	}
+	// No rows: declared types still apply, the rest is text.
+	r = exec(t, tx, "SELECT id, 1 + 1 AS two FROM t WHERE id < 0")
+	if !reflect.DeepEqual(r.cols, []result.Column{{"id", result.Int8}, {"two", result.Text}}) || r.tag != "SELECT 0" {
+		t.Fatalf("empty result: %v %q", r.cols, r.tag)
+	}
+}
+
+func TestExecTags(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	tx := e.begin()
+	tests := []struct {
+		sql, tag string
+		rows     int
+	}{
+		{"INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')", "INSERT 0 3", 0},
+		{"  -- comment\n insert into t values (4, 'd')", "INSERT 0 1", 0},
+		{"REPLACE INTO t VALUES (4, 'dd')", "INSERT 0 1", 0},
+		{"UPDATE t SET v = v || '!' WHERE id > 1", "UPDATE 3", 0},
+		{"DELETE FROM t WHERE id = 4", "DELETE 1", 0},
+		{"INSERT INTO t VALUES (5, 'e') RETURNING id", "INSERT 0 1", 1},
+		{"UPDATE t SET v = 'x' WHERE id IN (1, 2) RETURNING id, v", "UPDATE 2", 2},
+		{"DELETE FROM t WHERE id = 5 RETURNING *", "DELETE 1", 1},
+		{"WITH n(x) AS (VALUES (6), (7)) INSERT INTO t SELECT x, 'w' FROM n", "INSERT 0 2", 0},
+		{"WITH n(x) AS (VALUES (6)) DELETE FROM t WHERE id IN (SELECT x FROM n)", "DELETE 1", 0},
+		{"SELECT * FROM t", "SELECT 4", 4},
+		{"WITH n(x) AS (VALUES (1)) SELECT x FROM n", "SELECT 1", 1},
+		{"VALUES (1), (2)", "SELECT 2", 2},
+		{"PRAGMA table_info(t)", "SELECT 2", 2},
+		{"SELECT 1;", "SELECT 1", 1},
+	}
+	for _, tt := range tests {
+		r := exec(t, tx, tt.sql)
+		if r.tag != tt.tag || len(r.rows) != tt.rows {
+			t.Errorf("%q: tag %q with %d rows, want %q with %d", tt.sql, r.tag, len(r.rows), tt.tag, tt.rows)
+		}
+	}
+	for _, blank := range []string{"", "  ", ";", "-- nothing", "/* nothing */ ;"} {
+		if r := exec(t, tx, blank); !r.empty || r.tag != "" {
+			t.Errorf("%q: not reported as empty", blank)
+		}
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	b, err := OpenBaseline(filepath.Join(t.TempDir(), "base.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, s := range []string{"CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)", "BEGIN"} {
+		if err := b.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Exec("INSERT INTO t VALUES (?, ?)", 1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Exec("COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Exec("INSERT INTO t VALUES (?, ?)", 1, "a"); err == nil {
+		t.Fatal("duplicate insert succeeded")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,397 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// maxMoveForward bounds how often one statement moves its transaction's
+// snapshot forward. Once the transaction holds the write lock no apply can
+// commit, so one move is always enough; the bound is a safety net.
+const maxMoveForward = 3
+
+// Tx is a local transaction (engine.Tx) on one pooled connection.
+//
+// Its owner calls its methods from one goroutine at a time; the applier may
+// concurrently brute-force abort it (bruteForceAbort). mu serializes all use
+// of the connection between the two. Exec releases mu while it waits on the
+// client (result.Writer calls), so a slow client never delays the applier.
+type Tx struct {
+	e     *Engine
+	epoch uint64 // the engine's epoch at Begin: a Restore since fails the Tx
+
+	mu        sync.Mutex
+	conn      *conn        // nil once the Tx ended
+	cur       *sqlite.Stmt // the statement Exec is running; an aborter finalizes it
+	sess      *sqlite.Session
+	holdsLock bool
+	reads     map[string]struct{} // lower-cased tables read by finished statements
+
+	snapshot atomic.Uint64
+
+	failed atomic.Pointer[sqlerr.Error] // once set, every call fails with it
+	stopMu sync.Mutex
+	stop   *stopper // interrupts the running Exec
+}
+
+var _ engine.Tx = (*Tx)(nil)
+
+// stopper is a channel closed at most once.
+type stopper struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (s *stopper) stop() { s.once.Do(func() { close(s.ch) }) }
+
+// Begin starts a local transaction reading the latest applied state. It
+// waits for a free connection until ctx ends.
+func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
+	tx, err := e.newTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx.mu.Lock()
+	err = tx.begin()
+	tx.mu.Unlock()
+	if err != nil {
+		tx.Rollback()
+		return nil, mapErr(err)
+	}
+	return tx, nil
+}
+
+// newTx returns a Tx holding a pooled connection, with no SQLite transaction
+// begun yet.
+func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	// The epoch is read before the connection's snapshot is taken, so a
+	// Restore that completes after it always makes the Tx fail.
+	epoch := e.epoch.Load()
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{e: e, epoch: epoch, conn: c}, nil
+}
+
+// begin starts a deferred transaction and pins its read snapshot by reading
+// the applied seqno: in WAL mode the first read fixes what the transaction
+// sees, and the seqno says which applied state that is.
+func (tx *Tx) begin() error {
+	if err := tx.conn.exec("BEGIN"); err != nil {
+		return err
+	}
+	s, ok, err := tx.conn.queryInt("SELECT seqno FROM _certa_meta")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("sqlite engine: _certa_meta has no row")
+	}
+	tx.snapshot.Store(uint64(s))
+	return nil
+}
+
+// Snapshot returns the seqno of the state the transaction reads.
+func (tx *Tx) Snapshot() uint64 { return tx.snapshot.Load() }
+
+// usable returns why the Tx cannot be used, or nil. tx.mu is held.
+func (tx *Tx) usable() error {
+	if tx.conn == nil {
+		return errTxDone
+	}
+	if f := tx.failed.Load(); f != nil {
+		return f
+	}
+	if tx.e.closed.Load() {
+		return errClosed
+	}
+	if tx.e.epoch.Load() != tx.epoch {
+		tx.fail(errRestored)
+		return errRestored
+	}
+	return nil
+}
+
+// fail makes every later call fail with err and interrupts a running Exec.
+func (tx *Tx) fail(err *sqlerr.Error) {
+	tx.failed.CompareAndSwap(nil, err)
+	tx.stopMu.Lock()
+	if tx.stop != nil {
+		tx.stop.stop()
+	}
+	tx.stopMu.Unlock()
+}
+
+// interruptOn makes the connection's statements stop when ctx ends or the
+// Tx is aborted, until the returned function is called. tx.mu is held.
+func (tx *Tx) interruptOn(ctx context.Context) (done func()) {
+	s := &stopper{ch: make(chan struct{})}
+	tx.stopMu.Lock()
+	tx.stop = s
+	tx.stopMu.Unlock()
+	if tx.failed.Load() != nil {
+		s.stop()
+	}
+	stopAfter := context.AfterFunc(ctx, s.stop)
+	c := tx.conn
+	c.c.SetInterrupt(s.ch)
+	return func() {
+		stopAfter()
+		tx.stopMu.Lock()
+		tx.stop = nil
+		tx.stopMu.Unlock()
+		if !c.closed {
+			c.c.SetInterrupt(nil)
+		}
+	}
+}
+
+// bruteForceAbort implements lockHolder: the applier needs the write lock.
+// The running statement is interrupted; once Exec has let go of the
+// connection, the transaction is rolled back and the lock released here.
+func (tx *Tx) bruteForceAbort() {
+	tx.fail(errAborted)
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.holdsLock {
+		tx.endLocked()
+	}
+}
+
+// endLocked ends the SQLite transaction and releases the write lock. It
+// reports whether the connection broke (it is then closed). tx.mu is held.
+func (tx *Tx) endLocked() (broken bool) {
+	c := tx.conn
+	if !c.closed {
+		c.c.SetInterrupt(nil)
+		if tx.cur != nil {
+			tx.cur.Finalize()
+			tx.cur = nil
+		}
+		if tx.sess != nil {
+			tx.sess.Delete()
+			tx.sess = nil
+		}
+		c.endStatement()
+		if err := c.rollback(); err != nil {
+			// Never hand on a connection in an unknown state, and never
+			// release the lock while it may still hold SQLite's.
+			c.close()
+		}
+	}
+	if tx.holdsLock {
+		tx.holdsLock = false
+		tx.e.lock.unlock()
+	}
+	return c.closed
+}
+
+// Rollback ends the transaction, discarding its changes, and returns its
+// connection to the pool. Safe to call more than once.
+func (tx *Tx) Rollback() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.conn == nil {
+		return nil
+	}
+	broken := tx.endLocked()
+	tx.e.pool.put(tx.conn, broken)
+	tx.conn = nil
+	return nil
+}
+
+// Exec runs one SQL statement and reports its result to w.
+func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return err
+	}
+	sql = skipBlank(sql)
+	if sql == "" {
+		return tx.callWriter(nil, w.Empty)
+	}
+	done := tx.interruptOn(ctx)
+	defer done()
+	for attempt := 0; ; attempt++ {
+		err := tx.execOnce(ctx, sql, w)
+		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
+			// Our snapshot went stale before our first write: an apply
+			// committed since. Move forward if what we read is unchanged.
+			if err = tx.moveForward(); err == nil {
+				continue
+			}
+		}
+		return tx.classify(err)
+	}
+}
+
+// writerError marks an error returned by the result.Writer: it is passed on
+// as it is (the client went away; it is not the statement's fault).
+type writerError struct{ err error }
+
+func (e writerError) Error() string { return e.err.Error() }
+
+// classify turns an Exec error into what the client sees.
+func (tx *Tx) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var we writerError
+	if errors.As(err, &we) {
+		return we.err
+	}
+	if f := tx.failed.Load(); f != nil {
+		return f // aborted: the interrupt (or whatever broke) is a consequence
+	}
+	if errors.Is(err, errLockTimeout) {
+		return errLockWait
+	}
+	return mapErr(err)
+}
+
+// callWriter calls a result.Writer method without holding tx.mu, so that an
+// aborter need not wait for the client. If stmt is not nil and was finalized
+// by an aborter meanwhile, it returns the abort error.
+func (tx *Tx) callWriter(stmt *sqlite.Stmt, fn func() error) error {
+	tx.mu.Unlock()
+	err := fn()
+	tx.mu.Lock()
+	if err != nil {
+		return writerError{err}
+	}
+	if stmt != nil && tx.cur != stmt {
+		if f := tx.failed.Load(); f != nil {
+			return f
+		}
+		return errAborted
+	}
+	return nil
+}
+
+// execOnce prepares and runs sql once.
+func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer) error {
+	c := tx.conn
+	stmt, rec, tail, err := c.prepare(sql, modeLocal)
+	if err != nil {
+		return err
+	}
+	tx.cur = stmt
+	defer tx.finishStatement()
+	if !isBlank(tail) {
+		return errOneStatement()
+	}
+	if len(rec.writes) > 0 {
+		if err := tx.prepareWrite(ctx, rec.writes); err != nil {
+			return err
+		}
+	}
+	err = tx.run(stmt, sql, &rec, w)
+	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
+		// A statement that will be re-run on a newer snapshot has read
+		// nothing yet that matters.
+		tx.addReads(rec.reads)
+	}
+	return err
+}
+
+// finishStatement finalizes the running statement, unless an aborter did.
+func (tx *Tx) finishStatement() {
+	if tx.cur != nil {
+		tx.cur.Finalize()
+		tx.cur = nil
+		tx.conn.endStatement()
+	}
+}
+
+func (tx *Tx) addReads(tables []string) {
+	if len(tables) == 0 {
+		return
+	}
+	if tx.reads == nil {
+		tx.reads = make(map[string]struct{})
+	}
+	for _, t := range lowerAll(tables) {
+		tx.reads[t] = struct{}{}
+	}
+}
+
+// prepareWrite readies the Tx for a statement that writes tables: they must
+// have a primary key (or the rows could not be replicated), the Tx takes the
+// write lock, and a session records its changes from now on.
+func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
+	c := tx.conn
+	if err := c.refreshSchema(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		ti, err := c.table(t)
+		if err != nil {
+			return err
+		}
+		if ti.exists && !ti.hasPK {
+			return errNoPK(t)
+		}
+	}
+	if !tx.holdsLock {
+		if err := tx.e.lock.lock(ctx, tx, tx.e.cfg.LockTimeout); err != nil {
+			return err
+		}
+		tx.holdsLock = true
+		if err := tx.usable(); err != nil {
+			return err // restored or closed while we waited
+		}
+	}
+	if tx.sess == nil {
+		s, err := c.c.CreateSession("main")
+		if err != nil {
+			return err
+		}
+		if err := s.Attach(""); err != nil {
+			s.Delete()
+			return err
+		}
+		tx.sess = s
+	}
+	return nil
+}
+
+// errNoPK refuses a write to (or the creation of) a table without a primary key.
+func errNoPK(table string) *sqlerr.Error {
+	return sqlerr.New(sqlerr.InvalidTableDefinition,
+		"table %q has no primary key: certa replicates rows by primary key; add a PRIMARY KEY", table)
+}
+
+// moveForward moves the snapshot of a Tx that has not written yet to the
+// latest applied state, if no table it has read changed in between.
+// The Tx holds the write lock, so every committed apply is in the history
+// and none can commit until the statement is re-run.
+func (tx *Tx) moveForward() error {
+	if !tx.holdsLock || tx.e.hist.changed(tx.snapshot.Load(), tx.reads) {
+		return errReadChanged
+	}
+	if tx.sess != nil {
+		tx.sess.Delete()
+		tx.sess = nil
+	}
+	if err := tx.conn.rollback(); err != nil {
+		return fmt.Errorf("move snapshot forward: %w", err)
+	}
+	if err := tx.begin(); err != nil {
+		return fmt.Errorf("move snapshot forward: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"certa/orderlog"
+	"certa/replica"
+	"certa/writeset"
+)
+
+// Client calls other nodes' HTTP APIs. It implements replica.Peers.
+type Client struct {
+	http *http.Client
+}
+
+var _ replica.Peers = (*Client)(nil)
+
+// NewClient returns a client with keep-alive connections sized for
+// forwarding many batches at once.
+func NewClient() *Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     time.Minute,
+	}
+	return &Client{http: &http.Client{Transport: tr}}
+}
+
+// Forward implements replica.Peers.
+func (c *Client) Forward(ctx context.Context, addr string, entry []byte) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/internal/append", bytes.NewReader(entry))
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return fmt.Errorf("%w: %v", orderlog.ErrTimeout, err) // nothing was sent
+		}
+		return fmt.Errorf("%w: %v", orderlog.ErrUnknownOutcome, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		return nil
+	case statusNotLeader:
+		return fmt.Errorf("%w: %s", orderlog.ErrNotLeader, strings.TrimSpace(string(msg)))
+	case http.StatusBadRequest:
+		return fmt.Errorf("%w: leader refused the entry: %s", orderlog.ErrTimeout, strings.TrimSpace(string(msg)))
+	default:
+		return fmt.Errorf("%w: %s", orderlog.ErrUnknownOutcome, strings.TrimSpace(string(msg)))
+	}
+}
+
+// SyncPoint implements replica.Peers.
+func (c *Client) SyncPoint(ctx context.Context, addr string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/internal/syncpoint", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("sync point: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(body)), 10, 64)
+}
+
+// Join implements replica.Peers.
+func (c *Client) Join(ctx context.Context, addr string, m writeset.Member) error {
+	return c.join(ctx, addr, m, false)
+}
+
+func (c *Client) join(ctx context.Context, addr string, m writeset.Member, forwarded bool) error {
+	body, _ := json.Marshal(m)
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/join", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if forwarded {
+		req.Header.Set("X-Certa-Forwarded", "1")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("join via %s: %s: %s", addr, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}

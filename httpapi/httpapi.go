@@ -1,0 +1,179 @@
+// Package httpapi is a node's HTTP face: GET /status (JSON), GET /metrics
+// (Prometheus), POST /join, and the internal endpoints other nodes use to
+// forward write sets to the leader and to ask it for a sync point. It also
+// holds the client side of those internal calls. It is the only package of
+// ours that imports the Prometheus client.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"certa/orderlog"
+	"certa/replica"
+	"certa/writeset"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Node is what the HTTP API serves.
+type Node interface {
+	Status() replica.Status
+	// Join adds a member; orderlog.ErrNotLeader when this node is not the leader.
+	Join(m writeset.Member) error
+	// AppendForwarded appends an entry forwarded by a follower (leader only).
+	AppendForwarded(entry []byte) error
+	// LeaderSyncPoint returns the sync point (leader only).
+	LeaderSyncPoint() (uint64, error)
+	// LeaderHTTPAddr returns the leader's HTTP address if known.
+	LeaderHTTPAddr() (string, bool)
+}
+
+// maxEntryBytes bounds a forwarded entry.
+const maxEntryBytes = 256 << 20
+
+// Handler returns the HTTP handler for node, with metrics registered in a
+// new registry. ObserveCommit must be given to replica.Config.ObserveCommit
+// so the commit-latency histogram is filled.
+type Handler struct {
+	node     Node
+	mux      *http.ServeMux
+	latency  prometheus.Histogram
+	registry *prometheus.Registry
+	client   *Client
+	log      *slog.Logger
+}
+
+// NewHandler builds the handler. node may be set later with SetNode (the
+// node needs the handler's latency observer before it exists).
+func NewHandler(log *slog.Logger) *Handler {
+	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: NewClient(), log: log}
+	h.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "certa_commit_latency_seconds",
+		Help:    "Time from submitting a write set to its commit being applied on this node.",
+		Buckets: prometheus.ExponentialBuckets(0.0002, 2, 16),
+	})
+	h.registry.MustRegister(h.latency)
+	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
+	h.mux.HandleFunc("POST /join", h.join)
+	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
+	h.mux.HandleFunc("GET /internal/syncpoint", h.syncPoint)
+	return h
+}
+
+// SetNode sets the node served and registers its gauges.
+func (h *Handler) SetNode(n Node) {
+	h.node = n
+	gauge := func(name, help string, f func(replica.Status) float64) {
+		h.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return f(n.Status()) }))
+	}
+	counter := func(name, help string, f func(replica.Status) float64) {
+		h.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return f(n.Status()) }))
+	}
+	gauge("certa_applied_seqno", "Last log position certified and applied on this node.", func(s replica.Status) float64 { return float64(s.AppliedSeqno) })
+	gauge("certa_commit_seqno", "Position of the last write set that passed certification.", func(s replica.Status) float64 { return float64(s.CommitSeqno) })
+	counter("certa_certified_total", "Write sets that passed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Certified) })
+	counter("certa_conflicts_total", "Write sets that failed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Conflicts) })
+	gauge("certa_is_leader", "1 if this node is the Raft leader.", func(s replica.Status) float64 {
+		if s.Role == "leader" {
+			return 1
+		}
+		return 0
+	})
+	gauge("certa_log_commit_index", "Raft commit index known to this node.", func(s replica.Status) float64 { return float64(s.LogCommitIndex) })
+	gauge("certa_log_apply_lag", "Committed log entries not yet applied on this node.", func(s replica.Status) float64 {
+		if s.LogCommitIndex > s.LogAppliedIndex {
+			return float64(s.LogCommitIndex - s.LogAppliedIndex)
+		}
+		return 0
+	})
+	gauge("certa_members", "Members in the cluster configuration.", func(s replica.Status) float64 { return float64(len(s.Members)) })
+}
+
+// ObserveCommit records one commit's latency.
+func (h *Handler) ObserveCommit(d time.Duration) { h.latency.Observe(d.Seconds()) }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.node == nil {
+		http.Error(w, "node starting", http.StatusServiceUnavailable)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(h.node.Status())
+}
+
+// Status codes of the internal protocol.
+const (
+	statusNotLeader = http.StatusMisdirectedRequest // 421: not the leader; nothing was appended
+	statusUnknown   = http.StatusServiceUnavailable // 503: outcome unknown
+)
+
+func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
+	var m writeset.Member
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&m); err != nil {
+		http.Error(w, "bad join request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	err := h.node.Join(m)
+	if errors.Is(err, orderlog.ErrNotLeader) {
+		// Pass the request on to the leader, so a joiner may name any member.
+		addr, ok := h.node.LeaderHTTPAddr()
+		if !ok || r.Header.Get("X-Certa-Forwarded") != "" {
+			http.Error(w, "no leader known", statusNotLeader)
+			return
+		}
+		err = h.client.join(r.Context(), addr, m, true)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), statusUnknown)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxEntryBytes+1))
+	if err != nil || len(body) > maxEntryBytes {
+		http.Error(w, "entry too large or unreadable", http.StatusBadRequest)
+		return
+	}
+	switch err := h.node.AppendForwarded(body); {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.Is(err, orderlog.ErrNotLeader), errors.Is(err, orderlog.ErrTimeout):
+		http.Error(w, err.Error(), statusNotLeader)
+	case errors.Is(err, writeset.ErrCorrupt):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		http.Error(w, err.Error(), statusUnknown)
+	}
+}
+
+func (h *Handler) syncPoint(w http.ResponseWriter, r *http.Request) {
+	s, err := h.node.LeaderSyncPoint()
+	if err != nil {
+		code := statusUnknown
+		if errors.Is(err, orderlog.ErrNotLeader) {
+			code = statusNotLeader
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	fmt.Fprint(w, strconv.FormatUint(s, 10))
+}

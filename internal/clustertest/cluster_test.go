@@ -1,0 +1,113 @@
+package clustertest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"certa/internal/pgclient"
+	"certa/internal/testcluster"
+)
+
+func TestWritesOnEveryNodeSeenEverywhere(t *testing.T) {
+	c := testcluster.Start(t, 3, testArgs...)
+	mustExec(t, c.Conn(0), "CREATE TABLE kv (k integer PRIMARY KEY, v text)")
+	for i := range c.Nodes {
+		if tag := mustExec(t, c.Conn(i), "INSERT INTO kv VALUES ($1, $2)", i, fmt.Sprintf("from n%d", i+1)); tag != "INSERT 0 1" {
+			t.Fatalf("tag %q", tag)
+		}
+	}
+	for i := range c.Nodes {
+		got := values(t, syncConn(t, c, i), "SELECT k, v FROM kv ORDER BY k")
+		if want := "0=from n1,1=from n2,2=from n3"; got != want {
+			t.Fatalf("node %d sees %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestCausalToken(t *testing.T) {
+	c := testcluster.Start(t, 3, testArgs...)
+	a := c.Conn(0)
+	mustExec(t, a, "CREATE TABLE kv (k integer PRIMARY KEY, v integer)")
+	mustExec(t, a, "INSERT INTO kv VALUES (1, 42)")
+	token, err := a.QueryString(ctxT(t), "SHOW certa.last_commit_seqno")
+	if err != nil || token == "0" {
+		t.Fatalf("last_commit_seqno = %q, %v", token, err)
+	}
+	b := c.Conn(2)
+	mustExec(t, b, "SET certa.wait_for = "+token)
+	if v, err := b.QueryInt(ctxT(t), "SELECT v FROM kv WHERE k = 1"); err != nil || v != 42 {
+		t.Fatalf("read after wait_for: %d, %v", v, err)
+	}
+	mustFail(t, b, "22023", "SET certa.consistency = 'eventual'")
+	mustFail(t, b, "42704", "SET certa.nonsense = 1")
+}
+
+func TestLostUpdateRefused(t *testing.T) {
+	for _, cross := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cross_node=%v", cross), func(t *testing.T) {
+			c := testcluster.Start(t, 3, testArgs...)
+			setup := c.Conn(0)
+			mustExec(t, setup, "CREATE TABLE counter (id integer PRIMARY KEY, n integer)")
+			mustExec(t, setup, "INSERT INTO counter VALUES (1, 0)")
+			t1 := syncConn(t, c, 0)
+			t2 := syncConn(t, c, 0)
+			if cross {
+				t2 = syncConn(t, c, 1)
+			}
+			mustExec(t, t1, "BEGIN")
+			mustExec(t, t2, "BEGIN")
+			n1, _ := t1.QueryInt(ctxT(t), "SELECT n FROM counter WHERE id = 1")
+			n2, _ := t2.QueryInt(ctxT(t), "SELECT n FROM counter WHERE id = 1")
+			mustExec(t, t1, "UPDATE counter SET n = $1 WHERE id = 1", n1+1)
+			mustExec(t, t1, "COMMIT")
+			// T2 read the old value: its update, or at the latest its
+			// commit, must be refused with 40001.
+			_, err := t2.Exec(ctxT(t), "UPDATE counter SET n = $1 WHERE id = 1", n2+1)
+			if err == nil {
+				_, err = t2.Exec(ctxT(t), "COMMIT")
+			} else {
+				mustExec(t, t2, "ROLLBACK")
+			}
+			if code := pgclient.SQLState(err); code != "40001" {
+				t.Fatalf("second writer: want 40001, got %v", err)
+			}
+			if !strings.Contains(err.Error(), "counter") && !strings.Contains(err.Error(), "changed") {
+				t.Errorf("error does not explain the conflict: %v", err)
+			}
+			if n, _ := syncConn(t, c, 2).QueryInt(ctxT(t), "SELECT n FROM counter WHERE id = 1"); n != 1 {
+				t.Fatalf("counter = %d, want 1", n)
+			}
+		})
+	}
+}
+
+func TestDDL(t *testing.T) {
+	c := testcluster.Start(t, 3, testArgs...)
+	a := c.Conn(1)
+	if tag := mustExec(t, a, "CREATE TABLE t (id integer PRIMARY KEY, v text)"); tag != "CREATE TABLE" {
+		t.Fatalf("tag %q", tag)
+	}
+	mustExec(t, a, "CREATE INDEX t_v ON t (v)")
+	mustExec(t, a, "ALTER TABLE t ADD COLUMN w integer")
+	mustExec(t, a, "INSERT INTO t VALUES (1, 'x', 7)")
+	for i := range c.Nodes {
+		if v, err := syncConn(t, c, i).QueryInt(ctxT(t), "SELECT w FROM t WHERE id = 1"); err != nil || v != 7 {
+			t.Fatalf("node %d: %d, %v", i, v, err)
+		}
+	}
+	// No primary key: refused, and nothing created anywhere.
+	mustFail(t, a, "42P16", "CREATE TABLE nopk (a integer, b text)")
+	for i := range c.Nodes {
+		mustFail(t, syncConn(t, c, i), "42P01", "SELECT * FROM nopk")
+	}
+	// DDL inside a transaction block is refused.
+	mustExec(t, a, "BEGIN")
+	mustFail(t, a, "0A000", "CREATE TABLE u (id integer PRIMARY KEY)")
+	mustFail(t, a, "25P02", "SELECT 1")
+	mustExec(t, a, "ROLLBACK")
+	mustExec(t, a, "DROP TABLE t")
+	for i := range c.Nodes {
+		mustFail(t, syncConn(t, c, i), "42P01", "SELECT * FROM t")
+	}
+}

@@ -1,0 +1,84 @@
+// Package pgclient is the PostgreSQL client certa's own tools and tests use
+// (certa bench, the cluster tests): a thin layer over pgx, the only package
+// of ours that imports it.
+package pgclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Conn is one client connection.
+type Conn struct {
+	c *pgx.Conn
+}
+
+// Connect connects to a certa node (or any PostgreSQL server) at host:port.
+// It uses the simple query protocol, with arguments interpolated by the client.
+func Connect(ctx context.Context, addr string) (*Conn, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+	if err != nil {
+		return nil, err
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{c: c}, nil
+}
+
+// Exec runs sql and returns its command tag.
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (string, error) {
+	tag, err := c.c.Exec(ctx, sql, args...)
+	return tag.String(), err
+}
+
+// Query runs sql and returns all rows, each value as pgx decodes it
+// (int64, float64, string, []byte, bool or nil).
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	rows, err := c.c.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		v, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// QueryInt runs sql, which must return one row of one integer column.
+func (c *Conn) QueryInt(ctx context.Context, sql string, args ...any) (int64, error) {
+	var v int64
+	err := c.c.QueryRow(ctx, sql, args...).Scan(&v)
+	return v, err
+}
+
+// QueryString runs sql, which must return one row of one column, as text.
+func (c *Conn) QueryString(ctx context.Context, sql string, args ...any) (string, error) {
+	var v string
+	err := c.c.QueryRow(ctx, sql, args...).Scan(&v)
+	return v, err
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close(context.Background()) }
+
+// SQLState returns the SQLSTATE of a server error, or "" if err is not one.
+func SQLState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}

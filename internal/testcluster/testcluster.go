@@ -1,0 +1,243 @@
+// Package testcluster runs real certa clusters for tests: separate `certa
+// node` processes built from this module, on loopback ports, that tests
+// kill, pause, restart and query with a real PostgreSQL client.
+package testcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"certa/internal/pgclient"
+)
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// Binary builds the certa binary once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "certa-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "certa")
+		out, err := exec.Command("go", "build", "-o", binary, "certa/cmd/certa").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// Node is one node process of a test cluster.
+type Node struct {
+	ID, PGAddr, HTTPAddr, RaftAddr, DataDir string
+	Log                                     string // file the node's output goes to
+
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Cluster is a running test cluster.
+type Cluster struct {
+	t     testing.TB
+	Nodes []*Node
+	Args  []string // extra flags for every node
+}
+
+// Start starts an n-node cluster and waits until every node knows every
+// member and a leader. The cluster is stopped when the test ends.
+func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
+	t.Helper()
+	Binary(t)
+	c := &Cluster{t: t, Args: extraArgs}
+	base := t.TempDir()
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("n%d", i)
+		c.Nodes = append(c.Nodes, &Node{
+			ID: id, PGAddr: freeAddr(t), HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t),
+			DataDir: filepath.Join(base, id), Log: filepath.Join(base, id+".log"),
+		})
+	}
+	t.Cleanup(c.stopAll)
+	for i := range c.Nodes {
+		join := ""
+		if i > 0 {
+			join = c.Nodes[0].HTTPAddr
+		}
+		c.start(i, join)
+	}
+	c.WaitReady(60 * time.Second)
+	return c
+}
+
+func (c *Cluster) start(i int, join string) {
+	n := c.Nodes[i]
+	args := []string{"node", "--id", n.ID, "--data-dir", n.DataDir,
+		"--pg-addr", n.PGAddr, "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr}
+	if join != "" {
+		args = append(args, "--join", join)
+	}
+	args = append(args, c.Args...)
+	logf, err := os.OpenFile(n.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	n.cmd, n.done = cmd, make(chan struct{})
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(n.done)
+	}()
+}
+
+func (c *Cluster) stopAll() {
+	for _, n := range c.Nodes {
+		if n.cmd != nil {
+			n.cmd.Process.Signal(syscall.SIGCONT)
+			n.cmd.Process.Kill()
+			<-n.done
+		}
+	}
+	if c.t.Failed() {
+		for _, n := range c.Nodes {
+			if b, err := os.ReadFile(n.Log); err == nil {
+				tail := b
+				if len(tail) > 6000 {
+					tail = tail[len(tail)-6000:]
+				}
+				c.t.Logf("---- log of %s (tail) ----\n%s", n.ID, tail)
+			}
+		}
+	}
+}
+
+// Kill kills node i with SIGKILL and waits until it is gone.
+func (c *Cluster) Kill(i int) {
+	n := c.Nodes[i]
+	n.cmd.Process.Kill()
+	<-n.done
+}
+
+// Restart starts node i again on its data directory (after Kill).
+func (c *Cluster) Restart(i int) { c.start(i, "") }
+
+// Pause stops node i with SIGSTOP; Resume continues it.
+func (c *Cluster) Pause(i int)  { c.Nodes[i].cmd.Process.Signal(syscall.SIGSTOP) }
+func (c *Cluster) Resume(i int) { c.Nodes[i].cmd.Process.Signal(syscall.SIGCONT) }
+
+// Status is the part of a node's /status the tests read.
+type Status struct {
+	ID           string `json:"id"`
+	Role         string `json:"role"`
+	Leader       string `json:"leader"`
+	AppliedSeqno uint64 `json:"applied_seqno"`
+	CommitSeqno  uint64 `json:"commit_seqno"`
+	Certified    uint64 `json:"certified"`
+	Conflicts    uint64 `json:"conflicts"`
+	Members      []struct {
+		ID     string `json:"id"`
+		PGAddr string `json:"pg_addr"`
+		Voter  bool   `json:"voter"`
+	} `json:"members"`
+}
+
+// Status fetches node i's status.
+func (c *Cluster) Status(i int) (Status, error) {
+	var st Status
+	cl := http.Client{Timeout: 2 * time.Second}
+	resp, err := cl.Get("http://" + c.Nodes[i].HTTPAddr + "/status")
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&st)
+	return st, err
+}
+
+// WaitReady waits until every node reports a leader and all members with
+// their client addresses.
+func (c *Cluster) WaitReady(timeout time.Duration) {
+	c.t.Helper()
+	c.Eventually(timeout, "cluster ready", func() error {
+		for i := range c.Nodes {
+			st, err := c.Status(i)
+			if err != nil {
+				return err
+			}
+			if st.Leader == "" || len(st.Members) != len(c.Nodes) {
+				return fmt.Errorf("%s: leader %q, %d members", st.ID, st.Leader, len(st.Members))
+			}
+			for _, m := range st.Members {
+				if m.PGAddr == "" {
+					return fmt.Errorf("%s: member %s has no address yet", st.ID, m.ID)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Eventually polls f until it returns nil or timeout passes (then fails the test).
+func (c *Cluster) Eventually(timeout time.Duration, what string, f func() error) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Conn connects a client to node i; it is closed when the cluster's test ends.
+func (c *Cluster) Conn(i int) *pgclient.Conn { return c.ConnFor(c.t, i) }
+
+// ConnFor connects a client to node i; it is closed when t ends.
+func (c *Cluster) ConnFor(t testing.TB, i int) *pgclient.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgclient.Connect(ctx, c.Nodes[i].PGAddr)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", c.Nodes[i].ID, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func freeAddr(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

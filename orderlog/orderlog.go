@@ -1,0 +1,90 @@
+// Package orderlog defines the total-order log through which every write set
+// passes: a replicated, fsync'd log whose committed entries every node hands,
+// in the same order, to its state machine. orderlog/raftlog implements it with
+// hashicorp/raft; no other package of ours knows Raft.
+package orderlog
+
+import (
+	"errors"
+	"io"
+	"time"
+)
+
+// Errors returned by Log methods. They are classified by what the caller may
+// conclude about an entry it tried to append.
+var (
+	// ErrNotLeader: this node is not the leader; the entry was not appended.
+	ErrNotLeader = errors.New("orderlog: not the leader")
+	// ErrUnknownOutcome: the entry may or may not commit (leadership was lost
+	// or the log shut down after it was appended).
+	ErrUnknownOutcome = errors.New("orderlog: outcome unknown")
+	// ErrTimeout: the entry could not be handed to the log in time; it was not appended.
+	ErrTimeout = errors.New("orderlog: timed out")
+)
+
+// Entry is one committed log entry.
+type Entry struct {
+	Index uint64 // position in the log (Raft index)
+	Data  []byte
+}
+
+// StateMachine consumes committed entries. Its methods are called from one
+// goroutine, never concurrently with each other.
+type StateMachine interface {
+	// Apply is called with committed entries in log order, without gaps
+	// between calls other than entries internal to the log.
+	Apply(entries []Entry)
+	// Snapshot captures the state reached so far. The snapshot is written
+	// out later, while Apply goes on.
+	Snapshot() (Snapshot, error)
+	// Restore replaces the state with the contents of a snapshot.
+	Restore(r io.Reader) error
+}
+
+// Snapshot is captured state, written out by the log for compaction and for
+// nodes that join or fall too far behind.
+type Snapshot interface {
+	WriteTo(w io.Writer) (int64, error)
+	Release()
+}
+
+// Server is one voting or non-voting member of the log's configuration.
+type Server struct {
+	ID      string
+	Address string
+	Voter   bool
+}
+
+// Log is the total-order log. Its methods are safe for concurrent use.
+type Log interface {
+	// Append appends data as one entry on the leader and returns once it is
+	// committed on a majority and applied by this node's state machine.
+	// Errors: ErrNotLeader, ErrTimeout (not appended), ErrUnknownOutcome.
+	Append(data []byte, timeout time.Duration) error
+	// Barrier returns once every entry committed before the call has been
+	// applied by this node's state machine. Leader only (else ErrNotLeader).
+	Barrier(timeout time.Duration) error
+	// Leader returns the leader's ID, or "" when none is known.
+	Leader() string
+	// IsLeader reports whether this node is the leader.
+	IsLeader() bool
+	// State returns "leader", "follower", "candidate" or "shutdown".
+	State() string
+	// AddVoter adds (or updates) a voting member. Leader only.
+	AddVoter(id, addr string, timeout time.Duration) error
+	// Servers returns the current configuration.
+	Servers() ([]Server, error)
+	// Stats returns log positions for monitoring.
+	Stats() Stats
+	// Close stops the log; pending operations fail.
+	Close() error
+}
+
+// Stats are log positions for monitoring.
+type Stats struct {
+	LastIndex    uint64
+	CommitIndex  uint64
+	AppliedIndex uint64
+	Term         uint64
+	LastContact  time.Time // last contact with the leader (followers)
+}

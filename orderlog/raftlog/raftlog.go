@@ -1,0 +1,296 @@
+// Package raftlog implements orderlog.Log with hashicorp/raft, raft-wal as the
+// fsync'd log and stable store, file snapshots and TCP transport. It is the
+// only package of ours that imports Raft.
+package raftlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"certa/orderlog"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+)
+
+// Config configures the Raft log of one node.
+type Config struct {
+	ID        string // node id, unique in the cluster
+	Dir       string // directory for the log, stable store and snapshots
+	RaftAddr  string // host:port to listen on and to advertise to peers
+	Bootstrap bool   // start a new single-node cluster if there is no state yet
+
+	// HeartbeatTimeout and ElectionTimeout bound how fast a lost leader is
+	// noticed; default 1s each. LeaderLeaseTimeout (default 500ms) bounds how
+	// long a leader cut off from the majority believes it still leads.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	// CommitTimeout is the longest a follower waits to learn that an entry
+	// committed when no new entries flow (default 5ms: low commit latency on
+	// followers at the cost of idle traffic).
+	CommitTimeout time.Duration
+	// MaxAppendEntries bounds entries per append RPC and per disk write (default 512).
+	MaxAppendEntries int
+	// SnapshotThreshold is how many entries trigger a snapshot (default 8192).
+	SnapshotThreshold uint64
+	Logger            *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.HeartbeatTimeout, time.Second)
+	def(&c.ElectionTimeout, time.Second)
+	def(&c.LeaderLeaseTimeout, 500*time.Millisecond)
+	def(&c.CommitTimeout, 5*time.Millisecond)
+	if c.MaxAppendEntries == 0 {
+		c.MaxAppendEntries = 512
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 8192
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c *Config) Validate() error {
+	if c.ID == "" {
+		return errors.New("raftlog: ID is required")
+	}
+	if c.Dir == "" {
+		return errors.New("raftlog: Dir is required")
+	}
+	if _, _, err := net.SplitHostPort(c.RaftAddr); err != nil {
+		return fmt.Errorf("raftlog: RaftAddr %q: %w", c.RaftAddr, err)
+	}
+	return nil
+}
+
+// Log is an orderlog.Log backed by hashicorp/raft.
+type Log struct {
+	raft      *raft.Raft
+	wal       *wal.WAL
+	transport *raft.NetworkTransport
+}
+
+var _ orderlog.Log = (*Log)(nil)
+
+// Open starts the node's Raft instance feeding sm. With Bootstrap set and no
+// existing state, it bootstraps a one-node cluster of itself.
+func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
+
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	w, err := wal.Open(filepath.Join(cfg.Dir, "wal"), wal.WithLogger(hlog))
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: open wal: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hlog)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("raftlog: snapshot store: %w", err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 5, 5*time.Second, hlog)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("raftlog: listen on %s: %w", cfg.RaftAddr, err)
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = hlog
+	rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	rc.ElectionTimeout = cfg.ElectionTimeout
+	rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	rc.CommitTimeout = cfg.CommitTimeout
+	rc.MaxAppendEntries = cfg.MaxAppendEntries
+	rc.BatchApplyCh = true
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+
+	existing, err := raft.HasExistingState(w, w, snaps)
+	if err != nil {
+		trans.Close()
+		w.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	if !existing && cfg.Bootstrap {
+		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}}
+		if err := raft.BootstrapCluster(rc, w, w, snaps, trans, conf); err != nil {
+			trans.Close()
+			w.Close()
+			return nil, fmt.Errorf("raftlog: bootstrap: %w", err)
+		}
+	}
+	r, err := raft.NewRaft(rc, &fsm{sm: sm}, w, w, snaps, trans)
+	if err != nil {
+		trans.Close()
+		w.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	return &Log{raft: r, wal: w, transport: trans}, nil
+}
+
+// HasState reports whether dir holds Raft state from an earlier run.
+func HasState(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "wal", "wal-meta.db"))
+	return err == nil
+}
+
+// Append implements orderlog.Log.
+func (l *Log) Append(data []byte, timeout time.Duration) error {
+	return classify(l.raft.Apply(data, timeout).Error())
+}
+
+// Barrier implements orderlog.Log.
+func (l *Log) Barrier(timeout time.Duration) error {
+	if l.raft.State() != raft.Leader {
+		return orderlog.ErrNotLeader
+	}
+	return classify(l.raft.Barrier(timeout).Error())
+}
+
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader):
+		return orderlog.ErrNotLeader
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return orderlog.ErrTimeout
+	default:
+		return fmt.Errorf("%w: %v", orderlog.ErrUnknownOutcome, err)
+	}
+}
+
+// Leader implements orderlog.Log.
+func (l *Log) Leader() string {
+	_, id := l.raft.LeaderWithID()
+	return string(id)
+}
+
+// IsLeader implements orderlog.Log.
+func (l *Log) IsLeader() bool { return l.raft.State() == raft.Leader }
+
+// State implements orderlog.Log.
+func (l *Log) State() string {
+	switch l.raft.State() {
+	case raft.Leader:
+		return "leader"
+	case raft.Follower:
+		return "follower"
+	case raft.Candidate:
+		return "candidate"
+	default:
+		return "shutdown"
+	}
+}
+
+// AddVoter implements orderlog.Log.
+func (l *Log) AddVoter(id, addr string, timeout time.Duration) error {
+	return classify(l.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout).Error())
+}
+
+// Servers implements orderlog.Log.
+func (l *Log) Servers() ([]orderlog.Server, error) {
+	f := l.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []orderlog.Server
+	for _, s := range f.Configuration().Servers {
+		out = append(out, orderlog.Server{ID: string(s.ID), Address: string(s.Address), Voter: s.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+// Stats implements orderlog.Log.
+func (l *Log) Stats() orderlog.Stats {
+	term, _ := strconv.ParseUint(l.raft.Stats()["term"], 10, 64)
+	return orderlog.Stats{
+		LastIndex:    l.raft.LastIndex(),
+		CommitIndex:  l.raft.CommitIndex(),
+		AppliedIndex: l.raft.AppliedIndex(),
+		Term:         term,
+		LastContact:  l.raft.LastContact(),
+	}
+}
+
+// Close implements orderlog.Log.
+func (l *Log) Close() error {
+	err := l.raft.Shutdown().Error()
+	l.transport.Close()
+	if cerr := l.wal.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fsm adapts an orderlog.StateMachine to raft.BatchingFSM.
+type fsm struct{ sm orderlog.StateMachine }
+
+func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
+	entries := make([]orderlog.Entry, 0, len(logs))
+	for _, l := range logs {
+		if l.Type == raft.LogCommand {
+			entries = append(entries, orderlog.Entry{Index: l.Index, Data: l.Data})
+		}
+	}
+	if len(entries) > 0 {
+		f.sm.Apply(entries)
+	}
+	return make([]interface{}, len(logs))
+}
+
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	s, err := f.sm.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return fsmSnapshot{s}, nil
+}
+
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	return f.sm.Restore(rc)
+}
+
+type fsmSnapshot struct{ s orderlog.Snapshot }
+
+func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := s.s.WriteTo(sink); err != nil {
+		sink.Cancel()
+		return fmt.Errorf("raftlog: write snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s fsmSnapshot) Release() { s.s.Release() }

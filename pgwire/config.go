@@ -1,0 +1,126 @@
+package pgwire
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the Config fields left zero.
+const (
+	// DefaultServerVersion is what clients see as server_version. Drivers parse
+	// the leading "major.minor" to decide which features to use, so it names
+	// the PostgreSQL release whose behaviour certa imitates; the suffix is free
+	// text, as in distribution builds ("16.2 (Debian 16.2-1)").
+	DefaultServerVersion = "16.0 (certa)"
+	// DefaultMaxMessageSize bounds one frontend message (a query string, for
+	// now) and so the memory one connection can make the server allocate.
+	DefaultMaxMessageSize = 64 << 20
+	// DefaultMaxConns is the number of concurrent client connections.
+	DefaultMaxConns = 1000
+	// DefaultStartupTimeout is PostgreSQL's authentication_timeout.
+	DefaultStartupTimeout = time.Minute
+)
+
+// maxMessageSizeLimit is PostgreSQL's own ceiling for a message body
+// (PG_LARGE_MESSAGE_LIMIT, MaxAllocSize-1); no client sends more.
+const maxMessageSizeLimit = 0x3fffffff - 1
+
+// minMessageSize keeps the limit above the size of any message a client sends
+// during normal operation (startup packets are limited separately to 10 000
+// bytes by pgproto3).
+const minMessageSize = 1024
+
+// Config configures a Server. The zero value is valid: every zero field takes
+// its default.
+type Config struct {
+	// ServerVersion is reported as the server_version parameter. It must begin
+	// with a PostgreSQL version number ("16", "16.0", "16.0 (certa)") because
+	// libpq and drivers parse it. Default DefaultServerVersion.
+	ServerVersion string
+
+	// MaxMessageSize is the largest frontend message body accepted, in bytes.
+	// A client sending a larger one gets ErrorResponse 54000
+	// (program_limit_exceeded) and its connection is closed; others are not
+	// affected. Default DefaultMaxMessageSize; at least 1 KiB.
+	MaxMessageSize int
+
+	// MaxConns is the largest number of client connections served at once.
+	// Further clients get ErrorResponse 53300 (too_many_connections) once they
+	// have sent their startup message, then are disconnected. Default
+	// DefaultMaxConns.
+	MaxConns int
+
+	// StartupTimeout bounds the time a client may take from connecting to
+	// completing its startup message, so that silent connections do not hold
+	// a MaxConns slot forever. Default DefaultStartupTimeout.
+	StartupTimeout time.Duration
+
+	// Logger receives connection-level events: protocol violations, recovered
+	// panics (Warn/Error) and connection lifecycle (Debug). Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.ServerVersion == "" {
+		c.ServerVersion = DefaultServerVersion
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.StartupTimeout == 0 {
+		c.StartupTimeout = DefaultStartupTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate reports whether c (with defaults applied to its zero fields) is
+// usable.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	if !startsWithVersion(c.ServerVersion) {
+		errs = append(errs, fmt.Errorf("pgwire: ServerVersion %q does not start with a version number like \"16.0\"", c.ServerVersion))
+	}
+	if c.MaxMessageSize < minMessageSize || c.MaxMessageSize > maxMessageSizeLimit {
+		errs = append(errs, fmt.Errorf("pgwire: MaxMessageSize %d is outside [%d, %d]", c.MaxMessageSize, minMessageSize, maxMessageSizeLimit))
+	}
+	if c.MaxConns < 1 {
+		errs = append(errs, fmt.Errorf("pgwire: MaxConns %d is less than 1", c.MaxConns))
+	}
+	if c.StartupTimeout < 0 {
+		errs = append(errs, fmt.Errorf("pgwire: StartupTimeout %v is negative", c.StartupTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// startsWithVersion reports whether v begins with "N" or "N.N" followed by
+// the end or a non-digit, which is what libpq's sscanf("%d.%d.%d") accepts.
+func startsWithVersion(v string) bool {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 4 {
+		return false
+	}
+	if i < len(v) && v[i] == '.' {
+		j := i + 1
+		for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			return false
+		}
+	}
+	return true
+}

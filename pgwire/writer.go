@@ -1,0 +1,189 @@
+package pgwire
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// resultWriter turns a session's results into protocol messages, all in
+// text format. It checks the order of calls the result.Writer contract
+// promises, because a session breaking it would otherwise produce a stream
+// clients misparse (a DataRow whose width differs from its RowDescription).
+type resultWriter struct {
+	c      *conn
+	ncols  int  // columns of the current result set
+	inRows bool // between Columns and Complete
+
+	// Reused across rows: a row's values are encoded into buf, then sliced.
+	fields []pgproto3.FieldDescription
+	buf    []byte
+	ends   []int
+	vals   [][]byte
+}
+
+var _ result.Writer = (*resultWriter)(nil)
+
+// typeSize is pg_type.typlen for the types certa sends: fixed-width types
+// report their width, variable-width ones -1.
+func typeSize(t result.Type) int16 {
+	switch t {
+	case result.Int8, result.Float8:
+		return 8
+	case result.Bool:
+		return 1
+	default:
+		return -1
+	}
+}
+
+func (w *resultWriter) Columns(cols []result.Column) error {
+	if w.inRows {
+		return misuse("Columns called twice without Complete")
+	}
+	w.fields = w.fields[:0]
+	for _, col := range cols {
+		w.fields = append(w.fields, pgproto3.FieldDescription{
+			Name:         []byte(col.Name),
+			DataTypeOID:  col.Type.OID(),
+			DataTypeSize: typeSize(col.Type),
+			TypeModifier: -1,
+			Format:       pgproto3.TextFormat,
+		})
+	}
+	w.ncols = len(cols)
+	w.inRows = true
+	return w.c.send(&pgproto3.RowDescription{Fields: w.fields})
+}
+
+func (w *resultWriter) Row(values []result.Value) error {
+	if !w.inRows {
+		return misuse("Row called before Columns")
+	}
+	if len(values) != w.ncols {
+		return misuse("row has %d values for %d columns", len(values), w.ncols)
+	}
+	// Encode all values first and slice afterwards: buf may move while it
+	// grows.
+	if w.buf == nil {
+		// Must be non-nil so that an empty string slices to an empty,
+		// non-nil value: a nil value is sent as NULL.
+		w.buf = make([]byte, 0, 256)
+	}
+	w.buf = w.buf[:0]
+	w.ends = w.ends[:0]
+	for i, v := range values {
+		var err error
+		if w.buf, err = appendText(w.buf, v); err != nil {
+			return misuse("column %d: %v", i+1, err)
+		}
+		w.ends = append(w.ends, len(w.buf))
+	}
+	w.vals = w.vals[:0]
+	start := 0
+	for i, end := range w.ends {
+		if values[i] == nil {
+			w.vals = append(w.vals, nil)
+		} else {
+			w.vals = append(w.vals, w.buf[start:end:end])
+		}
+		start = end
+	}
+	return w.c.send(&pgproto3.DataRow{Values: w.vals})
+}
+
+func (w *resultWriter) Complete(tag string) error {
+	w.inRows = false
+	return w.c.send(&pgproto3.CommandComplete{CommandTag: []byte(tag)})
+}
+
+func (w *resultWriter) Empty() error {
+	if w.inRows {
+		return misuse("Empty called inside a result set")
+	}
+	return w.c.send(&pgproto3.EmptyQueryResponse{})
+}
+
+// misuse is the error for a session breaking the result.Writer contract.
+func misuse(format string, args ...any) error {
+	return sqlerr.New(sqlerr.Internal, "pgwire: result writer misuse: "+format, args...)
+}
+
+// errUnsupportedValue is returned by appendText for a Go type outside
+// result.Value's set.
+type errUnsupportedValue struct{ v any }
+
+func (e errUnsupportedValue) Error() string {
+	return fmt.Sprintf("unsupported value type %T", e.v)
+}
+
+// appendText appends v in PostgreSQL's text output format (nil appends
+// nothing; the caller sends NULL).
+func appendText(dst []byte, v result.Value) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return dst, nil
+	case int64:
+		return strconv.AppendInt(dst, v, 10), nil
+	case float64:
+		return appendFloat8(dst, v), nil
+	case string:
+		return append(dst, v...), nil
+	case []byte:
+		// bytea_output = hex
+		dst = append(dst, '\\', 'x')
+		return hex.AppendEncode(dst, v), nil
+	case bool:
+		if v {
+			return append(dst, 't'), nil
+		}
+		return append(dst, 'f'), nil
+	default:
+		return dst, errUnsupportedValue{v}
+	}
+}
+
+// appendFloat8 formats f as PostgreSQL's float8out does (12 and later, with
+// the default extra_float_digits = 1): the shortest decimal that reads back
+// as f, in fixed notation when the decimal exponent is in [-4, 15), else as
+// d.ddde±XX. (strconv's shortest 'g' switches to exponents already at
+// 1e+06, where PostgreSQL prints 1000000, so the choice is made here.)
+func appendFloat8(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	}
+	exp := decimalExponent(f)
+	if exp >= -4 && exp < 15 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(dst, f, 'e', -1, 64)
+}
+
+// decimalExponent returns the exponent of f's shortest decimal form in
+// scientific notation (d.ddd × 10^exp), f being finite and non-zero.
+func decimalExponent(f float64) int {
+	var b [32]byte
+	s := strconv.AppendFloat(b[:0], f, 'e', -1, 64)
+	i := len(s) - 1
+	for s[i] != 'e' {
+		i--
+	}
+	exp, _ := strconv.Atoi(string(s[i+1:]))
+	return exp
+}

@@ -1,0 +1,282 @@
+package replica
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"certa/certify"
+	"certa/engine"
+	"certa/orderlog"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// stateMachine certifies and applies committed log entries, in log order, on
+// every node. It implements orderlog.StateMachine: its methods run on the
+// log's apply goroutine, one at a time.
+type stateMachine struct {
+	self    string
+	engine  engine.Engine
+	waiters *waiters
+	fatal   func(error)
+
+	// Guarded by being called from the apply goroutine only.
+	cert *certify.Certifier
+	// seqno is the last position given to a write set. Every write set in
+	// the log gets one, whether it passes certification or not.
+	seqno uint64
+	// engineSeqno is the engine's recorded applied seqno; write sets at or
+	// below it are already in the engine (replay after restart) and are
+	// only certified again, so that the certifier catches up.
+	engineSeqno uint64
+
+	applied   *progress     // last seqno processed (certified, and applied if passed)
+	committed atomic.Uint64 // last seqno that passed certification
+	certified atomic.Uint64 // number of write sets that passed
+	conflicts atomic.Uint64 // number that failed
+
+	membersMu sync.Mutex
+	members   map[string]writeset.Member
+}
+
+func newStateMachine(self string, eng engine.Engine, w *waiters, horizon uint64, fatal func(error)) (*stateMachine, error) {
+	applied, err := eng.AppliedSeqno()
+	if err != nil {
+		return nil, fmt.Errorf("read applied seqno: %w", err)
+	}
+	return &stateMachine{
+		self: self, engine: eng, waiters: w, fatal: fatal,
+		cert: certify.New(horizon),
+		// seqno counts from the log's start (or a snapshot): it is derived
+		// from the log alone, whatever the engine already holds.
+		seqno:       0,
+		engineSeqno: applied,
+		applied:     newProgress(applied),
+		members:     map[string]writeset.Member{},
+	}, nil
+}
+
+// Apply implements orderlog.StateMachine.
+func (m *stateMachine) Apply(entries []orderlog.Entry) {
+	var items []engine.ApplyItem
+	var notify []outcomeFor
+	for _, e := range entries {
+		dec, err := writeset.DecodeEntry(e.Data)
+		if err != nil {
+			// Entries are validated before they are appended; a corrupt one
+			// means a bug or a damaged log. Stop rather than diverge.
+			m.fatal(fmt.Errorf("log entry %d: %w", e.Index, err))
+			return
+		}
+		if dec.Kind == writeset.KindMember {
+			m.membersMu.Lock()
+			m.members[dec.Member.ID] = dec.Member
+			m.membersMu.Unlock()
+			continue
+		}
+		for i := range dec.Batch {
+			ws := &dec.Batch[i]
+			m.seqno++
+			res := m.cert.Certify(ws, m.seqno)
+			if !res.OK() {
+				m.conflicts.Add(1)
+				if ws.Origin == m.self {
+					notify = append(notify, outcomeFor{ws.TxID, outcome{m.seqno, conflictError(res)}})
+				}
+				continue
+			}
+			// Commit before the apply outcome is known: the certifier's
+			// state must be a function of the log alone (see package doc).
+			m.cert.Commit(ws, m.seqno)
+			m.certified.Add(1)
+			m.committed.Store(m.seqno)
+			if m.seqno <= m.engineSeqno {
+				continue // already in the engine (replay after restart)
+			}
+			items = append(items, engine.ApplyItem{Seqno: m.seqno, WS: ws})
+		}
+	}
+	if m.seqno > m.engineSeqno {
+		if err := m.engine.Apply(context.Background(), items, m.seqno); err != nil {
+			m.fatal(fmt.Errorf("apply write sets up to seqno %d: %w", m.seqno, err))
+			return
+		}
+		m.engineSeqno = m.seqno
+	}
+	for _, it := range items {
+		if it.WS.Origin == m.self {
+			notify = append(notify, outcomeFor{it.WS.TxID, outcome{it.Seqno, it.Err}})
+		}
+	}
+	m.applied.advance(m.seqno)
+	for _, n := range notify {
+		m.waiters.deliver(n.txid, n.o)
+	}
+}
+
+type outcomeFor struct {
+	txid uint64
+	o    outcome
+}
+
+func conflictError(res certify.Result) error {
+	switch res.Reason {
+	case certify.TooOld:
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not serialize access: the transaction's snapshot is too old (more than the certification horizon of commits ago)")
+	case certify.SchemaChanged:
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not serialize access: the schema of table %q changed after the transaction started", res.Table)
+	default:
+		return &sqlerr.Error{
+			Code:    sqlerr.SerializationFailure,
+			Message: fmt.Sprintf("could not serialize access: table %q was changed by a concurrent transaction", res.Table),
+			Detail:  fmt.Sprintf("A row this transaction wrote was committed by another transaction at seqno %d, after this transaction's snapshot.", res.ConflictSeqno),
+			Hint:    "Retry the transaction.",
+		}
+	}
+}
+
+// memberList returns the known members' addresses, sorted by id.
+func (m *stateMachine) memberList() []writeset.Member {
+	m.membersMu.Lock()
+	defer m.membersMu.Unlock()
+	out := make([]writeset.Member, 0, len(m.members))
+	for _, mb := range m.members {
+		out = append(out, mb)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (m *stateMachine) member(id string) (writeset.Member, bool) {
+	m.membersMu.Lock()
+	defer m.membersMu.Unlock()
+	mb, ok := m.members[id]
+	return mb, ok
+}
+
+// snapshotMagic starts every state machine snapshot.
+const snapshotMagic = "certa-snapshot-1\n"
+
+// Snapshot implements orderlog.StateMachine: the seqno, the members, the
+// certification window and the engine's data.
+func (m *stateMachine) Snapshot() (orderlog.Snapshot, error) {
+	var head bytes.Buffer
+	head.WriteString(snapshotMagic)
+	head.Write(binary.AppendUvarint(nil, m.seqno))
+	members := m.memberList()
+	head.Write(binary.AppendUvarint(nil, uint64(len(members))))
+	for _, mb := range members {
+		e := writeset.EncodeMember(mb)
+		head.Write(binary.AppendUvarint(nil, uint64(len(e))))
+		head.Write(e)
+	}
+	var cert bytes.Buffer
+	if err := m.cert.Save(&cert); err != nil {
+		return nil, fmt.Errorf("save certification window: %w", err)
+	}
+	head.Write(binary.AppendUvarint(nil, uint64(cert.Len())))
+	head.Write(cert.Bytes())
+	es, err := m.engine.Snapshot(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("engine snapshot: %w", err)
+	}
+	return &snapshot{head: head.Bytes(), engine: es}, nil
+}
+
+type snapshot struct {
+	head   []byte
+	engine engine.Snapshot
+}
+
+func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(s.head)
+	if err != nil {
+		return int64(n), err
+	}
+	m, err := s.engine.WriteTo(w)
+	return int64(n) + m, err
+}
+
+func (s *snapshot) Release() { s.engine.Release() }
+
+var errBadSnapshot = errors.New("not a certa snapshot")
+
+// Restore implements orderlog.StateMachine. When the engine already holds
+// this state or a later one (a node restarting on its own data), the engine
+// is kept and only the log-derived state is restored; the entries after the
+// snapshot are then replayed and only certified up to the engine's seqno.
+func (m *stateMachine) Restore(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
+		return errBadSnapshot
+	}
+	seqno, err := binary.ReadUvarint(br)
+	if err != nil {
+		return errBadSnapshot
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return errBadSnapshot
+	}
+	members := map[string]writeset.Member{}
+	for i := uint64(0); i < n; i++ {
+		b, err := readChunk(br)
+		if err != nil {
+			return err
+		}
+		dec, err := writeset.DecodeEntry(b)
+		if err != nil || dec.Kind != writeset.KindMember {
+			return errBadSnapshot
+		}
+		members[dec.Member.ID] = dec.Member
+	}
+	certBytes, err := readChunk(br)
+	if err != nil {
+		return err
+	}
+	cert, err := certify.Load(bytes.NewReader(certBytes))
+	if err != nil {
+		return fmt.Errorf("load certification window: %w", err)
+	}
+	engineSeqno, err := m.engine.AppliedSeqno()
+	if err != nil {
+		return err
+	}
+	if engineSeqno < seqno || engineSeqno == 0 {
+		if err := m.engine.Restore(context.Background(), br); err != nil {
+			return fmt.Errorf("restore engine: %w", err)
+		}
+		engineSeqno = seqno
+	}
+	m.cert = cert
+	m.seqno = seqno
+	m.engineSeqno = engineSeqno
+	m.membersMu.Lock()
+	m.members = members
+	m.membersMu.Unlock()
+	m.applied.advance(seqno)
+	return nil
+}
+
+func readChunk(r *bufio.Reader) ([]byte, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > 1<<34 {
+		return nil, errBadSnapshot
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, errBadSnapshot
+	}
+	return b, nil
+}

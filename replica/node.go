@@ -1,0 +1,335 @@
+package replica
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"certa/engine"
+	"certa/orderlog"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// Config configures a node's core. Zero values take the documented defaults.
+type Config struct {
+	// Self is this node's id and addresses, as announced to the cluster.
+	Self writeset.Member
+	// CommitTimeout bounds how long a COMMIT waits for its outcome once
+	// submitted (default 8s). Past it the client gets 40003: the commit may
+	// or may not have happened.
+	CommitTimeout time.Duration
+	// SyncTimeout bounds how long a 'sync' read or a wait_for waits (default 5s).
+	SyncTimeout time.Duration
+	// Horizon is the certification window in write sets (default 100000): a
+	// transaction whose snapshot is older than that many commits fails.
+	Horizon uint64
+	// AutocommitRetries is how often a single autocommit statement that
+	// lost certification is re-executed on a fresh snapshot (default 3).
+	AutocommitRetries int
+	// Fatal is called when the node cannot go on without diverging (a batch
+	// that cannot be applied). Default: panic.
+	Fatal func(error)
+	// ObserveCommit, if set, receives the latency of every successful commit.
+	ObserveCommit func(time.Duration)
+	Logger        *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.CommitTimeout == 0 {
+		c.CommitTimeout = 8 * time.Second
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = 5 * time.Second
+	}
+	if c.Horizon == 0 {
+		c.Horizon = 100000
+	}
+	if c.AutocommitRetries == 0 {
+		c.AutocommitRetries = 3
+	}
+	if c.Fatal == nil {
+		c.Fatal = func(err error) { panic(err) }
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c *Config) Validate() error {
+	if c.Self.ID == "" {
+		return errors.New("replica: node id is required")
+	}
+	if c.AutocommitRetries < 0 {
+		return errors.New("replica: AutocommitRetries must not be negative")
+	}
+	return nil
+}
+
+// Peers is how a node reaches other members over their HTTP addresses.
+type Peers interface {
+	// Forward asks the leader at httpAddr to append entry. Errors:
+	// orderlog.ErrNotLeader and orderlog.ErrTimeout when the entry was
+	// certainly not appended, anything else when that is unknown.
+	Forward(ctx context.Context, httpAddr string, entry []byte) error
+	// SyncPoint asks the leader at httpAddr for the seqno that every commit
+	// acknowledged before the call is at or below.
+	SyncPoint(ctx context.Context, httpAddr string) (uint64, error)
+	// Join asks the member at httpAddr to add m to the cluster.
+	Join(ctx context.Context, httpAddr string, m writeset.Member) error
+}
+
+// Node is one certa node's core.
+type Node struct {
+	cfg     Config
+	engine  engine.Engine
+	sm      *stateMachine
+	waiters *waiters
+	txid    atomic.Uint64
+
+	log   orderlog.Log // set by Start
+	peers Peers
+	queue chan *writeset.WriteSet
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New creates a node's core over eng. Call StateMachine to open the log,
+// then Start.
+func New(cfg Config, eng engine.Engine) (*Node, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, engine: eng, waiters: &waiters{}, queue: make(chan *writeset.WriteSet, 8192), stop: make(chan struct{})}
+	// TxIDs start at a random point so that write sets of an earlier run of
+	// this node, still in the log, never wake a session of this run.
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	n.txid.Store(binary.LittleEndian.Uint64(b[:]) >> 1)
+	sm, err := newStateMachine(cfg.Self.ID, eng, n.waiters, cfg.Horizon, cfg.Fatal)
+	if err != nil {
+		return nil, err
+	}
+	n.sm = sm
+	return n, nil
+}
+
+// StateMachine returns what the order log must feed committed entries to.
+func (n *Node) StateMachine() orderlog.StateMachine { return n.sm }
+
+// Start begins submitting write sets through log and announcing this node's
+// addresses to the cluster.
+func (n *Node) Start(log orderlog.Log, peers Peers) {
+	n.log, n.peers = log, peers
+	n.wg.Add(2)
+	go n.submitLoop()
+	go n.announceLoop()
+}
+
+// Close stops the node's goroutines. The log and engine are closed by their owner.
+func (n *Node) Close() {
+	n.stopOnce.Do(func() { close(n.stop) })
+	n.wg.Wait()
+}
+
+// errNoQuorum is the error for work that needs the majority when this node
+// cannot reach it.
+func errNoQuorum(format string, args ...any) error {
+	return &sqlerr.Error{
+		Code:    sqlerr.NoQuorum,
+		Message: "certa: this node is not connected to a majority of the cluster: " + fmt.Sprintf(format, args...),
+		Hint:    "Retry on another node, or once the network heals. Reads with certa.consistency = 'local' still work here.",
+	}
+}
+
+// Commit orders ws through the log and waits until it is certified and, if
+// it passed, applied on this node. It returns the seqno ws committed at.
+// Errors: 40001 (lost certification), 57P03 (no majority: not committed),
+// 40003 (outcome unknown), or the error of a failed apply (e.g. 23505).
+func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error) {
+	if n.log.Leader() == "" {
+		return 0, errNoQuorum("no leader is known, so the commit was not submitted")
+	}
+	start := time.Now()
+	ws.Origin = n.cfg.Self.ID
+	ws.TxID = n.txid.Add(1)
+	ch := n.waiters.add(ws.TxID)
+	defer n.waiters.remove(ws.TxID)
+	timer := time.NewTimer(n.cfg.CommitTimeout)
+	defer timer.Stop()
+	select {
+	case n.queue <- ws:
+	case <-timer.C:
+		return 0, errNoQuorum("the submission queue stayed full for %s", n.cfg.CommitTimeout)
+	}
+	select {
+	case o := <-ch:
+		if o.err == nil && n.cfg.ObserveCommit != nil {
+			n.cfg.ObserveCommit(time.Since(start))
+		}
+		return o.seqno, o.err
+	case <-timer.C:
+		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+			"certa: commit outcome unknown: no confirmation from the cluster within %s; the transaction may or may not have committed", n.cfg.CommitTimeout)
+	case <-ctx.Done():
+		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+			"certa: commit outcome unknown: the session ended while waiting; the transaction may or may not have committed")
+	}
+}
+
+// WaitApplied waits until this node has applied position seqno.
+func (n *Node) WaitApplied(ctx context.Context, seqno uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.SyncTimeout)
+	defer cancel()
+	if err := n.sm.applied.wait(ctx, seqno); err != nil {
+		return sqlerr.New(sqlerr.QueryCanceled,
+			"certa: this node had not applied seqno %d within %s (applied: %d)", seqno, n.cfg.SyncTimeout, n.sm.applied.get())
+	}
+	return nil
+}
+
+// WaitSync waits until this node has applied every commit that was
+// acknowledged anywhere in the cluster before the call.
+func (n *Node) WaitSync(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.SyncTimeout)
+	defer cancel()
+	s, err := n.syncPoint(ctx)
+	if err != nil {
+		return err
+	}
+	return n.WaitApplied(ctx, s)
+}
+
+func (n *Node) syncPoint(ctx context.Context) (uint64, error) {
+	leader := n.log.Leader()
+	switch {
+	case leader == "":
+		return 0, errNoQuorum("no leader is known, so a 'sync' read cannot be served")
+	case leader == n.cfg.Self.ID:
+		s, err := n.LeaderSyncPoint()
+		if err != nil {
+			return 0, errNoQuorum("could not confirm the latest commit with a majority: %v", err)
+		}
+		return s, nil
+	}
+	mb, ok := n.sm.member(leader)
+	if !ok {
+		return 0, errNoQuorum("the leader's address is not known yet")
+	}
+	s, err := n.peers.SyncPoint(ctx, mb.HTTPAddr)
+	if err != nil {
+		return 0, errNoQuorum("could not reach the leader %s: %v", leader, err)
+	}
+	return s, nil
+}
+
+// LeaderSyncPoint returns, on the leader, a seqno at or above every commit
+// acknowledged before the call: it appends a barrier through the majority
+// and waits until it is applied.
+func (n *Node) LeaderSyncPoint() (uint64, error) {
+	if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
+		return 0, err
+	}
+	return n.sm.applied.get(), nil
+}
+
+// AppendForwarded appends an entry forwarded by another node, on the leader.
+// Entries are checked before they enter the log: a corrupt entry would stop
+// every node.
+func (n *Node) AppendForwarded(entry []byte) error {
+	dec, err := writeset.DecodeEntry(entry)
+	if err != nil || dec.Kind != writeset.KindBatch {
+		return fmt.Errorf("forwarded entry rejected: %w", writeset.ErrCorrupt)
+	}
+	return n.log.Append(entry, n.cfg.CommitTimeout)
+}
+
+// Join adds m to the cluster as a voter and publishes its addresses. Leader
+// only (orderlog.ErrNotLeader otherwise). Joining again is harmless.
+func (n *Node) Join(m writeset.Member) error {
+	if m.ID == "" || m.RaftAddr == "" {
+		return errors.New("join: id and raft address are required")
+	}
+	if err := n.log.AddVoter(m.ID, m.RaftAddr, 10*time.Second); err != nil {
+		return fmt.Errorf("join %s: add voter: %w", m.ID, err)
+	}
+	if cur, ok := n.sm.member(m.ID); ok && cur == m {
+		return nil
+	}
+	if err := n.log.Append(writeset.EncodeMember(m), 10*time.Second); err != nil {
+		return fmt.Errorf("join %s: publish addresses: %w", m.ID, err)
+	}
+	return nil
+}
+
+// LeaderHTTPAddr returns the leader's HTTP address, if known.
+func (n *Node) LeaderHTTPAddr() (string, bool) {
+	leader := n.log.Leader()
+	if leader == "" {
+		return "", false
+	}
+	mb, ok := n.sm.member(leader)
+	return mb.HTTPAddr, ok
+}
+
+// JoinVia asks the members at httpAddrs, in turn and again until ctx ends,
+// to add this node to their cluster.
+func (n *Node) JoinVia(ctx context.Context, httpAddrs []string) error {
+	var last error
+	for {
+		for _, a := range httpAddrs {
+			if last = n.peers.Join(ctx, a, n.cfg.Self); last == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("join via %v: %w (last error: %v)", httpAddrs, ctx.Err(), last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// announceLoop makes sure the cluster knows this node's current addresses
+// (after bootstrap, or after a restart with new addresses).
+func (n *Node) announceLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(300 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+		if mb, ok := n.sm.member(n.cfg.Self.ID); ok && mb == n.cfg.Self {
+			return
+		}
+		switch leader := n.log.Leader(); {
+		case leader == n.cfg.Self.ID:
+			if err := n.Join(n.cfg.Self); err != nil {
+				n.cfg.Logger.Warn("announce addresses", "err", err)
+			}
+		case leader != "":
+			if addr, ok := n.LeaderHTTPAddr(); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if err := n.peers.Join(ctx, addr, n.cfg.Self); err != nil {
+					n.cfg.Logger.Warn("announce addresses", "err", err)
+				}
+				cancel()
+			}
+		}
+	}
+}

@@ -1,0 +1,415 @@
+package replica
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// Session runs one client connection's statements: transaction blocks,
+// session settings, DDL in total order, and local execution with commit
+// through the cluster. It is used by one goroutine (the connection's).
+type Session struct {
+	node *Node
+
+	tx      engine.Tx // open engine transaction, or nil
+	inBlock bool      // inside BEGIN ... COMMIT
+	failed  bool      // the block hit an error: only ROLLBACK/COMMIT end it
+
+	consistency string            // "local" or "sync"
+	waitFor     uint64            // certa.wait_for: reads wait for this seqno
+	lastCommit  uint64            // seqno of this session's last commit
+	settings    map[string]string // other SET parameters, echoed by SHOW
+}
+
+// NewSession opens a session for a client connection. Its signature fits
+// pgwire.Backend through an adapter in cmd.
+func (n *Node) NewSession() *Session {
+	return &Session{node: n, consistency: "local", settings: map[string]string{}}
+}
+
+// TxStatus returns 'I', 'T' or 'E' for ReadyForQuery.
+func (s *Session) TxStatus() byte {
+	switch {
+	case s.failed:
+		return 'E'
+	case s.inBlock:
+		return 'T'
+	default:
+		return 'I'
+	}
+}
+
+// Close rolls back any open transaction.
+func (s *Session) Close() { s.endTx() }
+
+func (s *Session) endTx() {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+	s.inBlock, s.failed = false, false
+}
+
+// Query runs the statements of sql in order, each in its own transaction
+// unless inside a transaction block; the first error stops the rest.
+func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error {
+	stmts := splitStatements(sql)
+	if len(stmts) == 0 {
+		return w.Empty()
+	}
+	for _, st := range stmts {
+		if err := s.run(ctx, st, w); err != nil {
+			if s.inBlock {
+				s.failBlock()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) failBlock() {
+	if s.tx != nil {
+		s.tx.Rollback()
+		s.tx = nil
+	}
+	s.failed = true
+}
+
+var errInFailedBlock = sqlerr.New(sqlerr.InFailedTransaction,
+	"current transaction is aborted, commands ignored until end of transaction block")
+
+func (s *Session) run(ctx context.Context, st statement, w result.Writer) error {
+	switch st.kind {
+	case kindBegin:
+		if !s.failed {
+			s.inBlock = true
+		}
+		return w.Complete("BEGIN")
+	case kindCommit:
+		return s.commitBlock(ctx, w)
+	case kindRollback:
+		s.endTx()
+		return w.Complete("ROLLBACK")
+	}
+	if s.failed {
+		return errInFailedBlock
+	}
+	switch st.kind {
+	case kindSet:
+		return s.set(st, w)
+	case kindShow:
+		return s.show(st, w)
+	case kindDDL:
+		return s.ddl(ctx, st, w)
+	}
+	if s.inBlock {
+		if err := s.beginIfNeeded(ctx); err != nil {
+			return err
+		}
+		return s.tx.Exec(ctx, st.sql, w)
+	}
+	return s.autocommit(ctx, st, w)
+}
+
+// beginIfNeeded starts the engine transaction of a block at its first
+// statement, after the session's read-consistency wait.
+func (s *Session) beginIfNeeded(ctx context.Context) error {
+	if s.tx != nil {
+		return nil
+	}
+	if err := s.readWait(ctx); err != nil {
+		return err
+	}
+	tx, err := s.node.engine.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	s.tx = tx
+	return nil
+}
+
+func (s *Session) readWait(ctx context.Context) error {
+	if s.waitFor > 0 {
+		if err := s.node.WaitApplied(ctx, s.waitFor); err != nil {
+			return err
+		}
+	}
+	if s.consistency == "sync" {
+		return s.node.WaitSync(ctx)
+	}
+	return nil
+}
+
+// autocommit runs one statement as its own transaction. Its results are
+// held back until it has committed, so a client never sees a row count for
+// a write that then failed; one that lost certification is re-executed on a
+// fresh snapshot (Galera's retry_autocommit), which is what the client would do.
+func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer) error {
+	if err := s.readWait(ctx); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		buf := &bufferedWriter{}
+		err := s.runOnce(ctx, st, buf)
+		if err == nil {
+			return buf.replay(w)
+		}
+		if sqlerr.Code(err) != sqlerr.SerializationFailure || attempt >= s.node.cfg.AutocommitRetries {
+			return err
+		}
+	}
+}
+
+func (s *Session) runOnce(ctx context.Context, st statement, w result.Writer) error {
+	tx, err := s.node.engine.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.Exec(ctx, st.sql, w); err != nil {
+		return err
+	}
+	return s.commitTx(ctx, tx)
+}
+
+// commitTx captures tx's write set, rolls the local transaction back and
+// commits the write set through the cluster.
+func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
+	ws, err := tx.WriteSet()
+	tx.Rollback()
+	if err != nil || ws == nil {
+		return err
+	}
+	seqno, err := s.node.Commit(ctx, ws)
+	if err != nil {
+		return err
+	}
+	s.lastCommit = seqno
+	return nil
+}
+
+func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
+	if s.failed {
+		s.endTx()
+		return w.Complete("ROLLBACK")
+	}
+	tx := s.tx
+	s.tx = nil
+	s.inBlock = false
+	if tx != nil {
+		if err := s.commitTx(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return w.Complete("COMMIT")
+}
+
+// ddl runs a schema change in total order on every node.
+func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error {
+	if s.inBlock {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"%s cannot run inside a transaction block in certa: schema changes run on their own, in total order on every node", ddlTag(st.words))
+	}
+	tables, err := s.node.engine.CheckDDL(ctx, st.sql)
+	if err != nil {
+		return err
+	}
+	seqno, err := s.node.Commit(ctx, &writeset.WriteSet{DDL: st.sql, Tables: tables})
+	if err != nil {
+		return err
+	}
+	s.lastCommit = seqno
+	return w.Complete(ddlTag(st.words))
+}
+
+// The settings certa itself interprets.
+const (
+	settingConsistency = "certa.consistency"
+	settingWaitFor     = "certa.wait_for"
+	settingLastCommit  = "certa.last_commit_seqno"
+)
+
+func (s *Session) set(st statement, w result.Writer) error {
+	name, value, err := parseSet(st.sql)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case settingConsistency:
+		switch v := strings.ToLower(value); v {
+		case "local", "sync":
+			s.consistency = v
+		case "", "default":
+			s.consistency = "local"
+		default:
+			return sqlerr.New(sqlerr.InvalidParameterValue,
+				"invalid value for parameter \"certa.consistency\": %q (use 'local' or 'sync')", value)
+		}
+	case settingWaitFor:
+		if value == "" || strings.EqualFold(value, "default") {
+			s.waitFor = 0
+			break
+		}
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil {
+			return sqlerr.New(sqlerr.InvalidParameterValue,
+				"invalid value for parameter \"certa.wait_for\": %q (use a seqno from SHOW certa.last_commit_seqno)", value)
+		}
+		s.waitFor = n
+	case settingLastCommit:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "parameter \"certa.last_commit_seqno\" cannot be changed")
+	default:
+		if strings.HasPrefix(name, "certa.") {
+			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+		}
+		// Other parameters (client_encoding, application_name, ...) are
+		// accepted and remembered for SHOW.
+		s.settings[name] = value
+	}
+	return w.Complete("SET")
+}
+
+// parseSet parses SET [SESSION|LOCAL] name {TO|=} value and RESET name.
+func parseSet(sql string) (name, value string, err error) {
+	f := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), ";"))
+	if len(f) >= 2 && strings.EqualFold(f[0], "RESET") {
+		return strings.ToLower(f[1]), "", nil
+	}
+	if len(f) >= 2 && (strings.EqualFold(f[1], "SESSION") || strings.EqualFold(f[1], "LOCAL")) {
+		f = append(f[:1], f[2:]...)
+	}
+	if len(f) < 2 {
+		return "", "", sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
+	}
+	rest := strings.Join(f[1:], " ")
+	if i := strings.IndexAny(rest, "= "); i >= 0 {
+		name = strings.TrimSpace(rest[:i])
+		rest = strings.TrimSpace(rest[i:])
+		rest = strings.TrimPrefix(rest, "=")
+		if len(rest) >= 2 && strings.EqualFold(rest[:2], "TO") && (len(rest) == 2 || rest[2] == ' ') {
+			rest = rest[2:]
+		}
+		value = strings.TrimSpace(rest)
+	} else if strings.Contains(strings.ToUpper(rest), "TIME ZONE") {
+		return "timezone", "", nil
+	} else {
+		return "", "", sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
+	}
+	value = strings.Trim(value, "'\"")
+	return strings.ToLower(name), value, nil
+}
+
+func (s *Session) show(st statement, w result.Writer) error {
+	if len(st.words) < 2 {
+		return sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
+	}
+	name := strings.ToLower(st.words[1])
+	var value string
+	switch name {
+	case settingConsistency:
+		value = s.consistency
+	case settingWaitFor:
+		value = strconv.FormatUint(s.waitFor, 10)
+	case settingLastCommit:
+		value = strconv.FormatUint(s.lastCommit, 10)
+	case "certa.applied_seqno":
+		value = strconv.FormatUint(s.node.sm.applied.get(), 10)
+	case "transaction_isolation":
+		value = "repeatable read" // PostgreSQL's name for snapshot isolation
+	case "server_version":
+		value = "16.0"
+	default:
+		v, ok := s.settings[name]
+		if !ok {
+			if strings.HasPrefix(name, "certa.") {
+				return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+			}
+			v = defaultSettings[name]
+		}
+		value = v
+	}
+	if err := w.Columns([]result.Column{{Name: name, Type: result.Text}}); err != nil {
+		return err
+	}
+	if err := w.Row([]result.Value{value}); err != nil {
+		return err
+	}
+	return w.Complete("SHOW")
+}
+
+var defaultSettings = map[string]string{
+	"client_encoding":             "UTF8",
+	"server_encoding":             "UTF8",
+	"datestyle":                   "ISO, MDY",
+	"timezone":                    "UTC",
+	"standard_conforming_strings": "on",
+	"integer_datetimes":           "on",
+	"search_path":                 "public",
+	"max_identifier_length":       "63",
+}
+
+// bufferedWriter records a statement's results so they can be sent once
+// the statement's transaction has committed.
+type bufferedWriter struct {
+	cols     []result.Column
+	hasCols  bool
+	rows     [][]result.Value
+	tag      string
+	complete bool
+	empty    bool
+}
+
+func (b *bufferedWriter) Columns(cols []result.Column) error {
+	b.cols, b.hasCols = append([]result.Column(nil), cols...), true
+	return nil
+}
+
+func (b *bufferedWriter) Row(values []result.Value) error {
+	row := make([]result.Value, len(values))
+	for i, v := range values {
+		if bs, ok := v.([]byte); ok {
+			v = append([]byte(nil), bs...)
+		}
+		row[i] = v
+	}
+	b.rows = append(b.rows, row)
+	return nil
+}
+
+func (b *bufferedWriter) Complete(tag string) error {
+	b.tag, b.complete = tag, true
+	return nil
+}
+
+func (b *bufferedWriter) Empty() error {
+	b.empty = true
+	return nil
+}
+
+// replay sends everything recorded to w.
+func (b *bufferedWriter) replay(w result.Writer) error {
+	if b.empty {
+		return w.Empty()
+	}
+	if b.hasCols {
+		if err := w.Columns(b.cols); err != nil {
+			return err
+		}
+		for _, r := range b.rows {
+			if err := w.Row(r); err != nil {
+				return err
+			}
+		}
+	}
+	if b.complete {
+		return w.Complete(b.tag)
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package replica
+
+import (
+	"strings"
+)
+
+// kind is what a statement is, as far as the session must know before
+// handing it to the engine.
+type kind int
+
+const (
+	kindEmpty kind = iota
+	kindBegin
+	kindCommit
+	kindRollback
+	kindSet
+	kindShow
+	kindDDL
+	kindOther // queries and DML: run by the engine
+)
+
+// statement is one statement of a query string.
+type statement struct {
+	sql   string
+	kind  kind
+	words []string // first keywords, upper-cased (at most 4)
+}
+
+// splitStatements splits a query string on semicolons that are outside
+// quotes, comments and dollar-quoted strings, dropping empty statements
+// unless the whole string is empty.
+func splitStatements(sql string) []statement {
+	var out []statement
+	start := 0
+	for i := 0; i < len(sql); {
+		switch c := sql[i]; {
+		case c == '\'' || c == '"':
+			i = skipQuoted(sql, i, c)
+		case c == '-' && strings.HasPrefix(sql[i:], "--"):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
+			i = skipBlockComment(sql, i)
+		case c == '$':
+			i = skipDollarQuoted(sql, i)
+		case c == ';':
+			if s := newStatement(sql[start:i]); s.kind != kindEmpty {
+				out = append(out, s)
+			}
+			i++
+			start = i
+		default:
+			i++
+		}
+	}
+	if s := newStatement(sql[start:]); s.kind != kindEmpty {
+		out = append(out, s)
+	}
+	return out
+}
+
+func skipQuoted(s string, i int, q byte) int {
+	// E'...' strings allow backslash escapes; plain strings double the quote.
+	backslash := q == '\'' && i > 0 && (s[i-1] == 'E' || s[i-1] == 'e') && (i < 2 || !isIdent(s[i-2]))
+	for i++; i < len(s); i++ {
+		switch {
+		case backslash && s[i] == '\\':
+			i++
+		case s[i] == q:
+			if i+1 < len(s) && s[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+func skipBlockComment(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		switch {
+		case strings.HasPrefix(s[i:], "/*"):
+			depth++
+			i += 2
+		case strings.HasPrefix(s[i:], "*/"):
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
+// skipDollarQuoted skips $tag$...$tag$ starting at s[i] == '$'. A '$' that
+// does not open a dollar quote (e.g. a $1 parameter) is skipped alone.
+func skipDollarQuoted(s string, i int) int {
+	if i > 0 && isIdent(s[i-1]) {
+		return i + 1
+	}
+	j := i + 1
+	for j < len(s) && isIdent(s[j]) && !(s[j] >= '0' && s[j] <= '9' && j == i+1) {
+		j++
+	}
+	if j >= len(s) || s[j] != '$' {
+		return i + 1
+	}
+	tag := s[i : j+1]
+	if end := strings.Index(s[j+1:], tag); end >= 0 {
+		return j + 1 + end + len(tag)
+	}
+	return len(s)
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+func newStatement(sql string) statement {
+	s := statement{sql: strings.TrimSpace(sql), words: leadingWords(sql, 4)}
+	if len(s.words) == 0 {
+		s.kind = kindEmpty
+		return s
+	}
+	switch s.words[0] {
+	case "BEGIN":
+		s.kind = kindBegin
+	case "START":
+		if len(s.words) > 1 && s.words[1] == "TRANSACTION" {
+			s.kind = kindBegin
+		} else {
+			s.kind = kindOther
+		}
+	case "COMMIT", "END":
+		s.kind = kindCommit
+	case "ROLLBACK", "ABORT":
+		s.kind = kindRollback
+	case "SET", "RESET":
+		s.kind = kindSet
+	case "SHOW":
+		s.kind = kindShow
+	case "CREATE", "ALTER", "DROP":
+		s.kind = kindDDL
+	default:
+		s.kind = kindOther
+	}
+	return s
+}
+
+// leadingWords returns up to n leading keywords of sql, upper-cased,
+// skipping whitespace and comments.
+func leadingWords(sql string, n int) []string {
+	var words []string
+	i := 0
+	for i < len(sql) && len(words) < n {
+		c := sql[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case strings.HasPrefix(sql[i:], "--"):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(sql[i:], "/*"):
+			i = skipBlockComment(sql, i)
+		case isIdent(c):
+			j := i
+			for j < len(sql) && (isIdent(sql[j]) || sql[j] == '.') {
+				j++
+			}
+			words = append(words, strings.ToUpper(sql[i:j]))
+			i = j
+		default:
+			return words
+		}
+	}
+	return words
+}
+
+// ddlTag returns the command tag PostgreSQL sends for a DDL statement.
+func ddlTag(words []string) string {
+	w := append([]string(nil), words...)
+	// CREATE UNIQUE INDEX, CREATE TEMP TABLE ... → CREATE INDEX, CREATE TABLE.
+	if len(w) >= 3 && w[0] == "CREATE" {
+		switch w[1] {
+		case "UNIQUE", "TEMP", "TEMPORARY", "OR":
+			if w[1] == "OR" {
+				return "CREATE " + lastOr(w, "VIEW")
+			}
+			return "CREATE " + w[2]
+		}
+	}
+	if len(w) >= 2 {
+		return w[0] + " " + w[1]
+	}
+	return w[0]
+}
+
+func lastOr(w []string, def string) string {
+	if len(w) > 3 {
+		return w[3]
+	}
+	return def
+}

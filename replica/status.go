@@ -1,0 +1,59 @@
+package replica
+
+// MemberStatus is one member as the status reports it.
+type MemberStatus struct {
+	ID       string `json:"id"`
+	PGAddr   string `json:"pg_addr"`
+	RaftAddr string `json:"raft_addr"`
+	HTTPAddr string `json:"http_addr"`
+	Voter    bool   `json:"voter"`
+}
+
+// Status is a node's view of itself and the cluster.
+type Status struct {
+	ID      string         `json:"id"`
+	Role    string         `json:"role"`
+	Leader  string         `json:"leader"`
+	Members []MemberStatus `json:"members"`
+	// AppliedSeqno is the last log position this node has certified and applied.
+	AppliedSeqno uint64 `json:"applied_seqno"`
+	// CommitSeqno is the position of the last write set that passed certification.
+	CommitSeqno uint64 `json:"commit_seqno"`
+	// Certified and Conflicts count write sets that passed and failed
+	// certification on this node since it started.
+	Certified uint64 `json:"certified"`
+	Conflicts uint64 `json:"conflicts"`
+	// Log positions (Raft indexes): the gap between commit and applied is
+	// this node's apply lag.
+	LogLastIndex    uint64 `json:"log_last_index"`
+	LogCommitIndex  uint64 `json:"log_commit_index"`
+	LogAppliedIndex uint64 `json:"log_applied_index"`
+	LogTerm         uint64 `json:"log_term"`
+}
+
+// Status returns the node's current status.
+func (n *Node) Status() Status {
+	st := n.log.Stats()
+	s := Status{
+		ID:              n.cfg.Self.ID,
+		Role:            n.log.State(),
+		Leader:          n.log.Leader(),
+		AppliedSeqno:    n.sm.applied.get(),
+		CommitSeqno:     n.sm.committed.Load(),
+		Certified:       n.sm.certified.Load(),
+		Conflicts:       n.sm.conflicts.Load(),
+		LogLastIndex:    st.LastIndex,
+		LogCommitIndex:  st.CommitIndex,
+		LogAppliedIndex: st.AppliedIndex,
+		LogTerm:         st.Term,
+	}
+	servers, _ := n.log.Servers()
+	for _, sv := range servers {
+		ms := MemberStatus{ID: sv.ID, RaftAddr: sv.Address, Voter: sv.Voter}
+		if mb, ok := n.sm.member(sv.ID); ok {
+			ms.PGAddr, ms.HTTPAddr = mb.PGAddr, mb.HTTPAddr
+		}
+		s.Members = append(s.Members, ms)
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"certa/orderlog"
+	"certa/writeset"
+)
+
+// Batching limits: under load, write sets that queue up while earlier
+// batches are in flight go into one log entry (one disk write, one apply
+// transaction on every node).
+const (
+	maxBatchWriteSets = 1024
+	maxBatchBytes     = 4 << 20
+	maxInFlight       = 4
+)
+
+// submitLoop takes write sets from the queue, packs them into log entries
+// and hands each entry to the leader, with at most maxInFlight outstanding.
+func (n *Node) submitLoop() {
+	defer n.wg.Done()
+	sem := make(chan struct{}, maxInFlight)
+	for {
+		var first *writeset.WriteSet
+		select {
+		case <-n.stop:
+			return
+		case first = <-n.queue:
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-n.stop:
+			return
+		}
+		batch := []*writeset.WriteSet{first}
+		size := len(first.Changes) + len(first.DDL)
+	drain:
+		for len(batch) < maxBatchWriteSets && size < maxBatchBytes {
+			select {
+			case ws := <-n.queue:
+				batch = append(batch, ws)
+				size += len(ws.Changes) + len(ws.DDL)
+			default:
+				break drain
+			}
+		}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			defer func() { <-sem }()
+			n.dispatch(batch)
+		}()
+	}
+}
+
+// dispatch appends one batch. The sessions waiting on it learn their
+// outcome from the state machine; only when the batch was certainly not
+// appended are they told here.
+func (n *Node) dispatch(batch []*writeset.WriteSet) {
+	entry := writeset.EncodeBatch(batch)
+	err := n.appendEntry(entry)
+	if err == nil || !(errors.Is(err, orderlog.ErrNotLeader) || errors.Is(err, orderlog.ErrTimeout)) {
+		return // committed, or unknown: the waiters time out unless it applies
+	}
+	for _, ws := range batch {
+		n.waiters.deliver(ws.TxID, outcome{err: errNoQuorum("the commit could not be appended to the log: %v", err)})
+	}
+}
+
+// appendEntry appends entry on the leader, retrying while leadership moves.
+func (n *Node) appendEntry(entry []byte) error {
+	deadline := time.Now().Add(n.cfg.CommitTimeout / 2)
+	for {
+		err := n.appendOnce(entry)
+		if err == nil || !errors.Is(err, orderlog.ErrNotLeader) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-n.stop:
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) appendOnce(entry []byte) error {
+	leader := n.log.Leader()
+	if leader == "" {
+		return orderlog.ErrNotLeader
+	}
+	if leader == n.cfg.Self.ID {
+		return n.log.Append(entry, n.cfg.CommitTimeout)
+	}
+	mb, ok := n.sm.member(leader)
+	if !ok {
+		return orderlog.ErrNotLeader
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.CommitTimeout)
+	defer cancel()
+	return n.peers.Forward(ctx, mb.HTTPAddr, entry)
+}

@@ -1,0 +1,286 @@
+package writeset
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+)
+
+// samples are write sets covering every field, empty and not.
+func samples() []WriteSet {
+	return []WriteSet{
+		{},
+		{Origin: "n1", TxID: 1, Snapshot: 0},
+		{
+			Origin:   "node-a",
+			TxID:     math.MaxUint64,
+			Snapshot: 1<<63 + 5,
+			Keys:     []Key{EncodeKey("t", int64(1)), EncodeKey("t", "x"), EncodeKey("u", nil, []byte{0, 0xff})},
+			Tables:   []string{"t", "u"},
+			Changes:  []byte{0, 1, 2, 0x80, 0xff},
+		},
+		{Origin: "n2", TxID: 300, Snapshot: 299, DDL: "CREATE TABLE t (id INTEGER PRIMARY KEY)", Tables: []string{"t"}},
+		{Origin: "n3", DDL: "DROP TABLE x"},
+		{Keys: []Key{""}, Tables: []string{""}, Changes: bytes.Repeat([]byte{0x80}, 300)},
+	}
+}
+
+func TestAppendDecode(t *testing.T) {
+	for i, w := range samples() {
+		b := w.Append([]byte("prefix"))
+		if string(b[:6]) != "prefix" {
+			t.Fatalf("%d: Append changed the prefix", i)
+		}
+		got, rest, err := Decode(b[6:])
+		if err != nil {
+			t.Fatalf("%d: Decode: %v", i, err)
+		}
+		if len(rest) != 0 {
+			t.Fatalf("%d: %d bytes left", i, len(rest))
+		}
+		if !equalWS(got, w) {
+			t.Fatalf("%d: Decode(Append(w)) = %+v, want %+v", i, got, w)
+		}
+		// The result does not alias the input.
+		for j := range b {
+			b[j] = 0xee
+		}
+		if !equalWS(got, w) {
+			t.Fatalf("%d: decoded write set changed with its input", i)
+		}
+	}
+}
+
+func TestDecodeSeveral(t *testing.T) {
+	var b []byte
+	ss := samples()
+	for i := range ss {
+		b = ss[i].Append(b)
+	}
+	for i := range ss {
+		w, rest, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+		if !equalWS(w, ss[i]) {
+			t.Fatalf("%d: got %+v, want %+v", i, w, ss[i])
+		}
+		b = rest
+	}
+	if len(b) != 0 {
+		t.Fatalf("%d bytes left", len(b))
+	}
+}
+
+func TestDecodeTruncated(t *testing.T) {
+	for i, w := range samples() {
+		b := w.Append(nil)
+		for n := range len(b) {
+			if _, _, err := Decode(b[:n]); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("%d: truncated to %d of %d bytes: err = %v", i, n, len(b), err)
+			}
+		}
+	}
+}
+
+func TestDecodeCorrupt(t *testing.T) {
+	for _, b := range [][]byte{
+		nil,
+		{0x80}, // unterminated varint
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, // varint overflow
+		{0, 0, 0, 0xff, 0x7f}, // key count beyond the input
+		{5, 'a'},              // string beyond the input
+	} {
+		if _, _, err := Decode(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Decode(%x): err = %v", b, err)
+		}
+	}
+}
+
+func TestEncodeBatchDecodeEntry(t *testing.T) {
+	ss := samples()
+	ptrs := func(ws []WriteSet) []*WriteSet {
+		var p []*WriteSet
+		for i := range ws {
+			p = append(p, &ws[i])
+		}
+		return p
+	}
+	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
+		b := EncodeBatch(ptrs(batch))
+		if b[0] != KindBatch {
+			t.Fatalf("kind %d", b[0])
+		}
+		e, err := DecodeEntry(b)
+		if err != nil {
+			t.Fatalf("DecodeEntry: %v", err)
+		}
+		if e.Kind != KindBatch || len(e.Batch) != len(batch) || e.Member != (Member{}) {
+			t.Fatalf("got %+v", e)
+		}
+		for i := range batch {
+			if !equalWS(e.Batch[i], batch[i]) {
+				t.Fatalf("write set %d: got %+v, want %+v", i, e.Batch[i], batch[i])
+			}
+		}
+		if !bytes.Equal(EncodeBatch(ptrs(e.Batch)), b) {
+			t.Fatal("re-encoding differs")
+		}
+		for n := range len(b) {
+			if _, err := DecodeEntry(b[:n]); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("truncated to %d of %d: err = %v", n, len(b), err)
+			}
+		}
+		if _, err := DecodeEntry(append(bytes.Clone(b), 0)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("trailing byte: err = %v", err)
+		}
+	}
+}
+
+func TestEncodeMember(t *testing.T) {
+	for _, m := range []Member{
+		{},
+		{ID: "n1", PGAddr: "127.0.0.1:5432", RaftAddr: "127.0.0.1:7000", HTTPAddr: "[::1]:8080"},
+		{ID: "ü\x00x", HTTPAddr: string(bytes.Repeat([]byte("a"), 200))},
+	} {
+		b := EncodeMember(m)
+		if b[0] != KindMember {
+			t.Fatalf("kind %d", b[0])
+		}
+		e, err := DecodeEntry(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind != KindMember || e.Member != m || e.Batch != nil {
+			t.Fatalf("got %+v, want member %+v", e, m)
+		}
+		for n := range len(b) {
+			if _, err := DecodeEntry(b[:n]); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("truncated to %d of %d: err = %v", n, len(b), err)
+			}
+		}
+		if _, err := DecodeEntry(append(bytes.Clone(b), 0)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("trailing byte: err = %v", err)
+		}
+	}
+}
+
+func TestDecodeEntryUnknownKind(t *testing.T) {
+	for _, k := range []byte{0, 3, 0xff} {
+		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("kind %d: err = %v", k, err)
+		}
+	}
+}
+
+func TestEncodeKeyDistinct(t *testing.T) {
+	keys := map[string][]any{
+		"t/int 1":            {"t", int64(1)},
+		"t/text 1":           {"t", "1"},
+		"t/blob 1":           {"t", []byte("1")},
+		"t/float 1":          {"t", float64(1)},
+		"t/null":             {"t", nil},
+		"t/no pk":            {"t"},
+		"t1/int 1":           {"t1", int64(1)},
+		"t1/no pk":           {"t1"},
+		"t/int 1, int 2":     {"t", int64(1), int64(2)},
+		"t/int 12":           {"t", int64(12)},
+		"t/int 2, int 1":     {"t", int64(2), int64(1)},
+		"t/text ab":          {"t", "ab"},
+		"t/text a, text b":   {"t", "a", "b"},
+		"t/text '', text ab": {"t", "", "ab"},
+		"t/text ab, text ''": {"t", "ab", ""},
+		"t/text ''":          {"t", ""},
+		"t/blob ''":          {"t", []byte{}},
+		"t/null, null":       {"t", nil, nil},
+		"t/int 0":            {"t", int64(0)},
+		"t/int -1":           {"t", int64(-1)},
+		"t/int min":          {"t", int64(math.MinInt64)},
+		"t/int max":          {"t", int64(math.MaxInt64)},
+		"t/float 0":          {"t", 0.0},
+		"t/float -0":         {"t", math.Copysign(0, -1)},
+		"t/text with NUL":    {"t", "a\x00b"},
+		"t/text a, int 1":    {"t", "a", int64(1)},
+		"t/int 1, text a":    {"t", int64(1), "a"},
+		"empty table/int 1":  {"", int64(1)},
+		"tt/text x":          {"tt", "x"},
+		"t/text t":           {"t", "t"},
+		"long text":          {"t", string(bytes.Repeat([]byte("x"), 300))},
+		"long text, int":     {"t", string(bytes.Repeat([]byte("x"), 299)), int64(7)},
+	}
+	seen := map[Key]string{}
+	for name, v := range keys {
+		table := v[0].(string)
+		k := EncodeKey(table, v[1:]...)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s and %s encode the same: %q", name, other, k)
+		}
+		seen[k] = name
+		if got := k.Table(); got != table {
+			t.Errorf("%s: Table() = %q, want %q", name, got, table)
+		}
+		// Deterministic.
+		if EncodeKey(table, v[1:]...) != k {
+			t.Errorf("%s: encodes differently twice", name)
+		}
+	}
+}
+
+func TestEncodeKeyUnsupportedPanics(t *testing.T) {
+	for _, v := range []any{1, int32(1), true, float32(1), struct{}{}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("EncodeKey with %T did not panic", v)
+				}
+			}()
+			EncodeKey("t", v)
+		}()
+	}
+}
+
+func TestKeyTableWithoutSeparator(t *testing.T) {
+	if got := Key("abc").Table(); got != "abc" {
+		t.Fatalf("Table() = %q", got)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	a, b := EncodeKey("a", int64(1)), EncodeKey("b", int64(1))
+	w := WriteSet{Keys: []Key{b, a, b, a}, Tables: []string{"b", "a", "b"}}
+	w.Normalize()
+	if !reflect.DeepEqual(w.Keys, []Key{a, b}) || !reflect.DeepEqual(w.Tables, []string{"a", "b"}) {
+		t.Fatalf("got %q %q", w.Keys, w.Tables)
+	}
+	var empty WriteSet
+	empty.Normalize()
+	if len(empty.Keys) != 0 || len(empty.Tables) != 0 {
+		t.Fatal("empty write set changed")
+	}
+}
+
+func TestIsDDL(t *testing.T) {
+	if (&WriteSet{}).IsDDL() || !(&WriteSet{DDL: "x"}).IsDDL() {
+		t.Fatal("IsDDL")
+	}
+}
+
+// equalWS compares write sets, taking nil and empty slices as equal (the
+// encoding does not tell them apart).
+func equalWS(a, b WriteSet) bool {
+	norm := func(w WriteSet) WriteSet {
+		if len(w.Keys) == 0 {
+			w.Keys = nil
+		}
+		if len(w.Tables) == 0 {
+			w.Tables = nil
+		}
+		if len(w.Changes) == 0 {
+			w.Changes = nil
+		}
+		return w
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
