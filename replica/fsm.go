@@ -132,6 +132,9 @@ func conflictError(res certify.Result) error {
 	case certify.TooOld:
 		return sqlerr.New(sqlerr.SerializationFailure,
 			"could not serialize access: the transaction's snapshot is too old (more than the certification horizon of commits ago)")
+	case certify.Invalid:
+		return sqlerr.New(sqlerr.SerializationFailure,
+			"could not serialize access: the transaction's snapshot is not before its commit position")
 	case certify.SchemaChanged:
 		return sqlerr.New(sqlerr.SerializationFailure,
 			"could not serialize access: the schema of table %q changed after the transaction started", res.Table)

@@ -21,10 +21,10 @@ const (
 // SQLite calls the authorizer for every table and column a statement reads or
 // writes, so this is exact, with no SQL parsing of ours.
 type record struct {
-	reads    []string      // tables read (main database)
-	writes   []string      // tables inserted into, updated or deleted from
-	firstOp  sqlite.OpType // first write action, for the command tag of WITH ... INSERT
-	denied   *sqlerr.Error // why the statement was refused, if it was
+	reads   []string      // tables read (main database)
+	writes  []string      // tables inserted into, updated or deleted from
+	firstOp sqlite.OpType // first write action, for the command tag of WITH ... INSERT
+	denied  *sqlerr.Error // why the statement was refused, if it was
 	// deniedKind is set when denied refuses the kind of statement (DDL,
 	// transaction control...): that reason is clearer than a refused write
 	// the same statement also does (DDL writes sqlite_master first).
@@ -133,9 +133,15 @@ func (r *record) authorizeLocal(a sqlite.Action) sqlite.AuthResult {
 		return r.denyKind(sqlerr.FeatureNotSupported, "ATTACH and DETACH are not supported")
 	case sqlite.OpAnalyze:
 		return r.denyKind(sqlerr.FeatureNotSupported, "ANALYZE is not supported")
+	case sqlite.OpCreateTable:
+		if strings.HasPrefix(strings.ToLower(a.Table()), "sqlite_stat") {
+			// The first ANALYZE creates its statistics table.
+			return r.denyKind(sqlerr.FeatureNotSupported, "ANALYZE is not supported")
+		}
+		return r.denyKind(sqlerr.FeatureNotSupported, ddlInTxMsg)
 	case sqlite.OpReindex:
 		return r.denyKind(sqlerr.FeatureNotSupported, "REINDEX is not supported")
-	case sqlite.OpCreateIndex, sqlite.OpCreateTable, sqlite.OpCreateTempIndex, sqlite.OpCreateTempTable,
+	case sqlite.OpCreateIndex, sqlite.OpCreateTempIndex, sqlite.OpCreateTempTable,
 		sqlite.OpCreateTempTrigger, sqlite.OpCreateTempView, sqlite.OpCreateTrigger, sqlite.OpCreateView,
 		sqlite.OpDropIndex, sqlite.OpDropTable, sqlite.OpDropTempIndex, sqlite.OpDropTempTable,
 		sqlite.OpDropTempTrigger, sqlite.OpDropTempView, sqlite.OpDropTrigger, sqlite.OpDropView,

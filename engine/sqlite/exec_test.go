@@ -97,9 +97,9 @@ func TestExecColumnTypes(t *testing.T) {
 	tx := e.begin()
 	r := exec(t, tx, "SELECT * FROM t ORDER BY id")
 	want := []result.Column{
-		{"id", result.Int8}, {"i", result.Int8}, {"big", result.Int8}, {"r", result.Float8}, {"f", result.Float8},
-		{"d", result.Float8}, {"b", result.Bool}, {"bb", result.Bool}, {"bl", result.Bytea}, {"by", result.Bytea},
-		{"s", result.Text}, {"vc", result.Text}, {"untyped", result.Text},
+		{Name: "id", Type: result.Int8}, {Name: "i", Type: result.Int8}, {Name: "big", Type: result.Int8}, {Name: "r", Type: result.Float8}, {Name: "f", Type: result.Float8},
+		{Name: "d", Type: result.Float8}, {Name: "b", Type: result.Bool}, {Name: "bb", Type: result.Bool}, {Name: "bl", Type: result.Bytea}, {Name: "by", Type: result.Bytea},
+		{Name: "s", Type: result.Text}, {Name: "vc", Type: result.Text}, {Name: "untyped", Type: result.Text},
 	}
 	if !reflect.DeepEqual(r.cols, want) {
 		t.Fatalf("columns\n got %v\nwant %v", r.cols, want)
@@ -124,7 +124,7 @@ func TestExecColumnTypes(t *testing.T) {
 	}
 	// No rows: declared types still apply, the rest is text.
 	r = exec(t, tx, "SELECT id, 1 + 1 AS two FROM t WHERE id < 0")
-	if !reflect.DeepEqual(r.cols, []result.Column{{"id", result.Int8}, {"two", result.Text}}) || r.tag != "SELECT 0" {
+	if !reflect.DeepEqual(r.cols, []result.Column{{Name: "id", Type: result.Int8}, {Name: "two", Type: result.Text}}) || r.tag != "SELECT 0" {
 		t.Fatalf("empty result: %v %q", r.cols, r.tag)
 	}
 }
