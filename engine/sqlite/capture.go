@@ -18,17 +18,21 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err := tx.usable(); err != nil {
 		return nil, err
 	}
-	if tx.sess == nil {
+	var changes []byte
+	switch {
+	case tx.parked:
+		changes = tx.spill // no need to take the lock again
+	case tx.sess != nil:
+		var buf bytes.Buffer
+		if err := tx.sess.WriteChangeset(&buf); err != nil {
+			return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+		}
+		changes = buf.Bytes()
+	}
+	if len(changes) == 0 {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	if err := tx.sess.WriteChangeset(&buf); err != nil {
-		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
-	}
-	if buf.Len() == 0 {
-		return nil, nil
-	}
-	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: buf.Bytes()}
+	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
 	if err := changesetKeys(ws); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}

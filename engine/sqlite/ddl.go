@@ -21,14 +21,11 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) ([]string, error) {
 	defer tx.Rollback() // ROLLBACK and release the lock
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	// The statement runs under a Tx so that the applier can brute-force
-	// abort it like any local writer.
-	if err := tx.e.lock.lock(ctx, tx, e.cfg.LockTimeout); err != nil {
+	// The statement runs under a Tx, busy throughout (never parked), so
+	// that the applier can brute-force abort it like any local writer.
+	tx.setBusy()
+	if err := tx.takeLock(ctx); err != nil {
 		return nil, tx.classify(err)
-	}
-	tx.holdsLock = true
-	if err := tx.usable(); err != nil {
-		return nil, err
 	}
 	done := tx.interruptOn(ctx)
 	defer done()

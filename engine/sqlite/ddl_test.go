@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"certa/sqlerr"
 )
@@ -79,19 +78,4 @@ func TestCheckDDLRefusals(t *testing.T) {
 		row("t"))
 	// The lock was released each time.
 	e.commit("INSERT INTO t VALUES (1, 'a')")
-}
-
-// CheckDDL waits for a local writer like any writer, and is aborted by the
-// applier like any writer.
-func TestCheckDDLTakesWriteLock(t *testing.T) {
-	e := openTest(t, Config{LockTimeout: 30 * time.Millisecond})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-	tx := e.begin()
-	exec(t, tx, "INSERT INTO t VALUES (1, 'a')")
-	_, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)")
-	wantCode(t, err, sqlerr.SerializationFailure)
-	tx.Rollback()
-	if _, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)"); err != nil {
-		t.Fatal(err)
-	}
 }

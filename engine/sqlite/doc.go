@@ -10,18 +10,26 @@
 //
 // SQLite allows one writer per file. Rather than let writers collide inside
 // SQLite ("database is locked"), every writer first takes a Go-level write
-// lock (writelock.go): local writers wait for it with a bounded timeout, and
-// the applier has priority, brute-force aborting a local holder that keeps it
-// past a short grace. Read-only work never takes the lock. A deferred
-// transaction whose snapshot went stale before its first write
-// (SQLITE_BUSY_SNAPSHOT) moves its snapshot forward when the tables it has read
-// were not changed since (history.go), instead of failing.
+// lock (writelock.go). Read-only work never takes it. A local transaction
+// holds it from its first write; when it is idle, waiting for its client, a
+// local writer or the applier parks it (park.go: its changes are set aside
+// and restored at its next statement); local writers wait for a busy holder
+// with a bounded timeout, and the applier, which has priority, brute-force
+// aborts a holder still busy after a short grace. DESIGN.md has the details.
+//
+// A deferred transaction whose snapshot went stale before its first write
+// (SQLITE_BUSY_SNAPSHOT) moves its snapshot forward instead of failing when
+// that cannot change what it has read: the tables it read (as the authorizer
+// reports them) were not changed by the applies since (history.go), or else
+// re-running its earlier statements on the new snapshot returns exactly what
+// the client saw (moveforward.go).
 //
 // Files by concept: config.go (Config), engine.go (Open, pool, metadata),
 // conn.go (one connection and its authorizer), auth.go (what statements may
-// do), writelock.go, tx.go (local transactions), exec.go (running a statement
-// and reporting its result), capture.go (write sets from changesets), ddl.go
-// (schema statements), apply.go, history.go, snapshot.go (state transfer),
-// errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL lexing),
-// baseline.go (the no-replication baseline for benchmarks).
+// do), writelock.go, tx.go (local transactions), park.go, abort.go
+// (interrupts and brute-force abort), exec.go (running a statement and reporting its
+// result), capture.go (write sets from changesets), moveforward.go,
+// history.go, ddl.go (schema statements), apply.go, snapshot.go (state
+// transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
+// lexing), baseline.go (the no-replication baseline for benchmarks).
 package sqlite

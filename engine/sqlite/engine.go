@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 
@@ -27,6 +28,10 @@ type Engine struct {
 	closed  atomic.Bool
 }
 
+// applierBusyTimeout bounds how long the applier waits for SQLite's own file
+// lock, which only a foreign process could hold.
+const applierBusyTimeout = 10 * time.Second
+
 // schemaSQL creates certa's own tables: the applied seqno, recorded in the
 // same transaction as each applied batch, and the seqnos of write sets that
 // failed deterministically in Apply (so that a replay certifies as before).
@@ -46,6 +51,11 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite engine: %w", err)
 	}
+	// Our write lock keeps local writers off the file while the applier
+	// writes, so the applier never has to wait inside SQLite; if something
+	// else (another process) holds the file's lock, fail loudly rather than
+	// wait forever.
+	applier.c.SetBusyTimeout(applierBusyTimeout)
 	fail := func(err error) (*Engine, error) {
 		applier.close()
 		return nil, fmt.Errorf("sqlite engine: open %s: %w", cfg.Path, err)

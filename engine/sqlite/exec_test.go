@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -152,6 +154,7 @@ func TestExecTags(t *testing.T) {
 		{"VALUES (1), (2)", "SELECT 2", 2},
 		{"PRAGMA table_info(t)", "SELECT 2", 2},
 		{"SELECT 1;", "SELECT 1", 1},
+		{"SELECT 1; -- done", "SELECT 1", 1},
 	}
 	for _, tt := range tests {
 		r := exec(t, tx, tt.sql)
@@ -192,4 +195,23 @@ func TestBaseline(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// failingWriter is a client that went away.
+type failingWriter struct{ recorder }
+
+var errGone = errors.New("client went away")
+
+func (f *failingWriter) Row([]result.Value) error { return errGone }
+
+// A Writer's error is passed on unchanged, and the transaction stays usable.
+func TestExecWriterError(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+	e.commit("INSERT INTO t VALUES (1), (2)")
+	tx := e.begin()
+	if err := tx.Exec(context.Background(), "SELECT * FROM t", &failingWriter{}); err != errGone {
+		t.Fatalf("got %v, want the writer's error", err)
+	}
+	wantRows(t, exec(t, tx, "SELECT count(*) FROM t").rows, row(int64(2)))
 }

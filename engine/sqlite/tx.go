@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -35,8 +34,17 @@ type Tx struct {
 	sess      *sqlite.Session
 	holdsLock bool
 	reads     map[string]struct{} // lower-cased tables read by finished statements
+	writes    map[string]struct{} // lower-cased tables written
+	rlog      readLog             // statements before the first write (moveforward.go)
+	view      uint64              // seqno up to which what the Tx sees has been checked
+	parked    bool                // the lock was given up; spill holds the changes (park.go)
+	spill     []byte
 
-	snapshot atomic.Uint64
+	snapshot atomic.Uint64 // the Tx's snapshot for certification
+
+	lockHeld atomic.Bool  // holdsLock, for lock-free reads by aborters
+	busy     atomic.Bool  // in a call: not parkable
+	idleAt   atomic.Int64 // when the last call ended (UnixNano)
 
 	failed atomic.Pointer[sqlerr.Error] // once set, every call fails with it
 	stopMu sync.Mutex
@@ -44,14 +52,6 @@ type Tx struct {
 }
 
 var _ engine.Tx = (*Tx)(nil)
-
-// stopper is a channel closed at most once.
-type stopper struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-func (s *stopper) stop() { s.once.Do(func() { close(s.ch) }) }
 
 // Begin starts a local transaction reading the latest applied state. It
 // waits for a free connection until ctx ends.
@@ -101,6 +101,7 @@ func (tx *Tx) begin() error {
 		return errors.New("sqlite engine: _certa_meta has no row")
 	}
 	tx.snapshot.Store(uint64(s))
+	tx.view = uint64(s)
 	return nil
 }
 
@@ -125,80 +126,6 @@ func (tx *Tx) usable() error {
 	return nil
 }
 
-// fail makes every later call fail with err and interrupts a running Exec.
-func (tx *Tx) fail(err *sqlerr.Error) {
-	tx.failed.CompareAndSwap(nil, err)
-	tx.stopMu.Lock()
-	if tx.stop != nil {
-		tx.stop.stop()
-	}
-	tx.stopMu.Unlock()
-}
-
-// interruptOn makes the connection's statements stop when ctx ends or the
-// Tx is aborted, until the returned function is called. tx.mu is held.
-func (tx *Tx) interruptOn(ctx context.Context) (done func()) {
-	s := &stopper{ch: make(chan struct{})}
-	tx.stopMu.Lock()
-	tx.stop = s
-	tx.stopMu.Unlock()
-	if tx.failed.Load() != nil {
-		s.stop()
-	}
-	stopAfter := context.AfterFunc(ctx, s.stop)
-	c := tx.conn
-	c.c.SetInterrupt(s.ch)
-	return func() {
-		stopAfter()
-		tx.stopMu.Lock()
-		tx.stop = nil
-		tx.stopMu.Unlock()
-		if !c.closed {
-			c.c.SetInterrupt(nil)
-		}
-	}
-}
-
-// bruteForceAbort implements lockHolder: the applier needs the write lock.
-// The running statement is interrupted; once Exec has let go of the
-// connection, the transaction is rolled back and the lock released here.
-func (tx *Tx) bruteForceAbort() {
-	tx.fail(errAborted)
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if tx.holdsLock {
-		tx.endLocked()
-	}
-}
-
-// endLocked ends the SQLite transaction and releases the write lock. It
-// reports whether the connection broke (it is then closed). tx.mu is held.
-func (tx *Tx) endLocked() (broken bool) {
-	c := tx.conn
-	if !c.closed {
-		c.c.SetInterrupt(nil)
-		if tx.cur != nil {
-			tx.cur.Finalize()
-			tx.cur = nil
-		}
-		if tx.sess != nil {
-			tx.sess.Delete()
-			tx.sess = nil
-		}
-		c.endStatement()
-		if err := c.rollback(); err != nil {
-			// Never hand on a connection in an unknown state, and never
-			// release the lock while it may still hold SQLite's.
-			c.close()
-		}
-	}
-	if tx.holdsLock {
-		tx.holdsLock = false
-		tx.e.lock.unlock()
-	}
-	return c.closed
-}
-
 // Rollback ends the transaction, discarding its changes, and returns its
 // connection to the pool. Safe to call more than once.
 func (tx *Tx) Rollback() error {
@@ -210,6 +137,7 @@ func (tx *Tx) Rollback() error {
 	broken := tx.endLocked()
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
+	tx.parked, tx.spill = false, nil
 	return nil
 }
 
@@ -224,19 +152,44 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer) error {
 	if sql == "" {
 		return tx.callWriter(nil, w.Empty)
 	}
+	tx.setBusy()
+	defer tx.setIdle()
 	done := tx.interruptOn(ctx)
 	defer done()
+	if tx.parked {
+		// The Tx gave up the lock while idle; it must see its own writes.
+		if err := tx.unpark(ctx); err != nil {
+			return tx.classify(err)
+		}
+	}
+	var logged *hashWriter
+	if !tx.holdsLock && tx.rlog.active() {
+		// Before the first write, remember what the client sees, in
+		// case the snapshot must move forward later.
+		logged = tx.rlog.newHasher(w)
+		w = logged
+	}
+	var err error
 	for attempt := 0; ; attempt++ {
-		err := tx.execOnce(ctx, sql, w)
+		err = tx.execOnce(ctx, sql, w)
 		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
 			// Our snapshot went stale before our first write: an apply
 			// committed since. Move forward if what we read is unchanged.
-			if err = tx.moveForward(); err == nil {
+			if err = tx.moveForward(ctx); err == nil {
 				continue
 			}
 		}
-		return tx.classify(err)
+		break
 	}
+	switch {
+	case tx.holdsLock:
+		tx.rlog.stop() // from now on no apply can commit under us
+	case err != nil:
+		tx.rlog.stop() // the client saw an error we could not compare
+	case logged != nil:
+		tx.rlog.add(sql, logged)
+	}
+	return tx.classify(err)
 }
 
 // writerError marks an error returned by the result.Writer: it is passed on
@@ -298,6 +251,12 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer) error {
 		if err := tx.prepareWrite(ctx, rec.writes); err != nil {
 			return err
 		}
+		if tx.writes == nil {
+			tx.writes = make(map[string]struct{})
+		}
+		for _, t := range lowerAll(rec.writes) {
+			tx.writes[t] = struct{}{}
+		}
 	}
 	err = tx.run(stmt, sql, &rec, w)
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
@@ -347,25 +306,37 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		}
 	}
 	if !tx.holdsLock {
-		if err := tx.e.lock.lock(ctx, tx, tx.e.cfg.LockTimeout); err != nil {
+		if err := tx.takeLock(ctx); err != nil {
 			return err
-		}
-		tx.holdsLock = true
-		if err := tx.usable(); err != nil {
-			return err // restored or closed while we waited
 		}
 	}
 	if tx.sess == nil {
-		s, err := c.c.CreateSession("main")
-		if err != nil {
-			return err
-		}
-		if err := s.Attach(""); err != nil {
-			s.Delete()
-			return err
-		}
-		tx.sess = s
+		return tx.startSession()
 	}
+	return nil
+}
+
+// takeLock takes the write lock as a local writer. tx.mu is held.
+func (tx *Tx) takeLock(ctx context.Context) error {
+	if err := tx.e.lock.lock(ctx, tx, tx.e.cfg.LockTimeout, localParkIdle); err != nil {
+		return err
+	}
+	tx.holdsLock = true
+	tx.lockHeld.Store(true)
+	return tx.usable() // restored or closed while we waited
+}
+
+// startSession starts recording the Tx's changes. tx.mu is held.
+func (tx *Tx) startSession() error {
+	s, err := tx.conn.c.CreateSession("main")
+	if err != nil {
+		return err
+	}
+	if err := s.Attach(""); err != nil {
+		s.Delete()
+		return err
+	}
+	tx.sess = s
 	return nil
 }
 
@@ -373,25 +344,4 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 func errNoPK(table string) *sqlerr.Error {
 	return sqlerr.New(sqlerr.InvalidTableDefinition,
 		"table %q has no primary key: certa replicates rows by primary key; add a PRIMARY KEY", table)
-}
-
-// moveForward moves the snapshot of a Tx that has not written yet to the
-// latest applied state, if no table it has read changed in between.
-// The Tx holds the write lock, so every committed apply is in the history
-// and none can commit until the statement is re-run.
-func (tx *Tx) moveForward() error {
-	if !tx.holdsLock || tx.e.hist.changed(tx.snapshot.Load(), tx.reads) {
-		return errReadChanged
-	}
-	if tx.sess != nil {
-		tx.sess.Delete()
-		tx.sess = nil
-	}
-	if err := tx.conn.rollback(); err != nil {
-		return fmt.Errorf("move snapshot forward: %w", err)
-	}
-	if err := tx.begin(); err != nil {
-		return fmt.Errorf("move snapshot forward: %w", err)
-	}
-	return nil
 }

@@ -10,34 +10,91 @@ import (
 	"certa/sqlerr"
 )
 
-// A local transaction holding the write lock that blocks the applier is
-// brute-force aborted after the grace: the applier's batch lands and the
-// transaction's next Exec and WriteSet fail with 40001.
-func TestBruteForceAbortIdleHolder(t *testing.T) {
-	e := openTest(t, Config{ApplyGrace: 20 * time.Millisecond})
+// A local transaction holding the write lock while idle (its client
+// thinking) does not block the applier: it is parked at once, and goes on
+// with its changes at its next statement when nothing it touched changed.
+func TestApplierParksIdleHolder(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	e.ddl("CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT)")
+	ws := e.capture("INSERT INTO u VALUES (1, 'from the log')")
+
+	tx := e.begin()
+	snap := tx.Snapshot()
+	exec(t, tx, "INSERT INTO t VALUES (2, 'local')") // takes the write lock, then idles
+	e.apply(ws)                                      // does not wait an hour
+	wantRows(t, e.query("SELECT id FROM u"), row(int64(1)))
+	wantRows(t, e.query("SELECT id FROM t"))
+
+	// The transaction sees its own write and the new state, and can write on.
+	wantRows(t, exec(t, tx, "SELECT t.id, u.id FROM t, u").rows, row(int64(2), int64(1)))
+	exec(t, tx, "INSERT INTO t VALUES (3, 'more')")
+	got, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Keys) != 2 || got.Snapshot != snap {
+		t.Fatalf("write set %+v, want 2 keys at snapshot %d", got, snap)
+	}
+	tx.Rollback()
+	e.apply(got)
+	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(2)), row(int64(3)))
+}
+
+// A parked transaction whose tables were changed meanwhile fails with 40001
+// at its next statement; its write set taken without a statement in between
+// is left to certification.
+func TestParkedHolderFailsWhenItsTablesChanged(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
 	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
 	ws := e.capture("INSERT INTO t VALUES (1, 'from the log')")
 
 	tx := e.begin()
-	exec(t, tx, "INSERT INTO t VALUES (2, 'local')") // takes the write lock, then idles
-	start := time.Now()
-	e.apply(ws)
-	t.Logf("apply waited %v", time.Since(start))
-	wantRows(t, e.query("SELECT id FROM t"), row(int64(1)))
+	exec(t, tx, "INSERT INTO t VALUES (2, 'local')")
+	e.apply(ws) // parks tx; changes t, which tx wrote
+
+	tx2 := e.begin()
+	exec(t, tx2, "INSERT INTO t VALUES (3, 'local')")
+	e.apply(e.capture("INSERT INTO t VALUES (4, 'from the log')"))
+	if ws, err := tx2.WriteSet(); err != nil || len(ws.Keys) != 1 {
+		t.Fatalf("write set of a parked transaction: %+v, %v", ws, err)
+	}
 
 	code, err := execErr(tx, "SELECT 1")
-	if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "aborted") {
-		t.Fatalf("Exec after abort: %v", err)
+	if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "changed") {
+		t.Fatalf("Exec after its table changed: %v", err)
 	}
 	if _, err := tx.WriteSet(); sqlerr.Code(err) != sqlerr.SerializationFailure {
-		t.Fatalf("WriteSet after abort: %v", err)
+		t.Fatalf("WriteSet after failing: %v", err)
 	}
+	// It released the lock at once: others can write before its Rollback.
+	e.commit("INSERT INTO t VALUES (5, 'after')")
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	// The connection went back to the pool in a clean state.
-	e.commit("INSERT INTO t VALUES (3, 'after')")
-	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(3)))
+	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(4)), row(int64(5)))
+}
+
+// Two interactive transactions on one node both write (Hermitage G1c): the
+// second parks the first, which takes the lock back at its next statement.
+func TestLocalWriterParksIdleHolder(t *testing.T) {
+	e := openTest(t, Config{LockTimeout: 10 * time.Second})
+	e.ddl("CREATE TABLE test (id INTEGER PRIMARY KEY, value INTEGER)")
+	e.commit("INSERT INTO test VALUES (1, 10), (2, 20)")
+	t1, t2 := e.begin(), e.begin()
+	exec(t, t1, "UPDATE test SET value = 11 WHERE id = 1")
+	exec(t, t2, "UPDATE test SET value = 22 WHERE id = 2")
+	wantRows(t, exec(t, t1, "SELECT id, value FROM test ORDER BY id").rows, row(int64(1), int64(11)), row(int64(2), int64(20)))
+	wantRows(t, exec(t, t2, "SELECT id, value FROM test ORDER BY id").rows, row(int64(1), int64(10)), row(int64(2), int64(22)))
+	ws1, err1 := t1.WriteSet()
+	ws2, err2 := t2.WriteSet()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	t1.Rollback()
+	t2.Rollback()
+	e.apply(ws1, ws2)
+	wantRows(t, e.query("SELECT id, value FROM test ORDER BY id"), row(int64(1), int64(11)), row(int64(2), int64(22)))
 }
 
 // A holder in the middle of a long statement is interrupted.
@@ -90,13 +147,36 @@ func TestBruteForceAbortWhileClientBlocked(t *testing.T) {
 	wantRows(t, e.query("SELECT count(*) FROM t"), row(int64(4)))
 }
 
-// A second local writer waits at most LockTimeout for the lock, then fails
-// with 40001; it never sees "database is locked".
+// startBusyHolder makes tx take the write lock and then run a statement
+// that runs until ctx ends; it returns once the statement runs, and a
+// channel that gets its result.
+func startBusyHolder(t *testing.T, ctx context.Context, tx engine.Tx) <-chan error {
+	t.Helper()
+	exec(t, tx, "INSERT INTO t VALUES (100, 'holder')")
+	started := make(chan struct{}, 1)
+	r := &recorder{onRow: func() {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	}}
+	got := make(chan error, 1)
+	go func() {
+		got <- tx.Exec(ctx, `SELECT 1 UNION ALL
+			SELECT (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c)`, r)
+	}()
+	<-started
+	return got
+}
+
+// A second local writer waits at most LockTimeout for a holder busy in a
+// statement, then fails with 40001; it never sees "database is locked".
 func TestSecondLocalWriterTimesOut(t *testing.T) {
 	e := openTest(t, Config{LockTimeout: 50 * time.Millisecond})
 	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	ctx, cancel := context.WithCancel(context.Background())
 	tx1 := e.begin()
-	exec(t, tx1, "INSERT INTO t VALUES (1, 'a')")
+	holder := startBusyHolder(t, ctx, tx1)
 	tx2 := e.begin()
 	start := time.Now()
 	code, err := execErr(tx2, "INSERT INTO t VALUES (2, 'b')")
@@ -107,11 +187,35 @@ func TestSecondLocalWriterTimesOut(t *testing.T) {
 	if d < 50*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("second writer waited %v, want about 50ms", d)
 	}
+	cancel()
+	wantCode(t, <-holder, sqlerr.QueryCanceled)
 	// tx1 is unaffected; once it ends, others can write.
 	exec(t, tx1, "INSERT INTO t VALUES (3, 'c')")
 	tx1.Rollback()
 	tx3 := e.begin()
 	exec(t, tx3, "INSERT INTO t VALUES (2, 'b')")
+}
+
+// CheckDDL is a local writer too: it parks an idle holder and waits for a
+// busy one at most LockTimeout.
+func TestCheckDDLTakesWriteLock(t *testing.T) {
+	e := openTest(t, Config{LockTimeout: 50 * time.Millisecond})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	idle := e.begin()
+	exec(t, idle, "INSERT INTO t VALUES (1, 'a')")
+	if _, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, idle, "INSERT INTO t VALUES (2, 'b')") // unaffected: CheckDDL changed nothing
+	idle.Rollback()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	busy := e.begin()
+	holder := startBusyHolder(t, ctx, busy)
+	_, err := e.CheckDDL(context.Background(), "CREATE INDEX t_v ON t (v)")
+	wantCode(t, err, sqlerr.SerializationFailure)
+	cancel()
+	<-holder
 }
 
 // The waiting writer gets the lock as soon as the holder ends.
@@ -180,25 +284,65 @@ func TestMoveForwardWhenReadsUnchanged(t *testing.T) {
 	}
 }
 
-// ...and fails with 40001 when a table it read changed.
-func TestMoveForwardRefusedWhenReadsChanged(t *testing.T) {
+// When a table it read did change, the statements it ran are re-run on the
+// new snapshot: if they return what the client saw, the snapshot moves.
+func TestMoveForwardRevalidatesReads(t *testing.T) {
 	e := openTest(t, Config{})
 	for _, s := range []string{"a", "c"} {
 		e.ddl("CREATE TABLE " + s + " (id INTEGER PRIMARY KEY, v TEXT)")
 	}
-	e.commit("INSERT INTO a VALUES (1, 'a1')")
+	e.commit("INSERT INTO a VALUES (1, 'a1'), (2, 'a2')")
 	tx := e.begin()
+	wantRows(t, exec(t, tx, "SELECT v FROM a WHERE id = 1").rows, row("a1"))
 	exec(t, tx, "SELECT count(*) FROM a")
-	e.commit("UPDATE a SET v = 'changed'")
-	code, err := execErr(tx, "INSERT INTO c VALUES (1, 'x')")
-	if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "read was changed") {
-		t.Fatalf("got %v", err)
+	e.commit("UPDATE a SET v = 'changed' WHERE id = 2") // a changed, not what tx saw
+	exec(t, tx, "INSERT INTO c VALUES (1, 'x')")
+	if tx.Snapshot() != e.seqno {
+		t.Fatalf("snapshot %d, want %d", tx.Snapshot(), e.seqno)
 	}
 }
 
-// A transaction that read nothing always moves forward, and a history that
-// does not reach back far enough counts as changed.
-func TestMoveForwardHistoryBounds(t *testing.T) {
+// ...and fails with 40001 when what it read changed.
+func TestMoveForwardRefusedWhenReadsChanged(t *testing.T) {
+	for _, tt := range []struct {
+		name, read, change string
+	}{
+		{"row changed", "SELECT v FROM a WHERE id = 1", "UPDATE a SET v = 'changed' WHERE id = 1"},
+		{"count changed", "SELECT count(*) FROM a", "INSERT INTO a VALUES (3, 'a3')"},
+		// A result that differs on every run cannot be revalidated.
+		{"nondeterministic", "SELECT v, random() FROM a WHERE id = 1", "UPDATE a SET v = 'changed' WHERE id = 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := openTest(t, Config{})
+			for _, s := range []string{"a", "c"} {
+				e.ddl("CREATE TABLE " + s + " (id INTEGER PRIMARY KEY, v TEXT)")
+			}
+			e.commit("INSERT INTO a VALUES (1, 'a1'), (2, 'a2')")
+			tx := e.begin()
+			exec(t, tx, tt.read)
+			e.commit(tt.change)
+			code, err := execErr(tx, "INSERT INTO c VALUES (1, 'x')")
+			if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "read was changed") {
+				t.Fatalf("got %v", err)
+			}
+			// The transaction stays failed and gave the lock up at once.
+			if code, _ := execErr(tx, "SELECT 1"); code != sqlerr.SerializationFailure {
+				t.Fatalf("next statement: %q", code)
+			}
+			e.lock.mu.Lock()
+			held := e.lock.held
+			e.lock.mu.Unlock()
+			if held {
+				t.Fatal("write lock still held")
+			}
+		})
+	}
+}
+
+// A statement whose result cannot be compared (it failed) rules out
+// revalidation; a history that does not reach back far enough counts as
+// changed.
+func TestMoveForwardWithoutRevalidation(t *testing.T) {
 	e := openTest(t, Config{})
 	e.ddl("CREATE TABLE a (id INTEGER PRIMARY KEY)")
 	e.ddl("CREATE TABLE c (id INTEGER PRIMARY KEY)")
@@ -208,11 +352,10 @@ func TestMoveForwardHistoryBounds(t *testing.T) {
 	tx.Rollback()
 
 	tx = e.begin()
-	exec(t, tx, "SELECT * FROM c")
+	exec(t, tx, "SELECT * FROM a WHERE id = 99")
+	execErr(tx, "SELECT nope FROM a")
 	e.commit("INSERT INTO a VALUES (2)")
-	e.hist.reset(e.seqno) // as after a Restore: history starts now
-	code, _ := execErr(tx, "INSERT INTO c VALUES (2)")
-	if code != sqlerr.SerializationFailure {
+	if code, _ := execErr(tx, "INSERT INTO c VALUES (2)"); code != sqlerr.SerializationFailure {
 		t.Fatalf("got %q, want 40001", code)
 	}
 }

@@ -8,18 +8,38 @@ import (
 	"time"
 )
 
-// fakeHolder is a lock holder whose abort releases the lock, as a Tx does.
+// fakeHolder is a lock holder that releases the lock when parked or aborted,
+// as a Tx does. It is idle (parkable) unless busy is set.
 type fakeHolder struct {
 	l       *writeLock
-	aborted atomic.Int32
 	held    atomic.Bool
+	busy    atomic.Bool
+	since   atomic.Int64 // UnixNano
+	parked  atomic.Int32
+	aborted atomic.Int32
+}
+
+func (h *fakeHolder) idle() (time.Time, bool) {
+	return time.Unix(0, h.since.Load()), !h.busy.Load()
+}
+
+func (h *fakeHolder) setIdle() {
+	h.since.Store(time.Now().UnixNano())
+	h.busy.Store(false)
+}
+
+func (h *fakeHolder) park() bool {
+	if h.busy.Load() {
+		return false
+	}
+	h.parked.Add(1)
+	h.release()
+	return true
 }
 
 func (h *fakeHolder) bruteForceAbort() {
 	h.aborted.Add(1)
-	if h.held.CompareAndSwap(true, false) {
-		h.l.unlock()
-	}
+	h.release()
 }
 
 func (h *fakeHolder) release() {
@@ -28,49 +48,64 @@ func (h *fakeHolder) release() {
 	}
 }
 
-func lockLocal(t *testing.T, l *writeLock, timeout time.Duration) *fakeHolder {
+// lockLocal takes l for a new holder, busy unless idle is set.
+func lockLocal(t *testing.T, l *writeLock, idle bool) *fakeHolder {
 	t.Helper()
 	h := &fakeHolder{l: l}
-	if err := l.lock(context.Background(), h, timeout); err != nil {
+	h.since.Store(time.Now().UnixNano())
+	h.busy.Store(!idle)
+	if err := l.lock(context.Background(), h, time.Second, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	h.held.Store(true)
 	return h
 }
 
+func newWaiter(l *writeLock) *fakeHolder { return &fakeHolder{l: l} }
+
+func waitPriority(t *testing.T, l *writeLock, n int) {
+	t.Helper()
+	eventually(t, "the priority waiter to register", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.priority == n
+	})
+}
+
 func TestWriteLockUncontended(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
-	h.release()
+	lockLocal(t, &l, false).release()
 	if err := l.lockPriority(context.Background(), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	l.unlock()
-	lockLocal(t, &l, time.Second).release()
+	lockLocal(t, &l, false).release()
 }
 
-func TestWriteLockLocalWaitsThenTimesOut(t *testing.T) {
+// A busy holder is waited for, at most the timeout; it is never aborted by a
+// local waiter.
+func TestWriteLockLocalWaitsForBusyHolderThenTimesOut(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	start := time.Now()
-	err := l.lock(context.Background(), &fakeHolder{l: &l}, 50*time.Millisecond)
+	err := l.lock(context.Background(), newWaiter(&l), 50*time.Millisecond, 0)
 	if !errors.Is(err, errLockTimeout) {
 		t.Fatalf("got %v, want errLockTimeout", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Fatalf("gave up after %v, before the timeout", d)
 	}
-	if h.aborted.Load() != 0 {
-		t.Fatal("a local waiter aborted the holder")
+	if h.aborted.Load() != 0 || h.parked.Load() != 0 {
+		t.Fatal("a local waiter aborted or parked a busy holder")
 	}
 	h.release()
 }
 
 func TestWriteLockLocalGetsLockOnRelease(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	got := make(chan error, 1)
-	go func() { got <- l.lock(context.Background(), &fakeHolder{l: &l}, 10*time.Second) }()
+	go func() { got <- l.lock(context.Background(), newWaiter(&l), 10*time.Second, 0) }()
 	h.release()
 	if err := <-got; err != nil {
 		t.Fatal(err)
@@ -78,12 +113,52 @@ func TestWriteLockLocalGetsLockOnRelease(t *testing.T) {
 	l.unlock()
 }
 
+// An idle holder is parked once it has been idle for parkIdle, not before.
+func TestWriteLockLocalParksIdleHolder(t *testing.T) {
+	var l writeLock
+	h := lockLocal(t, &l, true)
+	h.setIdle()
+	start := time.Now()
+	if err := l.lock(context.Background(), newWaiter(&l), 10*time.Second, 30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 25*time.Millisecond {
+		t.Fatalf("parked after %v of idleness, want 30ms", d)
+	}
+	if h.parked.Load() != 1 || h.aborted.Load() != 0 {
+		t.Fatalf("parked %d, aborted %d", h.parked.Load(), h.aborted.Load())
+	}
+	l.unlock()
+}
+
+// A holder that becomes idle while a waiter waits is parked then.
+func TestWriteLockLocalParksHolderWhenItBecomesIdle(t *testing.T) {
+	var l writeLock
+	h := lockLocal(t, &l, false)
+	got := make(chan error, 1)
+	go func() { got <- l.lock(context.Background(), newWaiter(&l), 10*time.Second, 0) }()
+	eventually(t, "the waiter to wait", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.waiters == 1
+	})
+	h.setIdle()
+	l.notifyIdle()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if h.parked.Load() != 1 {
+		t.Fatal("not parked")
+	}
+	l.unlock()
+}
+
 func TestWriteLockLocalContextCanceled(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan error, 1)
-	go func() { got <- l.lock(ctx, &fakeHolder{l: &l}, time.Hour) }()
+	go func() { got <- l.lock(ctx, newWaiter(&l), time.Hour, 0) }()
 	cancel()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -91,17 +166,31 @@ func TestWriteLockLocalContextCanceled(t *testing.T) {
 	h.release()
 }
 
-func TestWriteLockPriorityWaitsForReleaseWithinGrace(t *testing.T) {
+// The applier parks an idle holder at once, without waiting for the grace.
+func TestWriteLockPriorityParksIdleHolder(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, true)
+	h.setIdle()
+	start := time.Now()
+	if err := l.lockPriority(context.Background(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if h.parked.Load() != 1 || h.aborted.Load() != 0 {
+		t.Fatalf("parked %d, aborted %d", h.parked.Load(), h.aborted.Load())
+	}
+	l.unlock()
+}
+
+// A busy holder that finishes within the grace is not aborted.
+func TestWriteLockPriorityWaitsForBusyHolderWithinGrace(t *testing.T) {
+	var l writeLock
+	h := lockLocal(t, &l, false)
 	got := make(chan error, 1)
 	go func() { got <- l.lockPriority(context.Background(), time.Hour) }()
-	// The local holder finishes by itself within the grace.
-	eventually(t, "the priority waiter to register", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.priority == 1
-	})
+	waitPriority(t, &l, 1)
 	h.release()
 	if err := <-got; err != nil {
 		t.Fatal(err)
@@ -112,9 +201,10 @@ func TestWriteLockPriorityWaitsForReleaseWithinGrace(t *testing.T) {
 	l.unlock()
 }
 
-func TestWriteLockPriorityAbortsAfterGrace(t *testing.T) {
+// A holder still busy after the grace is brute-force aborted.
+func TestWriteLockPriorityAbortsBusyHolderAfterGrace(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	start := time.Now()
 	if err := l.lockPriority(context.Background(), 20*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -130,16 +220,12 @@ func TestWriteLockPriorityAbortsAfterGrace(t *testing.T) {
 
 func TestWriteLockPriorityGoesFirst(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	prio := make(chan error, 1)
 	go func() { prio <- l.lockPriority(context.Background(), time.Hour) }()
-	eventually(t, "the priority waiter to register", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.priority == 1
-	})
+	waitPriority(t, &l, 1)
 	local := make(chan error, 1)
-	go func() { local <- l.lock(context.Background(), &fakeHolder{l: &l}, time.Hour) }()
+	go func() { local <- l.lock(context.Background(), newWaiter(&l), time.Hour, 0) }()
 	h.release()
 	if err := <-prio; err != nil {
 		t.Fatal(err)
@@ -158,23 +244,19 @@ func TestWriteLockPriorityGoesFirst(t *testing.T) {
 
 func TestWriteLockPriorityContextCanceled(t *testing.T) {
 	var l writeLock
-	h := lockLocal(t, &l, time.Second)
+	h := lockLocal(t, &l, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan error, 1)
 	go func() { got <- l.lockPriority(ctx, time.Hour) }()
-	eventually(t, "the priority waiter to register", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.priority == 1
-	})
-	// A local waiter is held back by the priority waiter...
+	waitPriority(t, &l, 1)
 	local := make(chan error, 1)
-	go func() { local <- l.lock(context.Background(), &fakeHolder{l: &l}, time.Hour) }()
+	go func() { local <- l.lock(context.Background(), newWaiter(&l), time.Hour, time.Hour) }()
 	cancel()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	// ...and proceeds once it gave up and the holder released.
+	// The local waiter proceeds once the priority waiter gave up and the
+	// holder released.
 	h.release()
 	if err := <-local; err != nil {
 		t.Fatal(err)

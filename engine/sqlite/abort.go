@@ -1,0 +1,99 @@
+package sqlite
+
+import (
+	"context"
+	"sync"
+
+	"certa/sqlerr"
+)
+
+// How a local transaction is stopped from outside: its running statement is
+// interrupted when its ctx ends or when it is aborted (a brute-force abort by
+// the applier, a Restore, Close), and an aborted transaction's every later
+// call fails.
+
+// stopper is a channel closed at most once.
+type stopper struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (s *stopper) stop() { s.once.Do(func() { close(s.ch) }) }
+
+// fail makes every later call fail with err and interrupts a running Exec.
+func (tx *Tx) fail(err *sqlerr.Error) {
+	tx.failed.CompareAndSwap(nil, err)
+	tx.stopMu.Lock()
+	if tx.stop != nil {
+		tx.stop.stop()
+	}
+	tx.stopMu.Unlock()
+}
+
+// interruptOn makes the connection's statements stop when ctx ends or the
+// Tx is aborted, until the returned function is called. tx.mu is held.
+func (tx *Tx) interruptOn(ctx context.Context) (done func()) {
+	s := &stopper{ch: make(chan struct{})}
+	tx.stopMu.Lock()
+	tx.stop = s
+	tx.stopMu.Unlock()
+	if tx.failed.Load() != nil {
+		s.stop()
+	}
+	stopAfter := context.AfterFunc(ctx, s.stop)
+	c := tx.conn
+	c.c.SetInterrupt(s.ch)
+	return func() {
+		stopAfter()
+		tx.stopMu.Lock()
+		tx.stop = nil
+		tx.stopMu.Unlock()
+		if !c.closed {
+			c.c.SetInterrupt(nil)
+		}
+	}
+}
+
+// bruteForceAbort implements lockHolder: the applier needs the write lock.
+// The running statement is interrupted; once Exec has let go of the
+// connection, the transaction is rolled back and the lock released here.
+func (tx *Tx) bruteForceAbort() {
+	if !tx.lockHeld.Load() {
+		return // released (ended or parked) since the caller looked
+	}
+	tx.fail(errAborted)
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.holdsLock {
+		tx.endLocked()
+	}
+}
+
+// endLocked ends the SQLite transaction and releases the write lock. It
+// reports whether the connection broke (it is then closed). tx.mu is held.
+func (tx *Tx) endLocked() (broken bool) {
+	c := tx.conn
+	if !c.closed {
+		c.c.SetInterrupt(nil)
+		if tx.cur != nil {
+			tx.cur.Finalize()
+			tx.cur = nil
+		}
+		if tx.sess != nil {
+			tx.sess.Delete()
+			tx.sess = nil
+		}
+		c.endStatement()
+		if err := c.rollback(); err != nil {
+			// Never hand on a connection in an unknown state, and never
+			// release the lock while it may still hold SQLite's.
+			c.close()
+		}
+	}
+	if tx.holdsLock {
+		tx.holdsLock = false
+		tx.lockHeld.Store(false)
+		tx.e.lock.unlock()
+	}
+	return c.closed
+}

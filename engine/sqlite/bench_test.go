@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"certa/engine"
+	"certa/writeset"
+)
+
+// BenchmarkAutocommitInsert measures one autocommit write end to end on one
+// node: local execution, capture, rollback, apply of a one-item batch.
+func BenchmarkAutocommitInsert(b *testing.B) {
+	e := openBench(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx, err := e.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 'value')", i), &recorder{}); err != nil {
+			b.Fatal(err)
+		}
+		ws, err := tx.WriteSet()
+		if err != nil {
+			b.Fatal(err)
+		}
+		tx.Rollback()
+		seq := uint64(i + 2)
+		if err := e.Apply(ctx, []engine.ApplyItem{{Seqno: seq, WS: ws}}, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPointSelect measures a read-only transaction with one point query.
+func BenchmarkPointSelect(b *testing.B) {
+	e := openBench(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx, err := e.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Exec(ctx, "SELECT v FROM t WHERE id = 1", &recorder{}); err != nil {
+			b.Fatal(err)
+		}
+		tx.Rollback()
+	}
+}
+
+// openBench opens an engine with table t at seqno 1.
+func openBench(b *testing.B) *Engine {
+	e, err := Open(Config{Path: filepath.Join(b.TempDir(), "db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	ws := &writeset.WriteSet{DDL: "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}
+	if err := e.Apply(context.Background(), []engine.ApplyItem{{Seqno: 1, WS: ws}}, 1); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}

@@ -1,0 +1,86 @@
+package replica
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSplitStatements(t *testing.T) {
+	cases := []struct {
+		sql   string
+		want  []string
+		kinds []kind
+	}{
+		{"", nil, nil},
+		{" ; ;", nil, nil},
+		{"SELECT 1", []string{"SELECT 1"}, []kind{kindOther}},
+		{"select 1; BEGIN;commit", []string{"select 1", "BEGIN", "commit"}, []kind{kindOther, kindBegin, kindCommit}},
+		{"SELECT 'a;b'; SELECT \"x;y\"", []string{"SELECT 'a;b'", "SELECT \"x;y\""}, []kind{kindOther, kindOther}},
+		{"SELECT 'it''s;'; END", []string{"SELECT 'it''s;'", "END"}, []kind{kindOther, kindCommit}},
+		{"SELECT E'\\';'; ABORT", []string{"SELECT E'\\';'", "ABORT"}, []kind{kindOther, kindRollback}},
+		{"-- c;\nSELECT 1 /* ; /* nested; */ */; ROLLBACK", []string{"-- c;\nSELECT 1 /* ; /* nested; */ */", "ROLLBACK"}, []kind{kindOther, kindRollback}},
+		{"SELECT $$a;b$$; SELECT $t$;$t$", []string{"SELECT $$a;b$$", "SELECT $t$;$t$"}, []kind{kindOther, kindOther}},
+		{"UPDATE t SET v = $1; SET x = 1", []string{"UPDATE t SET v = $1", "SET x = 1"}, []kind{kindOther, kindSet}},
+		{"create table t (id int primary key); show certa.consistency", []string{"create table t (id int primary key)", "show certa.consistency"}, []kind{kindDDL, kindShow}},
+		{"START TRANSACTION ISOLATION LEVEL REPEATABLE READ", []string{"START TRANSACTION ISOLATION LEVEL REPEATABLE READ"}, []kind{kindBegin}},
+		{"/* only a comment */", nil, nil},
+	}
+	for _, c := range cases {
+		got := splitStatements(c.sql)
+		var sqls []string
+		var kinds []kind
+		for _, s := range got {
+			sqls = append(sqls, s.sql)
+			kinds = append(kinds, s.kind)
+		}
+		if !reflect.DeepEqual(sqls, c.want) || !reflect.DeepEqual(kinds, c.kinds) {
+			t.Errorf("splitStatements(%q) = %q %v, want %q %v", c.sql, sqls, kinds, c.want, c.kinds)
+		}
+	}
+}
+
+func TestDDLTag(t *testing.T) {
+	for sql, want := range map[string]string{
+		"CREATE TABLE t (id int primary key)":  "CREATE TABLE",
+		"create unique index i on t(v)":        "CREATE INDEX",
+		"CREATE OR REPLACE VIEW v AS SELECT 1": "CREATE VIEW",
+		"DROP TABLE t":                         "DROP TABLE",
+		"ALTER TABLE t ADD COLUMN c":           "ALTER TABLE",
+	} {
+		if got := ddlTag(newStatement(sql).words); got != want {
+			t.Errorf("ddlTag(%q) = %q, want %q", sql, got, want)
+		}
+	}
+}
+
+func TestParseSet(t *testing.T) {
+	for sql, want := range map[string][2]string{
+		"SET certa.consistency = 'sync'":  {"certa.consistency", "sync"},
+		"SET certa.consistency TO local":  {"certa.consistency", "local"},
+		"set SESSION certa.wait_for = 42": {"certa.wait_for", "42"},
+		"SET application_name='psql'":     {"application_name", "psql"},
+		"RESET certa.wait_for":            {"certa.wait_for", ""},
+		"SET extra_float_digits = 3":      {"extra_float_digits", "3"},
+	} {
+		name, value, err := parseSet(sql)
+		if err != nil || name != want[0] || value != want[1] {
+			t.Errorf("parseSet(%q) = %q, %q, %v; want %q, %q", sql, name, value, err, want[0], want[1])
+		}
+	}
+	if _, _, err := parseSet("SET"); err == nil {
+		t.Error("parseSet(SET) succeeded")
+	}
+}
+
+func FuzzSplitStatements(f *testing.F) {
+	for _, s := range []string{"SELECT 1; SELECT 2", "SELECT 'a;b'", "$$;$$", "/* /* */", "E'\\'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		for _, s := range splitStatements(sql) {
+			if s.kind == kindEmpty || s.sql == "" {
+				t.Fatalf("empty statement returned for %q", sql)
+			}
+		}
+	})
+}
