@@ -38,8 +38,10 @@ type Engine interface {
 	// the node must then stop rather than diverge.
 	//
 	// Apply never waits behind a local transaction for longer than the
-	// configured grace: a local transaction holding the write lock is then
-	// brute-force aborted (its next statement or commit fails with 40001).
+	// configured grace: an idle local transaction holding the write lock is
+	// parked (its changes set aside; it fails with 40001 later only if what
+	// it touched changed), one busy in a statement is brute-force aborted
+	// (its next statement or commit fails with 40001).
 	// Apply is called from one goroutine at a time.
 	Apply(ctx context.Context, items []ApplyItem, upTo uint64) error
 
@@ -102,6 +104,7 @@ type Tx interface {
 	WriteSet() (*writeset.WriteSet, error)
 
 	// Rollback ends the transaction, discarding its local changes and
-	// releasing its connection and the write lock. Safe to call more than once.
+	// releasing its connection and the write lock. It must always be called,
+	// also after WriteSet. Safe to call more than once.
 	Rollback() error
 }

@@ -19,13 +19,15 @@ type Config struct {
 	MaxConns int
 
 	// ApplyGrace is how long Apply (and Restore) waits for a local
-	// transaction holding the write lock before brute-force aborting it.
-	// Short, so that replication never stalls behind a client. Default 100ms.
+	// transaction that holds the write lock and is busy in a statement,
+	// before brute-force aborting it. (A holder idle between statements is
+	// parked at once instead: see park.go.) Short, so that replication never
+	// stalls behind a client. Default 100ms.
 	ApplyGrace time.Duration
 
 	// LockTimeout is how long a local writer waits for the write lock while
-	// another local transaction holds it; it then fails with 40001.
-	// Default 5s.
+	// another local transaction holds it and is busy in statements; it then
+	// fails with 40001. (A holder idle for 10ms is parked.) Default 5s.
 	LockTimeout time.Duration
 }
 

@@ -20,10 +20,12 @@ const maxMoveForward = 3
 
 // Tx is a local transaction (engine.Tx) on one pooled connection.
 //
-// Its owner calls its methods from one goroutine at a time; the applier may
-// concurrently brute-force abort it (bruteForceAbort). mu serializes all use
-// of the connection between the two. Exec releases mu while it waits on the
-// client (result.Writer calls), so a slow client never delays the applier.
+// Its owner calls its methods from one goroutine at a time; while it holds
+// the write lock, other writers may concurrently park it (park.go) or the
+// applier brute-force abort it (abort.go). mu serializes all use of the
+// connection between them. Exec releases mu while it waits on the client
+// (result.Writer calls), so a slow client never delays the applier.
+// Rollback must always be called: it returns the connection to the pool.
 type Tx struct {
 	e     *Engine
 	epoch uint64 // the engine's epoch at Begin: a Restore since fails the Tx
