@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -66,6 +67,10 @@ func NewHandler(log *slog.Logger) *Handler {
 	h.mux.HandleFunc("POST /join", h.join)
 	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
 	h.mux.HandleFunc("GET /internal/syncpoint", h.syncPoint)
+	// Go's profiler, for diagnosing a slow node in place.
+	h.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	h.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	h.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return h
 }
 

@@ -9,13 +9,17 @@ import (
 	"certa/writeset"
 )
 
-// Batching limits: under load, write sets that queue up while earlier
-// batches are in flight go into one log entry (one disk write, one apply
-// transaction on every node).
+// Batching limits. Up to maxInFlight entries are handed to the leader at
+// once; the Raft leader already packs everything that arrives while it
+// writes the log into one disk write and one append request, and the state
+// machine applies all committed entries in one SQLite transaction. Beyond
+// that, write sets that queue up go into one log entry. (Measured with
+// `certa bench`: fewer entries in flight means more waiting, not more
+// packing; 4 in flight gave 2,230 commits/s, 32 gave 2,490.)
 const (
 	maxBatchWriteSets = 1024
 	maxBatchBytes     = 4 << 20
-	maxInFlight       = 4
+	maxInFlight       = 32
 )
 
 // submitLoop takes write sets from the queue, packs them into log entries

@@ -13,9 +13,9 @@ import (
 )
 
 // Apply applies certified write sets in order in one SQLite transaction on
-// the applier connection, and records upTo as the applied seqno in it. Each
-// item runs in its own savepoint, so an item that fails deterministically is
-// rolled back alone and recorded in _certa_failed.
+// the applier connection, and records upTo as the applied seqno in it. An
+// item that fails deterministically is rolled back alone and recorded in
+// _certa_failed.
 func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	if e.closed.Load() {
 		return errClosed
@@ -72,11 +72,75 @@ func checkOrder(applied uint64, items []engine.ApplyItem, upTo uint64) error {
 	return nil
 }
 
-// applyBatch runs the batch's transaction and returns what it changed.
+// applyBatch runs the batch's transaction and returns what it changed. It
+// first tries the fast path; if any item does not apply cleanly there, it
+// starts over item by item with SQLite's changeset apply, so that the
+// failing item is found and handled alone.
 func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]change, error) {
 	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
 		return nil, err
 	}
+	changes, clean, err := applyRuns(c, items)
+	if err != nil {
+		return nil, err
+	}
+	if !clean {
+		if err := c.rollback(); err != nil {
+			return nil, err
+		}
+		if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+			return nil, err
+		}
+		if changes, err = applyEach(c, items); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.exec("UPDATE _certa_meta SET seqno = ?", int64(upTo)); err != nil {
+		return nil, err
+	}
+	if err := c.exec("COMMIT"); err != nil {
+		return nil, err
+	}
+	return changes, nil
+}
+
+// applyRuns is the fast path: row changes through applyRows, without a
+// savepoint per item. clean is false if some item did not apply cleanly;
+// the transaction must then be rolled back.
+func applyRuns(c *conn, items []engine.ApplyItem) (changes []change, clean bool, err error) {
+	if err := c.refreshSchema(); err != nil {
+		return nil, false, err
+	}
+	for i := range items {
+		it := &items[i]
+		it.Err = nil
+		ws := it.WS
+		if ws.DDL != "" {
+			ch, itemErr, err := applyItem(c, it)
+			if err != nil || itemErr != nil {
+				return nil, false, err
+			}
+			if err := c.refreshSchema(); err != nil {
+				return nil, false, err
+			}
+			changes = append(changes, ch)
+			continue
+		}
+		if err := applyRows(c, ws.Changes); err != nil {
+			if errors.Is(err, errNotClean) || errors.Is(err, errBadChangeset) {
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		changes = append(changes, change{seqno: it.Seqno, tables: lowerAll(ws.Tables)})
+	}
+	return changes, true, nil
+}
+
+// applyEach is the slow path: each item in its own savepoint, so an item
+// that fails deterministically is rolled back alone and recorded in
+// _certa_failed.
+func applyEach(c *conn, items []engine.ApplyItem) ([]change, error) {
 	var changes []change
 	for i := range items {
 		it := &items[i]
@@ -106,12 +170,6 @@ func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]c
 		}
 		changes = append(changes, ch)
 	}
-	if err := c.exec("UPDATE _certa_meta SET seqno = ?", int64(upTo)); err != nil {
-		return nil, err
-	}
-	if err := c.exec("COMMIT"); err != nil {
-		return nil, err
-	}
 	return changes, nil
 }
 
@@ -140,26 +198,14 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 	}
 	// A changeset for a table that does not exist would be skipped silently
 	// by SQLite; every node has the same schema here, so it is an item error.
-	for _, t := range ws.Tables {
-		_, ok, err := c.queryInt("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", t)
-		if err != nil {
-			return ch, nil, err
-		}
-		if !ok {
-			return ch, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", t), nil
-		}
+	missing, err := missingTable(c, ws.Tables)
+	if err != nil {
+		return ch, nil, err
 	}
-	var conflict *changeConflict
-	handler := func(ct sqlite.ConflictType, iter *sqlite.ChangesetIterator) sqlite.ConflictAction {
-		if conflict == nil {
-			conflict = &changeConflict{typ: ct}
-			if op, err := iter.Operation(); err == nil {
-				conflict.table = op.TableName
-			}
-		}
-		return sqlite.ChangesetAbort
+	if missing != "" {
+		return ch, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", missing), nil
 	}
-	err = c.c.ApplyChangeset(bytes.NewReader(ws.Changes), nil, handler)
+	conflict, err := applyChangeset(c, ws.Changes)
 	switch {
 	case conflict != nil && conflict.typ == sqlite.ChangesetConstraint:
 		return ch, sqlerr.New(sqlerr.UniqueViolation,
@@ -175,6 +221,37 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 		return ch, nil, err
 	}
 	return ch, nil, nil
+}
+
+// missingTable returns the first of tables that does not exist, or "".
+func missingTable(c *conn, tables []string) (string, error) {
+	for _, t := range tables {
+		_, ok, err := c.queryInt("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE", t)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return t, nil
+		}
+	}
+	return "", nil
+}
+
+// applyChangeset applies changes, stopping at the first conflict, which it
+// returns.
+func applyChangeset(c *conn, changes []byte) (*changeConflict, error) {
+	var conflict *changeConflict
+	handler := func(ct sqlite.ConflictType, iter *sqlite.ChangesetIterator) sqlite.ConflictAction {
+		if conflict == nil {
+			conflict = &changeConflict{typ: ct}
+			if op, err := iter.Operation(); err == nil {
+				conflict.table = op.TableName
+			}
+		}
+		return sqlite.ChangesetAbort
+	}
+	err := c.c.ApplyChangeset(bytes.NewReader(changes), nil, handler)
+	return conflict, err
 }
 
 // ErrDiverged is returned (wrapped) by Apply when a certified write set does

@@ -194,3 +194,24 @@ func TestApplyDDLRefusalIsItemError(t *testing.T) {
 		t.Fatal("refused table exists")
 	}
 }
+
+// Row write sets before and after a DDL in one batch: the fast path applies
+// the rows around the schema change in order.
+func TestApplyBatchAcrossDDL(t *testing.T) {
+	a, b := openTest(t, Config{}), openTest(t, Config{})
+	for _, e := range []*testEngine{a, b} {
+		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+	}
+	first := a.commit("INSERT INTO t VALUES (1), (2)")
+	const createU = "CREATE TABLE u (id INTEGER PRIMARY KEY, v TEXT)"
+	a.ddl(createU)
+	second := a.commit("INSERT INTO u VALUES (5, 'five')", "DELETE FROM t WHERE id = 1")
+	items := b.apply(first, &writeset.WriteSet{DDL: createU, Tables: []string{"u"}}, second)
+	for _, it := range items {
+		if it.Err != nil {
+			t.Fatalf("seqno %d: %v", it.Seqno, it.Err)
+		}
+	}
+	wantRows(t, b.query("SELECT id FROM t"), row(int64(2)))
+	wantRows(t, b.query("SELECT id, v FROM u"), row(int64(5), "five"))
+}

@@ -31,9 +31,12 @@ type conn struct {
 
 // tableInfo is what we need to know of one table.
 type tableInfo struct {
-	exists bool
-	hasPK  bool
-	types  map[string]result.Type // lower-cased column name -> declared type, if any
+	exists  bool
+	hasPK   bool
+	types   map[string]result.Type // lower-cased column name -> declared type, if any
+	columns []string               // column names in table order
+	// rowSQL caches the applier's statements for this table (see rowapply.go).
+	rowSQL map[rowStmtKey]string
 }
 
 // openConn opens a connection to path with the pragmas every connection
@@ -193,6 +196,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	ti := &tableInfo{types: make(map[string]result.Type)}
 	err := c.execResult("SELECT name, type, pk FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
 		ti.exists = true
+		ti.columns = append(ti.columns, s.ColumnText(0))
 		if decl := s.ColumnText(1); decl != "" {
 			// Columns declared without a type are typed by their values.
 			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)

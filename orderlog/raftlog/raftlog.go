@@ -80,6 +80,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// logCacheSize is how many of the newest entries are kept in memory.
+const logCacheSize = 1024
+
 // Log is an orderlog.Log backed by hashicorp/raft.
 type Log struct {
 	raft      *raft.Raft
@@ -146,7 +149,15 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 			return nil, fmt.Errorf("raftlog: bootstrap: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, &fsm{sm: sm}, w, w, snaps, trans)
+	// The cache keeps the newest entries in memory, so the leader replicates
+	// them without reading them back from the WAL.
+	logs, err := raft.NewLogCache(logCacheSize, w)
+	if err != nil {
+		trans.Close()
+		w.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	r, err := raft.NewRaft(rc, &fsm{sm: sm}, logs, w, snaps, trans)
 	if err != nil {
 		trans.Close()
 		w.Close()
