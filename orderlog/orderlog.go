@@ -87,4 +87,7 @@ type Stats struct {
 	AppliedIndex uint64
 	Term         uint64
 	LastContact  time.Time // last contact with the leader (followers)
+	// SnapshotIndex is the index of the newest snapshot this node took or
+	// received (0: none); entries up to it may have been compacted away.
+	SnapshotIndex uint64
 }

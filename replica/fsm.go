@@ -42,6 +42,9 @@ type stateMachine struct {
 	committed atomic.Uint64 // last seqno that passed certification
 	certified atomic.Uint64 // number of write sets that passed
 	conflicts atomic.Uint64 // number that failed
+	// transfers counts snapshots whose database replaced this node's
+	// (state transfers).
+	transfers atomic.Uint64
 
 	membersMu sync.Mutex
 	members   map[string]writeset.Member
@@ -261,6 +264,7 @@ func (m *stateMachine) Restore(r io.Reader) error {
 			return fmt.Errorf("restore engine: %w", err)
 		}
 		engineSeqno = seqno
+		m.transfers.Add(1)
 	}
 	m.cert = cert
 	m.seqno = seqno

@@ -23,29 +23,36 @@ type Status struct {
 	// certification on this node since it started.
 	Certified uint64 `json:"certified"`
 	Conflicts uint64 `json:"conflicts"`
+	// StateTransfers counts the times this node's database was replaced
+	// by a snapshot from the cluster since it started.
+	StateTransfers uint64 `json:"state_transfers"`
 	// Log positions (Raft indexes): the gap between commit and applied is
 	// this node's apply lag.
 	LogLastIndex    uint64 `json:"log_last_index"`
 	LogCommitIndex  uint64 `json:"log_commit_index"`
 	LogAppliedIndex uint64 `json:"log_applied_index"`
 	LogTerm         uint64 `json:"log_term"`
+	// LogSnapshotIndex is the newest snapshot taken or received (0: none).
+	LogSnapshotIndex uint64 `json:"log_snapshot_index"`
 }
 
 // Status returns the node's current status.
 func (n *Node) Status() Status {
 	st := n.log.Stats()
 	s := Status{
-		ID:              n.cfg.Self.ID,
-		Role:            n.log.State(),
-		Leader:          n.log.Leader(),
-		AppliedSeqno:    n.sm.applied.get(),
-		CommitSeqno:     n.sm.committed.Load(),
-		Certified:       n.sm.certified.Load(),
-		Conflicts:       n.sm.conflicts.Load(),
-		LogLastIndex:    st.LastIndex,
-		LogCommitIndex:  st.CommitIndex,
-		LogAppliedIndex: st.AppliedIndex,
-		LogTerm:         st.Term,
+		ID:               n.cfg.Self.ID,
+		Role:             n.log.State(),
+		Leader:           n.log.Leader(),
+		AppliedSeqno:     n.sm.applied.get(),
+		CommitSeqno:      n.sm.committed.Load(),
+		Certified:        n.sm.certified.Load(),
+		Conflicts:        n.sm.conflicts.Load(),
+		StateTransfers:   n.sm.transfers.Load(),
+		LogLastIndex:     st.LastIndex,
+		LogCommitIndex:   st.CommitIndex,
+		LogAppliedIndex:  st.AppliedIndex,
+		LogTerm:          st.Term,
+		LogSnapshotIndex: st.SnapshotIndex,
 	}
 	servers, _ := n.log.Servers()
 	for _, sv := range servers {

@@ -27,6 +27,9 @@ import (
 type nodeFlags struct {
 	id, dataDir, pgAddr, raftAddr, httpAddr, join string
 	applyGrace, lockTimeout, commitTimeout        time.Duration
+	snapshotEntries, trailingEntries              uint64
+	snapshotInterval                              time.Duration
+	logSegmentBytes                               int
 }
 
 func runNode(args []string) error {
@@ -41,6 +44,10 @@ func runNode(args []string) error {
 	fs.DurationVar(&f.applyGrace, "apply-grace", 100*time.Millisecond, "how long replication waits for a local transaction holding the write lock before aborting it")
 	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock held by another local transaction")
 	fs.DurationVar(&f.commitTimeout, "commit-timeout", 8*time.Second, "how long COMMIT waits for the cluster before reporting an unknown outcome (40003)")
+	fs.Uint64Var(&f.snapshotEntries, "snapshot-entries", 8192, "log entries after which the node snapshots its database and compacts the log")
+	fs.DurationVar(&f.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often the node checks whether to snapshot")
+	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
+	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	fs.Parse(args)
 	if f.id == "" || f.dataDir == "" {
 		fs.Usage()
@@ -87,8 +94,12 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	resumed := raftlog.HasState(raftDir)
 	lg, err := raftlog.Open(raftlog.Config{
 		ID: f.id, Dir: raftDir, RaftAddr: f.raftAddr,
-		Bootstrap: !resumed && f.join == "",
-		Logger:    logger,
+		Bootstrap:         !resumed && f.join == "",
+		SnapshotThreshold: f.snapshotEntries,
+		SnapshotInterval:  f.snapshotInterval,
+		TrailingLogs:      f.trailingEntries,
+		SegmentBytes:      f.logSegmentBytes,
+		Logger:            logger,
 	}, node.StateMachine())
 	if err != nil {
 		return err

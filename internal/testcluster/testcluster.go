@@ -61,6 +61,7 @@ type Cluster struct {
 	t     testing.TB
 	Nodes []*Node
 	Args  []string // extra flags for every node
+	base  string   // directory holding the nodes' data directories and logs
 }
 
 // Start starts an n-node cluster and waits until every node knows every
@@ -68,14 +69,9 @@ type Cluster struct {
 func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
 	t.Helper()
 	Binary(t)
-	c := &Cluster{t: t, Args: extraArgs}
-	base := t.TempDir()
-	for i := 1; i <= n; i++ {
-		id := fmt.Sprintf("n%d", i)
-		c.Nodes = append(c.Nodes, &Node{
-			ID: id, PGAddr: freeAddr(t), HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t),
-			DataDir: filepath.Join(base, id), Log: filepath.Join(base, id+".log"),
-		})
+	c := &Cluster{t: t, Args: extraArgs, base: t.TempDir()}
+	for range n {
+		c.newNode()
 	}
 	t.Cleanup(c.stopAll)
 	for i := range c.Nodes {
@@ -87,6 +83,26 @@ func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
 	}
 	c.WaitReady(60 * time.Second)
 	return c
+}
+
+// newNode adds the description of one more node (not started).
+func (c *Cluster) newNode() int {
+	id := fmt.Sprintf("n%d", len(c.Nodes)+1)
+	c.Nodes = append(c.Nodes, &Node{
+		ID: id, PGAddr: freeAddr(c.t), HTTPAddr: freeAddr(c.t), RaftAddr: freeAddr(c.t),
+		DataDir: filepath.Join(c.base, id), Log: filepath.Join(c.base, id+".log"),
+	})
+	return len(c.Nodes) - 1
+}
+
+// Add starts one more node that joins through node via, waits until every
+// node knows every member and a leader, and returns the new node's index.
+func (c *Cluster) Add(via int) int {
+	c.t.Helper()
+	i := c.newNode()
+	c.start(i, c.Nodes[via].HTTPAddr)
+	c.WaitReady(60 * time.Second)
+	return i
 }
 
 func (c *Cluster) start(i int, join string) {
@@ -158,7 +174,10 @@ type Status struct {
 	CommitSeqno  uint64 `json:"commit_seqno"`
 	Certified    uint64 `json:"certified"`
 	Conflicts    uint64 `json:"conflicts"`
-	Members      []struct {
+	// SnapshotIndex is the newest Raft snapshot the node took or received.
+	SnapshotIndex  uint64 `json:"log_snapshot_index"`
+	StateTransfers uint64 `json:"state_transfers"`
+	Members        []struct {
 		ID     string `json:"id"`
 		PGAddr string `json:"pg_addr"`
 		Voter  bool   `json:"voter"`

@@ -40,9 +40,20 @@ type Config struct {
 	CommitTimeout time.Duration
 	// MaxAppendEntries bounds entries per append RPC and per disk write (default 512).
 	MaxAppendEntries int
-	// SnapshotThreshold is how many entries trigger a snapshot (default 8192).
+	// SnapshotThreshold is how many new entries trigger a snapshot (default
+	// 8192); SnapshotInterval how often that is checked (default 2m).
+	// TrailingLogs is how many entries are kept after a snapshot (default
+	// 10240), so a follower that fell behind less than that catches up from
+	// the log instead of receiving the whole snapshot.
 	SnapshotThreshold uint64
-	Logger            *slog.Logger
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+	// SegmentBytes is the size of one log file (default 64 MiB). Compaction
+	// frees whole files only, and entries of the newest file stay readable,
+	// so a lagging follower is sent a snapshot only once the entries it
+	// needs are in a freed file.
+	SegmentBytes int
+	Logger       *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -61,6 +72,13 @@ func (c *Config) setDefaults() {
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
 	}
+	def(&c.SnapshotInterval, 2*time.Minute)
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = wal.DefaultSegmentSize
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = 10240
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -73,6 +91,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Dir == "" {
 		return errors.New("raftlog: Dir is required")
+	}
+	if c.SegmentBytes < 0 {
+		return errors.New("raftlog: SegmentBytes must not be negative")
 	}
 	if _, _, err := net.SplitHostPort(c.RaftAddr); err != nil {
 		return fmt.Errorf("raftlog: RaftAddr %q: %w", c.RaftAddr, err)
@@ -104,7 +125,7 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	w, err := wal.Open(filepath.Join(cfg.Dir, "wal"), wal.WithLogger(hlog))
+	w, err := wal.Open(filepath.Join(cfg.Dir, "wal"), wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: open wal: %w", err)
 	}
@@ -134,6 +155,8 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	rc.MaxAppendEntries = cfg.MaxAppendEntries
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.SnapshotInterval = cfg.SnapshotInterval
+	rc.TrailingLogs = cfg.TrailingLogs
 
 	existing, err := raft.HasExistingState(w, w, snaps)
 	if err != nil {
@@ -241,13 +264,16 @@ func (l *Log) Servers() ([]orderlog.Server, error) {
 
 // Stats implements orderlog.Log.
 func (l *Log) Stats() orderlog.Stats {
-	term, _ := strconv.ParseUint(l.raft.Stats()["term"], 10, 64)
+	stats := l.raft.Stats()
+	term, _ := strconv.ParseUint(stats["term"], 10, 64)
+	snap, _ := strconv.ParseUint(stats["last_snapshot_index"], 10, 64)
 	return orderlog.Stats{
-		LastIndex:    l.raft.LastIndex(),
-		CommitIndex:  l.raft.CommitIndex(),
-		AppliedIndex: l.raft.AppliedIndex(),
-		Term:         term,
-		LastContact:  l.raft.LastContact(),
+		SnapshotIndex: snap,
+		LastIndex:     l.raft.LastIndex(),
+		CommitIndex:   l.raft.CommitIndex(),
+		AppliedIndex:  l.raft.AppliedIndex(),
+		Term:          term,
+		LastContact:   l.raft.LastContact(),
 	}
 }
 
