@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"zombiezen.com/go/sqlite"
 
 	"certa/sqlerr"
 	"certa/writeset"
@@ -44,73 +43,45 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 // changed row, from the table name and the primary-key values (the old ones
 // for a delete or update, the new ones for an insert; SQLite records a
 // primary-key change as a delete and an insert).
-func changesetKeys(ws *writeset.WriteSet) (err error) {
-	it, err := sqlite.NewChangesetIterator(bytes.NewReader(ws.Changes))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := it.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
+func changesetKeys(ws *writeset.WriteSet) error {
 	var pk []any
-	for {
-		more, err := it.Next()
-		if err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-		op, err := it.Operation()
-		if err != nil {
-			return err
-		}
-		cols, err := it.PrimaryKey()
-		if err != nil {
-			return err
+	return forEachChange(ws.Changes, func(ch *rowChange) error {
+		vals := ch.old
+		if ch.op == opInsert {
+			vals = ch.new
 		}
 		pk = pk[:0]
-		for i, isPK := range cols {
+		for i, isPK := range ch.pk {
 			if !isPK {
 				continue
 			}
-			var v sqlite.Value
-			if op.Type == sqlite.OpInsert {
-				v, err = it.New(i)
-			} else {
-				v, err = it.Old(i)
-			}
+			kv, err := keyValue(vals[i])
 			if err != nil {
-				return err
-			}
-			kv, err := keyValue(v)
-			if err != nil {
-				return fmt.Errorf("table %s: %w", op.TableName, err)
+				return fmt.Errorf("table %s: %w", ch.table, err)
 			}
 			pk = append(pk, kv)
 		}
-		ws.Keys = append(ws.Keys, writeset.EncodeKey(op.TableName, pk...))
-		ws.Tables = append(ws.Tables, op.TableName)
-	}
+		ws.Keys = append(ws.Keys, writeset.EncodeKey(ch.table, pk...))
+		ws.Tables = append(ws.Tables, ch.table)
+		return nil
+	})
 }
 
 // keyValue converts a primary-key value to the Go types writeset.EncodeKey
 // takes.
-func keyValue(v sqlite.Value) (any, error) {
-	switch v.Type() {
-	case sqlite.TypeInteger:
-		return v.Int64(), nil
-	case sqlite.TypeFloat:
-		return v.Float(), nil
-	case sqlite.TypeText:
-		return v.Text(), nil
-	case sqlite.TypeBlob:
-		return bytes.Clone(v.Blob()), nil
-	case sqlite.TypeNull:
+func keyValue(v rowValue) (any, error) {
+	switch v.kind {
+	case kindInt:
+		return v.i, nil
+	case kindFloat:
+		return v.f, nil
+	case kindText:
+		return string(v.bytes), nil
+	case kindBlob:
+		return bytes.Clone(v.bytes), nil
+	case kindNull:
 		return nil, nil
 	default:
-		return nil, fmt.Errorf("unexpected primary-key value type %v", v.Type())
+		return nil, fmt.Errorf("primary-key value of kind %d", v.kind)
 	}
 }

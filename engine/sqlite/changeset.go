@@ -10,9 +10,9 @@ import (
 
 // This file reads SQLite's changeset format (documented in the session
 // extension's source, sqlite3session.c, "Changeset Format"). SQLite's own
-// iterator is used to derive keys; the applier reads changesets here
-// because SQLite's iterator cannot tell an undefined value (a column an
-// UPDATE did not change) from a NULL.
+// iterator cannot tell an undefined value (a column an UPDATE did not
+// change) from a NULL, which the applier needs, and allocates on every
+// call; TestForEachChangeMatchesSQLiteIterator keeps the two in agreement.
 
 // Operation codes of a change record (SQLITE_INSERT, SQLITE_UPDATE,
 // SQLITE_DELETE).
