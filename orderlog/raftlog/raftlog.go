@@ -109,6 +109,8 @@ type Log struct {
 	raft      *raft.Raft
 	wal       *wal.WAL
 	transport *raft.NetworkTransport
+	nudge     chan struct{} // see nudgeLoop
+	done      chan struct{} // closed by Close
 }
 
 var _ orderlog.Log = (*Log)(nil)
@@ -186,7 +188,9 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	return &Log{raft: r, wal: w, transport: trans}, nil
+	l := &Log{raft: r, wal: w, transport: trans, nudge: make(chan struct{}, 1), done: make(chan struct{})}
+	go l.nudgeLoop()
+	return l, nil
 }
 
 // HasState reports whether dir holds Raft state from an earlier run.
@@ -197,7 +201,38 @@ func HasState(dir string) bool {
 
 // Append implements orderlog.Log.
 func (l *Log) Append(data []byte, timeout time.Duration) error {
-	return classify(l.raft.Apply(data, timeout).Error())
+	err := classify(l.raft.Apply(data, timeout).Error())
+	if err == nil {
+		l.nudgeFollowers()
+	}
+	return err
+}
+
+// nudgeFollowers makes the leader tell the followers its commit index soon.
+// hashicorp/raft sends the commit index only with the next append request,
+// which without further writes goes out after CommitTimeout to twice that:
+// a commit made through a follower, or a sync read there, would wait that
+// long before the follower applies it. Appending a barrier sends one at
+// once. At most one barrier is in flight, so under load (when appends carry
+// the commit index anyway) this adds little.
+func (l *Log) nudgeFollowers() {
+	select {
+	case l.nudge <- struct{}{}:
+	default:
+	}
+}
+
+func (l *Log) nudgeLoop() {
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.nudge:
+			if l.raft.State() == raft.Leader {
+				l.raft.Barrier(time.Second).Error()
+			}
+		}
+	}
 }
 
 // Barrier implements orderlog.Log.
@@ -205,7 +240,11 @@ func (l *Log) Barrier(timeout time.Duration) error {
 	if l.raft.State() != raft.Leader {
 		return orderlog.ErrNotLeader
 	}
-	return classify(l.raft.Barrier(timeout).Error())
+	err := classify(l.raft.Barrier(timeout).Error())
+	if err == nil {
+		l.nudgeFollowers()
+	}
+	return err
 }
 
 func classify(err error) error {
@@ -279,6 +318,7 @@ func (l *Log) Stats() orderlog.Stats {
 
 // Close implements orderlog.Log.
 func (l *Log) Close() error {
+	close(l.done)
 	err := l.raft.Shutdown().Error()
 	l.transport.Close()
 	if cerr := l.wal.Close(); err == nil {
