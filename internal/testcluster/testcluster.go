@@ -7,11 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,10 +28,23 @@ var (
 	buildErr  error
 )
 
+// Main runs a test package that uses clusters and removes the binary
+// afterwards. Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if binary != "" {
+		os.RemoveAll(filepath.Dir(binary))
+	}
+	os.Exit(code)
+}
+
 // Binary builds the certa binary once per test process and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if buildErr = statSources(); buildErr != nil {
+			return
+		}
 		dir, err := os.MkdirTemp("", "certa-bin-")
 		if err != nil {
 			buildErr = err
@@ -45,6 +60,29 @@ func Binary(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binary
+}
+
+// statSources looks at every source file of the module. go test caches a
+// package's result until a file the test looked at changes; the binary is
+// built from the whole module, so the test must look at all of it.
+func statSources() error {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != root {
+			return filepath.SkipDir
+		}
+		if name := d.Name(); strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum" {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
 }
 
 // Node is one node process of a test cluster.
