@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"certa/orderlog"
@@ -109,7 +110,8 @@ type Log struct {
 	raft      *raft.Raft
 	wal       *wal.WAL
 	transport *raft.NetworkTransport
-	nudge     chan struct{} // see nudgeLoop
+	nudge     chan struct{} // see nudgeFollowers
+	inFlight  atomic.Int64  // appends and barriers not yet finished
 	done      chan struct{} // closed by Close
 }
 
@@ -201,11 +203,17 @@ func HasState(dir string) bool {
 
 // Append implements orderlog.Log.
 func (l *Log) Append(data []byte, timeout time.Duration) error {
+	l.inFlight.Add(1)
 	err := classify(l.raft.Apply(data, timeout).Error())
-	if err == nil {
+	l.finished(err)
+	return err
+}
+
+// finished ends an append or barrier; the last one to finish nudges.
+func (l *Log) finished(err error) {
+	if l.inFlight.Add(-1) == 0 && err == nil {
 		l.nudgeFollowers()
 	}
-	return err
 }
 
 // nudgeFollowers makes the leader tell the followers its commit index soon.
@@ -213,8 +221,9 @@ func (l *Log) Append(data []byte, timeout time.Duration) error {
 // which without further writes goes out after CommitTimeout to twice that:
 // a commit made through a follower, or a sync read there, would wait that
 // long before the follower applies it. Appending a barrier sends one at
-// once. At most one barrier is in flight, so under load (when appends carry
-// the commit index anyway) this adds little.
+// once. Only the last of overlapping appends nudges (the others' commit
+// index travels with the later appends), and at most one barrier is in
+// flight.
 func (l *Log) nudgeFollowers() {
 	select {
 	case l.nudge <- struct{}{}:
@@ -240,10 +249,9 @@ func (l *Log) Barrier(timeout time.Duration) error {
 	if l.raft.State() != raft.Leader {
 		return orderlog.ErrNotLeader
 	}
+	l.inFlight.Add(1)
 	err := classify(l.raft.Barrier(timeout).Error())
-	if err == nil {
-		l.nudgeFollowers()
-	}
+	l.finished(err)
 	return err
 }
 
