@@ -62,6 +62,12 @@ type Engine interface {
 	// open at the time fail.
 	Restore(ctx context.Context, r io.Reader) error
 
+	// Describe parses one statement without running it and returns the
+	// types of its parameters ($1 is params[0]; a parameter whose type the
+	// statement does not show is Text) and of its result columns (nil: no
+	// result set; a column whose type is unknown until it runs is Unknown).
+	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
+
 	// Close closes the engine; open transactions fail.
 	Close() error
 }
@@ -92,11 +98,12 @@ type Tx interface {
 	// transaction read has changed since), so read it after the last Exec.
 	Snapshot() uint64
 
-	// Exec runs one SQL statement and reports its result to w. Schema
-	// changes, transaction control, ATTACH and writes to tables without a
-	// primary key are refused with a *sqlerr.Error. After a brute-force abort
-	// every call fails with 40001.
-	Exec(ctx context.Context, sql string, w result.Writer) error
+	// Exec runs one SQL statement and reports its result to w. Parameters
+	// are written $1, $2, ... and args[n-1] is the value of $n: nil, int64,
+	// float64, string, []byte or bool. Schema changes, transaction control,
+	// ATTACH and writes to tables without a primary key are refused with a
+	// *sqlerr.Error. After a brute-force abort every call fails with 40001.
+	Exec(ctx context.Context, sql string, w result.Writer, args ...any) error
 
 	// WriteSet returns what the transaction changed: Snapshot, Keys, Tables
 	// and Changes are set; Origin and TxID are the caller's. It returns nil if

@@ -54,6 +54,11 @@ type conn struct {
 	// protocol: after an error, discard messages until Sync.
 	ignoreTillSync bool
 
+	// The extended query protocol's prepared statements and portals, by
+	// name ("" is the unnamed one).
+	stmts   map[string]*preparedStmt
+	portals map[string]*portal
+
 	// linger asks close to drain the client's input first (see lingerTimeout).
 	linger bool
 }
@@ -153,7 +158,7 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) bool {
 		switch msg.(type) {
 		case *pgproto3.Sync:
 			c.ignoreTillSync = false
-			c.readyForQuery()
+			c.sync()
 		case *pgproto3.Terminate:
 			// PostgreSQL ignores even Terminate here, but the client means
 			// it, and hanging up is what it would do next anyway.
@@ -166,15 +171,9 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) bool {
 	case *pgproto3.Query:
 		return c.query(m.String)
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		c.sendError("ERROR", &sqlerr.Error{
-			Code:    sqlerr.FeatureNotSupported,
-			Message: "extended query protocol is not supported yet; use the simple query protocol",
-		})
-		c.ignoreTillSync = true
+		c.handleExtended(msg)
 	case *pgproto3.Sync:
-		// A Sync outside an extended-protocol error only asks for
-		// ReadyForQuery, as in PostgreSQL.
-		c.readyForQuery()
+		c.sync()
 	case *pgproto3.Flush:
 		c.flush()
 	case *pgproto3.Terminate:

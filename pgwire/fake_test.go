@@ -237,3 +237,63 @@ var testFloats = []struct {
 	{math.Inf(1), "Infinity"},
 	{math.Inf(-1), "-Infinity"},
 }
+
+// Describe runs nothing: the fake's statements take no parameters except
+// PARAMS, whose $1.. are text; columns are found by running the statement
+// (SLEEP and PANIC aside), which is harmless for the fake.
+func (s *fakeSession) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	stmt := strings.TrimSpace(sql)
+	if n, ok := strings.CutPrefix(stmt, "PARAMS "); ok {
+		count, err := strconv.Atoi(n)
+		if err != nil {
+			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "PARAMS n")
+		}
+		cols := make([]result.Column, count)
+		for i := range cols {
+			cols[i] = result.Column{Name: "p" + strconv.Itoa(i+1), Type: result.Unknown}
+		}
+		return make([]result.Type, count), cols, nil
+	}
+	if stmt == "SLEEP" || stmt == "PANIC" || stmt == "" {
+		return nil, nil, nil
+	}
+	var buf bufferedResult
+	if err := s.exec(ctx, stmt, &buf); err != nil {
+		return nil, nil, err
+	}
+	return nil, buf.cols, nil
+}
+
+// Execute runs one statement; PARAMS n returns its n arguments as a row,
+// typed by their Go types.
+func (s *fakeSession) Execute(ctx context.Context, sql string, args []any, w result.Writer) error {
+	stmt := strings.TrimSpace(sql)
+	if _, ok := strings.CutPrefix(stmt, "PARAMS "); ok {
+		cols := make([]result.Column, len(args))
+		for i, a := range args {
+			t := result.Text
+			switch a.(type) {
+			case int64:
+				t = result.Int8
+			case float64:
+				t = result.Float8
+			case bool:
+				t = result.Bool
+			case []byte:
+				t = result.Bytea
+			}
+			cols[i] = result.Column{Name: "p" + strconv.Itoa(i+1), Type: t}
+		}
+		if err := w.Columns(cols); err != nil {
+			return err
+		}
+		if err := w.Row(args); err != nil {
+			return err
+		}
+		return w.Complete("SELECT 1")
+	}
+	if strings.Contains(stmt, ";") {
+		return sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+	}
+	return s.Query(ctx, stmt, w)
+}

@@ -229,6 +229,16 @@ func (c *rawClient) expectError(severity, code string) *pgproto3.ErrorResponse {
 	return &cp
 }
 
+// expectMsg reads a message and checks it has want's type; it returns it.
+func (c *rawClient) expectMsg(want pgproto3.BackendMessage) pgproto3.BackendMessage {
+	c.t.Helper()
+	m := c.recv()
+	if fmt.Sprintf("%T", m) != fmt.Sprintf("%T", want) {
+		c.t.Fatalf("got %T %+v, want %T", m, m, want)
+	}
+	return m
+}
+
 func (c *rawClient) expectReady(status byte) {
 	c.t.Helper()
 	m := c.recv()

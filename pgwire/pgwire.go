@@ -5,9 +5,10 @@
 // What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down),
 // trust authentication, no TLS or GSS encryption (requests are answered
 // 'N', so libpq's default sslmode=prefer connects in the clear), the simple
-// query protocol with text-format results. The extended query protocol is
-// refused with 0A000 and PostgreSQL's skip-until-Sync recovery, so the
-// connection stays usable; cancel requests are closed unanswered.
+// query protocol with text-format results, and the extended query protocol
+// (named and unnamed statements and portals, row limits, parameters and
+// results in text or binary format; see values.go for the types); cancel
+// requests are closed unanswered.
 //
 // Every connection runs in its own goroutine and is isolated from the
 // others: a malformed or oversized message, a panic in a session or a
@@ -35,6 +36,17 @@ type Session interface {
 	// (sent to the client as ErrorResponse after the results so far), or nil.
 	// ctx ends when the connection closes.
 	Query(ctx context.Context, sql string, w result.Writer) error
+
+	// Describe returns the types of one statement's parameters ($1 first)
+	// and result columns (nil: no result set; result.Unknown: known only
+	// once it runs) without running it. It fails as running it would for
+	// a syntax error, an unknown table or column, or more than one statement.
+	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
+
+	// Execute runs one statement with parameter values ($1 is args[0];
+	// nil, int64, float64, string, []byte or bool), reporting its result to
+	// w as Query does.
+	Execute(ctx context.Context, sql string, args []any, w result.Writer) error
 
 	// TxStatus returns the status for ReadyForQuery: 'I' idle, 'T' in a
 	// transaction block, 'E' in a failed transaction block.

@@ -263,23 +263,32 @@ func TestPgxNewSessionError(t *testing.T) {
 	ts.checkServing()
 }
 
-// pgx's default mode uses the extended protocol: it must get a clear
-// 0A000 and keep a working connection.
-func TestPgxExtendedProtocolRefused(t *testing.T) {
+// pgx's default mode uses the extended protocol (a cached prepared
+// statement, binary results where the type allows).
+func TestPgxExtendedProtocol(t *testing.T) {
 	ts := startServer(t, Config{})
 	conn, err := pgx.Connect(testCtx(t), ts.connString("tester", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	// (pgx's Exec without arguments uses the simple protocol; Query does not.)
-	var n int64
-	err = conn.QueryRow(testCtx(t), "SELECT 1").Scan(&n)
-	if pe := pgErr(t, err); pe.Code != sqlerr.FeatureNotSupported {
+	for i := 0; i < 3; i++ { // prepared once, then reused
+		var n int64
+		if err := conn.QueryRow(testCtx(t), "SELECT 4").Scan(&n); err != nil || n != 4 {
+			t.Fatalf("SELECT 4: %d, %v", n, err)
+		}
+	}
+	var a, b string
+	if err := conn.QueryRow(testCtx(t), "PARAMS 2", "x", "y").Scan(&a, &b); err != nil || a != "x" || b != "y" {
+		t.Fatalf("PARAMS: %q %q %v", a, b, err)
+	}
+	_, err = conn.Exec(testCtx(t), "FAIL", 1)
+	if pe := pgErr(t, err); pe.Code == "" {
 		t.Fatalf("got %+v", pe)
 	}
-	if err := conn.QueryRow(testCtx(t), "SELECT 4", pgx.QueryExecModeSimpleProtocol).Scan(&n); err != nil || n != 4 {
-		t.Fatalf("after refusal: %d, %v", n, err)
+	var n int64
+	if err := conn.QueryRow(testCtx(t), "SELECT 5").Scan(&n); err != nil || n != 5 {
+		t.Fatalf("after an error: %d, %v", n, err)
 	}
 }
 

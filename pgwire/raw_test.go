@@ -148,33 +148,39 @@ func TestEmptyQuery(t *testing.T) {
 	c.expectReady('I')
 }
 
-// The extended protocol is refused once per Sync, as PostgreSQL recovers
-// from any extended-protocol error, and the connection stays usable.
-func TestExtendedProtocolRefused(t *testing.T) {
+// The extended protocol: a statement described, bound with a text
+// parameter, executed with a row limit; an error skips to Sync, and the
+// connection stays usable.
+func TestExtendedProtocolRaw(t *testing.T) {
 	ts := startServer(t, Config{})
 	c := dialRaw(t, ts.addr)
 	c.startup(testUser)
 
 	c.send(
-		&pgproto3.Parse{Query: "SELECT 1"},
-		&pgproto3.Bind{},
-		&pgproto3.Describe{ObjectType: 'P'},
-		&pgproto3.Execute{},
-		&pgproto3.Close{ObjectType: 'S'},
+		&pgproto3.Parse{Name: "s", Query: "MANY 3"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s"},
+		&pgproto3.Bind{PreparedStatement: "s", ResultFormatCodes: []int16{1}},
+		&pgproto3.Execute{MaxRows: 2},
+		&pgproto3.Execute{MaxRows: 2},
+		&pgproto3.Close{ObjectType: 'S', Name: "s"},
 		&pgproto3.Sync{},
 	)
-	e := c.expectError("ERROR", sqlerr.FeatureNotSupported)
-	if e.Message != "extended query protocol is not supported yet; use the simple query protocol" {
-		t.Errorf("message %q", e.Message)
-	}
+	c.expectMsg(&pgproto3.ParseComplete{})
+	c.expectMsg(&pgproto3.ParameterDescription{})
+	c.expectMsg(&pgproto3.RowDescription{})
+	c.expectMsg(&pgproto3.BindComplete{})
+	c.expectMsg(&pgproto3.DataRow{})
+	c.expectMsg(&pgproto3.DataRow{})
+	c.expectMsg(&pgproto3.PortalSuspended{})
+	c.expectMsg(&pgproto3.DataRow{})
+	c.expectMsg(&pgproto3.CommandComplete{})
+	c.expectMsg(&pgproto3.CloseComplete{})
 	c.expectReady('I')
-	c.selectOne()
 
-	// Flush delivers the error before Sync; everything up to Sync, even a
-	// simple Query, is skipped.
-	c.send(&pgproto3.Parse{Query: "SELECT 1"}, &pgproto3.Flush{})
-	c.expectError("ERROR", sqlerr.FeatureNotSupported)
-	c.send(&pgproto3.Query{String: "BEGIN"}, &pgproto3.Bind{}, &pgproto3.Sync{})
+	// An error skips everything up to Sync, even a simple Query.
+	c.send(&pgproto3.Bind{PreparedStatement: "gone"}, &pgproto3.Flush{})
+	c.expectError("ERROR", "26000")
+	c.send(&pgproto3.Query{String: "BEGIN"}, &pgproto3.Execute{}, &pgproto3.Sync{})
 	c.expectReady('I')
 	c.selectOne()
 }

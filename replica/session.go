@@ -74,6 +74,63 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 	return nil
 }
 
+// Execute runs one statement with parameters ($1 is args[0]), as the
+// extended query protocol's Execute: in the open transaction block if
+// there is one, else as its own transaction.
+func (s *Session) Execute(ctx context.Context, sql string, args []any, w result.Writer) error {
+	st, err := oneStatement(sql)
+	if err != nil {
+		return err
+	}
+	if st.kind == kindEmpty {
+		return w.Empty()
+	}
+	st.args = args
+	if err := s.run(ctx, st, w); err != nil {
+		if s.inBlock {
+			s.failBlock()
+		}
+		return err
+	}
+	return nil
+}
+
+// Describe returns the types of one statement's parameters and result
+// columns without running it (nil columns: no result set), as the extended
+// query protocol's Parse and Describe need. A column whose type shows only
+// when the statement runs is result.Unknown.
+func (s *Session) Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error) {
+	st, err := oneStatement(sql)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.failed && st.kind != kindCommit && st.kind != kindRollback {
+		return nil, nil, errInFailedBlock
+	}
+	switch st.kind {
+	case kindOther:
+		return s.node.engine.Describe(ctx, st.sql)
+	case kindShow:
+		if len(st.words) < 2 {
+			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
+		}
+		return nil, []result.Column{{Name: strings.ToLower(st.words[1]), Type: result.Text}}, nil
+	}
+	return nil, nil, nil
+}
+
+// oneStatement parses sql as at most one statement.
+func oneStatement(sql string) (statement, error) {
+	stmts := splitStatements(sql)
+	switch len(stmts) {
+	case 0:
+		return statement{kind: kindEmpty}, nil
+	case 1:
+		return stmts[0], nil
+	}
+	return statement{}, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
+}
+
 func (s *Session) failBlock() {
 	if s.tx != nil {
 		s.tx.Rollback()
@@ -113,7 +170,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		if err := s.beginIfNeeded(ctx); err != nil {
 			return err
 		}
-		return s.tx.Exec(ctx, st.sql, w)
+		return s.tx.Exec(ctx, st.sql, w, st.args...)
 	}
 	return s.autocommit(ctx, st, w)
 }
@@ -173,7 +230,7 @@ func (s *Session) runOnce(ctx context.Context, st statement, w result.Writer) er
 		return err
 	}
 	defer tx.Rollback()
-	if err := tx.Exec(ctx, st.sql, w); err != nil {
+	if err := tx.Exec(ctx, st.sql, w, st.args...); err != nil {
 		return err
 	}
 	return s.commitTx(ctx, tx)

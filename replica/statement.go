@@ -24,6 +24,7 @@ type statement struct {
 	sql   string
 	kind  kind
 	words []string // first keywords, upper-cased (at most 4)
+	args  []any    // values of $1, $2, ... (extended query protocol)
 }
 
 // splitStatements splits a query string on semicolons that are outside

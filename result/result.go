@@ -15,22 +15,52 @@ const (
 	Bytea               // []byte
 	Bool                // bool
 	Unknown             // unknown yet (no declared type, no value seen): sent as text
+
+	// Types stored as text in their PostgreSQL text form and reported with
+	// their own OIDs, so that drivers convert them to native values.
+	Numeric     // string
+	Date        // string
+	Time        // string
+	Timestamp   // string
+	Timestamptz // string
+	UUID        // string
+	JSON        // string
+	JSONB       // string
 )
+
+// oids are the PostgreSQL type OIDs of the types.
+var oids = map[Type]uint32{
+	Text: 25, Int8: 20, Float8: 701, Bytea: 17, Bool: 16, Unknown: 25,
+	Numeric: 1700, Date: 1082, Time: 1083, Timestamp: 1114, Timestamptz: 1184,
+	UUID: 2950, JSON: 114, JSONB: 3802,
+}
 
 // OID returns the PostgreSQL type OID for t.
 func (t Type) OID() uint32 {
-	switch t {
-	case Int8:
-		return 20
-	case Float8:
-		return 701
-	case Bytea:
-		return 17
-	case Bool:
-		return 16
-	default:
-		return 25
+	if oid, ok := oids[t]; ok {
+		return oid
 	}
+	return 25
+}
+
+// TypeForOID returns the type with the given OID; ok is false for OIDs
+// certa does not know (which are then treated as text). int2 and int4 map
+// to Int8, float4 to Float8, varchar and bpchar to Text.
+func TypeForOID(oid uint32) (t Type, ok bool) {
+	switch oid {
+	case 21, 23:
+		return Int8, true
+	case 700:
+		return Float8, true
+	case 1043, 1042, 19:
+		return Text, true
+	}
+	for t, o := range oids {
+		if o == oid && t != Unknown {
+			return t, true
+		}
+	}
+	return Text, false
 }
 
 // Column describes one result column.

@@ -10,31 +10,34 @@ import (
 
 // SQLSTATE codes certa uses. The names follow PostgreSQL's errcodes.
 const (
-	SerializationFailure       = "40001" // lost certification; the client should retry
-	StatementCompletionUnknown = "40003" // commit outcome unknown (contact lost after submit)
-	NoQuorum                   = "57P03" // node is not connected to a majority (cannot_connect_now)
-	InFailedTransaction        = "25P02"
-	ActiveTransaction          = "25001"
-	NoActiveTransaction        = "25P01"
-	FeatureNotSupported        = "0A000"
-	SyntaxError                = "42601"
-	UndefinedTable             = "42P01"
-	UndefinedColumn            = "42703"
-	UndefinedObject            = "42704"
-	DuplicateTable             = "42P07"
-	InvalidParameterValue      = "22023"
-	UniqueViolation            = "23505"
-	NotNullViolation           = "23502"
-	CheckViolation             = "23514"
-	ForeignKeyViolation        = "23503"
-	ProtocolViolation          = "08P01"
-	InvalidTableDefinition     = "42P16"
-	LockNotAvailable           = "55P03"
-	QueryCanceled              = "57014"
-	AdminShutdown              = "57P01"
-	ProgramLimitExceeded       = "54000"
-	DiskFull                   = "53100"
-	Internal                   = "XX000"
+	SerializationFailure        = "40001" // lost certification; the client should retry
+	StatementCompletionUnknown  = "40003" // commit outcome unknown (contact lost after submit)
+	NoQuorum                    = "57P03" // node is not connected to a majority (cannot_connect_now)
+	InFailedTransaction         = "25P02"
+	ActiveTransaction           = "25001"
+	NoActiveTransaction         = "25P01"
+	FeatureNotSupported         = "0A000"
+	SyntaxError                 = "42601"
+	UndefinedTable              = "42P01"
+	UndefinedColumn             = "42703"
+	UndefinedObject             = "42704"
+	UndefinedParameter          = "42P02"
+	InvalidTextRepresentation   = "22P02"
+	InvalidBinaryRepresentation = "22P03"
+	DuplicateTable              = "42P07"
+	InvalidParameterValue       = "22023"
+	UniqueViolation             = "23505"
+	NotNullViolation            = "23502"
+	CheckViolation              = "23514"
+	ForeignKeyViolation         = "23503"
+	ProtocolViolation           = "08P01"
+	InvalidTableDefinition      = "42P16"
+	LockNotAvailable            = "55P03"
+	QueryCanceled               = "57014"
+	AdminShutdown               = "57P01"
+	ProgramLimitExceeded        = "54000"
+	DiskFull                    = "53100"
+	Internal                    = "XX000"
 )
 
 // Error is a client-facing error: a SQLSTATE code and a message a person

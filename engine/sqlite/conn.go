@@ -213,9 +213,31 @@ func (c *conn) table(name string) (*tableInfo, error) {
 }
 
 // declaredType maps a column's declared type to the type certa reports,
-// following SQLite's affinity rules where they apply.
+// following SQLite's affinity rules where they apply and PostgreSQL's type
+// names where a client would expect its own type back.
 func declaredType(decl string) result.Type {
-	d := strings.ToUpper(decl)
+	d := strings.ToUpper(strings.TrimSpace(decl))
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = strings.TrimSpace(d[:i]) // varchar(20), numeric(10,2)
+	}
+	switch d {
+	case "DATE":
+		return result.Date
+	case "TIME", "TIME WITHOUT TIME ZONE":
+		return result.Time
+	case "TIMESTAMP", "TIMESTAMP WITHOUT TIME ZONE", "DATETIME":
+		return result.Timestamp
+	case "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE":
+		return result.Timestamptz
+	case "UUID":
+		return result.UUID
+	case "JSON":
+		return result.JSON
+	case "JSONB":
+		return result.JSONB
+	case "NUMERIC", "DECIMAL":
+		return result.Numeric
+	}
 	switch {
 	case strings.Contains(d, "BOOL"):
 		return result.Bool

@@ -4,6 +4,7 @@ package sqlite
 // first write) instead of failing the transaction with 40001.
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -77,7 +78,8 @@ type readLog struct {
 }
 
 type loggedStmt struct {
-	sql string
+	sql  string
+	args []any
 	sum uint64
 }
 
@@ -88,7 +90,7 @@ func (l *readLog) active() bool { return !l.off }
 func (l *readLog) stop() { l.off, l.stmts = true, nil }
 
 // add logs a statement the client saw succeed with the result hashed by h.
-func (l *readLog) add(sql string, h *hashWriter) {
+func (l *readLog) add(sql string, args []any, h *hashWriter) {
 	if l.off {
 		return
 	}
@@ -98,7 +100,7 @@ func (l *readLog) add(sql string, h *hashWriter) {
 		l.stop()
 		return
 	}
-	l.stmts = append(l.stmts, loggedStmt{sql, h.h.Sum64()})
+	l.stmts = append(l.stmts, loggedStmt{sql: sql, args: cloneArgs(args), sum: h.h.Sum64()})
 }
 
 // newHasher returns a hashWriter that passes results on to w (nil: nowhere).
@@ -122,7 +124,7 @@ func (tx *Tx) revalidate(ctx context.Context) bool {
 	defer func() { tx.rlog.off = false }()
 	for _, s := range stmts {
 		h := tx.rlog.newHasher(nil)
-		if err := tx.execOnce(ctx, s.sql, h); err != nil || h.h.Sum64() != s.sum {
+		if err := tx.execOnce(ctx, s.sql, h, s.args); err != nil || h.h.Sum64() != s.sum {
 			return false
 		}
 	}
@@ -209,4 +211,20 @@ func (hw *hashWriter) Empty() error {
 		return nil
 	}
 	return hw.w.Empty()
+}
+
+// cloneArgs copies args so that a caller reusing its buffers cannot change
+// what a logged statement is re-run with.
+func cloneArgs(args []any) []any {
+	if len(args) == 0 {
+		return nil
+	}
+	out := make([]any, len(args))
+	for i, a := range args {
+		if b, ok := a.([]byte); ok {
+			a = bytes.Clone(b)
+		}
+		out[i] = a
+	}
+	return out
 }

@@ -144,7 +144,7 @@ func (tx *Tx) Rollback() error {
 }
 
 // Exec runs one SQL statement and reports its result to w.
-func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer) error {
+func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
@@ -173,7 +173,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer) error {
 	}
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = tx.execOnce(ctx, sql, w)
+		err = tx.execOnce(ctx, sql, w, args)
 		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
 			// Our snapshot went stale before our first write: an apply
 			// committed since. Move forward if what we read is unchanged.
@@ -189,7 +189,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer) error {
 	case err != nil:
 		tx.rlog.stop() // the client saw an error we could not compare
 	case logged != nil:
-		tx.rlog.add(sql, logged)
+		tx.rlog.add(sql, args, logged)
 	}
 	return tx.classify(err)
 }
@@ -238,7 +238,7 @@ func (tx *Tx) callWriter(stmt *sqlite.Stmt, fn func() error) error {
 }
 
 // execOnce prepares and runs sql once.
-func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer) error {
+func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []any) error {
 	c := tx.conn
 	stmt, rec, tail, err := c.prepare(sql, modeLocal)
 	if err != nil {
@@ -248,6 +248,9 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer) error {
 	defer tx.finishStatement()
 	if !isBlank(tail) {
 		return errOneStatement()
+	}
+	if err := bindArgs(stmt, args); err != nil {
+		return err
 	}
 	if len(rec.writes) > 0 {
 		if err := tx.prepareWrite(ctx, rec.writes); err != nil {

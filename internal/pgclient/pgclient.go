@@ -20,11 +20,22 @@ type Conn struct {
 // Connect connects to a certa node (or any PostgreSQL server) at host:port.
 // It uses the simple query protocol, with arguments interpolated by the client.
 func Connect(ctx context.Context, addr string) (*Conn, error) {
+	return connect(ctx, addr, pgx.QueryExecModeSimpleProtocol)
+}
+
+// ConnectExtended connects as pgx does by default: the extended query
+// protocol, statements prepared once per connection and cached, parameters
+// and results in binary format where the type allows.
+func ConnectExtended(ctx context.Context, addr string) (*Conn, error) {
+	return connect(ctx, addr, pgx.QueryExecModeCacheStatement)
+}
+
+func connect(ctx context.Context, addr string, mode pgx.QueryExecMode) (*Conn, error) {
 	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
 	if err != nil {
 		return nil, err
 	}
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	cfg.DefaultQueryExecMode = mode
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -69,6 +80,12 @@ func (c *Conn) QueryString(ctx context.Context, sql string, args ...any) (string
 	var v string
 	err := c.c.QueryRow(ctx, sql, args...).Scan(&v)
 	return v, err
+}
+
+// QueryRow runs sql, which must return one row, and scans it into dest
+// (pointers, as pgx's Scan takes).
+func (c *Conn) QueryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	return c.c.QueryRow(ctx, sql, args...).Scan(dest...)
 }
 
 // Close closes the connection.

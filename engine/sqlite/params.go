@@ -1,0 +1,364 @@
+package sqlite
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Parameters are written as in PostgreSQL, $1, $2, ...; SQLite reads "$1"
+// as a parameter named "$1", so the same number used twice is one
+// parameter.
+
+// bindArgs binds args to stmt's parameters: args[n-1] to $n.
+func bindArgs(stmt *sqlite.Stmt, args []any) error {
+	for i := 1; i <= stmt.BindParamCount(); i++ {
+		n, err := paramNumber(stmt.BindParamName(i))
+		if err != nil {
+			return err
+		}
+		if n > len(args) {
+			return sqlerr.New(sqlerr.UndefinedParameter, "there is no parameter $%d", n)
+		}
+		switch v := args[n-1].(type) {
+		case nil:
+			stmt.BindNull(i)
+		case int64:
+			stmt.BindInt64(i, v)
+		case float64:
+			stmt.BindFloat(i, v)
+		case string:
+			stmt.BindText(i, v)
+		case []byte:
+			stmt.BindBytes(i, v)
+		case bool:
+			stmt.BindBool(i, v)
+		default:
+			return sqlerr.New(sqlerr.Internal, "parameter $%d has unsupported Go type %T", n, v)
+		}
+	}
+	return nil
+}
+
+// paramNumber returns n for a parameter written $n.
+func paramNumber(name string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(name, "$"))
+	if !strings.HasPrefix(name, "$") || err != nil || n < 1 || n > maxParams {
+		if name == "" {
+			name = "?"
+		}
+		return 0, sqlerr.New(sqlerr.SyntaxError, "parameter %s: parameters are written $1, $2, ... as in PostgreSQL", name)
+	}
+	return n, nil
+}
+
+// maxParams is PostgreSQL's limit on the parameters of one statement.
+const maxParams = 65535
+
+// Describe implements engine.Engine.
+func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	if e.closed.Load() {
+		return nil, nil, errClosed
+	}
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	params, cols, err := c.describe(sql)
+	e.pool.put(c, false)
+	return params, cols, err
+}
+
+func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
+	if isBlank(sql) {
+		return nil, nil, nil
+	}
+	stmt, _, tail, err := c.prepare(sql, modeLocal)
+	if err != nil {
+		return nil, nil, mapErr(err)
+	}
+	defer func() {
+		stmt.Finalize()
+		c.endStatement()
+	}()
+	if !isBlank(tail) {
+		return nil, nil, errOneStatement()
+	}
+	defer c.internal()()
+	if err := c.refreshSchema(); err != nil {
+		return nil, nil, mapErr(err)
+	}
+	count := 0
+	for i := 1; i <= stmt.BindParamCount(); i++ {
+		n, err := paramNumber(stmt.BindParamName(i))
+		if err != nil {
+			return nil, nil, err
+		}
+		count = max(count, n)
+	}
+	params := inferParams(c, sql, count)
+	if stmt.ColumnCount() == 0 {
+		return params, nil, nil
+	}
+	cols, err := c.columns(stmt, false)
+	if err != nil {
+		return nil, nil, mapErr(err)
+	}
+	for i := range cols {
+		if cols[i].Type == result.Text && !c.declaredText(stmt, i) {
+			cols[i].Type = expressionType(cols[i].Name)
+		}
+	}
+	return params, cols, nil
+}
+
+// declaredText reports whether result column i is a table column declared
+// as text (as opposed to an expression, whose type columns could not tell).
+func (c *conn) declaredText(stmt *sqlite.Stmt, i int) bool {
+	tbl := stmt.ColumnTableName(i)
+	if tbl == "" || stmt.ColumnDatabaseName(i) != "main" {
+		return false
+	}
+	ti, err := c.table(tbl)
+	if err != nil {
+		return false
+	}
+	_, ok := ti.types[strings.ToLower(stmt.ColumnName(i))]
+	return ok
+}
+
+// expressionType guesses the type of an expression column from its text,
+// for the common cases whose type PostgreSQL clients rely on; anything else
+// is Unknown (sent as text).
+func expressionType(name string) result.Type {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case strings.HasPrefix(n, "count("), strings.HasPrefix(n, "length("), strings.HasPrefix(n, "changes("),
+		strings.HasPrefix(n, "last_insert_rowid("):
+		return result.Int8
+	case strings.HasPrefix(n, "avg("), strings.HasPrefix(n, "total("):
+		return result.Float8
+	}
+	if _, err := strconv.ParseInt(n, 10, 64); err == nil {
+		return result.Int8
+	}
+	if _, err := strconv.ParseFloat(n, 64); err == nil {
+		return result.Float8
+	}
+	if len(n) >= 2 && n[0] == '\'' && n[len(n)-1] == '\'' {
+		return result.Text
+	}
+	return result.Unknown
+}
+
+// inferParams finds the types of $1..$count from where they stand: next to
+// a column in a comparison or SET, or in the VALUES of an INSERT with a
+// column list or into all columns. Other parameters are Text.
+func inferParams(c *conn, sql string, count int) []result.Type {
+	types := make([]result.Type, count)
+	if count == 0 {
+		return types
+	}
+	toks := tokenize(sql)
+	colType := func(name string) (result.Type, bool) { return c.anyColumnType(toks, name) }
+	for i, t := range toks {
+		n, ok := paramTok(t)
+		if !ok || n > count {
+			continue
+		}
+		// col = $n, col + $n, col <> $n (col IN ($n, ...) is not covered).
+		if i >= 2 && isOperator(toks[i-1]) {
+			if typ, ok := colType(toks[i-2]); ok && fits(toks[i-1], typ) {
+				types[n-1] = typ
+				continue
+			}
+		}
+		// $n = col, $n * col
+		if i+2 < len(toks) && isOperator(toks[i+1]) {
+			if typ, ok := colType(toks[i+2]); ok && fits(toks[i+1], typ) {
+				types[n-1] = typ
+				continue
+			}
+		}
+	}
+	inferInsertValues(c, toks, types)
+	return types
+}
+
+// inferInsertValues types the parameters of INSERT INTO t [(cols)] VALUES
+// (...), (...) by position.
+func inferInsertValues(c *conn, toks []string, types []result.Type) {
+	if len(toks) < 4 || !strings.EqualFold(toks[0], "insert") || !strings.EqualFold(toks[1], "into") {
+		return
+	}
+	ti, err := c.table(unquote(toks[2]))
+	if err != nil || !ti.exists {
+		return
+	}
+	cols := ti.columns
+	i := 3
+	if toks[i] == "(" {
+		cols = nil
+		for i++; i < len(toks) && toks[i] != ")"; i++ {
+			if toks[i] != "," {
+				cols = append(cols, unquote(toks[i]))
+			}
+		}
+		i++
+	}
+	if i >= len(toks) || !strings.EqualFold(toks[i], "values") {
+		return
+	}
+	pos, depth := 0, 0
+	for i++; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case t == "(":
+			depth++
+			if depth == 1 {
+				pos = 0
+			}
+		case t == ")":
+			depth--
+		case t == "," && depth == 1:
+			pos++
+		case depth == 1:
+			if n, ok := paramTok(t); ok && n <= len(types) && pos < len(cols) {
+				if typ, ok := ti.types[strings.ToLower(cols[pos])]; ok {
+					types[n-1] = typ
+				}
+			}
+		}
+		if depth == 0 && strings.EqualFold(toks[i], "on") {
+			return // ON CONFLICT ...: the comparisons above cover its SET
+		}
+	}
+}
+
+// anyColumnType returns the declared type of column name (possibly
+// qualified, t.col) in a table the statement mentions.
+func (c *conn) anyColumnType(toks []string, name string) (result.Type, bool) {
+	name = unquote(name)
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	if !isIdent(name) {
+		return 0, false
+	}
+	for _, t := range toks {
+		if !isIdent(unquote(t)) {
+			continue
+		}
+		ti, err := c.table(unquote(t))
+		if err != nil || !ti.exists {
+			continue
+		}
+		if typ, ok := ti.types[strings.ToLower(name)]; ok {
+			return typ, true
+		}
+	}
+	return 0, false
+}
+
+func paramTok(t string) (int, bool) {
+	if len(t) < 2 || t[0] != '$' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(t[1:])
+	return n, err == nil && n >= 1
+}
+
+func isOperator(t string) bool {
+	switch strings.ToLower(t) {
+	case "=", "==", "<>", "!=", "<", "<=", ">", ">=", "is", "like", "+", "-", "*", "/", "%":
+		return true
+	}
+	return false
+}
+
+// fits reports whether a parameter next to a column of type typ through
+// operator op has typ: arithmetic only says so for numbers.
+func fits(op string, typ result.Type) bool {
+	switch op {
+	case "+", "-", "*", "/", "%":
+		return typ == result.Int8 || typ == result.Float8 || typ == result.Numeric
+	}
+	return true
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return strings.ReplaceAll(s[1:len(s)-1], `""`, `"`)
+	}
+	return s
+}
+
+// tokenize splits sql into identifiers (with dots), quoted identifiers,
+// string literals, numbers, parameters and operators; comments are dropped.
+// It only needs to be good enough for inferParams.
+func tokenize(sql string) []string {
+	var toks []string
+	for i := 0; i < len(sql); {
+		ch := sql[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
+			i++
+		case ch == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case ch == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			end := strings.Index(sql[i+2:], "*/")
+			if end < 0 {
+				return toks
+			}
+			i += end + 4
+		case ch == '\'' || ch == '"':
+			j := i + 1
+			for j < len(sql) {
+				if sql[j] == ch {
+					if j+1 < len(sql) && sql[j+1] == ch {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			toks = append(toks, sql[i:min(j+1, len(sql))])
+			i = j + 1
+		case ch == '$' || ch == '_' || ch == '.' || ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= 0x80:
+			j := i + 1
+			for j < len(sql) && (sql[j] == '_' || sql[j] == '.' || sql[j] >= '0' && sql[j] <= '9' ||
+				sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' || sql[j] >= 0x80) {
+				j++
+			}
+			toks = append(toks, sql[i:j])
+			i = j
+		default:
+			j := i + 1
+			if j < len(sql) && strings.ContainsRune("=<>!|", rune(sql[j])) && strings.ContainsRune("=<>!|", rune(ch)) {
+				j++
+			}
+			toks = append(toks, sql[i:j])
+			i = j
+		}
+	}
+	return toks
+}

@@ -1,0 +1,309 @@
+package pgwire
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// This file converts values between the wire (text or binary format, by
+// type OID) and the Go values of result.Value.
+
+// Type OIDs that only the wire knows (sessions see them as result types).
+const (
+	oidInt2   = 21
+	oidInt4   = 23
+	oidFloat4 = 700
+)
+
+// pgEpoch is PostgreSQL's epoch for binary dates and timestamps.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// decodeParam turns a Bind parameter of type oid in format (0 text, 1
+// binary) into a Go value for the session. raw nil is NULL.
+func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	typ, _ := result.TypeForOID(oid)
+	if format == 0 {
+		return decodeText(typ, oid, string(raw))
+	}
+	switch oid {
+	case oidInt2:
+		if len(raw) == 2 {
+			return int64(int16(binary.BigEndian.Uint16(raw))), nil
+		}
+	case oidInt4:
+		if len(raw) == 4 {
+			return int64(int32(binary.BigEndian.Uint32(raw))), nil
+		}
+	case oidFloat4:
+		if len(raw) == 4 {
+			return float64(math.Float32frombits(binary.BigEndian.Uint32(raw))), nil
+		}
+	default:
+		return decodeBinary(typ, oid, raw)
+	}
+	return nil, badBinary(oid, raw)
+}
+
+func decodeText(typ result.Type, oid uint32, s string) (any, error) {
+	switch typ {
+	case result.Int8:
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint: %q", s)
+		}
+		return v, nil
+	case result.Float8:
+		v, err := parseFloat(s)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+		}
+		return v, nil
+	case result.Bool:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "t", "true", "y", "yes", "on", "1":
+			return true, nil
+		case "f", "false", "n", "no", "off", "0":
+			return false, nil
+		}
+		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
+	case result.Bytea:
+		if strings.HasPrefix(s, `\x`) {
+			b, err := hex.DecodeString(s[2:])
+			if err != nil {
+				return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid hexadecimal data in bytea value")
+			}
+			return b, nil
+		}
+		return []byte(s), nil
+	}
+	return s, nil
+}
+
+func parseFloat(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "nan":
+		return math.NaN(), nil
+	case "infinity", "+infinity", "inf":
+		return math.Inf(1), nil
+	case "-infinity", "-inf":
+		return math.Inf(-1), nil
+	}
+	return strconv.ParseFloat(strings.TrimSpace(s), 64)
+}
+
+func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
+	switch typ {
+	case result.Int8:
+		if len(raw) == 8 {
+			return int64(binary.BigEndian.Uint64(raw)), nil
+		}
+	case result.Float8:
+		if len(raw) == 8 {
+			return math.Float64frombits(binary.BigEndian.Uint64(raw)), nil
+		}
+	case result.Bool:
+		if len(raw) == 1 {
+			return raw[0] != 0, nil
+		}
+	case result.Bytea:
+		return append([]byte(nil), raw...), nil
+	case result.Text, result.JSON:
+		return string(raw), nil
+	case result.JSONB:
+		if len(raw) >= 1 && raw[0] == 1 {
+			return string(raw[1:]), nil
+		}
+	case result.UUID:
+		if len(raw) == 16 {
+			return formatUUID(raw), nil
+		}
+	case result.Date:
+		if len(raw) == 4 {
+			days := int32(binary.BigEndian.Uint32(raw))
+			return pgEpoch.AddDate(0, 0, int(days)).Format("2006-01-02"), nil
+		}
+	case result.Timestamp, result.Timestamptz:
+		if len(raw) == 8 {
+			t := pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw))) * time.Microsecond)
+			if typ == result.Timestamptz {
+				return t.Format("2006-01-02 15:04:05.999999") + "+00", nil
+			}
+			return t.Format("2006-01-02 15:04:05.999999"), nil
+		}
+	case result.Time:
+		if len(raw) == 8 {
+			t := pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw))) * time.Microsecond)
+			return t.Format("15:04:05.999999"), nil
+		}
+	case result.Numeric:
+		return decodeNumeric(raw)
+	default:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "binary format for parameters of type OID %d is not supported; send it in text format", oid)
+	}
+	return nil, badBinary(oid, raw)
+}
+
+func badBinary(oid uint32, raw []byte) error {
+	return sqlerr.New(sqlerr.InvalidBinaryRepresentation, "incorrect binary data format for type OID %d (%d bytes)", oid, len(raw))
+}
+
+func formatUUID(b []byte) string {
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// appendValue appends v as a value of type typ in format (0 text, 1
+// binary). v's Go type may differ from typ's (SQLite columns are
+// dynamically typed): it is converted.
+func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]byte, error) {
+	if format == 0 {
+		return appendText(dst, v)
+	}
+	switch typ {
+	case result.Int8:
+		n, err := toInt64(v)
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(n)), nil
+	case result.Float8:
+		f, err := toFloat64(v)
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), nil
+	case result.Bool:
+		b, err := toBool(v)
+		if err != nil {
+			return dst, err
+		}
+		if b {
+			return append(dst, 1), nil
+		}
+		return append(dst, 0), nil
+	case result.Bytea:
+		if b, ok := v.([]byte); ok {
+			return append(dst, b...), nil
+		}
+		return appendText(dst, v)
+	case result.JSONB:
+		return appendText(append(dst, 1), v)
+	case result.UUID:
+		s, _ := appendText(nil, v)
+		b, err := hex.DecodeString(strings.ReplaceAll(strings.Trim(string(s), "{}"), "-", ""))
+		if err != nil || len(b) != 16 {
+			return dst, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", s)
+		}
+		return append(dst, b...), nil
+	case result.Date, result.Timestamp, result.Timestamptz, result.Time:
+		s, _ := appendText(nil, v)
+		t, err := parseTime(typ, string(s))
+		if err != nil {
+			return dst, err
+		}
+		if typ == result.Date {
+			days := int32(math.Floor(t.Sub(pgEpoch).Hours() / 24))
+			return binary.BigEndian.AppendUint32(dst, uint32(days)), nil
+		}
+		if typ == result.Time {
+			day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
+			return binary.BigEndian.AppendUint64(dst, uint64(t.Sub(day).Microseconds())), nil
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(t.Sub(pgEpoch).Microseconds())), nil
+	case result.Numeric:
+		s, _ := appendText(nil, v)
+		return appendNumeric(dst, string(s))
+	}
+	return appendText(dst, v) // text, json, unknown: binary is the text
+}
+
+// timeLayouts are the text forms of dates and times accepted back from
+// storage: PostgreSQL's output and what drivers send, and SQLite's own.
+var timeLayouts = []string{
+	"2006-01-02 15:04:05.999999999Z07:00:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999Z07",
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02",
+	"15:04:05.999999999",
+}
+
+func parseTime(typ result.Type, s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			if typ == result.Timestamptz {
+				t = t.UTC()
+			}
+			if typ == result.Timestamp || typ == result.Date {
+				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+			}
+			return t, nil
+		}
+	}
+	return time.Time{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "stored value %q is not a valid value of type OID %d", s, typ.OID())
+}
+
+func toInt64(v result.Value) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+			return int64(v), nil
+		}
+	case bool:
+		if v {
+			return 1, nil
+		}
+		return 0, nil
+	case string:
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			return n, nil
+		}
+	}
+	return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "value %v is not a valid bigint", v)
+}
+
+func toFloat64(v result.Value) (float64, error) {
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case int64:
+		return float64(v), nil
+	case string:
+		if f, err := parseFloat(v); err == nil {
+			return f, nil
+		}
+	}
+	return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "value %v is not a valid double precision", v)
+}
+
+func toBool(v result.Value) (bool, error) {
+	switch v := v.(type) {
+	case bool:
+		return v, nil
+	case int64:
+		return v != 0, nil
+	case float64:
+		return v != 0, nil
+	case string:
+		b, err := decodeText(result.Bool, 16, v)
+		if err == nil {
+			return b.(bool), nil
+		}
+	}
+	return false, sqlerr.New(sqlerr.InvalidTextRepresentation, "value %v is not a valid boolean", v)
+}
