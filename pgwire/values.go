@@ -15,13 +15,6 @@ import (
 // This file converts values between the wire (text or binary format, by
 // type OID) and the Go values of result.Value.
 
-// Type OIDs that only the wire knows (sessions see them as result types).
-const (
-	oidInt2   = 21
-	oidInt4   = 23
-	oidFloat4 = 700
-)
-
 // pgEpoch is PostgreSQL's epoch for binary dates and timestamps.
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -35,40 +28,24 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	if format == 0 {
 		return decodeText(typ, oid, string(raw))
 	}
-	switch oid {
-	case oidInt2:
-		if len(raw) == 2 {
-			return int64(int16(binary.BigEndian.Uint16(raw))), nil
-		}
-	case oidInt4:
-		if len(raw) == 4 {
-			return int64(int32(binary.BigEndian.Uint32(raw))), nil
-		}
-	case oidFloat4:
-		if len(raw) == 4 {
-			return float64(math.Float32frombits(binary.BigEndian.Uint32(raw))), nil
-		}
-	default:
-		return decodeBinary(typ, oid, raw)
-	}
-	return nil, badBinary(oid, raw)
+	return decodeBinary(typ, oid, raw)
 }
 
 func decodeText(typ result.Type, oid uint32, s string) (any, error) {
-	switch typ {
-	case result.Int8:
+	switch {
+	case typ.IsInteger():
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint: %q", s)
 		}
 		return v, nil
-	case result.Float8:
+	case typ.IsFloat():
 		v, err := parseFloat(s)
 		if err != nil {
 			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
 		}
 		return v, nil
-	case result.Bool:
+	case typ == result.Bool:
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "t", "true", "y", "yes", "on", "1":
 			return true, nil
@@ -76,7 +53,15 @@ func decodeText(typ result.Type, oid uint32, s string) (any, error) {
 			return false, nil
 		}
 		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
-	case result.Bytea:
+	case typ == result.Date || typ == result.Time || typ == result.Timestamp || typ == result.Timestamptz:
+		// Stored in PostgreSQL's output form, so that it reads back as
+		// drivers expect whatever form they sent.
+		t, err := parseTime(typ, s)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", timeTypeName(typ), s)
+		}
+		return formatTime(typ, t), nil
+	case typ == result.Bytea:
 		if strings.HasPrefix(s, `\x`) {
 			b, err := hex.DecodeString(s[2:])
 			if err != nil {
@@ -107,9 +92,21 @@ func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
 		if len(raw) == 8 {
 			return int64(binary.BigEndian.Uint64(raw)), nil
 		}
+	case result.Int4:
+		if len(raw) == 4 {
+			return int64(int32(binary.BigEndian.Uint32(raw))), nil
+		}
+	case result.Int2:
+		if len(raw) == 2 {
+			return int64(int16(binary.BigEndian.Uint16(raw))), nil
+		}
 	case result.Float8:
 		if len(raw) == 8 {
 			return math.Float64frombits(binary.BigEndian.Uint64(raw)), nil
+		}
+	case result.Float4:
+		if len(raw) == 4 {
+			return float64(math.Float32frombits(binary.BigEndian.Uint32(raw))), nil
 		}
 	case result.Bool:
 		if len(raw) == 1 {
@@ -130,20 +127,11 @@ func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
 	case result.Date:
 		if len(raw) == 4 {
 			days := int32(binary.BigEndian.Uint32(raw))
-			return pgEpoch.AddDate(0, 0, int(days)).Format("2006-01-02"), nil
+			return formatTime(typ, pgEpoch.AddDate(0, 0, int(days))), nil
 		}
-	case result.Timestamp, result.Timestamptz:
+	case result.Timestamp, result.Timestamptz, result.Time:
 		if len(raw) == 8 {
-			t := pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw))) * time.Microsecond)
-			if typ == result.Timestamptz {
-				return t.Format("2006-01-02 15:04:05.999999") + "+00", nil
-			}
-			return t.Format("2006-01-02 15:04:05.999999"), nil
-		}
-	case result.Time:
-		if len(raw) == 8 {
-			t := pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw))) * time.Microsecond)
-			return t.Format("15:04:05.999999"), nil
+			return formatTime(typ, pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw)))*time.Microsecond)), nil
 		}
 	case result.Numeric:
 		return decodeNumeric(raw)
@@ -176,12 +164,36 @@ func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]b
 			return dst, err
 		}
 		return binary.BigEndian.AppendUint64(dst, uint64(n)), nil
+	case result.Int4:
+		n, err := toInt64(v)
+		if err == nil && (n < math.MinInt32 || n > math.MaxInt32) {
+			err = outOfRange(n, "integer")
+		}
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint32(dst, uint32(int32(n))), nil
+	case result.Int2:
+		n, err := toInt64(v)
+		if err == nil && (n < math.MinInt16 || n > math.MaxInt16) {
+			err = outOfRange(n, "smallint")
+		}
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint16(dst, uint16(int16(n))), nil
 	case result.Float8:
 		f, err := toFloat64(v)
 		if err != nil {
 			return dst, err
 		}
 		return binary.BigEndian.AppendUint64(dst, math.Float64bits(f)), nil
+	case result.Float4:
+		f, err := toFloat64(v)
+		if err != nil {
+			return dst, err
+		}
+		return binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(f))), nil
 	case result.Bool:
 		b, err := toBool(v)
 		if err != nil {
@@ -240,6 +252,31 @@ var timeLayouts = []string{
 	"15:04:05.999999999",
 }
 
+// formatTime is PostgreSQL's output form (DateStyle ISO, TimeZone UTC).
+func formatTime(typ result.Type, t time.Time) string {
+	switch typ {
+	case result.Date:
+		return t.Format("2006-01-02")
+	case result.Time:
+		return t.Format("15:04:05.999999")
+	case result.Timestamptz:
+		return t.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
+	}
+	return t.Format("2006-01-02 15:04:05.999999")
+}
+
+func timeTypeName(typ result.Type) string {
+	switch typ {
+	case result.Date:
+		return "date"
+	case result.Time:
+		return "time"
+	case result.Timestamptz:
+		return "timestamp with time zone"
+	}
+	return "timestamp"
+}
+
 func parseTime(typ result.Type, s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range timeLayouts {
@@ -253,7 +290,11 @@ func parseTime(typ result.Type, s string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "stored value %q is not a valid value of type OID %d", s, typ.OID())
+	return time.Time{}, sqlerr.New(sqlerr.InvalidDatetimeFormat, "value %q is not a valid %s", s, timeTypeName(typ))
+}
+
+func outOfRange(n int64, typ string) error {
+	return sqlerr.New(sqlerr.NumericValueOutOfRange, "value %d is out of range for type %s", n, typ)
 }
 
 func toInt64(v result.Value) (int64, error) {

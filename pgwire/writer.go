@@ -36,6 +36,10 @@ func typeSize(t result.Type) int16 {
 	switch t {
 	case result.Int8, result.Float8:
 		return 8
+	case result.Int4, result.Float4:
+		return 4
+	case result.Int2:
+		return 2
 	case result.Bool:
 		return 1
 	default:

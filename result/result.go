@@ -26,13 +26,16 @@ const (
 	UUID        // string
 	JSON        // string
 	JSONB       // string
+	Int4        // int64 (declared integer)
+	Int2        // int64 (declared smallint)
+	Float4      // float64 (declared real)
 )
 
 // oids are the PostgreSQL type OIDs of the types.
 var oids = map[Type]uint32{
 	Text: 25, Int8: 20, Float8: 701, Bytea: 17, Bool: 16, Unknown: 25,
 	Numeric: 1700, Date: 1082, Time: 1083, Timestamp: 1114, Timestamptz: 1184,
-	UUID: 2950, JSON: 114, JSONB: 3802,
+	UUID: 2950, JSON: 114, JSONB: 3802, Int4: 23, Int2: 21, Float4: 700,
 }
 
 // OID returns the PostgreSQL type OID for t.
@@ -43,15 +46,17 @@ func (t Type) OID() uint32 {
 	return 25
 }
 
+// IsInteger reports whether values of t are int64.
+func (t Type) IsInteger() bool { return t == Int8 || t == Int4 || t == Int2 }
+
+// IsFloat reports whether values of t are float64.
+func (t Type) IsFloat() bool { return t == Float8 || t == Float4 }
+
 // TypeForOID returns the type with the given OID; ok is false for OIDs
-// certa does not know (which are then treated as text). int2 and int4 map
-// to Int8, float4 to Float8, varchar and bpchar to Text.
+// certa does not know (which are then treated as text). varchar, bpchar
+// and name map to Text.
 func TypeForOID(oid uint32) (t Type, ok bool) {
 	switch oid {
-	case 21, 23:
-		return Int8, true
-	case 700:
-		return Float8, true
 	case 1043, 1042, 19:
 		return Text, true
 	}

@@ -24,6 +24,8 @@ const (
 	UndefinedParameter          = "42P02"
 	InvalidTextRepresentation   = "22P02"
 	InvalidBinaryRepresentation = "22P03"
+	NumericValueOutOfRange      = "22003"
+	InvalidDatetimeFormat       = "22007"
 	DuplicateTable              = "42P07"
 	InvalidParameterValue       = "22023"
 	UniqueViolation             = "23505"

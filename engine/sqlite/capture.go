@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-
 	"certa/sqlerr"
 	"certa/writeset"
 )

@@ -237,6 +237,12 @@ func declaredType(decl string) result.Type {
 		return result.JSONB
 	case "NUMERIC", "DECIMAL":
 		return result.Numeric
+	case "INT", "INTEGER", "INT4", "SERIAL", "MEDIUMINT":
+		return result.Int4
+	case "SMALLINT", "INT2", "SMALLSERIAL", "TINYINT":
+		return result.Int2
+	case "REAL", "FLOAT4":
+		return result.Float4
 	}
 	switch {
 	case strings.Contains(d, "BOOL"):

@@ -115,14 +115,14 @@ func columnValue(stmt *sqlite.Stmt, i int, t result.Type) result.Value {
 		return nil
 	}
 	switch t {
-	case result.Int8:
+	case result.Int8, result.Int4, result.Int2:
 		if ct == sqlite.TypeFloat {
 			if f := stmt.ColumnFloat(i); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
 				return int64(f)
 			}
 		}
 		return stmt.ColumnInt64(i)
-	case result.Float8:
+	case result.Float8, result.Float4:
 		return stmt.ColumnFloat(i)
 	case result.Bool:
 		switch ct {

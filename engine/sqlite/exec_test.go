@@ -99,7 +99,7 @@ func TestExecColumnTypes(t *testing.T) {
 	tx := e.begin()
 	r := exec(t, tx, "SELECT * FROM t ORDER BY id")
 	want := []result.Column{
-		{Name: "id", Type: result.Int8}, {Name: "i", Type: result.Int8}, {Name: "big", Type: result.Int8}, {Name: "r", Type: result.Float8}, {Name: "f", Type: result.Float8},
+		{Name: "id", Type: result.Int4}, {Name: "i", Type: result.Int4}, {Name: "big", Type: result.Int8}, {Name: "r", Type: result.Float4}, {Name: "f", Type: result.Float8},
 		{Name: "d", Type: result.Float8}, {Name: "b", Type: result.Bool}, {Name: "bb", Type: result.Bool}, {Name: "bl", Type: result.Bytea}, {Name: "by", Type: result.Bytea},
 		{Name: "s", Type: result.Text}, {Name: "vc", Type: result.Text}, {Name: "untyped", Type: result.Text},
 	}
@@ -126,7 +126,7 @@ func TestExecColumnTypes(t *testing.T) {
 	}
 	// No rows: declared types still apply, the rest is text.
 	r = exec(t, tx, "SELECT id, 1 + 1 AS two FROM t WHERE id < 0")
-	if !reflect.DeepEqual(r.cols, []result.Column{{Name: "id", Type: result.Int8}, {Name: "two", Type: result.Text}}) || r.tag != "SELECT 0" {
+	if !reflect.DeepEqual(r.cols, []result.Column{{Name: "id", Type: result.Int4}, {Name: "two", Type: result.Text}}) || r.tag != "SELECT 0" {
 		t.Fatalf("empty result: %v %q", r.cols, r.tag)
 	}
 }

@@ -80,7 +80,7 @@ type readLog struct {
 type loggedStmt struct {
 	sql  string
 	args []any
-	sum uint64
+	sum  uint64
 }
 
 // active reports whether statements are still being logged.

@@ -285,7 +285,7 @@ func isOperator(t string) bool {
 func fits(op string, typ result.Type) bool {
 	switch op {
 	case "+", "-", "*", "/", "%":
-		return typ == result.Int8 || typ == result.Float8 || typ == result.Numeric
+		return typ.IsInteger() || typ.IsFloat() || typ == result.Numeric
 	}
 	return true
 }

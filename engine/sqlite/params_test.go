@@ -31,7 +31,7 @@ func TestExecBindsDollarParameters(t *testing.T) {
 
 func TestDescribeInfersTypes(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n REAL, b BYTEA, ok BOOLEAN, at TIMESTAMPTZ, u UUID)")
+	e.ddl("CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT, n DOUBLE PRECISION, b BYTEA, ok BOOLEAN, at TIMESTAMPTZ, u UUID)")
 	for _, c := range []struct {
 		sql    string
 		params []result.Type

@@ -5,11 +5,13 @@ package pgclient
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Conn is one client connection.
@@ -41,6 +43,16 @@ func connect(ctx context.Context, addr string, mode pgx.QueryExecMode) (*Conn, e
 		return nil, err
 	}
 	return &Conn{c: c}, nil
+}
+
+// OpenDB opens a database/sql pool on a certa node through pgx's stdlib
+// driver (extended protocol, as applications using database/sql connect).
+func OpenDB(addr string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*cfg), nil
 }
 
 // Exec runs sql and returns its command tag.
