@@ -1,0 +1,68 @@
+package clustertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/internal/testcluster"
+)
+
+// The drivers people use run one scenario each (testdata/drivers) against
+// a 3-node cluster: parameterised inserts and selects over every supported
+// type including NULLs, a prepared statement reused many times, an explicit
+// transaction that loses to a concurrent commit with 40001, and its retry.
+// .ci/deps installs the drivers into .ci/deps.d.
+
+// depsDir is where .ci/deps installs the drivers.
+var depsDir = filepath.Join("..", "..", ".ci", "deps.d")
+
+func TestDriverPsycopg(t *testing.T) {
+	runScenario(t, []string{"PYTHONPATH=" + abs(t, filepath.Join(depsDir, "python"))},
+		filepath.Join(depsDir, "python", "psycopg"), "python3", "scenario.py")
+}
+
+func TestDriverNodePostgres(t *testing.T) {
+	runScenario(t, []string{"NODE_PATH=" + abs(t, filepath.Join(depsDir, "node", "node_modules"))},
+		filepath.Join(depsDir, "node", "node_modules", "pg"), "node", "scenario.js")
+}
+
+func TestDriverPgJDBC(t *testing.T) {
+	jar := filepath.Join(depsDir, "java", "postgresql-42.7.4.jar")
+	runScenario(t, nil, jar, "java", "-cp", abs(t, jar), "Scenario.java")
+}
+
+// runScenario starts a cluster and runs the command (its last argument
+// the scenario file in testdata/drivers) with two nodes' addresses.
+func runScenario(t *testing.T, env []string, dep string, command ...string) {
+	if _, err := os.Stat(dep); err != nil {
+		t.Fatalf("driver not installed (%v): run .ci/deps first", err)
+	}
+	script := filepath.Join("testdata", "drivers", command[len(command)-1])
+	if _, err := os.Stat(script); err != nil { // also tells go test's cache to watch it
+		t.Fatal(err)
+	}
+	command[len(command)-1] = abs(t, script)
+	c := testcluster.Start(t, 3, testArgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, command[0], append(command[1:], c.Nodes[0].PGAddr, c.Nodes[1].PGAddr)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func abs(t *testing.T, path string) string {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
