@@ -57,6 +57,12 @@ type Config struct {
 	// a MaxConns slot forever. Default DefaultStartupTimeout.
 	StartupTimeout time.Duration
 
+	// IdleInTransactionTimeout ends a session that stays idle inside a
+	// transaction block longer than this (FATAL 25P03), as PostgreSQL's
+	// idle_in_transaction_session_timeout: an open transaction holds a
+	// connection and, when it has written, SQLite's write lock. 0: never.
+	IdleInTransactionTimeout time.Duration
+
 	// Logger receives connection-level events: protocol violations, recovered
 	// panics (Warn/Error) and connection lifecycle (Debug). Default
 	// slog.Default().
@@ -96,6 +102,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConns < 1 {
 		errs = append(errs, fmt.Errorf("pgwire: MaxConns %d is less than 1", c.MaxConns))
+	}
+	if c.IdleInTransactionTimeout < 0 {
+		errs = append(errs, fmt.Errorf("pgwire: IdleInTransactionTimeout %v is negative", c.IdleInTransactionTimeout))
 	}
 	if c.StartupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("pgwire: StartupTimeout %v is negative", c.StartupTimeout))

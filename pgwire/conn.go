@@ -63,6 +63,10 @@ type conn struct {
 	linger bool
 }
 
+// codeIdleInTransactionTimeout is PostgreSQL's
+// idle_in_transaction_session_timeout SQLSTATE.
+const codeIdleInTransactionTimeout = "25P03"
+
 // connReader is what pgproto3 reads from. It is called only when pgproto3
 // has no complete message buffered, i.e. just before the connection would
 // wait for the client, which is exactly when buffered output must go out
@@ -137,7 +141,22 @@ func remoteAddr(nc net.Conn) string {
 // should end.
 func (c *conn) serve() {
 	for {
+		idleInTx := c.s.cfg.IdleInTransactionTimeout > 0 && c.sess.TxStatus() != 'I'
+		var deadline time.Time
+		if idleInTx {
+			deadline = time.Now().Add(c.s.cfg.IdleInTransactionTimeout)
+		}
+		if !c.setReadDeadline(deadline) {
+			c.goodbye(sqlerr.AdminShutdown, "terminating connection due to administrator command")
+			return
+		}
 		msg, err := c.be.Receive()
+		var ne net.Error
+		if err != nil && idleInTx && errors.As(c.readErr, &ne) && ne.Timeout() && c.s.ctx.Err() == nil {
+			c.log.Info("pgwire: idle in transaction too long; closing connection", "timeout", c.s.cfg.IdleInTransactionTimeout)
+			c.goodbye(codeIdleInTransactionTimeout, "terminating connection due to idle-in-transaction timeout")
+			return
+		}
 		if err != nil {
 			c.receiveFailed(err, "frontend message")
 			return

@@ -88,6 +88,17 @@ func FuzzConnection(f *testing.F) {
 		&pgproto3.Execute{}, &pgproto3.Flush{}, q("SELECT 1"), &pgproto3.Sync{}, q("SELECT 2"),
 	))
 	f.Add(uint8(fuzzWithStartup), encodeMsgs(
+		&pgproto3.Parse{Name: "p", Query: "PARAMS 2", ParameterOIDs: []uint32{20, 1700}},
+		&pgproto3.Describe{ObjectType: 'S', Name: "p"},
+		&pgproto3.Bind{PreparedStatement: "p", DestinationPortal: "c", ParameterFormatCodes: []int16{1, 0},
+			Parameters: [][]byte{{0, 0, 0, 0, 0, 0, 0, 7}, []byte("12.5")}, ResultFormatCodes: []int16{1}},
+		&pgproto3.Describe{ObjectType: 'P', Name: "c"}, &pgproto3.Execute{Portal: "c", MaxRows: 1},
+		&pgproto3.Execute{Portal: "c"}, &pgproto3.Close{ObjectType: 'P', Name: "c"}, &pgproto3.Sync{},
+		&pgproto3.Parse{Query: "MANY 5"}, &pgproto3.Bind{ResultFormatCodes: []int16{1}}, &pgproto3.Execute{MaxRows: 2},
+		&pgproto3.Execute{MaxRows: 2}, &pgproto3.Execute{}, &pgproto3.Sync{},
+		&pgproto3.Parse{Name: "p", Query: "SELECT 1"}, &pgproto3.Sync{},
+	))
+	f.Add(uint8(fuzzWithStartup), encodeMsgs(
 		&pgproto3.CopyData{Data: []byte("x")}, &pgproto3.CopyDone{}, &pgproto3.CopyFail{Message: "no"},
 		&pgproto3.FunctionCall{Function: 7}, &pgproto3.PasswordMessage{Password: "pw"}, &pgproto3.Sync{}, &pgproto3.Flush{},
 	))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -409,4 +410,23 @@ func TestStartupPacketTooLong(t *testing.T) {
 	c.write(hdr[:])
 	c.expectError("FATAL", sqlerr.ProtocolViolation)
 	c.expectEOF()
+}
+
+// A session idle inside a transaction block is ended with 25P03; one idle
+// outside a block is not.
+func TestIdleInTransactionTimeout(t *testing.T) {
+	ts := startServer(t, Config{IdleInTransactionTimeout: 200 * time.Millisecond, Logger: discardLogger})
+	idle := dialRaw(t, ts.addr)
+	idle.startup(testUser)
+	c := dialRaw(t, ts.addr)
+	c.startup(testUser)
+	c.send(&pgproto3.Query{String: "BEGIN"})
+	c.expectMsg(&pgproto3.CommandComplete{})
+	c.expectReady('T')
+	e := c.expectError("FATAL", "25P03")
+	if e.Message != "terminating connection due to idle-in-transaction timeout" {
+		t.Errorf("message %q", e.Message)
+	}
+	c.expectEOF()
+	idle.selectOne() // longer idle than the timeout, but not in a transaction
 }

@@ -33,6 +33,11 @@ type Config struct {
 	// AutocommitRetries is how often a single autocommit statement that
 	// lost certification is re-executed on a fresh snapshot (default 3).
 	AutocommitRetries int
+	// StatementTimeout is the default statement_timeout of sessions (0:
+	// none): a statement running longer is cancelled with 57014. It bounds
+	// executing the statement and waiting for a consistent read, not a
+	// COMMIT's replication (CommitTimeout does).
+	StatementTimeout time.Duration
 	// Fatal is called when the node cannot go on without diverging (a batch
 	// that cannot be applied). Default: panic.
 	Fatal func(error)
@@ -66,6 +71,9 @@ func (c *Config) setDefaults() {
 func (c *Config) Validate() error {
 	if c.Self.ID == "" {
 		return errors.New("replica: node id is required")
+	}
+	if c.StatementTimeout < 0 {
+		return errors.New("replica: StatementTimeout must not be negative")
 	}
 	if c.AutocommitRetries < 0 {
 		return errors.New("replica: AutocommitRetries must not be negative")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"certa/engine"
 	"certa/result"
@@ -25,12 +26,14 @@ type Session struct {
 	waitFor     uint64            // certa.wait_for: reads wait for this seqno
 	lastCommit  uint64            // seqno of this session's last commit
 	settings    map[string]string // other SET parameters, echoed by SHOW
+	// statementTimeout bounds each statement's execution (0: none).
+	statementTimeout time.Duration
 }
 
 // NewSession opens a session for a client connection. Its signature fits
 // pgwire.Backend through an adapter in cmd.
 func (n *Node) NewSession() *Session {
-	return &Session{node: n, consistency: "local", settings: map[string]string{}}
+	return &Session{node: n, consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}
 }
 
 // TxStatus returns 'I', 'T' or 'E' for ReadyForQuery.
@@ -170,6 +173,8 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		if err := s.beginIfNeeded(ctx); err != nil {
 			return err
 		}
+		ctx, cancel := s.statementContext(ctx)
+		defer cancel()
 		return s.tx.Exec(ctx, st.sql, w, st.args...)
 	}
 	return s.autocommit(ctx, st, w)
@@ -181,6 +186,8 @@ func (s *Session) beginIfNeeded(ctx context.Context) error {
 	if s.tx != nil {
 		return nil
 	}
+	ctx, cancel := s.statementContext(ctx)
+	defer cancel()
 	if err := s.readWait(ctx); err != nil {
 		return err
 	}
@@ -209,12 +216,14 @@ func (s *Session) readWait(ctx context.Context) error {
 // a write that then failed; one that lost certification is re-executed on a
 // fresh snapshot (Galera's retry_autocommit), which is what the client would do.
 func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer) error {
-	if err := s.readWait(ctx); err != nil {
+	execCtx, cancel := s.statementContext(ctx)
+	defer cancel()
+	if err := s.readWait(execCtx); err != nil {
 		return err
 	}
 	for attempt := 0; ; attempt++ {
 		buf := &bufferedWriter{}
-		err := s.runOnce(ctx, st, buf)
+		err := s.runOnce(ctx, execCtx, st, buf)
 		if err == nil {
 			return buf.replay(w)
 		}
@@ -224,13 +233,15 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	}
 }
 
-func (s *Session) runOnce(ctx context.Context, st statement, w result.Writer) error {
-	tx, err := s.node.engine.Begin(ctx)
+// runOnce runs st in its own transaction: execution under execCtx (the
+// statement timeout), the commit under ctx.
+func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.Writer) error {
+	tx, err := s.node.engine.Begin(execCtx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := tx.Exec(ctx, st.sql, w, st.args...); err != nil {
+	if err := tx.Exec(execCtx, st.sql, w, st.args...); err != nil {
 		return err
 	}
 	return s.commitTx(ctx, tx)
@@ -286,6 +297,35 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 	return w.Complete(ddlTag(st.words))
 }
 
+// statementContext bounds one statement by the session's statement_timeout.
+func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.statementTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.statementTimeout)
+}
+
+// parseTimeout reads a PostgreSQL time setting: a number of milliseconds,
+// or a number with a unit (us, ms, s, min, h, d); 0 means none.
+func parseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(strings.ToLower(v))
+	i := 0
+	for i < len(v) && (v[i] >= '0' && v[i] <= '9' || v[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(v[:i], 64)
+	if err != nil || n < 0 {
+		return 0, sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for a time setting: %q", v)
+	}
+	units := map[string]time.Duration{"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond,
+		"s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}
+	unit, ok := units[strings.TrimSpace(v[i:])]
+	if !ok {
+		return 0, sqlerr.New(sqlerr.InvalidParameterValue, "invalid unit in time setting %q: use us, ms, s, min, h or d", v)
+	}
+	return time.Duration(n * float64(unit)), nil
+}
+
 // The settings certa itself interprets.
 const (
 	settingConsistency = "certa.consistency"
@@ -322,6 +362,15 @@ func (s *Session) set(st statement, w result.Writer) error {
 		s.waitFor = n
 	case settingLastCommit:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "parameter \"certa.last_commit_seqno\" cannot be changed")
+	case "statement_timeout":
+		d := s.node.cfg.StatementTimeout
+		if value != "" && !strings.EqualFold(value, "default") {
+			if d, err = parseTimeout(value); err != nil {
+				return err
+			}
+		}
+		s.statementTimeout = d
+		s.settings[name] = value
 	default:
 		if strings.HasPrefix(name, "certa.") {
 			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
@@ -378,6 +427,11 @@ func (s *Session) show(st statement, w result.Writer) error {
 		value = strconv.FormatUint(s.lastCommit, 10)
 	case "certa.applied_seqno":
 		value = strconv.FormatUint(s.node.sm.applied.get(), 10)
+	case "statement_timeout":
+		value = s.statementTimeout.String()
+		if s.statementTimeout == 0 {
+			value = "0"
+		}
 	case "transaction_isolation":
 		value = "repeatable read" // PostgreSQL's name for snapshot isolation
 	case "server_version":

@@ -29,6 +29,7 @@ type nodeFlags struct {
 	applyGrace, lockTimeout, commitTimeout        time.Duration
 	snapshotEntries, trailingEntries              uint64
 	snapshotInterval                              time.Duration
+	statementTimeout, idleInTxTimeout             time.Duration
 	logSegmentBytes                               int
 }
 
@@ -47,6 +48,8 @@ func runNode(args []string) error {
 	fs.Uint64Var(&f.snapshotEntries, "snapshot-entries", 8192, "log entries after which the node snapshots its database and compacts the log")
 	fs.DurationVar(&f.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often the node checks whether to snapshot")
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
+	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
+	fs.DurationVar(&f.idleInTxTimeout, "idle-in-transaction-timeout", 0, "end sessions idle inside a transaction block longer than this, with 25P03 (0: never)")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	fs.Parse(args)
 	if f.id == "" || f.dataDir == "" {
@@ -77,10 +80,11 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	api := httpapi.NewHandler(logger)
 	self := writeset.Member{ID: f.id, PGAddr: f.pgAddr, RaftAddr: f.raftAddr, HTTPAddr: f.httpAddr}
 	node, err := replica.New(replica.Config{
-		Self:          self,
-		CommitTimeout: f.commitTimeout,
-		ObserveCommit: api.ObserveCommit,
-		Logger:        logger,
+		Self:             self,
+		CommitTimeout:    f.commitTimeout,
+		StatementTimeout: f.statementTimeout,
+		ObserveCommit:    api.ObserveCommit,
+		Logger:           logger,
 		Fatal: func(err error) {
 			// Applying would diverge from the other nodes: stop instead.
 			logger.Error("stopping node: cannot apply the log", "err", err)
@@ -131,7 +135,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for PostgreSQL clients: %w", err)
 	}
-	pg := pgwire.NewServer(pgwire.Config{Logger: logger}, backend{node})
+	pg := pgwire.NewServer(pgwire.Config{Logger: logger, IdleInTransactionTimeout: f.idleInTxTimeout}, backend{node})
 	go pg.Serve(pgLn)
 	defer pg.Close()
 	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed)

@@ -152,7 +152,7 @@ func TestKillAndRestartLosesNoAcknowledgedCommit(t *testing.T) {
 				}
 				have := map[int64]bool{}
 				for _, r := range rows {
-					have[r[0].(int64)] = true
+					have[toInt64(r[0])] = true
 				}
 				for _, k := range want {
 					if !have[int64(k)] {
