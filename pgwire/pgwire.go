@@ -2,12 +2,26 @@
 // client connections, speaks the protocol (pgproto3 codec) and hands every
 // query to a Session. It knows nothing of replication.
 //
-// What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down),
-// trust authentication, no TLS or GSS encryption (requests are answered
-// 'N', so libpq's default sslmode=prefer connects in the clear), the simple
+// What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down);
+// trust authentication by default, or SCRAM-SHA-256 against configured
+// users (Config.Credentials, Users, ReadUsers), without channel binding;
+// TLS when Config.TLS is set (an SSLRequest is answered 'S', and the
+// handshake runs on the same socket; otherwise 'N', so libpq's default
+// sslmode=prefer connects in the clear); no GSS encryption; the simple
 // query protocol with text-format results. The extended query protocol is
 // refused with 0A000 and PostgreSQL's skip-until-Sync recovery, so the
-// connection stays usable; cancel requests are closed unanswered.
+// connection stays usable.
+//
+// Cancel requests work as in PostgreSQL: every session gets a random key
+// (BackendKeyData), and a CancelRequest carrying it, on a connection of its
+// own, cancels the context of the statement running on that session, which
+// the client sees as 57014. A wrong key does nothing, and no cancel request
+// gets an answer.
+//
+// File layout: server.go (listeners, connection limits, Close), conn.go
+// (one connection's message loop), startup.go (startup packets and
+// session start), tls.go, auth.go (SCRAM exchange), scram.go (credentials
+// and the users file), cancel.go, writer.go (results to messages).
 //
 // Every connection runs in its own goroutine and is isolated from the
 // others: a malformed or oversized message, a panic in a session or a
@@ -33,7 +47,8 @@ type Session interface {
 	// Query runs every statement in sql (simple query protocol), reporting each
 	// statement's result to w in order. It returns the error that stopped it
 	// (sent to the client as ErrorResponse after the results so far), or nil.
-	// ctx ends when the connection closes.
+	// ctx ends when the connection closes or the client cancels the query
+	// (a context error passed through is then reported as 57014).
 	Query(ctx context.Context, sql string, w result.Writer) error
 
 	// TxStatus returns the status for ReadyForQuery: 'I' idle, 'T' in a
