@@ -129,17 +129,22 @@ func TestCancelKeysUnregistered(t *testing.T) {
 	})
 }
 
-// TestCancelOverTLS checks that a cancel request sent in the clear (as pgx
-// and libpq send it) reaches a connection that runs over TLS, even when the
-// server requires TLS for sessions.
+// TestCancelOverTLS checks cancels for a session that runs over TLS on a
+// server that requires TLS: sent over TLS (as pgx and libpq 17 send them
+// then) and in the clear (as older libpq does).
 func TestCancelOverTLS(t *testing.T) {
 	ts, files := startTLSServer(t, Config{RequireTLS: true})
 	ts.backend.sleeping = make(chan struct{}, 1)
 	ts.loginParams = "sslmode=verify-full&sslrootcert=" + files.CA
 	conn := ts.mustPgx()
+
 	done := startSleep(t, ts, conn)
 	if err := conn.PgConn().CancelRequest(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
+	wantCanceled(t, done)
+
+	done = startSleep(t, ts, conn)
+	sendCancel(t, ts, conn.PgConn().PID(), conn.PgConn().SecretKey())
 	wantCanceled(t, done)
 }

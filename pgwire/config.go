@@ -75,7 +75,7 @@ type Config struct {
 
 	// RequireTLS refuses clients that start a session without TLS, with
 	// 28000. Cancel requests are accepted either way, as PostgreSQL does:
-	// libpq and pgx send them in the clear. Requires TLS.
+	// libpq before version 17 sends them in the clear. Requires TLS.
 	RequireTLS bool
 
 	// Logger receives connection-level events: protocol violations, recovered

@@ -30,6 +30,8 @@ type nodeFlags struct {
 	snapshotEntries, trailingEntries              uint64
 	snapshotInterval                              time.Duration
 	logSegmentBytes                               int
+	usersFile, tlsCert, tlsKey                    string
+	requireTLS                                    bool
 }
 
 func runNode(args []string) error {
@@ -48,6 +50,10 @@ func runNode(args []string) error {
 	fs.DurationVar(&f.snapshotInterval, "snapshot-interval", 2*time.Minute, "how often the node checks whether to snapshot")
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
+	fs.StringVar(&f.usersFile, "users-file", "", "`file` of users allowed to connect, one name:SCRAM-SHA-256$... line each (see 'certa passwd'); clients must then log in with SCRAM-SHA-256. Omit to accept any user name without a password (trust)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS with clients; needs --tls-key. Omit to refuse TLS (clients connect in the clear)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.BoolVar(&f.requireTLS, "require-tls", false, "refuse clients that do not use TLS (needs --tls-cert)")
 	fs.Parse(args)
 	if f.id == "" || f.dataDir == "" {
 		fs.Usage()
@@ -61,6 +67,11 @@ func runNode(args []string) error {
 
 // serveNode runs a node until ctx ends, then shuts it down cleanly.
 func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
+	pgCfg, err := clientSecurity(f)
+	if err != nil {
+		return err
+	}
+	pgCfg.Logger = logger
 	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
 		return err
 	}
@@ -131,10 +142,20 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for PostgreSQL clients: %w", err)
 	}
-	pg := pgwire.NewServer(pgwire.Config{Logger: logger}, backend{node})
+	pg := pgwire.NewServer(pgCfg, backend{node})
 	go pg.Serve(pgLn)
 	defer pg.Close()
-	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed)
+	auth, tlsMode := "trust", "off"
+	if pgCfg.Credentials != nil {
+		auth = "scram-sha-256"
+	}
+	if pgCfg.TLS != nil {
+		tlsMode = "offered"
+	}
+	if pgCfg.RequireTLS {
+		tlsMode = "required"
+	}
+	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed, "auth", auth, "tls", tlsMode)
 
 	<-ctx.Done()
 	logger.Info("shutting down")

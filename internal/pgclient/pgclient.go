@@ -5,6 +5,7 @@ package pgclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 
@@ -20,7 +21,14 @@ type Conn struct {
 // Connect connects to a certa node (or any PostgreSQL server) at host:port.
 // It uses the simple query protocol, with arguments interpolated by the client.
 func Connect(ctx context.Context, addr string) (*Conn, error) {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+	return ConnectString(ctx, fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+}
+
+// ConnectString connects with a libpq connection string (a URL or
+// key=value pairs: password, sslmode, sslrootcert...), using the simple
+// query protocol like Connect.
+func ConnectString(ctx context.Context, connString string) (*Conn, error) {
+	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +77,16 @@ func (c *Conn) QueryString(ctx context.Context, sql string, args ...any) (string
 	var v string
 	err := c.c.QueryRow(ctx, sql, args...).Scan(&v)
 	return v, err
+}
+
+// Cancel asks the server, on a connection of its own, to cancel the
+// statement c is running (PostgreSQL's CancelRequest).
+func (c *Conn) Cancel(ctx context.Context) error { return c.c.PgConn().CancelRequest(ctx) }
+
+// TLS reports whether the connection runs over TLS.
+func (c *Conn) TLS() bool {
+	_, ok := c.c.PgConn().Conn().(*tls.Conn)
+	return ok
 }
 
 // Close closes the connection.
