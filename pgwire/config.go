@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,26 @@ type Config struct {
 	// connection and, when it has written, SQLite's write lock. 0: never.
 	IdleInTransactionTimeout time.Duration
 
+	// Credentials returns the stored SCRAM-SHA-256 credential of a user, or
+	// false if there is no such user; Users.Lookup fits. With Credentials
+	// set, every client must prove its password with SCRAM-SHA-256; a wrong
+	// password or an unknown user gets 28P01 (invalid_password), the same
+	// for both. It is called from connection goroutines concurrently. nil
+	// (the default) means trust: any user name is accepted as is.
+	Credentials func(user string) (SCRAMCredential, bool)
+
+	// TLS, if set, makes the server accept TLS: a client's SSLRequest is
+	// answered 'S' and the handshake runs on the same socket. It must
+	// provide a certificate. Unless it names its own, the ALPN protocol
+	// "postgresql" is offered, as PostgreSQL 17 does. nil (the default)
+	// answers SSLRequest 'N' and clients carry on in the clear.
+	TLS *tls.Config
+
+	// RequireTLS refuses clients that start a session without TLS, with
+	// 28000. Cancel requests are accepted either way, as PostgreSQL does:
+	// libpq before version 17 sends them in the clear. Requires TLS.
+	RequireTLS bool
+
 	// Logger receives connection-level events: protocol violations, recovered
 	// panics (Warn/Error) and connection lifecycle (Debug). Default
 	// slog.Default().
@@ -108,6 +129,12 @@ func (c Config) Validate() error {
 	}
 	if c.StartupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("pgwire: StartupTimeout %v is negative", c.StartupTimeout))
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
+		errs = append(errs, errors.New("pgwire: TLS has no certificate"))
+	}
+	if c.RequireTLS && c.TLS == nil {
+		errs = append(errs, errors.New("pgwire: RequireTLS is set but TLS is not configured"))
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -61,6 +62,22 @@ type conn struct {
 
 	// linger asks close to drain the client's input first (see lingerTimeout).
 	linger bool
+
+	// nread counts the bytes read from the socket before TLS, so that
+	// startTLS can tell whether pgproto3 read ahead (see startTLS).
+	nread int64
+	// tls is set once the connection runs over TLS.
+	tls bool
+	// startupDeadline bounds the startup phase (StartupTimeout).
+	startupDeadline time.Time
+
+	// cancelKey is the BackendKeyData sent to the client, registered in
+	// s.cancels from then until close.
+	cancelKey cancelKey
+	// stmtCancel cancels the running statement's context, nil between
+	// statements; a CancelRequest calls it from another goroutine.
+	stmtMu     sync.Mutex
+	stmtCancel context.CancelCauseFunc
 }
 
 // codeIdleInTransactionTimeout is PostgreSQL's
@@ -79,6 +96,7 @@ func (r connReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := r.c.nc.Read(p)
+	r.c.nread += int64(n)
 	if err != nil {
 		r.c.readErr = err
 	}
@@ -111,8 +129,7 @@ func (s *Server) serveConn(nc net.Conn, reject bool) {
 		ctx: ctx,
 		bw:  bufio.NewWriterSize(nc, writeBufferSize),
 	}
-	c.be = pgproto3.NewBackend(connReader{c}, connWriter{c})
-	c.be.SetMaxBodyLen(s.cfg.MaxMessageSize)
+	c.newBackend()
 
 	defer c.close()
 	// One connection's bug must not take the server down: recover, tell the
@@ -128,6 +145,13 @@ func (s *Server) serveConn(nc net.Conn, reject bool) {
 		return
 	}
 	c.serve()
+}
+
+// newBackend makes the protocol decoder and encoder for the connection's
+// current socket.
+func (c *conn) newBackend() {
+	c.be = pgproto3.NewBackend(connReader{c}, connWriter{c})
+	c.be.SetMaxBodyLen(c.s.cfg.MaxMessageSize)
 }
 
 func remoteAddr(nc net.Conn) string {
@@ -214,7 +238,9 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) bool {
 // query runs one simple-protocol Query message.
 func (c *conn) query(sql string) bool {
 	w := &resultWriter{c: c}
-	err := c.sess.Query(c.ctx, sql, w)
+	ctx, done := c.statementContext()
+	err := c.sess.Query(ctx, sql, w)
+	done()
 	if c.writeErr != nil {
 		return false
 	}
@@ -229,7 +255,7 @@ func (c *conn) query(sql string) bool {
 			// "context canceled".
 			return true
 		}
-		c.sendError("ERROR", sqlerr.As(err))
+		c.sendError("ERROR", statementError(ctx, err))
 	}
 	c.readyForQuery()
 	return true
@@ -355,6 +381,7 @@ func (c *conn) setReadDeadline(t time.Time) bool {
 
 // close ends the session and the socket.
 func (c *conn) close() {
+	c.s.cancels.unregister(c)
 	if c.sess != nil {
 		func() {
 			defer func() {

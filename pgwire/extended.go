@@ -217,7 +217,7 @@ func (c *conn) sendRowDescription(cols []result.Column, formats []int16) error {
 // runAhead runs p to completion into p.res.
 func (c *conn) runAhead(p *portal) error {
 	res := &bufferedResult{}
-	err := c.sess.Execute(c.ctx, p.stmt.sql, p.args, res)
+	err := c.executeStatement(p, res)
 	p.done = true
 	if err != nil {
 		return err
@@ -233,8 +233,7 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 	}
 	if p.res == nil && !p.done && m.MaxRows == 0 {
 		// The usual case: stream the rows as they come.
-		w := &portalWriter{c: c, p: p}
-		err := c.sess.Execute(c.ctx, p.stmt.sql, p.args, w)
+		err := c.executeStatement(p, &portalWriter{c: c, p: p})
 		p.done = true
 		return err
 	}
@@ -247,6 +246,17 @@ func (c *conn) execute(m *pgproto3.Execute) error {
 		return sqlerr.New(codeInvalidCursorName, "portal %q has already run", m.Portal)
 	}
 	return c.sendBuffered(p, int(m.MaxRows))
+}
+
+// executeStatement runs p's statement as the session's Execute, under a
+// context a cancel request can end.
+func (c *conn) executeStatement(p *portal, w result.Writer) error {
+	ctx, done := c.statementContext()
+	defer done()
+	if err := c.sess.Execute(ctx, p.stmt.sql, p.args, w); err != nil {
+		return statementError(ctx, err)
+	}
+	return nil
 }
 
 // sendBuffered sends up to limit (0: all) of p's remaining rows, then

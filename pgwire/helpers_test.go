@@ -27,6 +27,12 @@ type testServer struct {
 	backend *fakeBackend
 	addr    string
 	served  chan error // Serve's result
+
+	// login is how mustPgx and checkServing connect: the user, and
+	// ":password" after it on servers with users; extra connection
+	// parameters follow in loginParams.
+	login       string
+	loginParams string
 }
 
 func startServer(t *testing.T, cfg Config) *testServer {
@@ -39,10 +45,12 @@ func startServer(t *testing.T, cfg Config) *testServer {
 		t.Fatal(err)
 	}
 	ts := &testServer{
-		t:       t,
-		backend: &fakeBackend{},
-		addr:    ln.Addr().String(),
-		served:  make(chan error, 1),
+		t:           t,
+		backend:     &fakeBackend{},
+		addr:        ln.Addr().String(),
+		served:      make(chan error, 1),
+		login:       "tester",
+		loginParams: "application_name=pgxtest",
 	}
 	ts.srv = NewServer(cfg, ts.backend)
 	go func() { ts.served <- ts.srv.Serve(ln) }()
@@ -75,40 +83,55 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// connString is a URL for user (which may be "user:password") with
+// sslmode=disable unless extra names another.
 func (ts *testServer) connString(user string, extra string) string {
-	s := fmt.Sprintf("postgres://%s@%s/testdb?sslmode=disable&connect_timeout=10", user, ts.addr)
+	s := fmt.Sprintf("postgres://%s@%s/testdb?connect_timeout=10", user, ts.addr)
+	if !strings.Contains(extra, "sslmode=") {
+		s += "&sslmode=disable"
+	}
 	if extra != "" {
 		s += "&" + extra
 	}
 	return s
 }
 
-// pgxConnect connects pgx using the simple query protocol.
+// pgxConnect connects pgx as user using the simple query protocol.
 func (ts *testServer) pgxConnect(user string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(ts.connString(user, "application_name=pgxtest"))
+	return ts.pgxConnectString(ts.connString(user, "application_name=pgxtest"))
+}
+
+// pgxConnectString connects pgx with connString using the simple query
+// protocol; the connection is closed when the test ends.
+func (ts *testServer) pgxConnectString(connString string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		ts.t.Fatal(err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	return pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		ts.t.Cleanup(func() { conn.Close(context.Background()) })
+	}
+	return conn, err
 }
 
+// mustPgx connects pgx as ts.login.
 func (ts *testServer) mustPgx() *pgx.Conn {
 	ts.t.Helper()
-	conn, err := ts.pgxConnect("tester")
+	conn, err := ts.pgxConnectString(ts.connString(ts.login, ts.loginParams))
 	if err != nil {
 		ts.t.Fatalf("connect: %v", err)
 	}
-	ts.t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
 
 // checkServing fails the test unless a fresh client can run a query.
 func (ts *testServer) checkServing() {
 	ts.t.Helper()
-	conn, err := ts.pgxConnect("tester")
+	conn, err := ts.pgxConnectString(ts.connString(ts.login, ts.loginParams))
 	if err != nil {
 		ts.t.Fatalf("server no longer serving: %v", err)
 	}

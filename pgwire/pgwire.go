@@ -2,13 +2,27 @@
 // client connections, speaks the protocol (pgproto3 codec) and hands every
 // query to a Session. It knows nothing of replication.
 //
-// What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down),
-// trust authentication, no TLS or GSS encryption (requests are answered
-// 'N', so libpq's default sslmode=prefer connects in the clear), the simple
+// What it speaks, for now: protocol 3.0 (3.2 clients are negotiated down);
+// trust authentication by default, or SCRAM-SHA-256 against configured
+// users (Config.Credentials, Users, ReadUsers), without channel binding;
+// TLS when Config.TLS is set (an SSLRequest is answered 'S', and the
+// handshake runs on the same socket; otherwise 'N', so libpq's default
+// sslmode=prefer connects in the clear); no GSS encryption; the simple
 // query protocol with text-format results, and the extended query protocol
 // (named and unnamed statements and portals, row limits, parameters and
-// results in text or binary format; see values.go for the types); cancel
-// requests are closed unanswered.
+// results in text or binary format; see values.go for the types).
+//
+// Cancel requests work as in PostgreSQL: every session gets a random key
+// (BackendKeyData), and a CancelRequest carrying it, on a connection of its
+// own, cancels the context of the statement running on that session, which
+// the client sees as 57014. A wrong key does nothing, and no cancel request
+// gets an answer.
+//
+// File layout: server.go (listeners, connection limits, Close), conn.go
+// (one connection's message loop), startup.go (startup packets and
+// session start), tls.go, auth.go (SCRAM exchange), scram.go (credentials
+// and the users file), cancel.go, writer.go (results to messages), extended.go (the extended
+// query protocol), values.go and numeric.go (values by type and format).
 //
 // Every connection runs in its own goroutine and is isolated from the
 // others: a malformed or oversized message, a panic in a session or a
@@ -34,7 +48,8 @@ type Session interface {
 	// Query runs every statement in sql (simple query protocol), reporting each
 	// statement's result to w in order. It returns the error that stopped it
 	// (sent to the client as ErrorResponse after the results so far), or nil.
-	// ctx ends when the connection closes.
+	// ctx ends when the connection closes or the client cancels the query
+	// (a context error passed through is then reported as 57014).
 	Query(ctx context.Context, sql string, w result.Writer) error
 
 	// Describe returns the types of one statement's parameters ($1 first)

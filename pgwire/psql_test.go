@@ -11,18 +11,26 @@ import (
 
 // These tests drive the server with psql (libpq), the reference client.
 
-// psql runs psql against ts with the given arguments and returns its
-// standard output, standard error and exit code.
+// psql runs psql against ts as user tester with sslmode=prefer and the
+// given arguments, and returns its standard output, standard error and
+// exit code.
 func psql(t *testing.T, ts *testServer, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	// sslmode=prefer (libpq's default) makes libpq send an SSLRequest,
+	// which the server refuses unless it has TLS, and carry on in the clear.
+	return psqlWith(t, ts, "user=tester sslmode=prefer", "", args...)
+}
+
+// psqlWith runs psql with connection parameters params (user, sslmode...)
+// and password, if not empty.
+func psqlWith(t *testing.T, ts *testServer, params, password string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	path, err := exec.LookPath("psql")
 	if err != nil {
 		t.Skip("psql not installed")
 	}
 	host, port, _ := net.SplitHostPort(ts.addr)
-	// sslmode=prefer (libpq's default) makes libpq send an SSLRequest,
-	// which the server refuses, and carry on in the clear.
-	dsn := fmt.Sprintf("host=%s port=%s user=tester dbname=testdb sslmode=prefer gssencmode=disable connect_timeout=10 application_name=psqltest", host, port)
+	dsn := fmt.Sprintf("host=%s port=%s dbname=testdb gssencmode=disable connect_timeout=10 application_name=psqltest %s", host, port, params)
 	cmd := exec.CommandContext(testCtx(t), path, append([]string{"-X", "--no-password", "-v", "ON_ERROR_STOP=1", dsn}, args...)...)
 	// Keep the environment from redirecting psql (PGHOST, PGSERVICE...).
 	var env []string
@@ -31,7 +39,10 @@ func psql(t *testing.T, ts *testServer, args ...string) (stdout, stderr string, 
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "PGCLIENTENCODING=UTF8", "LC_ALL=C.UTF-8")
+	cmd.Env = append(env, "PGCLIENTENCODING=UTF8", "LC_ALL=C.UTF-8", "PGPASSFILE="+os.DevNull)
+	if password != "" {
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+password)
+	}
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

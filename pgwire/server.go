@@ -2,6 +2,8 @@ package pgwire
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -19,6 +21,10 @@ type Server struct {
 	cfgErr  error
 	backend Backend
 	log     *slog.Logger
+
+	tlsConfig  *tls.Config // cfg.TLS as used for handshakes, or nil
+	cancels    cancelRegistry
+	mockSecret [32]byte // salts the mock credentials of unknown users
 
 	// ctx is the parent of every connection's context; Close cancels it so
 	// that running queries stop and connections know the server is going
@@ -41,16 +47,19 @@ type Server struct {
 func NewServer(cfg Config, b Backend) *Server {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg:       cfg,
 		cfgErr:    cfg.Validate(),
 		backend:   b,
 		log:       cfg.Logger,
+		tlsConfig: serverTLSConfig(cfg.TLS),
 		ctx:       ctx,
 		cancel:    cancel,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[net.Conn]struct{}),
 	}
+	rand.Read(s.mockSecret[:]) // never fails (crypto/rand panics instead)
+	return s
 }
 
 // Serve accepts connections on ln until ln is closed or Close is called,

@@ -1,8 +1,6 @@
 package pgwire
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,13 +18,15 @@ const (
 )
 
 // startup runs the connection's startup phase: encryption negotiation, the
-// startup message, (trust) authentication, the session and the initial
-// parameters. It reports whether the connection is ready for queries.
+// startup message, authentication, the session and the initial parameters.
+// It reports whether the connection is ready for queries.
 func (c *conn) startup(reject bool) bool {
-	if !c.setReadDeadline(time.Now().Add(c.s.cfg.StartupTimeout)) {
+	c.startupDeadline = time.Now().Add(c.s.cfg.StartupTimeout)
+	if !c.setReadDeadline(c.startupDeadline) {
 		return false
 	}
 	var sslDone, gssDone bool
+	var consumed int64 // bytes of the encryption requests read so far
 	for {
 		msg, err := c.be.ReceiveStartupMessage()
 		if err != nil {
@@ -35,16 +35,22 @@ func (c *conn) startup(reject bool) bool {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.SSLRequest:
-			// Refuse encryption; libpq with sslmode=prefer (its default)
-			// carries on in the clear. Each request may come only once,
-			// as in PostgreSQL, so a client cannot loop us.
+			// Each request may come only once, as in PostgreSQL, so a
+			// client cannot loop us.
 			if sslDone {
 				c.sendError("FATAL", sqlerr.New(sqlerr.ProtocolViolation, "duplicate SSL negotiation request"))
 				return false
 			}
 			sslDone = true
-			// TLS support must make sure nothing beyond the SSLRequest was
-			// buffered before the handshake (CVE-2021-23214).
+			consumed += sslRequestLen
+			if c.s.tlsConfig != nil {
+				if !c.startTLS(consumed) {
+					return false
+				}
+				continue
+			}
+			// No TLS configured: libpq with sslmode=prefer (its default)
+			// carries on in the clear.
 			c.writeRaw('N')
 		case *pgproto3.GSSEncRequest:
 			if gssDone {
@@ -52,10 +58,16 @@ func (c *conn) startup(reject bool) bool {
 				return false
 			}
 			gssDone = true
+			consumed += sslRequestLen
 			c.writeRaw('N')
 		case *pgproto3.CancelRequest:
-			// Query cancellation is not supported yet; PostgreSQL too just
-			// closes a cancel connection without a reply.
+			// Answered by closing the connection, whatever the outcome, as
+			// PostgreSQL does: the client learns nothing from it.
+			if c.s.cancels.cancel(m.ProcessID, m.SecretKey) {
+				c.log.Debug("pgwire: cancel request", "pid", m.ProcessID)
+			} else {
+				c.log.Debug("pgwire: cancel request with an unknown key", "pid", m.ProcessID)
+			}
 			return false
 		case *pgproto3.StartupMessage:
 			return c.startSession(m, reject)
@@ -71,6 +83,14 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 	if reject {
 		c.log.Warn("pgwire: too many connections; refusing client", "max_conns", c.s.cfg.MaxConns)
 		c.sendError("FATAL", sqlerr.New(codeTooManyConnections, "sorry, too many clients already"))
+		return false
+	}
+	if c.s.cfg.RequireTLS && !c.tls {
+		c.sendError("FATAL", &sqlerr.Error{
+			Code:    codeInvalidAuthorizationSpec,
+			Message: "connection without TLS refused: this server requires TLS",
+			Hint:    "Connect with sslmode=require or stronger.",
+		})
 		return false
 	}
 	params := m.Parameters
@@ -102,7 +122,9 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 		c.send(&pgproto3.NegotiateProtocolVersion{NewestMinorProtocol: 0, UnrecognizedOptions: unknownOpts})
 	}
 
-	// Trust authentication: every user is accepted as who it says it is.
+	if !c.authenticate(user) {
+		return false
+	}
 	c.send(&pgproto3.AuthenticationOk{})
 
 	sess, err := c.s.backend.NewSession(c.ctx, user, database)
@@ -139,8 +161,8 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 	} {
 		c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
 	}
-	pid, secret := newCancelKey()
-	c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: secret})
+	key := c.s.cancels.register(c)
+	c.send(&pgproto3.BackendKeyData{ProcessID: key.pid, SecretKey: key.secret[:]})
 
 	// Startup done: the connection may now sit idle for as long as it likes.
 	if !c.setReadDeadline(time.Time{}) {
@@ -150,17 +172,6 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 	c.log.Debug("pgwire: session started", "user", user, "database", database, "application_name", params["application_name"])
 	c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
 	return c.flush() == nil
-}
-
-// newCancelKey returns a BackendKeyData process ID and 4-byte secret (the
-// protocol 3.0 size). Cancellation is not implemented; the key is random so
-// that a future implementation cannot be fooled by keys issued now.
-func newCancelKey() (uint32, []byte) {
-	var b [8]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	// A positive, non-zero int32, since clients store it as a process ID.
-	pid := binary.BigEndian.Uint32(b[:4])&0x7fffffff | 1
-	return pid, b[4:]
 }
 
 // isFalse reports whether a startup boolean parameter is off, in any of

@@ -4,6 +4,7 @@
 //	certa node  ...   run one node
 //	certa up    ...   run a local cluster for trying certa out
 //	certa bench ...   measure a cluster against a local SQLite baseline
+//	certa passwd USER print a users-file line for USER (password on stdin)
 package main
 
 import (
@@ -17,6 +18,7 @@ commands:
   node    run one node of a cluster
   up      start a local cluster (3 nodes on embedded SQLite) and print how to connect
   bench   measure commits/s and latency of a cluster against a local SQLite baseline
+  passwd  print a --users-file line for a user, reading the password from standard input
 
 Run 'certa <command> -h' for the flags of a command.
 `
@@ -34,6 +36,8 @@ func main() {
 		err = runUp(os.Args[2:])
 	case "bench":
 		err = runBench(os.Args[2:])
+	case "passwd":
+		err = runPasswd(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -31,6 +31,8 @@ type nodeFlags struct {
 	snapshotInterval                              time.Duration
 	statementTimeout, idleInTxTimeout             time.Duration
 	logSegmentBytes                               int
+	usersFile, tlsCert, tlsKey                    string
+	requireTLS                                    bool
 }
 
 func runNode(args []string) error {
@@ -51,6 +53,10 @@ func runNode(args []string) error {
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
 	fs.DurationVar(&f.idleInTxTimeout, "idle-in-transaction-timeout", 0, "end sessions idle inside a transaction block longer than this, with 25P03 (0: never)")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
+	fs.StringVar(&f.usersFile, "users-file", "", "`file` of users allowed to connect, one name:SCRAM-SHA-256$... line each (see 'certa passwd'); clients must then log in with SCRAM-SHA-256. Omit to accept any user name without a password (trust)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS with clients; needs --tls-key. Omit to refuse TLS (clients connect in the clear)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.BoolVar(&f.requireTLS, "require-tls", false, "refuse clients that do not use TLS (needs --tls-cert)")
 	fs.Parse(args)
 	if f.id == "" || f.dataDir == "" {
 		fs.Usage()
@@ -64,6 +70,12 @@ func runNode(args []string) error {
 
 // serveNode runs a node until ctx ends, then shuts it down cleanly.
 func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
+	pgCfg, err := clientSecurity(f)
+	if err != nil {
+		return err
+	}
+	pgCfg.Logger = logger
+	pgCfg.IdleInTransactionTimeout = f.idleInTxTimeout
 	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
 		return err
 	}
@@ -135,10 +147,20 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for PostgreSQL clients: %w", err)
 	}
-	pg := pgwire.NewServer(pgwire.Config{Logger: logger, IdleInTransactionTimeout: f.idleInTxTimeout}, backend{node})
+	pg := pgwire.NewServer(pgCfg, backend{node})
 	go pg.Serve(pgLn)
 	defer pg.Close()
-	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed)
+	auth, tlsMode := "trust", "off"
+	if pgCfg.Credentials != nil {
+		auth = "scram-sha-256"
+	}
+	if pgCfg.TLS != nil {
+		tlsMode = "offered"
+	}
+	if pgCfg.RequireTLS {
+		tlsMode = "required"
+	}
+	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed, "auth", auth, "tls", tlsMode)
 
 	<-ctx.Done()
 	logger.Info("shutting down")

@@ -5,6 +5,7 @@ package pgclient
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -22,18 +23,25 @@ type Conn struct {
 // Connect connects to a certa node (or any PostgreSQL server) at host:port.
 // It uses the simple query protocol, with arguments interpolated by the client.
 func Connect(ctx context.Context, addr string) (*Conn, error) {
-	return connect(ctx, addr, pgx.QueryExecModeSimpleProtocol)
+	return connect(ctx, fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr), pgx.QueryExecModeSimpleProtocol)
 }
 
 // ConnectExtended connects as pgx does by default: the extended query
 // protocol, statements prepared once per connection and cached, parameters
 // and results in binary format where the type allows.
 func ConnectExtended(ctx context.Context, addr string) (*Conn, error) {
-	return connect(ctx, addr, pgx.QueryExecModeCacheStatement)
+	return connect(ctx, fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr), pgx.QueryExecModeCacheStatement)
 }
 
-func connect(ctx context.Context, addr string, mode pgx.QueryExecMode) (*Conn, error) {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+// ConnectString connects with a libpq connection string (a URL or
+// key=value pairs: password, sslmode, sslrootcert...), using the simple
+// query protocol like Connect.
+func ConnectString(ctx context.Context, connString string) (*Conn, error) {
+	return connect(ctx, connString, pgx.QueryExecModeSimpleProtocol)
+}
+
+func connect(ctx context.Context, connString string, mode pgx.QueryExecMode) (*Conn, error) {
+	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +106,16 @@ func (c *Conn) QueryString(ctx context.Context, sql string, args ...any) (string
 // (pointers, as pgx's Scan takes).
 func (c *Conn) QueryRow(ctx context.Context, sql string, args []any, dest ...any) error {
 	return c.c.QueryRow(ctx, sql, args...).Scan(dest...)
+}
+
+// Cancel asks the server, on a connection of its own, to cancel the
+// statement c is running (PostgreSQL's CancelRequest).
+func (c *Conn) Cancel(ctx context.Context) error { return c.c.PgConn().CancelRequest(ctx) }
+
+// TLS reports whether the connection runs over TLS.
+func (c *Conn) TLS() bool {
+	_, ok := c.c.PgConn().Conn().(*tls.Conn)
+	return ok
 }
 
 // Close closes the connection.

@@ -1,0 +1,114 @@
+package pgwire
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"sync"
+
+	"certa/sqlerr"
+)
+
+// errCancelRequested is the cause of a statement context cancelled by a
+// CancelRequest.
+var errCancelRequested = errors.New("pgwire: cancel request")
+
+// cancelKey is what a client needs to cancel a connection's statement:
+// the process ID and secret of its BackendKeyData.
+type cancelKey struct {
+	pid    uint32
+	secret [4]byte // protocol 3.0 size
+}
+
+// cancelRegistry maps the process IDs of live connections to them, so that
+// a CancelRequest, which arrives on a connection of its own, finds its
+// target.
+type cancelRegistry struct {
+	mu    sync.Mutex
+	conns map[uint32]*conn
+}
+
+// register gives c a key unique among live connections.
+func (r *cancelRegistry) register(c *conn) cancelKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conns == nil {
+		r.conns = make(map[uint32]*conn)
+	}
+	for {
+		k := newCancelKey()
+		if _, taken := r.conns[k.pid]; !taken {
+			r.conns[k.pid] = c
+			c.cancelKey = k
+			return k
+		}
+	}
+}
+
+func (r *cancelRegistry) unregister(c *conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conns[c.cancelKey.pid] == c {
+		delete(r.conns, c.cancelKey.pid)
+	}
+}
+
+// cancel cancels the statement running on the connection with key pid and
+// secret, if there is one. The secret is compared in constant time, and a
+// wrong key does nothing (the client is told nothing in any case).
+func (r *cancelRegistry) cancel(pid uint32, secret []byte) bool {
+	r.mu.Lock()
+	c := r.conns[pid]
+	r.mu.Unlock()
+	if c == nil || subtle.ConstantTimeCompare(c.cancelKey.secret[:], secret) != 1 {
+		return false
+	}
+	c.stmtMu.Lock()
+	defer c.stmtMu.Unlock()
+	if c.stmtCancel != nil {
+		c.stmtCancel(errCancelRequested)
+	}
+	return true
+}
+
+// newCancelKey returns a random BackendKeyData process ID and secret.
+func newCancelKey() cancelKey {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	// A positive, non-zero int32, since clients store it as a process ID.
+	k := cancelKey{pid: binary.BigEndian.Uint32(b[:4])&0x7fffffff | 1}
+	copy(k.secret[:], b[4:])
+	return k
+}
+
+// statementContext returns the context one statement (a Query, an Execute)
+// runs under: c.ctx, and cancelled as well by a CancelRequest with this
+// connection's key while the statement runs. A cancel arriving between
+// statements is ignored, as in PostgreSQL. Call the returned func when the
+// statement ends.
+func (c *conn) statementContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	c.stmtMu.Lock()
+	c.stmtCancel = cancel
+	c.stmtMu.Unlock()
+	return ctx, func() {
+		c.stmtMu.Lock()
+		c.stmtCancel = nil
+		c.stmtMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// statementError returns the client-facing form of err, the error a
+// statement run under ctx (from statementContext) ended with. A session
+// that passes a cancelled context's error through gets PostgreSQL's
+// message for a cancel request rather than "context canceled".
+func statementError(ctx context.Context, err error) *sqlerr.Error {
+	var se *sqlerr.Error
+	if !errors.As(err, &se) && errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errCancelRequested) {
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to user request")
+	}
+	return sqlerr.As(err)
+}
