@@ -3,17 +3,19 @@ package clustertest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"testing"
+	"time"
 
 	"certa/internal/pgclient"
 	"certa/internal/testcluster"
 )
 
-// database/sql through pgx's stdlib driver: parameters, NULLs, a prepared
-// statement reused, a transaction losing to a concurrent commit (40001) and
-// its retry.
+// database/sql through pgx's stdlib driver, with SCRAM-SHA-256: parameters,
+// NULLs, a prepared statement reused, a transaction losing to a concurrent
+// commit (40001), its retry, and a statement cancelled through its context.
 func TestDatabaseSQL(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	c := startWithPassword(t)
 	ctx := ctxT(t)
 	a, b := openDB(t, c, 0), openDB(t, c, 1)
 	if _, err := a.ExecContext(ctx, "CREATE TABLE dbsql (id bigint PRIMARY KEY, n integer, s text, f double precision, by bytea)"); err != nil {
@@ -88,11 +90,22 @@ func TestDatabaseSQL(t *testing.T) {
 	if err := bc.QueryRowContext(ctx, "SELECT n FROM dbsql WHERE id = $1", 1).Scan(&n); err != nil || n.Int64 != 111 {
 		t.Fatalf("after the retry: %v, %v (want 111)", n, err)
 	}
+
+	// A context that ends cancels the statement on the server (57014).
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	err = bc.QueryRowContext(cctx, forever).Scan(&count)
+	if err == nil || !(errors.Is(err, context.DeadlineExceeded) || pgclient.SQLState(err) == "57014") {
+		t.Fatalf("statement with a context that ended: %v", err)
+	}
+	if err := a.QueryRowContext(ctx, "SELECT count(*) FROM dbsql").Scan(&count); err != nil || count != 31 {
+		t.Fatalf("after the cancel: %d, %v", count, err)
+	}
 }
 
 func openDB(t *testing.T, c *testcluster.Cluster, i int) *sql.DB {
 	t.Helper()
-	db, err := pgclient.OpenDB(c.Nodes[i].PGAddr)
+	db, err := pgclient.OpenDB(passwordURL(c, i))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,10 @@ import (
 )
 
 // The drivers people use run one scenario each (testdata/drivers) against
-// a 3-node cluster: parameterised inserts and selects over every supported
-// type including NULLs, a prepared statement reused many times, an explicit
-// transaction that loses to a concurrent commit with 40001, and its retry.
+// a 3-node cluster that requires SCRAM-SHA-256: parameterised inserts and
+// selects over every supported type including NULLs, a prepared statement
+// reused many times, an explicit transaction that loses to a concurrent
+// commit with 40001, its retry, and a cancelled statement (57014).
 // .ci/deps installs the drivers into .ci/deps.d.
 
 // depsDir is where .ci/deps installs the drivers.
@@ -47,16 +48,32 @@ func runScenario(t *testing.T, env []string, dep string, command ...string) {
 		t.Fatal(err)
 	}
 	command[len(command)-1] = abs(t, script)
-	c := testcluster.Start(t, 3, testArgs...)
+	const password = "driver-s3cret"
+	c := testcluster.Start(t, 3, append([]string{"--users-file", usersFile(t, "certa", password)}, testArgs...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, command[0], append(command[1:], c.Nodes[0].PGAddr, c.Nodes[1].PGAddr)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), "CERTA_PASSWORD="+password)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// usersFile writes a users file with one user, made by `certa passwd`.
+func usersFile(t *testing.T, user, password string) string {
+	cmd := exec.Command(testcluster.Binary(t), "passwd", user)
+	cmd.Stdin = strings.NewReader(password + "\n")
+	line, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("certa passwd: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(path, line, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func abs(t *testing.T, path string) string {

@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -10,15 +11,16 @@ import (
 )
 
 // pgx in its default mode (extended protocol, cached prepared statements,
-// binary formats) against a cluster: every supported type through
-// parameters and back, NULLs, a statement reused, an explicit transaction
-// and a conflict reported as 40001.
+// binary formats) against a cluster that requires SCRAM-SHA-256: every
+// supported type through parameters and back, NULLs, a statement reused,
+// an explicit transaction, a conflict reported as 40001 and its retry, and
+// a cancelled statement.
 func TestPgxExtendedProtocolAllTypes(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	c := startWithPassword(t)
 	ctx := ctxT(t)
 	a := extendedConn(t, c, 0)
 	b := extendedConn(t, c, 1)
-	mustExec(t, c.Conn(0), `CREATE TABLE typed (id bigint PRIMARY KEY, i integer, f double precision, r real,
+	mustExec(t, a, `CREATE TABLE typed (id bigint PRIMARY KEY, i integer, f double precision, r real,
 		b boolean, s text, v varchar(20), by bytea, n numeric(10,2), d date, ts timestamp, tz timestamptz,
 		u uuid, j json, jb jsonb)`)
 
@@ -104,11 +106,32 @@ func TestPgxExtendedProtocolAllTypes(t *testing.T) {
 	if err := syncExtended(t, c, 2).QueryRow(ctx, "SELECT i FROM typed WHERE id = $1", []any{int64(1)}, &i); err != nil || i != 143 {
 		t.Fatalf("after the retry: %d, %v (want 143)", i, err)
 	}
+
+	cancelForever(t, a)
+	if err := a.QueryRow(ctx, "SELECT count(*) FROM typed", nil, &count); err != nil || count != 52 {
+		t.Fatalf("after the cancel: %d, %v", count, err)
+	}
+}
+
+// testPassword is the password of user certa in startWithPassword's cluster.
+const testPassword = "s3cret pass"
+
+// startWithPassword starts a 3-node cluster whose only user is certa, with
+// testPassword (SCRAM-SHA-256).
+func startWithPassword(t *testing.T) *testcluster.Cluster {
+	return testcluster.Start(t, 3, append([]string{"--users-file", usersFile(t, "certa", testPassword)}, testArgs...)...)
+}
+
+// passwordURL is a connection string for node i of startWithPassword's cluster.
+func passwordURL(c *testcluster.Cluster, i int) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("certa", testPassword), Host: c.Nodes[i].PGAddr,
+		Path: "/certa", RawQuery: "sslmode=disable"}
+	return u.String()
 }
 
 func extendedConn(t *testing.T, c *testcluster.Cluster, i int) *pgclient.Conn {
 	t.Helper()
-	conn, err := pgclient.ConnectExtended(ctxT(t), c.Nodes[i].PGAddr)
+	conn, err := pgclient.ConnectExtended(ctxT(t), passwordURL(c, i))
 	if err != nil {
 		t.Fatalf("connect to %s: %v", c.Nodes[i].ID, err)
 	}

@@ -9,9 +9,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -26,11 +28,12 @@ func Connect(ctx context.Context, addr string) (*Conn, error) {
 	return connect(ctx, fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr), pgx.QueryExecModeSimpleProtocol)
 }
 
-// ConnectExtended connects as pgx does by default: the extended query
-// protocol, statements prepared once per connection and cached, parameters
-// and results in binary format where the type allows.
-func ConnectExtended(ctx context.Context, addr string) (*Conn, error) {
-	return connect(ctx, fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr), pgx.QueryExecModeCacheStatement)
+// ConnectExtended connects with a connection string as pgx does by
+// default: the extended query protocol, statements prepared once per
+// connection and cached, parameters and results in binary format where the
+// type allows.
+func ConnectExtended(ctx context.Context, connString string) (*Conn, error) {
+	return connect(ctx, connString, pgx.QueryExecModeCacheStatement)
 }
 
 // ConnectString connects with a libpq connection string (a URL or
@@ -53,12 +56,16 @@ func connect(ctx context.Context, connString string, mode pgx.QueryExecMode) (*C
 	return &Conn{c: c}, nil
 }
 
-// OpenDB opens a database/sql pool on a certa node through pgx's stdlib
-// driver (extended protocol, as applications using database/sql connect).
-func OpenDB(addr string) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(fmt.Sprintf("postgres://certa@%s/certa?sslmode=disable", addr))
+// OpenDB opens a database/sql pool through pgx's stdlib driver (extended
+// protocol, as applications using database/sql connect). A cancelled
+// context sends a CancelRequest, so the server stops the statement.
+func OpenDB(connString string) (*sql.DB, error) {
+	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		return nil, err
+	}
+	cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 10 * time.Second}
 	}
 	return stdlib.OpenDB(*cfg), nil
 }

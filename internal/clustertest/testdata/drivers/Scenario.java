@@ -8,7 +8,8 @@ import java.util.UUID;
 
 public class Scenario {
     static Connection connect(String addr) throws SQLException {
-        return DriverManager.getConnection("jdbc:postgresql://" + addr + "/certa?sslmode=disable", "certa", "");
+        return DriverManager.getConnection("jdbc:postgresql://" + addr + "/certa?sslmode=disable", "certa",
+            System.getenv("CERTA_PASSWORD"));
     }
 
     static void check(boolean ok, String what) {
@@ -88,6 +89,32 @@ public class Scenario {
             ps.setLong(1, 1);
             ResultSet rs = ps.executeQuery();
             check(rs.next() && rs.getInt(1) == 143, "after the retry");
+        }
+        // A statement that never ends, cancelled; a cancel that arrives
+        // before it starts does nothing, so it is repeated.
+        try (Statement st = a.createStatement()) {
+            Thread canceller = new Thread(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        st.cancel();
+                        Thread.sleep(50);
+                    }
+                } catch (InterruptedException | SQLException e) {
+                    // done
+                }
+            });
+            canceller.start();
+            try {
+                st.executeQuery("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c");
+                throw new AssertionError("the endless statement returned");
+            } catch (SQLException e) {
+                check("57014".equals(e.getSQLState()), "SQLSTATE " + e.getSQLState() + ": " + e.getMessage());
+            } finally {
+                canceller.interrupt();
+                canceller.join();
+            }
+            ResultSet rs = st.executeQuery("SELECT count(*) FROM java_typed");
+            check(rs.next() && rs.getLong(1) == 52, "after the cancel");
         }
         a.close();
         b.close();

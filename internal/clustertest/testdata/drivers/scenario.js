@@ -5,7 +5,24 @@ const assert = require('assert');
 
 function client(addr) {
   const [host, port] = addr.split(':');
-  return new Client({ host, port: Number(port), user: 'certa', database: 'certa', ssl: false });
+  return new Client({ host, port: Number(port), user: 'certa', password: process.env.CERTA_PASSWORD, database: 'certa', ssl: false });
+}
+
+const FOREVER = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c';
+
+// Runs a statement that never ends and cancels it (node-postgres sends
+// the CancelRequest from a second client); a cancel that arrives before
+// the statement starts does nothing, so it is repeated.
+async function cancelForever(c, addr) {
+  let outcome = null;
+  const q = c.query(FOREVER).then(() => { outcome = 'returned'; }, (e) => { outcome = e; });
+  while (outcome === null) {
+    if (c.activeQuery) client(addr).cancel(c, c.activeQuery);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await q;
+  assert.ok(outcome !== 'returned', 'the endless statement returned');
+  assert.strictEqual(outcome.code, '57014');
 }
 
 async function main(addrA, addrB) {
@@ -55,6 +72,10 @@ async function main(addrA, addrB) {
   await a.query('COMMIT');
   r = await b.query('SELECT i FROM js_typed WHERE id = $1', [1]);
   assert.strictEqual(r.rows[0].i, 143);
+
+  await cancelForever(a, addrA);
+  r = await a.query('SELECT count(*) AS c FROM js_typed');
+  assert.strictEqual(r.rows[0].c, '52');
   await a.end();
   await b.end();
   console.log('node-postgres scenario passed');
