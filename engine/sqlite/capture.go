@@ -27,13 +27,16 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 		}
 		changes = buf.Bytes()
 	}
-	if len(changes) == 0 {
+	if len(changes) == 0 && len(tx.locked) == 0 {
 		return nil, nil
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
 	if err := changesetKeys(ws); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
+	// Rows read FOR UPDATE certify as if written (forupdate.go).
+	ws.Keys = append(ws.Keys, tx.locked...)
+	ws.Tables = append(ws.Tables, tx.lockedIn...)
 	ws.Normalize()
 	return ws, nil
 }

@@ -35,6 +35,8 @@ type tableInfo struct {
 	hasPK   bool
 	types   map[string]result.Type // lower-cased column name -> declared type, if any
 	columns []string               // column names in table order
+	name    string                 // the table's name as the schema spells it
+	pk      []string               // primary-key columns in key order
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
 }
@@ -59,6 +61,10 @@ func openConn(path string) (*conn, error) {
 		}
 	}
 	if err := sc.SetAuthorizer(c); err != nil {
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := registerPGFunctions(sc); err != nil {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -194,6 +200,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		return ti, nil
 	}
 	ti := &tableInfo{types: make(map[string]result.Type)}
+	pkPos := map[int64]string{}
 	err := c.execResult("SELECT name, type, pk FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
 		ti.exists = true
 		ti.columns = append(ti.columns, s.ColumnText(0))
@@ -201,12 +208,23 @@ func (c *conn) table(name string) (*tableInfo, error) {
 			// Columns declared without a type are typed by their values.
 			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)
 		}
-		if s.ColumnInt64(2) > 0 {
+		if p := s.ColumnInt64(2); p > 0 {
 			ti.hasPK = true
+			pkPos[p] = s.ColumnText(0)
 		}
 	}, name)
 	if err != nil {
 		return nil, err
+	}
+	for p := int64(1); p <= int64(len(pkPos)); p++ {
+		ti.pk = append(ti.pk, pkPos[p])
+	}
+	if ti.exists {
+		err = c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+			func(s *sqlite.Stmt) { ti.name = s.ColumnText(0) }, name)
+		if err != nil {
+			return nil, err
+		}
 	}
 	c.tables[key] = ti
 	return ti, nil

@@ -72,3 +72,20 @@ func TestDescribeInfersTypes(t *testing.T) {
 		t.Fatalf("syntax error described as %v", err)
 	}
 }
+
+func TestPostgreSQLFunctions(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT version(), current_database(), current_schema(), now(), gen_random_uuid()")
+	v := r.rows[0]
+	if s, _ := v[0].(string); len(s) < 16 || s[:16] != "PostgreSQL 16.0 " || v[1] != "certa" || v[2] != "public" {
+		t.Fatalf("got %v", v)
+	}
+	if s, _ := v[3].(string); len(s) < 20 || s[len(s)-3:] != "+00" {
+		t.Fatalf("now() = %v", v[3])
+	}
+	if s, _ := v[4].(string); len(s) != 36 || s[14] != '4' {
+		t.Fatalf("gen_random_uuid() = %v", v[4])
+	}
+}

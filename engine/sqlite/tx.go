@@ -11,6 +11,7 @@ import (
 	"certa/engine"
 	"certa/result"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // maxMoveForward bounds how often one statement moves its transaction's
@@ -41,6 +42,8 @@ type Tx struct {
 	view      uint64              // seqno up to which what the Tx sees has been checked
 	parked    bool                // the lock was given up; spill holds the changes (park.go)
 	spill     []byte
+	locked    []writeset.Key // rows read FOR UPDATE (forupdate.go)
+	lockedIn  []string       // their tables
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -240,6 +243,18 @@ func (tx *Tx) callWriter(stmt *sqlite.Stmt, fn func() error) error {
 // execOnce prepares and runs sql once.
 func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []any) error {
 	c := tx.conn
+	if req, ok := parseLocking(sql); ok {
+		sql = req.sql
+		if req.table != "" {
+			rewritten, ti, k, err := c.lockedSelect(req)
+			if err != nil {
+				return err
+			}
+			sql = rewritten
+			w = &lockWriter{Writer: w, k: k, table: ti.name, keys: &tx.locked}
+			tx.lockedIn = append(tx.lockedIn, ti.name)
+		}
+	}
 	stmt, rec, tail, err := c.prepare(sql, modeLocal)
 	if err != nil {
 		return err

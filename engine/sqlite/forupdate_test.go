@@ -1,0 +1,51 @@
+package sqlite
+
+import (
+	"testing"
+
+	"certa/writeset"
+)
+
+func TestParseLocking(t *testing.T) {
+	for _, c := range []struct{ sql, stripped, table string }{
+		{"SELECT * FROM t WHERE id = 1 FOR UPDATE", "SELECT * FROM t WHERE id = 1", "t"},
+		{"select v from \"Acc\" a where id = $1 for no key update nowait;", "select v from \"Acc\" a where id = $1", "Acc"},
+		{"SELECT * FROM t JOIN u ON t.id = u.id FOR UPDATE OF u SKIP LOCKED", "SELECT * FROM t JOIN u ON t.id = u.id", "u"},
+		{"SELECT * FROM t FOR SHARE", "SELECT * FROM t", ""},
+	} {
+		req, ok := parseLocking(c.sql)
+		if !ok || req.sql != c.stripped || req.table != c.table {
+			t.Errorf("%q: got %+v %v, want %q on %q", c.sql, req, ok, c.stripped, c.table)
+		}
+	}
+	for _, sql := range []string{"SELECT 'for update'", "UPDATE t SET v = 1", "SELECT * FROM t"} {
+		if _, ok := parseLocking(sql); ok {
+			t.Errorf("%q has no locking clause", sql)
+		}
+	}
+}
+
+// Rows read FOR UPDATE are keys of the write set, even without changes;
+// the client sees the columns it asked for.
+func TestForUpdateKeys(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE acc (id INTEGER PRIMARY KEY, v INTEGER)")
+	e.commit("INSERT INTO acc VALUES (1, 10), (2, 20), (3, 30)")
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT v FROM acc a WHERE a.id >= 2 ORDER BY id FOR UPDATE")
+	wantRows(t, r.rows, row(int64(20)), row(int64(30)))
+	if len(r.cols) != 1 || r.cols[0].Name != "v" {
+		t.Fatalf("columns %v", r.cols)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil || ws == nil {
+		t.Fatalf("write set %v, %v", ws, err)
+	}
+	want := []writeset.Key{writeset.EncodeKey("acc", int64(2)), writeset.EncodeKey("acc", int64(3))}
+	if len(ws.Keys) != 2 || ws.Keys[0] != want[0] || ws.Keys[1] != want[1] || len(ws.Changes) != 0 {
+		t.Fatalf("keys %q, changes %d", ws.Keys, len(ws.Changes))
+	}
+	r = exec(t, tx, "SELECT v FROM acc WHERE id = 1 FOR SHARE")
+	wantRows(t, r.rows, row(int64(10)))
+}
