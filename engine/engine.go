@@ -68,6 +68,11 @@ type Engine interface {
 	// result set; a column whose type is unknown until it runs is Unknown).
 	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
 
+	// Catalog answers a query on PostgreSQL's system catalogs (pg_catalog,
+	// information_schema) from this node's schema, as far as psql and
+	// drivers use them; other catalog queries fail with 0A000.
+	Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error
+
 	// Close closes the engine; open transactions fail.
 	Close() error
 }

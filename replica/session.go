@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -113,6 +114,8 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	switch st.kind {
 	case kindOther:
 		return s.node.engine.Describe(ctx, st.sql)
+	case kindCatalog:
+		return s.describeCatalog(ctx, st)
 	case kindShow:
 		if len(st.words) < 2 {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
@@ -121,6 +124,29 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	}
 	return nil, nil, nil
 }
+
+// describeCatalog describes a catalog query by running it with NULL
+// parameters (catalog queries are cheap and have no effects): its
+// parameters are text.
+func (s *Session) describeCatalog(ctx context.Context, st statement) ([]result.Type, []result.Column, error) {
+	n := 0
+	for _, m := range paramRef.FindAllStringSubmatch(st.sql, -1) {
+		if k, err := strconv.Atoi(m[1]); err == nil && k > n {
+			n = k
+		}
+	}
+	buf := &bufferedWriter{}
+	if err := s.node.engine.Catalog(ctx, st.sql, buf, make([]any, n)...); err != nil {
+		return nil, nil, err
+	}
+	var cols []result.Column
+	if buf.hasCols {
+		cols = buf.cols
+	}
+	return make([]result.Type, n), cols, nil
+}
+
+var paramRef = regexp.MustCompile(`\$(\d+)`)
 
 // oneStatement parses sql as at most one statement.
 func oneStatement(sql string) (statement, error) {
@@ -168,6 +194,10 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		return s.show(st, w)
 	case kindDDL:
 		return s.ddl(ctx, st, w)
+	case kindCatalog:
+		ctx, cancel := s.statementContext(ctx)
+		defer cancel()
+		return s.node.engine.Catalog(ctx, st.sql, w, st.args...)
 	}
 	if s.inBlock {
 		if err := s.beginIfNeeded(ctx); err != nil {

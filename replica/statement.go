@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -16,7 +17,8 @@ const (
 	kindSet
 	kindShow
 	kindDDL
-	kindOther // queries and DML: run by the engine
+	kindCatalog // a query on pg_catalog or information_schema
+	kindOther   // queries and DML: run by the engine
 )
 
 // statement is one statement of a query string.
@@ -150,9 +152,15 @@ func newStatement(sql string) statement {
 		s.kind = kindDDL
 	default:
 		s.kind = kindOther
+		if (s.words[0] == "SELECT" || s.words[0] == "WITH") && catalogRef.MatchString(s.sql) {
+			s.kind = kindCatalog
+		}
 	}
 	return s
 }
+
+// catalogRef tells a query that reads PostgreSQL's system catalogs.
+var catalogRef = regexp.MustCompile(`(?i)\b(pg_catalog\s*\.|information_schema\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace)\b)`)
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,
 // skipping whitespace and comments.
