@@ -261,8 +261,12 @@ func (c *conn) query(sql string) bool {
 	return true
 }
 
-// readyForQuery tells the client the connection awaits its next query.
+// readyForQuery tells the client the connection awaits its next query,
+// after the parameters that changed.
 func (c *conn) readyForQuery() {
+	for _, p := range c.sess.TakeReported() {
+		c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+	}
 	status := c.sess.TxStatus()
 	switch status {
 	case 'I', 'T', 'E':

@@ -69,6 +69,8 @@ type fakeSession struct {
 
 func (s *fakeSession) TxStatus() byte { return s.status }
 
+func (s *fakeSession) TakeReported() [][2]string { return nil }
+
 func (s *fakeSession) Close() {
 	if s.closed {
 		panic("session closed twice")

@@ -63,6 +63,11 @@ type Session interface {
 	// w as Query does.
 	Execute(ctx context.Context, sql string, args []any, w result.Writer) error
 
+	// TakeReported returns the parameters (name, value) whose values
+	// changed since the last call, which the client is told about with
+	// ParameterStatus.
+	TakeReported() [][2]string
+
 	// TxStatus returns the status for ReadyForQuery: 'I' idle, 'T' in a
 	// transaction block, 'E' in a failed transaction block.
 	TxStatus() byte

@@ -29,6 +29,9 @@ type Session struct {
 	settings    map[string]string // other SET parameters, echoed by SHOW
 	// statementTimeout bounds each statement's execution (0: none).
 	statementTimeout time.Duration
+	// reported are changes of parameters the client is told about
+	// (ParameterStatus), not yet taken by TakeReported.
+	reported [][2]string
 }
 
 // NewSession opens a session for a client connection. Its signature fits
@@ -327,6 +330,22 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 	return w.Complete(ddlTag(st.words))
 }
 
+// reportedName is the spelling PostgreSQL reports a parameter under.
+var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
+
+func (s *Session) report(name, value string) {
+	s.reported = append(s.reported, [2]string{name, value})
+}
+
+// TakeReported returns the parameters whose values changed since the last
+// call, as name and value pairs, for the client to be told
+// (ParameterStatus).
+func (s *Session) TakeReported() [][2]string {
+	r := s.reported
+	s.reported = nil
+	return r
+}
+
 // statementContext bounds one statement by the session's statement_timeout.
 func (s *Session) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.statementTimeout <= 0 {
@@ -392,6 +411,18 @@ func (s *Session) set(st statement, w result.Writer) error {
 		s.waitFor = n
 	case settingLastCommit:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "parameter \"certa.last_commit_seqno\" cannot be changed")
+	case "client_encoding":
+		if v := strings.ToUpper(strings.ReplaceAll(value, "-", "")); v != "UTF8" && v != "UNICODE" && v != "" && v != "DEFAULT" {
+			return sqlerr.New(sqlerr.InvalidParameterValue, "client_encoding %q is not supported: certa speaks UTF8 only", value)
+		}
+		s.report("client_encoding", "UTF8")
+	case "datestyle":
+		// Dates go out in ISO form whatever is asked; the client is told.
+		s.settings[name] = value
+		s.report("DateStyle", "ISO, MDY")
+	case "application_name", "timezone", "intervalstyle":
+		s.settings[name] = value
+		s.report(reportedName[name], value)
 	case "statement_timeout":
 		d := s.node.cfg.StatementTimeout
 		if value != "" && !strings.EqualFold(value, "default") {

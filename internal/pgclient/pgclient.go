@@ -125,6 +125,10 @@ func (c *Conn) TLS() bool {
 	return ok
 }
 
+// ParameterStatus returns the value of a parameter the server reported
+// (ParameterStatus), "" if none.
+func (c *Conn) ParameterStatus(name string) string { return c.c.PgConn().ParameterStatus(name) }
+
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close(context.Background()) }
 
