@@ -30,7 +30,7 @@ type nodeFlags struct {
 	snapshotEntries, trailingEntries              uint64
 	snapshotInterval                              time.Duration
 	statementTimeout, idleInTxTimeout             time.Duration
-	logSegmentBytes                               int
+	logSegmentBytes, maxConnections               int
 	usersFile, tlsCert, tlsKey                    string
 	requireTLS                                    bool
 }
@@ -52,6 +52,7 @@ func runNode(args []string) error {
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
 	fs.DurationVar(&f.idleInTxTimeout, "idle-in-transaction-timeout", 0, "end sessions idle inside a transaction block longer than this, with 25P03 (0: never)")
+	fs.IntVar(&f.maxConnections, "max-connections", pgwire.DefaultMaxConns, "client connections served at once; more get 53300")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	fs.StringVar(&f.usersFile, "users-file", "", "`file` of users allowed to connect, one name:SCRAM-SHA-256$... line each (see 'certa passwd'); clients must then log in with SCRAM-SHA-256. Omit to accept any user name without a password (trust)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS with clients; needs --tls-key. Omit to refuse TLS (clients connect in the clear)")
@@ -76,6 +77,10 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	}
 	pgCfg.Logger = logger
 	pgCfg.IdleInTransactionTimeout = f.idleInTxTimeout
+	pgCfg.MaxConns = f.maxConnections
+	if err := pgCfg.Validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
 		return err
 	}
