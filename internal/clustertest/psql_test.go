@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -10,13 +11,27 @@ import (
 	"certa/internal/testcluster"
 )
 
-// psql's describe commands work against a node: \dt, \d, \d TABLE, \l.
-func TestPsqlDescribe(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
-	mustExec(t, c.Conn(0), "CREATE TABLE accounts (id integer PRIMARY KEY, owner text NOT NULL, balance integer DEFAULT 0)")
-	mustExec(t, c.Conn(0), "CREATE INDEX accounts_owner ON accounts (owner)")
-	syncConn(t, c, 1)
-	out := psql(t, c, 1, `\dt`, `\d`, `\d accounts`, `\l`)
+// psql against a cluster that requires SCRAM-SHA-256: DDL, writes and
+// reads, a transaction that loses to a commit made meanwhile by another
+// psql (40001), and the describe commands \dt, \d, \d TABLE, \l.
+func TestPsql(t *testing.T) {
+	c := startWithPassword(t)
+	out := psql(t, c, 0, "CREATE TABLE accounts (id integer PRIMARY KEY, owner text NOT NULL, balance integer DEFAULT 0)",
+		"CREATE INDEX accounts_owner ON accounts (owner)",
+		"INSERT INTO accounts (id, owner) VALUES (1, 'ann'), (2, 'bob')")
+	if !strings.Contains(out, "INSERT 0 2") {
+		t.Fatalf("psql output:\n%s", out)
+	}
+	// The other psql runs (\!) while the first one's transaction is open.
+	other := psqlCommand(c, 1, "SET certa.consistency = 'sync'", "UPDATE accounts SET balance = 5 WHERE id = 1")
+	out = psqlUnchecked(t, c, 2, "SET certa.consistency = 'sync'", "BEGIN", "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+		`\! `+other, "COMMIT", "SELECT owner, balance FROM accounts ORDER BY id")
+	for _, want := range []string{"UPDATE 1", "ERROR:  could not serialize access", " ann   |       5", " bob   |       0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("psql output lacks %q", want)
+		}
+	}
+	out = psql(t, c, 1, `\dt`, `\d`, `\d accounts`, `\l`)
 	for _, want := range []string{
 		" public | accounts | table | certa",
 		`Table "public.accounts"`,
@@ -36,19 +51,52 @@ func TestPsqlDescribe(t *testing.T) {
 	}
 }
 
-// psql runs psql with each command as a -c on node i and returns its output.
+// psql runs psql with each command as a -c on node i of a
+// startWithPassword cluster, stopping at the first error, and returns its
+// output.
 func psql(t *testing.T, c *testcluster.Cluster, i int, commands ...string) string {
 	t.Helper()
-	host, port, _ := strings.Cut(c.Nodes[i].PGAddr, ":")
-	args := []string{"-X", "-v", "ON_ERROR_STOP=1", "host=" + host + " port=" + port + " user=certa dbname=certa sslmode=disable"}
-	for _, cmd := range commands {
-		args = append(args, "-c", cmd)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "psql", args...).CombinedOutput()
+	out, err := runPsql(c, i, true, commands...)
 	if err != nil {
 		t.Fatalf("psql %v: %v\n%s", commands, err, out)
 	}
-	return string(out)
+	return out
+}
+
+// psqlUnchecked is psql going on after errors.
+func psqlUnchecked(t *testing.T, c *testcluster.Cluster, i int, commands ...string) string {
+	t.Helper()
+	out, _ := runPsql(c, i, false, commands...)
+	return out
+}
+
+func runPsql(c *testcluster.Cluster, i int, stopOnError bool, commands ...string) (string, error) {
+	args := psqlArgs(c, i, stopOnError, commands...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "psql", args...)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func psqlArgs(c *testcluster.Cluster, i int, stopOnError bool, commands ...string) []string {
+	host, port, _ := strings.Cut(c.Nodes[i].PGAddr, ":")
+	args := []string{"-X", "host=" + host + " port=" + port + " user=certa dbname=certa sslmode=disable"}
+	if stopOnError {
+		args = append(args, "-v", "ON_ERROR_STOP=1")
+	}
+	for _, cmd := range commands {
+		args = append(args, "-c", cmd)
+	}
+	return args
+}
+
+// psqlCommand is a shell command line running psql on node i.
+func psqlCommand(c *testcluster.Cluster, i int, commands ...string) string {
+	var quoted []string
+	for _, a := range psqlArgs(c, i, true, commands...) {
+		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return "PGPASSWORD='" + testPassword + "' psql " + strings.Join(quoted, " ")
 }
