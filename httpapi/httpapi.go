@@ -6,6 +6,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"certa/engine"
 	"certa/orderlog"
 	"certa/replica"
 	"certa/writeset"
@@ -35,6 +37,8 @@ type Node interface {
 	LeaderSyncPoint() (uint64, error)
 	// LeaderHTTPAddr returns the leader's HTTP address if known.
 	LeaderHTTPAddr() (string, bool)
+	// Checksums summarises the node's data at its applied seqno.
+	Checksums(ctx context.Context) (engine.Checksums, error)
 }
 
 // maxEntryBytes bounds a forwarded entry.
@@ -63,6 +67,7 @@ func NewHandler(log *slog.Logger) *Handler {
 	})
 	h.registry.MustRegister(h.latency)
 	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /checksum", h.checksum)
 	h.mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
 	h.mux.HandleFunc("POST /join", h.join)
 	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
@@ -121,6 +126,24 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(h.node.Status())
+}
+
+// checksumResponse is GET /checksum's answer.
+type checksumResponse struct {
+	ID string `json:"id"`
+	engine.Checksums
+}
+
+func (h *Handler) checksum(w http.ResponseWriter, r *http.Request) {
+	sums, err := h.node.Checksums(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(checksumResponse{ID: h.node.Status().ID, Checksums: sums})
 }
 
 // Status codes of the internal protocol.

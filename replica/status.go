@@ -1,5 +1,11 @@
 package replica
 
+import (
+	"context"
+
+	"certa/engine"
+)
+
 // MemberStatus is one member as the status reports it.
 type MemberStatus struct {
 	ID       string `json:"id"`
@@ -63,4 +69,11 @@ func (n *Node) Status() Status {
 		s.Members = append(s.Members, ms)
 	}
 	return s
+}
+
+// Checksums summarises this node's data at its current applied seqno
+// (GET /checksum): after load stops and faults heal, every node must
+// report the same.
+func (n *Node) Checksums(ctx context.Context) (engine.Checksums, error) {
+	return n.engine.Checksums(ctx)
 }

@@ -5,6 +5,7 @@
 //	certa up    ...   run a local cluster for trying certa out
 //	certa bench ...   measure a cluster against a local SQLite baseline
 //	certa passwd USER print a users-file line for USER (password on stdin)
+//	certa checksum    compare the nodes' data (per-table checksums)
 package main
 
 import (
@@ -19,6 +20,7 @@ commands:
   up      start a local cluster (3 nodes on embedded SQLite) and print how to connect
   bench   measure commits/s and latency of a cluster against a local SQLite baseline
   passwd  print a --users-file line for a user, reading the password from standard input
+  checksum print every node's per-table checksums and whether the nodes agree
 
 Run 'certa <command> -h' for the flags of a command.
 `
@@ -36,6 +38,8 @@ func main() {
 		err = runUp(os.Args[2:])
 	case "bench":
 		err = runBench(os.Args[2:])
+	case "checksum":
+		err = runChecksum(os.Args[2:], os.Stdout)
 	case "passwd":
 		err = runPasswd(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":

@@ -166,9 +166,11 @@ func TestKillAndRestartLosesNoAcknowledgedCommit(t *testing.T) {
 	}
 }
 
-// checkConverged waits until every node holds the same rows in acked.
+// checkConverged waits until every node holds the same rows in acked, and
+// the same data in every table (GET /checksum).
 func checkConverged(t *testing.T, c *testcluster.Cluster) {
 	t.Helper()
+	defer c.WaitConverged(20 * time.Second)
 	c.Eventually(20*time.Second, "convergence", func() error {
 		var first string
 		for i := range c.Nodes {

@@ -236,6 +236,55 @@ func (c *Cluster) Status(i int) (Status, error) {
 	return st, err
 }
 
+// Checksums fetches node i's GET /checksum: its applied seqno and its
+// per-table checksums as one comparable string.
+func (c *Cluster) Checksums(i int) (seqno uint64, tables string, err error) {
+	var cs struct {
+		Seqno  uint64            `json:"applied_seqno"`
+		Tables []json.RawMessage `json:"tables"`
+	}
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + c.Nodes[i].HTTPAddr + "/checksum")
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, "", fmt.Errorf("%s: GET /checksum: %s", c.Nodes[i].ID, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&cs); err != nil {
+		return 0, "", err
+	}
+	for _, t := range cs.Tables {
+		tables += string(t) + "\n"
+	}
+	return cs.Seqno, tables, nil
+}
+
+// WaitConverged waits until every node has applied the same seqno and
+// reports the same checksums of every table (load must have stopped).
+func (c *Cluster) WaitConverged(timeout time.Duration) time.Duration {
+	c.t.Helper()
+	start := time.Now()
+	c.Eventually(timeout, "every node with the same data", func() error {
+		seq0, sums0, err := c.Checksums(0)
+		if err != nil {
+			return err
+		}
+		for i := 1; i < len(c.Nodes); i++ {
+			seq, sums, err := c.Checksums(i)
+			if err != nil {
+				return err
+			}
+			if seq != seq0 || sums != sums0 {
+				return fmt.Errorf("%s at seqno %d, %s at seqno %d:\n%s\n%s", c.Nodes[0].ID, seq0, c.Nodes[i].ID, seq, sums0, sums)
+			}
+		}
+		return nil
+	})
+	return time.Since(start)
+}
+
 // WaitReady waits until every node reports a leader and all members with
 // their client addresses.
 func (c *Cluster) WaitReady(timeout time.Duration) {
