@@ -6,6 +6,7 @@
 //	certa bench ...   measure a cluster against a local SQLite baseline
 //	certa passwd USER print a users-file line for USER (password on stdin)
 //	certa checksum    compare the nodes' data (per-table checksums)
+//	certa chaos       run the fault-injection suite and print its table
 package main
 
 import (
@@ -21,6 +22,7 @@ commands:
   bench   measure commits/s and latency of a cluster against a local SQLite baseline
   passwd  print a --users-file line for a user, reading the password from standard input
   checksum print every node's per-table checksums and whether the nodes agree
+  chaos   run the fault-injection suite (kills, pauses) with checked workloads
 
 Run 'certa <command> -h' for the flags of a command.
 `
@@ -38,6 +40,8 @@ func main() {
 		err = runUp(os.Args[2:])
 	case "bench":
 		err = runBench(os.Args[2:])
+	case "chaos":
+		err = runChaos(os.Args[2:])
 	case "checksum":
 		err = runChecksum(os.Args[2:], os.Stdout)
 	case "passwd":

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"certa/internal/chaos"
+)
+
+// runChaos runs the fault-injection suite against clusters of this
+// executable's nodes and prints the result table; it fails if any scenario
+// found an anomaly.
+func runChaos(args []string) error {
+	fs := flag.NewFlagSet("certa chaos", flag.ExitOnError)
+	nodes := fs.Int("nodes", 3, "nodes per cluster")
+	duration := fs.Duration("duration", time.Minute, "load and faults per scenario (the short form: 60s)")
+	clients := fs.Int("clients", 3, "clients per workload")
+	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+scenarioNames()+")")
+	dir := fs.String("dir", "", "scratch directory for the clusters (default a temporary one)")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed (printed, to replay a run's fault schedule)")
+	fs.Parse(args)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "certa-chaos-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(*dir)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := chaos.Config{Binary: self, Dir: *dir, Nodes: *nodes, Duration: *duration, Clients: *clients, Seed: *seed,
+		NodeArgs: []string{"--commit-timeout", "6s", "--lock-timeout", "1s"}}
+	if *scenarios != "" {
+		cfg.Scenarios = strings.Split(*scenarios, ",")
+	}
+	fmt.Printf("certa chaos: seed %d\n", *seed)
+	rows := chaos.Run(ctx, cfg)
+	chaos.PrintTable(os.Stdout, rows)
+	return chaos.Verdict(rows)
+}
+
+func scenarioNames() string {
+	var names []string
+	for _, n := range chaos.Nemeses {
+		names = append(names, n.Name)
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,123 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"certa/internal/elle"
+	"certa/internal/pgclient"
+)
+
+// appends runs list-append transactions over a few hot keys; the history
+// is checked for anomalies with elle (snapshot isolation allows G2-item,
+// write skew, and nothing else).
+type appends struct {
+	keys int
+	next []atomic.Int64 // next value per key, unique across the run
+	counts
+	mu      sync.Mutex
+	history []elle.Txn
+}
+
+func newAppends() *appends {
+	return &appends{keys: 6, next: make([]atomic.Int64, 6)}
+}
+
+func (w *appends) Name() string { return "list-append" }
+
+func (w *appends) Setup(ctx context.Context, addr string) error {
+	conn, err := pgclient.Connect(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.Exec(ctx, "CREATE TABLE lists (k integer PRIMARY KEY, v text NOT NULL)")
+	return err
+}
+
+func (w *appends) Step(ctx context.Context, c *client) {
+	conn, err := c.get(ctx)
+	if err != nil {
+		backoff(ctx)
+		return
+	}
+	sctx, cancel := stepContext()
+	defer cancel()
+	var ops []elle.Op
+	for range 1 + c.rng.IntN(4) {
+		k := c.rng.IntN(w.keys)
+		if c.rng.IntN(2) == 0 {
+			ops = append(ops, elle.Op{Kind: elle.Read, Key: strconv.Itoa(k)})
+		} else {
+			ops = append(ops, elle.Op{Kind: elle.Append, Key: strconv.Itoa(k), Value: int(w.next[k].Add(1))})
+		}
+	}
+	o := w.run(sctx, conn, ops)
+	w.add(o)
+	if o != OK {
+		for i := range ops {
+			ops[i].Read = nil // unknown
+		}
+		c.drop()
+		backoff(ctx)
+	}
+	w.mu.Lock()
+	w.history = append(w.history, elle.Txn{Ops: ops, Outcome: elle.Outcome(o)})
+	w.mu.Unlock()
+}
+
+// run executes ops in one transaction, filling in what the reads saw.
+func (w *appends) run(ctx context.Context, conn *pgclient.Conn, ops []elle.Op) Outcome {
+	if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
+		return Fail
+	}
+	for i, op := range ops {
+		k, _ := strconv.Atoi(op.Key)
+		if op.Kind == elle.Append {
+			_, err := conn.Exec(ctx, "INSERT INTO lists VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = lists.v || ',' || excluded.v",
+				k, strconv.Itoa(op.Value))
+			if err != nil {
+				return Fail
+			}
+			continue
+		}
+		rows, err := conn.Query(ctx, "SELECT v FROM lists WHERE k = $1", k)
+		if err != nil {
+			return Fail
+		}
+		ops[i].Read = []int{}
+		if len(rows) == 1 {
+			for _, s := range strings.Split(fmt.Sprint(rows[0][0]), ",") {
+				n, err := strconv.Atoi(s)
+				if err != nil {
+					return Fail
+				}
+				ops[i].Read = append(ops[i].Read, n)
+			}
+		}
+	}
+	_, err := conn.Exec(ctx, "COMMIT")
+	return classify(err)
+}
+
+func (w *appends) Check(ctx context.Context, addrs []string) Report {
+	w.mu.Lock()
+	res := elle.Check(w.history)
+	w.mu.Unlock()
+	var anomalies []string
+	if !res.Valid(elle.G2Item) {
+		for kind, list := range res.Anomalies {
+			if kind == elle.G2Item {
+				continue
+			}
+			for _, a := range list {
+				anomalies = append(anomalies, a.String())
+			}
+		}
+	}
+	return w.report(anomalies)
+}

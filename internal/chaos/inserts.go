@@ -1,0 +1,94 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"certa/internal/pgclient"
+)
+
+// inserts does autocommit inserts of unique keys; at the end every
+// acknowledged insert must be on every node, and no insert that certainly
+// failed may be anywhere.
+type inserts struct {
+	next atomic.Int64
+	counts
+	mu       sync.Mutex
+	outcomes map[int64]Outcome
+}
+
+func newInserts() *inserts { return &inserts{outcomes: make(map[int64]Outcome)} }
+
+func (w *inserts) Name() string { return "acked-inserts" }
+
+func (w *inserts) Setup(ctx context.Context, addr string) error {
+	conn, err := pgclient.Connect(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.Exec(ctx, "CREATE TABLE acked (id bigint PRIMARY KEY)")
+	return err
+}
+
+func (w *inserts) Step(ctx context.Context, c *client) {
+	conn, err := c.get(ctx)
+	if err != nil {
+		backoff(ctx)
+		return
+	}
+	sctx, cancel := stepContext()
+	defer cancel()
+	id := w.next.Add(1)
+	_, err = conn.Exec(sctx, "INSERT INTO acked VALUES ($1)", id)
+	o := classify(err)
+	w.add(o)
+	w.mu.Lock()
+	w.outcomes[id] = o
+	w.mu.Unlock()
+	if err != nil {
+		c.drop()
+		backoff(ctx)
+	}
+}
+
+func (w *inserts) Check(ctx context.Context, addrs []string) Report {
+	var anomalies []string
+	for _, addr := range addrs {
+		conn, err := pgclient.Connect(ctx, addr)
+		if err != nil {
+			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
+			continue
+		}
+		rows, err := conn.Query(ctx, "SELECT id FROM acked")
+		conn.Close()
+		if err != nil {
+			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
+			continue
+		}
+		present := make(map[int64]bool, len(rows))
+		for _, r := range rows {
+			present[toInt64(r[0])] = true
+		}
+		w.mu.Lock()
+		lost, phantom := 0, 0
+		for id, o := range w.outcomes {
+			switch {
+			case o == OK && !present[id]:
+				lost++
+			case o == Fail && present[id]:
+				phantom++
+			}
+		}
+		w.mu.Unlock()
+		if lost > 0 {
+			anomalies = append(anomalies, fmt.Sprintf("%s lost %d acknowledged inserts", addr, lost))
+		}
+		if phantom > 0 {
+			anomalies = append(anomalies, fmt.Sprintf("%s holds %d inserts that were reported failed", addr, phantom))
+		}
+	}
+	return w.report(anomalies)
+}

@@ -1,0 +1,208 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"certa/internal/localcluster"
+)
+
+// Config describes a harness run.
+type Config struct {
+	Binary    string        // the certa executable
+	Dir       string        // scratch space for the clusters
+	Nodes     int           // cluster size (default 3)
+	Duration  time.Duration // load and faults per scenario (default 60s)
+	Clients   int           // clients per workload (default 3)
+	Scenarios []string      // nemesis names to run (default all)
+	NodeArgs  []string      // extra flags for every node
+	Seed      uint64
+	Log       io.Writer // progress (default os.Stderr)
+}
+
+// Row is one line of the result table.
+type Row struct {
+	Scenario, Workload string
+	Report
+	Faults    int           // faults the nemesis injected
+	Converged time.Duration // from healing to equal checksums
+	Err       error         // the scenario could not be run or checked
+}
+
+// Problem reports whether the row shows a problem.
+func (r Row) Problem() bool { return r.Err != nil || len(r.Anomalies) > 0 }
+
+// Run runs every scenario and returns the table.
+func Run(ctx context.Context, cfg Config) []Row {
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = time.Minute
+	}
+	if cfg.Clients == 0 {
+		cfg.Clients = 3
+	}
+	if cfg.Log == nil {
+		cfg.Log = os.Stderr
+	}
+	var rows []Row
+	for k, nem := range Nemeses {
+		if len(cfg.Scenarios) > 0 && !contains(cfg.Scenarios, nem.Name) {
+			continue
+		}
+		fmt.Fprintf(cfg.Log, "chaos: scenario %s, %d nodes, %s\n", nem.Name, cfg.Nodes, cfg.Duration)
+		rows = append(rows, runScenario(ctx, cfg, nem, cfg.Seed+uint64(k)*1_000_003)...)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return rows
+}
+
+func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Row {
+	workloads := []Workload{newBank(), newAppends(), newInserts()}
+	fail := func(err error) []Row {
+		return []Row{{Scenario: nem.Name, Workload: "-", Err: err}}
+	}
+	dir := filepath.Join(cfg.Dir, nem.Name)
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	c, err := localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs}, cfg.Nodes)
+	if err != nil {
+		return fail(err)
+	}
+	defer c.Stop()
+	if err := localcluster.Poll(time.Minute, c.Ready); err != nil {
+		return fail(fmt.Errorf("cluster not ready: %w", err))
+	}
+	var addrs []string
+	for _, n := range c.Nodes {
+		addrs = append(addrs, n.PGAddr)
+	}
+	for _, w := range workloads {
+		err := localcluster.Poll(30*time.Second, func() error {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			return w.Setup(sctx, addrs[0])
+		})
+		if err != nil {
+			return fail(fmt.Errorf("set up %s: %w", w.Name(), err))
+		}
+	}
+
+	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
+	defer stop()
+	var wg sync.WaitGroup
+	for k, w := range workloads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runClients(runCtx, w, addrs, cfg.Clients, seed+uint64(k)*104729)
+		}()
+	}
+	nemDone := make(chan struct{})
+	faults := 0
+	go func() {
+		defer close(nemDone)
+		faults = nem.run(runCtx, c, rand.New(rand.NewPCG(seed, 42)))
+	}()
+	<-nemDone
+	wg.Wait()
+
+	// Heal: every node running and resumed, then wait until they agree.
+	healed := time.Now()
+	for i, n := range c.Nodes {
+		c.Resume(i)
+		if !n.Running() {
+			if err := c.Restart(i); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := localcluster.Poll(2*time.Minute, c.Ready); err != nil {
+		return fail(fmt.Errorf("cluster not ready after healing: %w", err))
+	}
+	convErr := localcluster.Poll(2*time.Minute, c.Converged)
+	converged := time.Since(healed)
+	var rows []Row
+	for _, w := range workloads {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		rep := w.Check(cctx, addrs)
+		cancel()
+		row := Row{Scenario: nem.Name, Workload: w.Name(), Report: rep, Faults: faults, Converged: converged}
+		if convErr != nil {
+			row.Err = fmt.Errorf("nodes did not converge within 2m: %w", convErr)
+		}
+		rows = append(rows, row)
+	}
+	if anyFailed(rows) {
+		for i := range c.Nodes {
+			fmt.Fprintf(cfg.Log, "---- log of %s (tail) ----\n%s\n", c.Nodes[i].ID, c.LogTail(i, 3000))
+		}
+	}
+	return rows
+}
+
+func anyFailed(rows []Row) bool {
+	for _, r := range rows {
+		if r.Problem() {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PrintTable writes rows as a table, then each anomaly in full.
+func PrintTable(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tfaults\tworkload\tok\tfailed\tindeterminate\tanomalies\tconverged in\t")
+	for _, r := range rows {
+		anomalies := fmt.Sprint(len(r.Anomalies))
+		if r.Err != nil {
+			anomalies = "ERROR"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Scenario, r.Faults, r.Workload, r.OK, r.Failed, r.Indeterminate,
+			anomalies, r.Converged.Round(100*time.Millisecond))
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if r.Err != nil {
+			fmt.Fprintf(w, "%s/%s: %v\n", r.Scenario, r.Workload, r.Err)
+		}
+		for _, a := range r.Anomalies {
+			fmt.Fprintf(w, "%s/%s: %s\n", r.Scenario, r.Workload, strings.TrimSpace(a))
+		}
+	}
+}
+
+// ErrAnomalies is returned when some scenario found a problem.
+var ErrAnomalies = errors.New("chaos: anomalies or errors found")
+
+// Verdict returns ErrAnomalies if any row failed.
+func Verdict(rows []Row) error {
+	if anyFailed(rows) {
+		return ErrAnomalies
+	}
+	return nil
+}

@@ -1,0 +1,319 @@
+// Package localcluster runs a certa cluster of separate `certa node`
+// processes on this machine, on loopback ports, and controls them: kill,
+// pause, resume, restart, add a node, read status and checksums. The cluster
+// tests (through testcluster) and the fault-injection harness (chaos) use
+// it.
+package localcluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Config describes a cluster to start.
+type Config struct {
+	Binary string   // the certa executable
+	Dir    string   // holds each node's data directory and log
+	Args   []string // extra flags for every node
+}
+
+// Node is one node process.
+type Node struct {
+	ID, PGAddr, HTTPAddr, RaftAddr, DataDir string
+	Log                                     string // file the node's output goes to
+
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Running reports whether the node's process is running (it may be paused).
+func (n *Node) Running() bool {
+	if n.done == nil {
+		return false
+	}
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Cluster is a running cluster.
+type Cluster struct {
+	Nodes []*Node
+	cfg   Config
+}
+
+// Start starts an n-node cluster: the first node bootstraps, the others
+// join through it. It does not wait for the cluster to be ready (Ready).
+func Start(cfg Config, n int) (*Cluster, error) {
+	c := &Cluster{cfg: cfg}
+	for range n {
+		if _, err := c.newNode(); err != nil {
+			return nil, err
+		}
+	}
+	for i := range c.Nodes {
+		join := ""
+		if i > 0 {
+			join = c.Nodes[0].HTTPAddr
+		}
+		if err := c.start(i, join); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// newNode adds the description of one more node (not started).
+func (c *Cluster) newNode() (int, error) {
+	id := fmt.Sprintf("n%d", len(c.Nodes)+1)
+	var addrs [3]string
+	for k := range addrs {
+		a, err := FreeAddr()
+		if err != nil {
+			return 0, err
+		}
+		addrs[k] = a
+	}
+	c.Nodes = append(c.Nodes, &Node{
+		ID: id, PGAddr: addrs[0], HTTPAddr: addrs[1], RaftAddr: addrs[2],
+		DataDir: filepath.Join(c.cfg.Dir, id), Log: filepath.Join(c.cfg.Dir, id+".log"),
+	})
+	return len(c.Nodes) - 1, nil
+}
+
+// Add starts one more node that joins through node via and returns its index.
+func (c *Cluster) Add(via int) (int, error) {
+	i, err := c.newNode()
+	if err != nil {
+		return 0, err
+	}
+	return i, c.start(i, c.Nodes[via].HTTPAddr)
+}
+
+func (c *Cluster) start(i int, join string) error {
+	n := c.Nodes[i]
+	args := []string{"node", "--id", n.ID, "--data-dir", n.DataDir,
+		"--pg-addr", n.PGAddr, "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr}
+	if join != "" {
+		args = append(args, "--join", join)
+	}
+	args = append(args, c.cfg.Args...)
+	logf, err := os.OpenFile(n.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(c.cfg.Binary, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	n.cmd, n.done = cmd, make(chan struct{})
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(n.done)
+	}()
+	return nil
+}
+
+// Stop kills every node and waits until they are gone.
+func (c *Cluster) Stop() {
+	for i := range c.Nodes {
+		c.Kill(i)
+	}
+}
+
+// Kill kills node i with SIGKILL (also when paused) and waits until it is
+// gone. Killing a node that is not running does nothing.
+func (c *Cluster) Kill(i int) {
+	n := c.Nodes[i]
+	if !n.Running() {
+		return
+	}
+	n.cmd.Process.Signal(syscall.SIGCONT)
+	n.cmd.Process.Kill()
+	<-n.done
+}
+
+// Restart starts node i again on its data directory (after Kill).
+func (c *Cluster) Restart(i int) error {
+	if c.Nodes[i].Running() {
+		return fmt.Errorf("%s is still running", c.Nodes[i].ID)
+	}
+	return c.start(i, "")
+}
+
+// Pause stops node i with SIGSTOP; Resume continues it.
+func (c *Cluster) Pause(i int)  { c.signal(i, syscall.SIGSTOP) }
+func (c *Cluster) Resume(i int) { c.signal(i, syscall.SIGCONT) }
+
+func (c *Cluster) signal(i int, sig syscall.Signal) {
+	if n := c.Nodes[i]; n.Running() {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
+// LogTail returns the last max bytes of node i's output.
+func (c *Cluster) LogTail(i, max int) string {
+	b, err := os.ReadFile(c.Nodes[i].Log)
+	if err != nil {
+		return ""
+	}
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
+}
+
+// Status is the part of a node's /status that callers read.
+type Status struct {
+	ID           string `json:"id"`
+	Role         string `json:"role"`
+	Leader       string `json:"leader"`
+	AppliedSeqno uint64 `json:"applied_seqno"`
+	CommitSeqno  uint64 `json:"commit_seqno"`
+	Certified    uint64 `json:"certified"`
+	Conflicts    uint64 `json:"conflicts"`
+	// SnapshotIndex is the newest Raft snapshot the node took or received.
+	SnapshotIndex  uint64 `json:"log_snapshot_index"`
+	StateTransfers uint64 `json:"state_transfers"`
+	Members        []struct {
+		ID     string `json:"id"`
+		PGAddr string `json:"pg_addr"`
+		Voter  bool   `json:"voter"`
+	} `json:"members"`
+}
+
+// Status fetches node i's status.
+func (c *Cluster) Status(i int) (Status, error) {
+	var st Status
+	err := getJSON(c.Nodes[i].HTTPAddr, "/status", &st)
+	return st, err
+}
+
+// Checksums fetches node i's GET /checksum: its applied seqno and its
+// per-table checksums as one comparable string.
+func (c *Cluster) Checksums(i int) (seqno uint64, tables string, err error) {
+	var cs struct {
+		Seqno  uint64            `json:"applied_seqno"`
+		Tables []json.RawMessage `json:"tables"`
+	}
+	if err := getJSON(c.Nodes[i].HTTPAddr, "/checksum", &cs); err != nil {
+		return 0, "", err
+	}
+	for _, t := range cs.Tables {
+		tables += string(t) + "\n"
+	}
+	return cs.Seqno, tables, nil
+}
+
+func getJSON(addr, path string, v any) error {
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s GET %s: %s", addr, path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// Ready reports nil when every running node knows a leader and every
+// member with its client address.
+func (c *Cluster) Ready() error {
+	for i, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		st, err := c.Status(i)
+		if err != nil {
+			return err
+		}
+		if st.Leader == "" || len(st.Members) != len(c.Nodes) {
+			return fmt.Errorf("%s: leader %q, %d members", st.ID, st.Leader, len(st.Members))
+		}
+		for _, m := range st.Members {
+			if m.PGAddr == "" {
+				return fmt.Errorf("%s: member %s has no address yet", st.ID, m.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// Converged reports nil when every node has applied the same seqno and
+// reports the same checksums of every table.
+func (c *Cluster) Converged() error {
+	seq0, sums0, err := c.Checksums(0)
+	if err != nil {
+		return err
+	}
+	for i := 1; i < len(c.Nodes); i++ {
+		seq, sums, err := c.Checksums(i)
+		if err != nil {
+			return err
+		}
+		if seq != seq0 || sums != sums0 {
+			return fmt.Errorf("%s at seqno %d, %s at seqno %d:\n%s\n%s", c.Nodes[0].ID, seq0, c.Nodes[i].ID, seq, sums0, sums)
+		}
+	}
+	return nil
+}
+
+// Leader returns the index of the node that reports itself leader.
+func (c *Cluster) Leader() (int, error) {
+	for i, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		if st, err := c.Status(i); err == nil && st.Role == "leader" {
+			return i, nil
+		}
+	}
+	return 0, errors.New("no leader")
+}
+
+// Poll calls f until it returns nil or timeout passes, then returns f's
+// last error.
+func Poll(timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// FreeAddr returns a loopback address with a free port below the
+// kernel's ephemeral range (32768 and up on Linux): a port found free
+// there could be taken by some outgoing connection's local end before the
+// node binds it.
+func FreeAddr() (string, error) {
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			return addr, nil
+		}
+	}
+	return "", errors.New("no free port found in 20000-31999")
+}
