@@ -67,10 +67,24 @@ func (r *cancelRegistry) cancel(pid uint32, secret []byte) bool {
 	}
 	c.stmtMu.Lock()
 	defer c.stmtMu.Unlock()
-	if c.stmtCancel != nil {
+	switch {
+	case c.stmtCancel != nil:
 		c.stmtCancel(errCancelRequested)
+	case !c.waiting:
+		c.cancelPending = true
 	}
 	return true
+}
+
+// setWaiting records whether the connection waits for client input; going
+// to wait drops a pending cancel.
+func (c *conn) setWaiting(w bool) {
+	c.stmtMu.Lock()
+	c.waiting = w
+	if w {
+		c.cancelPending = false
+	}
+	c.stmtMu.Unlock()
 }
 
 // newCancelKey returns a random BackendKeyData process ID and secret.
@@ -85,13 +99,18 @@ func newCancelKey() cancelKey {
 
 // statementContext returns the context one statement (a Query, an Execute)
 // runs under: c.ctx, and cancelled as well by a CancelRequest with this
-// connection's key while the statement runs. A cancel arriving between
-// statements is ignored, as in PostgreSQL. Call the returned func when the
-// statement ends.
+// connection's key while the statement runs, or while the connection was
+// working on the messages before it (cancelPending). A cancel arriving
+// while the connection waits for input is ignored, as in PostgreSQL. Call
+// the returned func when the statement ends.
 func (c *conn) statementContext() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	c.stmtMu.Lock()
 	c.stmtCancel = cancel
+	if c.cancelPending {
+		c.cancelPending = false
+		cancel(errCancelRequested)
+	}
 	c.stmtMu.Unlock()
 	return ctx, func() {
 		c.stmtMu.Lock()

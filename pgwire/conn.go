@@ -75,9 +75,15 @@ type conn struct {
 	// s.cancels from then until close.
 	cancelKey cancelKey
 	// stmtCancel cancels the running statement's context, nil between
-	// statements; a CancelRequest calls it from another goroutine.
-	stmtMu     sync.Mutex
-	stmtCancel context.CancelCauseFunc
+	// statements; a CancelRequest calls it from another goroutine. A
+	// CancelRequest arriving while the connection works on messages but
+	// runs no statement (a Parse before its Execute) sets cancelPending,
+	// which cancels the next statement; like PostgreSQL, a cancel arriving
+	// while the connection waits for input is dropped (waiting clears it).
+	stmtMu        sync.Mutex
+	stmtCancel    context.CancelCauseFunc
+	waiting       bool
+	cancelPending bool
 }
 
 // codeIdleInTransactionTimeout is PostgreSQL's
@@ -95,7 +101,9 @@ func (r connReader) Read(p []byte) (int, error) {
 	if err := r.c.flush(); err != nil {
 		return 0, err
 	}
+	r.c.setWaiting(true)
 	n, err := r.c.nc.Read(p)
+	r.c.setWaiting(false)
 	r.c.nread += int64(n)
 	if err != nil {
 		r.c.readErr = err
