@@ -23,6 +23,7 @@ type client struct {
 	addrs []string
 	conn  *pgclient.Conn
 	rng   *rand.Rand
+	fresh bool // conn is new: no session settings made yet
 }
 
 func newClient(addrs []string, seed uint64) *client {
@@ -40,7 +41,7 @@ func (c *client) get(ctx context.Context) (*pgclient.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.conn = conn
+	c.conn, c.fresh = conn, true
 	return conn, nil
 }
 
