@@ -38,7 +38,7 @@ type portal struct {
 	told []result.Type
 	// res holds the result once the portal ran ahead of its Execute (a
 	// Describe needed its column types, or Execute asked for a row limit).
-	res  *bufferedResult
+	res  *result.Buffer
 	pos  int  // rows of res already sent
 	done bool // ran to completion
 }
@@ -181,7 +181,7 @@ func (c *conn) describe(m *pgproto3.Describe) error {
 		}
 	}
 	if p.res != nil {
-		cols = p.res.cols
+		cols = p.res.Cols
 	}
 	if cols != nil {
 		p.told = make([]result.Type, len(cols))
@@ -216,7 +216,7 @@ func (c *conn) sendRowDescription(cols []result.Column, formats []int16) error {
 
 // runAhead runs p to completion into p.res.
 func (c *conn) runAhead(p *portal) error {
-	res := &bufferedResult{}
+	res := &result.Buffer{}
 	err := c.executeStatement(p, res)
 	p.done = true
 	if err != nil {
@@ -263,23 +263,23 @@ func (c *conn) executeStatement(p *portal, w result.Writer) error {
 // PortalSuspended if rows remain, else the command's completion.
 func (c *conn) sendBuffered(p *portal, limit int) error {
 	r := p.res
-	if r.empty {
+	if r.IsEmpty {
 		return c.send(&pgproto3.EmptyQueryResponse{})
 	}
 	w := &portalWriter{c: c, p: p}
-	if r.cols != nil {
-		w.setColumns(r.cols)
+	if r.Cols != nil {
+		w.setColumns(r.Cols)
 	}
-	for sent := 0; p.pos < len(r.rows) && (limit <= 0 || sent < limit); sent++ {
-		if err := w.Row(r.rows[p.pos]); err != nil {
+	for sent := 0; p.pos < len(r.Rows) && (limit <= 0 || sent < limit); sent++ {
+		if err := w.Row(r.Rows[p.pos]); err != nil {
 			return err
 		}
 		p.pos++
 	}
-	if p.pos < len(r.rows) {
+	if p.pos < len(r.Rows) {
 		return c.send(&pgproto3.PortalSuspended{})
 	}
-	return c.send(&pgproto3.CommandComplete{CommandTag: []byte(r.tag)})
+	return c.send(&pgproto3.CommandComplete{CommandTag: []byte(r.Tag)})
 }
 
 // portalWriter sends a portal's rows (no RowDescription: Describe sends
@@ -288,8 +288,7 @@ type portalWriter struct {
 	c     *conn
 	p     *portal
 	types []result.Type
-	buf   []byte
-	vals  [][]byte
+	enc   rowEncoder
 }
 
 func (w *portalWriter) setColumns(cols []result.Column) error {
@@ -318,31 +317,13 @@ func (w *portalWriter) Row(values []result.Value) error {
 	if len(values) != len(w.types) {
 		return misuse("row has %d values for %d columns", len(values), len(w.types))
 	}
-	if w.buf == nil {
-		w.buf = make([]byte, 0, 256)
+	vals, err := w.enc.encode(values, func(dst []byte, i int, v result.Value) ([]byte, error) {
+		return appendValue(dst, w.types[i], formatAt(w.p.formats, i), v)
+	})
+	if err != nil {
+		return err
 	}
-	w.buf = w.buf[:0]
-	ends := make([]int, 0, len(values))
-	for i, v := range values {
-		if v != nil {
-			var err error
-			if w.buf, err = appendValue(w.buf, w.types[i], formatAt(w.p.formats, i), v); err != nil {
-				return err
-			}
-		}
-		ends = append(ends, len(w.buf))
-	}
-	w.vals = w.vals[:0]
-	start := 0
-	for i, end := range ends {
-		if values[i] == nil {
-			w.vals = append(w.vals, nil)
-		} else {
-			w.vals = append(w.vals, w.buf[start:end:end])
-		}
-		start = end
-	}
-	return w.c.send(&pgproto3.DataRow{Values: w.vals})
+	return w.c.send(&pgproto3.DataRow{Values: vals})
 }
 
 func (w *portalWriter) Complete(tag string) error {
@@ -350,31 +331,3 @@ func (w *portalWriter) Complete(tag string) error {
 }
 
 func (w *portalWriter) Empty() error { return w.c.send(&pgproto3.EmptyQueryResponse{}) }
-
-// bufferedResult keeps one statement's result.
-type bufferedResult struct {
-	cols  []result.Column
-	rows  [][]result.Value
-	tag   string
-	empty bool
-}
-
-func (r *bufferedResult) Columns(cols []result.Column) error {
-	r.cols = append([]result.Column(nil), cols...)
-	return nil
-}
-
-func (r *bufferedResult) Row(values []result.Value) error {
-	row := make([]result.Value, len(values))
-	for i, v := range values {
-		if b, ok := v.([]byte); ok {
-			v = append([]byte(nil), b...)
-		}
-		row[i] = v
-	}
-	r.rows = append(r.rows, row)
-	return nil
-}
-
-func (r *bufferedResult) Complete(tag string) error { r.tag = tag; return nil }
-func (r *bufferedResult) Empty() error              { r.empty = true; return nil }

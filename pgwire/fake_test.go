@@ -259,11 +259,11 @@ func (s *fakeSession) Describe(ctx context.Context, sql string) ([]result.Type, 
 	if stmt == "SLEEP" || stmt == "PANIC" || stmt == "" {
 		return nil, nil, nil
 	}
-	var buf bufferedResult
+	var buf result.Buffer
 	if err := s.exec(ctx, stmt, &buf); err != nil {
 		return nil, nil, err
 	}
-	return nil, buf.cols, nil
+	return nil, buf.Cols, nil
 }
 
 // Execute runs one statement; PARAMS n returns its n arguments as a row,

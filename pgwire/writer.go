@@ -21,11 +21,8 @@ type resultWriter struct {
 	ncols  int  // columns of the current result set
 	inRows bool // between Columns and Complete
 
-	// Reused across rows: a row's values are encoded into buf, then sliced.
-	fields []pgproto3.FieldDescription
-	buf    []byte
-	ends   []int
-	vals   [][]byte
+	fields []pgproto3.FieldDescription // reused across result sets
+	enc    rowEncoder
 }
 
 var _ result.Writer = (*resultWriter)(nil)
@@ -73,33 +70,58 @@ func (w *resultWriter) Row(values []result.Value) error {
 	if len(values) != w.ncols {
 		return misuse("row has %d values for %d columns", len(values), w.ncols)
 	}
+	vals, err := w.enc.encode(values, func(dst []byte, i int, v result.Value) ([]byte, error) {
+		dst, err := appendText(dst, v)
+		if err != nil {
+			return dst, misuse("column %d: %v", i+1, err)
+		}
+		return dst, nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.c.send(&pgproto3.DataRow{Values: vals})
+}
+
+// rowEncoder turns a row's values into a DataRow's value slices, reusing
+// its buffers from row to row.
+type rowEncoder struct {
+	buf  []byte
+	ends []int
+	vals [][]byte
+}
+
+// encode encodes each non-nil value with appendOne; nil values are NULL.
+// The result is valid until the next call.
+func (e *rowEncoder) encode(values []result.Value, appendOne func(dst []byte, i int, v result.Value) ([]byte, error)) ([][]byte, error) {
 	// Encode all values first and slice afterwards: buf may move while it
 	// grows.
-	if w.buf == nil {
+	if e.buf == nil {
 		// Must be non-nil so that an empty string slices to an empty,
 		// non-nil value: a nil value is sent as NULL.
-		w.buf = make([]byte, 0, 256)
+		e.buf = make([]byte, 0, 256)
 	}
-	w.buf = w.buf[:0]
-	w.ends = w.ends[:0]
+	e.buf, e.ends = e.buf[:0], e.ends[:0]
 	for i, v := range values {
-		var err error
-		if w.buf, err = appendText(w.buf, v); err != nil {
-			return misuse("column %d: %v", i+1, err)
+		if v != nil {
+			var err error
+			if e.buf, err = appendOne(e.buf, i, v); err != nil {
+				return nil, err
+			}
 		}
-		w.ends = append(w.ends, len(w.buf))
+		e.ends = append(e.ends, len(e.buf))
 	}
-	w.vals = w.vals[:0]
+	e.vals = e.vals[:0]
 	start := 0
-	for i, end := range w.ends {
+	for i, end := range e.ends {
 		if values[i] == nil {
-			w.vals = append(w.vals, nil)
+			e.vals = append(e.vals, nil)
 		} else {
-			w.vals = append(w.vals, w.buf[start:end:end])
+			e.vals = append(e.vals, e.buf[start:end:end])
 		}
 		start = end
 	}
-	return w.c.send(&pgproto3.DataRow{Values: w.vals})
+	return e.vals, nil
 }
 
 func (w *resultWriter) Complete(tag string) error {

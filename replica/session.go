@@ -138,15 +138,11 @@ func (s *Session) describeCatalog(ctx context.Context, st statement) ([]result.T
 			n = k
 		}
 	}
-	buf := &bufferedWriter{}
+	buf := &result.Buffer{}
 	if err := s.node.engine.Catalog(ctx, st.sql, buf, make([]any, n)...); err != nil {
 		return nil, nil, err
 	}
-	var cols []result.Column
-	if buf.hasCols {
-		cols = buf.cols
-	}
-	return make([]result.Type, n), cols, nil
+	return make([]result.Type, n), buf.Cols, nil
 }
 
 var paramRef = regexp.MustCompile(`\$(\d+)`)
@@ -255,10 +251,10 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		buf := &bufferedWriter{}
+		buf := &result.Buffer{}
 		err := s.runOnce(ctx, execCtx, st, buf)
 		if err == nil {
-			return buf.replay(w)
+			return buf.Replay(w)
 		}
 		if sqlerr.Code(err) != sqlerr.SerializationFailure || attempt >= s.node.cfg.AutocommitRetries {
 			return err
@@ -525,63 +521,4 @@ var defaultSettings = map[string]string{
 	"integer_datetimes":           "on",
 	"search_path":                 "public",
 	"max_identifier_length":       "63",
-}
-
-// bufferedWriter records a statement's results so they can be sent once
-// the statement's transaction has committed.
-type bufferedWriter struct {
-	cols     []result.Column
-	hasCols  bool
-	rows     [][]result.Value
-	tag      string
-	complete bool
-	empty    bool
-}
-
-func (b *bufferedWriter) Columns(cols []result.Column) error {
-	b.cols, b.hasCols = append([]result.Column(nil), cols...), true
-	return nil
-}
-
-func (b *bufferedWriter) Row(values []result.Value) error {
-	row := make([]result.Value, len(values))
-	for i, v := range values {
-		if bs, ok := v.([]byte); ok {
-			v = append([]byte(nil), bs...)
-		}
-		row[i] = v
-	}
-	b.rows = append(b.rows, row)
-	return nil
-}
-
-func (b *bufferedWriter) Complete(tag string) error {
-	b.tag, b.complete = tag, true
-	return nil
-}
-
-func (b *bufferedWriter) Empty() error {
-	b.empty = true
-	return nil
-}
-
-// replay sends everything recorded to w.
-func (b *bufferedWriter) replay(w result.Writer) error {
-	if b.empty {
-		return w.Empty()
-	}
-	if b.hasCols {
-		if err := w.Columns(b.cols); err != nil {
-			return err
-		}
-		for _, r := range b.rows {
-			if err := w.Row(r); err != nil {
-				return err
-			}
-		}
-	}
-	if b.complete {
-		return w.Complete(b.tag)
-	}
-	return nil
 }

@@ -80,7 +80,7 @@ func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]c
 	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
 		return nil, err
 	}
-	changes, clean, err := applyRuns(c, items)
+	changes, clean, err := applyFast(c, items)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]c
 	return changes, nil
 }
 
-// applyRuns is the fast path: row changes through applyRows, without a
+// applyFast is the fast path: row changes through applyRows, without a
 // savepoint per item. clean is false if some item did not apply cleanly;
 // the transaction must then be rolled back.
-func applyRuns(c *conn, items []engine.ApplyItem) (changes []change, clean bool, err error) {
+func applyFast(c *conn, items []engine.ApplyItem) (changes []change, clean bool, err error) {
 	if err := c.refreshSchema(); err != nil {
 		return nil, false, err
 	}

@@ -35,10 +35,10 @@ func applyRows(c *conn, changeset []byte) error {
 		if err != nil {
 			return err
 		}
-		if !ti.exists || len(ti.columns) != len(ch.pk) || !wellFormed(ch) {
+		key := rowStmtKey{op: ch.op, old: definedMask(ch.old), new: definedMask(ch.new)}
+		if !ti.exists || len(ti.columns) != len(ch.pk) || !wellFormed(key) {
 			return errNotClean
 		}
-		key := rowStmtKey{op: ch.op, old: definedMask(ch.old), new: definedMask(ch.new)}
 		query, ok := ti.rowSQL[key]
 		if !ok {
 			query = rowSQL(ch.table, ti.columns, ch)
@@ -77,14 +77,14 @@ func applyRows(c *conn, changeset []byte) error {
 	})
 }
 
-// wellFormed reports whether ch has the values its statement needs: every
-// new value of an INSERT, some new value of an UPDATE.
-func wellFormed(ch *rowChange) bool {
-	switch ch.op {
+// wellFormed reports whether a change has the values its statement needs:
+// every new value of an INSERT, some new value of an UPDATE.
+func wellFormed(key rowStmtKey) bool {
+	switch key.op {
 	case opInsert:
-		return !strings.Contains(definedMask(ch.new), "0")
+		return !strings.Contains(key.new, "0")
 	case opUpdate:
-		return strings.Contains(definedMask(ch.new), "1")
+		return strings.Contains(key.new, "1")
 	}
 	return true
 }

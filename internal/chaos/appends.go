@@ -30,13 +30,7 @@ func newAppends() *appends {
 func (w *appends) Name() string { return "list-append" }
 
 func (w *appends) Setup(ctx context.Context, addr string) error {
-	conn, err := pgclient.Connect(ctx, addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_, err = conn.Exec(ctx, "CREATE TABLE lists (k integer PRIMARY KEY, v text NOT NULL)")
-	return err
+	return execOn(ctx, addr, "CREATE TABLE lists (k integer PRIMARY KEY, v text NOT NULL)")
 }
 
 func (w *appends) Step(ctx context.Context, c *client) {

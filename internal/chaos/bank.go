@@ -23,20 +23,17 @@ func newBank() *bank { return &bank{accounts: 8, total: 8 * 100} }
 func (b *bank) Name() string { return "bank" }
 
 func (b *bank) Setup(ctx context.Context, addr string) error {
-	conn, err := pgclient.Connect(ctx, addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.Exec(ctx, "CREATE TABLE bank (id integer PRIMARY KEY, balance bigint NOT NULL)"); err != nil {
-		return err
-	}
-	for i := range b.accounts {
-		if _, err := conn.Exec(ctx, "INSERT INTO bank VALUES ($1, $2)", i, b.total/int64(b.accounts)); err != nil {
+	return withConn(ctx, addr, func(conn *pgclient.Conn) error {
+		if _, err := conn.Exec(ctx, "CREATE TABLE bank (id integer PRIMARY KEY, balance bigint NOT NULL)"); err != nil {
 			return err
 		}
-	}
-	return nil
+		for i := range b.accounts {
+			if _, err := conn.Exec(ctx, "INSERT INTO bank VALUES ($1, $2)", i, b.total/int64(b.accounts)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (b *bank) Step(ctx context.Context, c *client) {
@@ -122,15 +119,12 @@ func (b *bank) Check(ctx context.Context, addrs []string) Report {
 	return b.report(anomalies)
 }
 
-// toInt64 converts an integer pgx decoded to int64.
+// toInt64 converts an integer column's value to int64 (a value that is
+// not an integer shows as a wrong sum).
 func toInt64(v any) int64 {
-	switch n := v.(type) {
-	case int16:
-		return int64(n)
-	case int32:
-		return int64(n)
-	case int64:
-		return n
+	n, ok := pgclient.Int64(v)
+	if !ok {
+		return -1 << 62
 	}
-	return -1 << 62
+	return n
 }

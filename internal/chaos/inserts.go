@@ -24,13 +24,7 @@ func newInserts() *inserts { return &inserts{outcomes: make(map[int64]Outcome)} 
 func (w *inserts) Name() string { return "acked-inserts" }
 
 func (w *inserts) Setup(ctx context.Context, addr string) error {
-	conn, err := pgclient.Connect(ctx, addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_, err = conn.Exec(ctx, "CREATE TABLE acked (id bigint PRIMARY KEY)")
-	return err
+	return execOn(ctx, addr, "CREATE TABLE acked (id bigint PRIMARY KEY)")
 }
 
 func (w *inserts) Step(ctx context.Context, c *client) {

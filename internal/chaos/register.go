@@ -37,20 +37,17 @@ func newRegister() *register { return &register{keys: 4, start: time.Now()} }
 func (w *register) Name() string { return "register" }
 
 func (w *register) Setup(ctx context.Context, addr string) error {
-	conn, err := pgclient.Connect(ctx, addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.Exec(ctx, "CREATE TABLE registers (k integer PRIMARY KEY, v bigint NOT NULL)"); err != nil {
-		return err
-	}
-	for k := range w.keys {
-		if _, err := conn.Exec(ctx, "INSERT INTO registers VALUES ($1, 0)", k); err != nil {
+	return withConn(ctx, addr, func(conn *pgclient.Conn) error {
+		if _, err := conn.Exec(ctx, "CREATE TABLE registers (k integer PRIMARY KEY, v bigint NOT NULL)"); err != nil {
 			return err
 		}
-	}
-	return nil
+		for k := range w.keys {
+			if _, err := conn.Exec(ctx, "INSERT INTO registers VALUES ($1, 0)", k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (w *register) Step(ctx context.Context, c *client) {

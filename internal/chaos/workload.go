@@ -2,9 +2,10 @@ package chaos
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
+
+	"certa/internal/pgclient"
 )
 
 // Workload is one kind of load with its checker. A workload keeps its own
@@ -83,4 +84,20 @@ func backoff(ctx context.Context) {
 	}
 }
 
-func anomalyf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+// withConn runs f on a new connection to addr.
+func withConn(ctx context.Context, addr string, f func(*pgclient.Conn) error) error {
+	conn, err := pgclient.Connect(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return f(conn)
+}
+
+// execOn runs one statement on a new connection to addr.
+func execOn(ctx context.Context, addr, sql string) error {
+	return withConn(ctx, addr, func(conn *pgclient.Conn) error {
+		_, err := conn.Exec(ctx, sql)
+		return err
+	})
+}

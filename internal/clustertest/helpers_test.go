@@ -64,16 +64,11 @@ func syncConn(t *testing.T, c *testcluster.Cluster, i int) *pgclient.Conn {
 	return conn
 }
 
-// toInt64 converts an integer pgx decoded (int16, int32 or int64 by the
-// column's declared type) to int64.
+// toInt64 converts an integer column's value to int64.
 func toInt64(v any) int64 {
-	switch n := v.(type) {
-	case int16:
-		return int64(n)
-	case int32:
-		return int64(n)
-	case int64:
-		return n
+	n, ok := pgclient.Int64(v)
+	if !ok {
+		panic(fmt.Sprintf("not an integer: %T %v", v, v))
 	}
-	panic(fmt.Sprintf("not an integer: %T %v", v, v))
+	return n
 }

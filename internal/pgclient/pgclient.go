@@ -95,6 +95,20 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, err
 	return out, rows.Err()
 }
 
+// Int64 converts an integer value of Query's rows (int16, int32 or int64,
+// by the column's type) to int64; ok is false for anything else.
+func Int64(v any) (n int64, ok bool) {
+	switch x := v.(type) {
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
 // QueryInt runs sql, which must return one row of one integer column.
 func (c *Conn) QueryInt(ctx context.Context, sql string, args ...any) (int64, error) {
 	var v int64

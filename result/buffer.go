@@ -1,0 +1,64 @@
+package result
+
+// Buffer is a Writer that keeps what it is given, to be replayed to
+// another Writer later (a result held back until its transaction commits)
+// or read directly.
+type Buffer struct {
+	Cols    []Column // nil if Columns was not called
+	Rows    [][]Value
+	Tag     string
+	Done    bool // Complete was called
+	IsEmpty bool // Empty was called
+}
+
+var _ Writer = (*Buffer)(nil)
+
+func (b *Buffer) Columns(cols []Column) error {
+	b.Cols = append([]Column{}, cols...)
+	return nil
+}
+
+// Row keeps a copy of values (byte slices included: the caller's are only
+// valid during the call).
+func (b *Buffer) Row(values []Value) error {
+	row := make([]Value, len(values))
+	for i, v := range values {
+		if bs, ok := v.([]byte); ok {
+			v = append([]byte(nil), bs...)
+		}
+		row[i] = v
+	}
+	b.Rows = append(b.Rows, row)
+	return nil
+}
+
+func (b *Buffer) Complete(tag string) error {
+	b.Tag, b.Done = tag, true
+	return nil
+}
+
+func (b *Buffer) Empty() error {
+	b.IsEmpty = true
+	return nil
+}
+
+// Replay sends everything kept to w, in the order it came.
+func (b *Buffer) Replay(w Writer) error {
+	if b.IsEmpty {
+		return w.Empty()
+	}
+	if b.Cols != nil {
+		if err := w.Columns(b.Cols); err != nil {
+			return err
+		}
+		for _, r := range b.Rows {
+			if err := w.Row(r); err != nil {
+				return err
+			}
+		}
+	}
+	if !b.Done {
+		return nil
+	}
+	return w.Complete(b.Tag)
+}
