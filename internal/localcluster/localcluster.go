@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -302,16 +303,31 @@ func Poll(timeout time.Duration, f func() error) error {
 	}
 }
 
+// handedOut are the ports FreeAddr returned: a port found free is not
+// bound until its node starts, so without this two nodes could be given
+// the same one.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
 // FreeAddr returns a loopback address with a free port below the
 // kernel's ephemeral range (32768 and up on Linux): a port found free
 // there could be taken by some outgoing connection's local end before the
-// node binds it.
+// node binds it. It never returns the same port twice in one process.
 func FreeAddr() (string, error) {
-	for range 100 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		if handedOut[port] {
+			continue
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		ln, err := net.Listen("tcp", addr)
 		if err == nil {
 			ln.Close()
+			handedOut[port] = true
 			return addr, nil
 		}
 	}
