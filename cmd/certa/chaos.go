@@ -19,12 +19,19 @@ import (
 func runChaos(args []string) error {
 	fs := flag.NewFlagSet("certa chaos", flag.ExitOnError)
 	nodes := fs.Int("nodes", 3, "nodes per cluster")
-	duration := fs.Duration("duration", time.Minute, "load and faults per scenario (the short form: 60s)")
+	long := fs.Bool("long", false, "soak form: one scenario per fault class ("+classNames()+"), each mixing the faults of its class, for --duration (default 20m)")
+	duration := fs.Duration("duration", 0, "load and faults per scenario (default 60s: the short form; 20m with --long)")
 	clients := fs.Int("clients", 3, "clients per workload")
 	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+scenarioNames()+")")
 	dir := fs.String("dir", "", "scratch directory for the clusters (default a temporary one)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed (printed, to replay a run's fault schedule)")
 	fs.Parse(args)
+	if *duration == 0 {
+		*duration = time.Minute
+		if *long {
+			*duration = 20 * time.Minute
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -37,7 +44,7 @@ func runChaos(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := chaos.Config{Binary: self, Dir: *dir, Nodes: *nodes, Duration: *duration, Clients: *clients, Seed: *seed,
+	cfg := chaos.Config{Binary: self, Dir: *dir, Nodes: *nodes, Duration: *duration, Clients: *clients, Seed: *seed, Long: *long,
 		NodeArgs: []string{"--commit-timeout", "6s", "--lock-timeout", "1s"}}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
@@ -46,6 +53,14 @@ func runChaos(args []string) error {
 	rows := chaos.Run(ctx, cfg)
 	chaos.PrintTable(os.Stdout, rows)
 	return chaos.Verdict(rows)
+}
+
+func classNames() string {
+	var names []string
+	for _, n := range chaos.Classes() {
+		names = append(names, n.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 func scenarioNames() string {

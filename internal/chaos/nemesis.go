@@ -8,81 +8,99 @@ import (
 	"certa/internal/localcluster"
 )
 
-// Nemesis injects one kind of fault, over and over, until ctx ends, and
-// leaves the cluster healed (every node running and resumed) when it
-// returns.
+// Nemesis injects one kind of fault. inject starts a fault and returns
+// the function that heals it; nil inject means no faults at all.
 type Nemesis struct {
-	Name string
-	run  func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int
+	Name  string
+	Class string // kill, pause, partition, link, disk: the --long form runs one mixed scenario per class
+	// inject starts one fault and returns its healing.
+	inject func(e *env) (heal func())
 }
 
-// Nemeses are the fault scenarios, in the order they run.
+// env is what a nemesis acts on.
+type env struct {
+	c   *localcluster.Cluster
+	rng *rand.Rand
+}
+
+// Nemeses are the fault scenarios of the short form, in the order they run.
 var Nemeses = []Nemesis{
-	{"none", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int { <-ctx.Done(); return 0 }},
-	{"kill-random", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int {
-		return cycle(ctx, rng, func() func() {
-			i := rng.IntN(len(c.Nodes))
-			c.Kill(i)
-			return func() { c.Restart(i) }
-		})
+	{"none", "", nil},
+	{"kill-random", "kill", func(e *env) func() {
+		i := e.rng.IntN(len(e.c.Nodes))
+		e.c.Kill(i)
+		return func() { e.c.Restart(i) }
 	}},
-	{"kill-leader", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int {
-		return cycle(ctx, rng, func() func() {
-			i, err := c.Leader()
-			if err != nil {
-				return func() {}
-			}
-			c.Kill(i)
-			return func() { c.Restart(i) }
-		})
+	{"kill-leader", "kill", func(e *env) func() {
+		i, err := e.c.Leader()
+		if err != nil {
+			return func() {}
+		}
+		e.c.Kill(i)
+		return func() { e.c.Restart(i) }
 	}},
-	{"kill-all", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int {
-		return cycle(ctx, rng, func() func() {
-			// All nodes within one second, in random order.
-			for _, i := range rng.Perm(len(c.Nodes)) {
-				c.Kill(i)
-				sleep(ctx, time.Duration(rng.IntN(int(time.Second)/len(c.Nodes))))
+	{"kill-all", "kill", func(e *env) func() {
+		// All nodes within one second, in random order.
+		for _, i := range e.rng.Perm(len(e.c.Nodes)) {
+			e.c.Kill(i)
+			time.Sleep(time.Duration(e.rng.IntN(int(time.Second) / len(e.c.Nodes))))
+		}
+		return func() {
+			for i := range e.c.Nodes {
+				e.c.Restart(i)
 			}
-			return func() {
-				for i := range c.Nodes {
-					c.Restart(i)
-				}
-			}
-		})
+		}
 	}},
-	{"pause-leader", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int {
-		return cycle(ctx, rng, func() func() {
-			i, err := c.Leader()
-			if err != nil {
-				return func() {}
-			}
-			c.Pause(i)
-			return func() { c.Resume(i) }
-		})
+	{"pause-leader", "pause", func(e *env) func() {
+		i, err := e.c.Leader()
+		if err != nil {
+			return func() {}
+		}
+		e.c.Pause(i)
+		return func() { e.c.Resume(i) }
 	}},
-	{"pause-follower", func(ctx context.Context, c *localcluster.Cluster, rng *rand.Rand) int {
-		return cycle(ctx, rng, func() func() {
-			leader, _ := c.Leader()
-			i := (leader + 1 + rng.IntN(len(c.Nodes)-1)) % len(c.Nodes)
-			c.Pause(i)
-			return func() { c.Resume(i) }
-		})
+	{"pause-follower", "pause", func(e *env) func() {
+		leader, _ := e.c.Leader()
+		i := (leader + 1 + e.rng.IntN(len(e.c.Nodes)-1)) % len(e.c.Nodes)
+		e.c.Pause(i)
+		return func() { e.c.Resume(i) }
 	}},
 }
 
-// cycle repeats: a quiet period, a fault (inject returns its healing),
-// the fault lasting longer than an election timeout, healing. It returns
-// how many faults it injected.
-func cycle(ctx context.Context, rng *rand.Rand, inject func() (heal func())) int {
+// Classes returns one scenario per fault class, each injecting a random
+// fault of its class every cycle: the scenarios of the --long form.
+func Classes() []Nemesis {
+	var classes []Nemesis
+	members := map[string][]Nemesis{}
+	for _, n := range Nemeses {
+		if n.Class == "" {
+			continue
+		}
+		if members[n.Class] == nil {
+			classes = append(classes, Nemesis{Name: n.Class, Class: n.Class})
+		}
+		members[n.Class] = append(members[n.Class], n)
+	}
+	for k := range classes {
+		ms := members[classes[k].Name]
+		classes[k].inject = func(e *env) func() { return ms[e.rng.IntN(len(ms))].inject(e) }
+	}
+	return classes
+}
+
+// run injects faults until ctx ends, each after a quiet 2-4 s and lasting
+// 2-5 s (longer than an election timeout), and returns how many it
+// injected. The cluster is healed when it returns.
+func (nem Nemesis) run(ctx context.Context, e *env) int {
 	n := 0
 	for ctx.Err() == nil {
-		sleep(ctx, time.Duration(2+rng.IntN(3))*time.Second)
-		if ctx.Err() != nil {
-			return n
+		sleep(ctx, time.Duration(2+e.rng.IntN(3))*time.Second)
+		if ctx.Err() != nil || nem.inject == nil {
+			continue
 		}
-		heal := inject()
+		heal := nem.inject(e)
 		n++
-		sleep(ctx, time.Duration(2+rng.IntN(4))*time.Second)
+		sleep(ctx, time.Duration(2+e.rng.IntN(4))*time.Second)
 		heal()
 	}
 	return n

@@ -125,11 +125,11 @@ func (w *register) Check(ctx context.Context, addrs []string) Report {
 	ops := append([]porcupine.Operation(nil), w.ops...)
 	w.mu.Unlock()
 	var anomalies []string
-	switch res := porcupine.CheckOperationsTimeout(registerModel, ops, time.Minute); res {
+	switch res := porcupine.CheckOperationsTimeout(registerModel, ops, 3*time.Minute); res {
 	case porcupine.Illegal:
 		anomalies = append(anomalies, fmt.Sprintf("the history of %d register operations is not linearizable", len(ops)))
 	case porcupine.Unknown:
-		anomalies = append(anomalies, "linearizability check timed out (1m): result unknown")
+		anomalies = append(anomalies, "linearizability check timed out (3m): result unknown")
 	}
 	return w.report(anomalies)
 }

@@ -23,7 +23,8 @@ type Config struct {
 	Nodes     int           // cluster size (default 3)
 	Duration  time.Duration // load and faults per scenario (default 60s)
 	Clients   int           // clients per workload (default 3)
-	Scenarios []string      // nemesis names to run (default all)
+	Scenarios []string      // scenario names to run (default all)
+	Long      bool          // run one mixed scenario per fault class (Classes) instead of Nemeses
 	NodeArgs  []string      // extra flags for every node
 	Seed      uint64
 	Log       io.Writer // progress (default os.Stderr)
@@ -55,8 +56,12 @@ func Run(ctx context.Context, cfg Config) []Row {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
+	scenarios := Nemeses
+	if cfg.Long {
+		scenarios = Classes()
+	}
 	var rows []Row
-	for k, nem := range Nemeses {
+	for k, nem := range scenarios {
 		if len(cfg.Scenarios) > 0 && !contains(cfg.Scenarios, nem.Name) {
 			continue
 		}
@@ -116,7 +121,7 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	faults := 0
 	go func() {
 		defer close(nemDone)
-		faults = nem.run(runCtx, c, rand.New(rand.NewPCG(seed, 42)))
+		faults = nem.run(runCtx, &env{c: c, rng: rand.New(rand.NewPCG(seed, 42))})
 	}()
 	<-nemDone
 	wg.Wait()
@@ -138,7 +143,7 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	converged := time.Since(healed)
 	var rows []Row
 	for _, w := range workloads {
-		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		rep := w.Check(cctx, addrs)
 		cancel()
 		row := Row{Scenario: nem.Name, Workload: w.Name(), Report: rep, Faults: faults, Converged: converged}
