@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"certa/result"
@@ -35,7 +36,9 @@ type Engine interface {
 	// *sqlerr.Error and its changes are rolled back, and the other items still
 	// apply. The seqnos of failed items are recorded (see FailedSeqnos).
 	// Apply returns an error only when the batch could not be applied at all;
-	// the node must then stop rather than diverge.
+	// the node must then stop rather than diverge, except when the error
+	// wraps ErrNoSpace: then nothing of the batch stayed, and the same batch
+	// (with the items' Err cleared) may be applied again once space is freed.
 	//
 	// Apply never waits behind a local transaction for longer than the
 	// configured grace: an idle local transaction holding the write lock is
@@ -103,6 +106,9 @@ type TableChecksum struct {
 	Rows  int64  `json:"rows"`
 	Sum   string `json:"checksum"`
 }
+
+// ErrNoSpace means the engine ran out of disk space.
+var ErrNoSpace = errors.New("no space left on the device")
 
 // ApplyItem is one certified write set to apply at its position.
 type ApplyItem struct {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"certa/certify"
 	"certa/engine"
@@ -27,6 +29,8 @@ type stateMachine struct {
 	engine  engine.Engine
 	waiters *waiters
 	fatal   func(error)
+	logger  *slog.Logger
+	stop    <-chan struct{} // closed when the node stops
 
 	// Guarded by being called from the apply goroutine only.
 	cert *certify.Certifier
@@ -45,6 +49,8 @@ type stateMachine struct {
 	// transfers counts snapshots whose database replaced this node's
 	// (state transfers).
 	transfers atomic.Uint64
+	// stalled says why applying waits ("" when it does not).
+	stalled atomic.Value
 
 	membersMu sync.Mutex
 	members   map[string]writeset.Member
@@ -108,7 +114,7 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 		}
 	}
 	if m.seqno > m.engineSeqno {
-		if err := m.engine.Apply(context.Background(), items, m.seqno); err != nil {
+		if err := m.applyItems(items); err != nil {
 			m.fatal(fmt.Errorf("apply write sets up to seqno %d: %w", m.seqno, err))
 			return
 		}
@@ -123,6 +129,44 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 	for _, n := range notify {
 		m.waiters.deliver(n.txid, n.o)
 	}
+}
+
+// applyItems applies items up to m.seqno, waiting out a full disk: a batch
+// that failed for want of space left nothing behind, so it is tried again,
+// unchanged, until it applies or the node stops. Meanwhile this node falls
+// behind (its log keeps the entries) and its sessions' commits wait, ending
+// with 40003 if it lasts; nothing diverges.
+func (m *stateMachine) applyItems(items []engine.ApplyItem) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := m.engine.Apply(context.Background(), items, m.seqno)
+		if !errors.Is(err, engine.ErrNoSpace) {
+			if m.stalledReason() != "" {
+				m.logger.Info("applying again: disk space was freed", "seqno", m.seqno)
+				m.stalled.Store("")
+			}
+			return err
+		}
+		if m.stalledReason() == "" {
+			m.logger.Error("cannot apply: the disk is full; retrying until space is freed", "seqno", m.seqno, "err", err)
+			m.stalled.Store("disk full")
+		}
+		select {
+		case <-m.stop:
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+		for i := range items {
+			items[i].Err = nil
+		}
+	}
+}
+
+// stalledReason says why applying waits, or "".
+func (m *stateMachine) stalledReason() string {
+	s, _ := m.stalled.Load().(string)
+	return s
 }
 
 type outcomeFor struct {

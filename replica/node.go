@@ -130,6 +130,7 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	sm.logger, sm.stop = cfg.Logger, n.stop
 	n.sm = sm
 	return n, nil
 }

@@ -40,6 +40,9 @@ type Status struct {
 	LogTerm         uint64 `json:"log_term"`
 	// LogSnapshotIndex is the newest snapshot taken or received (0: none).
 	LogSnapshotIndex uint64 `json:"log_snapshot_index"`
+	// ApplyStalled says why this node cannot apply the log right now
+	// ("disk full"); empty when it can.
+	ApplyStalled string `json:"apply_stalled,omitempty"`
 }
 
 // Status returns the node's current status.
@@ -59,6 +62,7 @@ func (n *Node) Status() Status {
 		LogAppliedIndex:  st.AppliedIndex,
 		LogTerm:          st.Term,
 		LogSnapshotIndex: st.SnapshotIndex,
+		ApplyStalled:     n.sm.stalledReason(),
 	}
 	servers, _ := n.log.Servers()
 	for _, sv := range servers {

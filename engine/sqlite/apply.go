@@ -45,6 +45,8 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 		if rerr := c.rollback(); rerr != nil {
 			c.close()
 			err = errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		} else if sqlite.ErrCode(err).ToPrimary() == sqlite.ResultFull {
+			err = fmt.Errorf("%w: %w", engine.ErrNoSpace, err)
 		}
 		return fmt.Errorf("sqlite engine: apply up to %d: %w", upTo, err)
 	}

@@ -3,8 +3,12 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"certa/engine"
 	"certa/sqlerr"
@@ -214,4 +218,49 @@ func TestApplyBatchAcrossDDL(t *testing.T) {
 	}
 	wantRows(t, b.query("SELECT id FROM t"), row(int64(2)))
 	wantRows(t, b.query("SELECT id, v FROM u"), row(int64(5), "five"))
+}
+
+// A batch that runs out of disk space (here: SQLite's page limit, which
+// fails the same way, SQLITE_FULL) fails whole with engine.ErrNoSpace and
+// leaves nothing behind, so the same batch applies once space is freed.
+func TestApplyOutOfSpaceFailsWholeAndCanBeRetried(t *testing.T) {
+	a, b := openTest(t, Config{}), openTest(t, Config{})
+	for _, e := range []*testEngine{a, b} {
+		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
+	}
+	small := a.commit("INSERT INTO t VALUES (1, x'01')")
+	big := a.commit("INSERT INTO t VALUES (2, zeroblob(200000))")
+	pragma := func(sql string) {
+		t.Helper()
+		if err := sqlitex.ExecuteTransient(b.applier.c, sql, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pages int64
+	if err := sqlitex.ExecuteTransient(b.applier.c, "PRAGMA page_count", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { pages = s.ColumnInt64(0); return nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	pragma(fmt.Sprintf("PRAGMA max_page_count = %d", pages+2))
+	before := b.seqno
+	items := []engine.ApplyItem{{Seqno: before + 1, WS: small}, {Seqno: before + 2, WS: big}}
+	err := b.Apply(context.Background(), items, before+2)
+	if !errors.Is(err, engine.ErrNoSpace) {
+		t.Fatalf("got %v, want engine.ErrNoSpace", err)
+	}
+	if s, _ := b.AppliedSeqno(); s != before {
+		t.Fatalf("applied seqno %d after the failed batch, want %d", s, before)
+	}
+	wantRows(t, b.query("SELECT count(*) FROM t"), row(int64(0)))
+
+	pragma("PRAGMA max_page_count = 1073741823")
+	for i := range items {
+		items[i].Err = nil
+	}
+	if err := b.Apply(context.Background(), items, before+2); err != nil {
+		t.Fatalf("retry after space was freed: %v", err)
+	}
+	b.seqno = before + 2
+	wantRows(t, b.query("SELECT id, length(v) FROM t ORDER BY id"), row(int64(1), int64(1)), row(int64(2), int64(200000)))
 }

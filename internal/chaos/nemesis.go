@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"certa/internal/localcluster"
+	"certa/internal/netfault"
 )
 
 // Nemesis injects one kind of fault. inject starts a fault and returns
@@ -19,13 +20,17 @@ type Nemesis struct {
 
 // env is what a nemesis acts on.
 type env struct {
-	c   *localcluster.Cluster
-	rng *rand.Rand
+	c     *localcluster.Cluster
+	net   *netfault.Net
+	disks *disks // nil but in the disk class
+	rng   *rand.Rand
 }
 
 // Nemeses are the fault scenarios of the short form, in the order they run.
-var Nemeses = []Nemesis{
-	{"none", "", nil},
+var Nemeses = append(append([]Nemesis{{"none", "", nil}}, processNemeses...), networkNemeses...)
+
+// processNemeses kill and pause node processes.
+var processNemeses = []Nemesis{
 	{"kill-random", "kill", func(e *env) func() {
 		i := e.rng.IntN(len(e.c.Nodes))
 		e.c.Kill(i)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"certa/internal/localcluster"
+	"certa/internal/netfault"
 )
 
 // Config describes a harness run.
@@ -84,10 +85,23 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
-	c, err := localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs}, cfg.Nodes)
+	e := &env{rng: rand.New(rand.NewPCG(seed, 42))}
+	var err error
+	if e.net, err = netfault.New(cfg.Nodes); err != nil {
+		return fail(err)
+	}
+	defer e.net.Close()
+	if nem.Class == "disk" {
+		if e.disks, err = mountDisks(dir, cfg.Nodes); err != nil {
+			return fail(err)
+		}
+		defer e.disks.unmount()
+	}
+	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net}, cfg.Nodes)
 	if err != nil {
 		return fail(err)
 	}
+	c := e.c
 	defer c.Stop()
 	if err := localcluster.Poll(time.Minute, c.Ready); err != nil {
 		return fail(fmt.Errorf("cluster not ready: %w", err))
@@ -121,7 +135,7 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	faults := 0
 	go func() {
 		defer close(nemDone)
-		faults = nem.run(runCtx, &env{c: c, rng: rand.New(rand.NewPCG(seed, 42))})
+		faults = nem.run(runCtx, e)
 	}()
 	<-nemDone
 	wg.Wait()
@@ -151,6 +165,11 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 			row.Err = fmt.Errorf("nodes did not converge within 2m: %w", convErr)
 		}
 		rows = append(rows, row)
+	}
+	// Nodes never stop by themselves: a node that cannot go on safely
+	// stops (fails closed), which the suite still reports.
+	for _, x := range c.Exits() {
+		rows[0].Anomalies = append(rows[0].Anomalies, fmt.Sprintf("node %s exited by itself: %v", x.Node, x.Err))
 	}
 	if anyFailed(rows) {
 		for i := range c.Nodes {

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,15 +26,38 @@ type Config struct {
 	Binary string   // the certa executable
 	Dir    string   // holds each node's data directory and log
 	Args   []string // extra flags for every node
+	// Net places the nodes in a network of their own; nil runs them on
+	// loopback ports.
+	Net Network
 }
+
+// Network is where nodes run when they do not share loopback.
+type Network interface {
+	// Addrs returns node i's client, HTTP and Raft listen addresses.
+	Addrs(i int) (pg, http, raft string, err error)
+	// Command returns the command running name with args in node i's
+	// network; its process must be the node's (signals reach the node).
+	Command(i int, name string, args ...string) *exec.Cmd
+}
+
+// NodeID is the id of the i-th node (from 0); its data directory is
+// Config.Dir/NodeID(i).
+func NodeID(i int) string { return fmt.Sprintf("n%d", i+1) }
 
 // Node is one node process.
 type Node struct {
 	ID, PGAddr, HTTPAddr, RaftAddr, DataDir string
 	Log                                     string // file the node's output goes to
 
-	cmd  *exec.Cmd
-	done chan struct{}
+	cmd     *exec.Cmd
+	done    chan struct{}
+	killing atomic.Bool // Kill ended it
+}
+
+// Exit is a node process that ended without being killed.
+type Exit struct {
+	Node string
+	Err  error // as cmd.Wait reported it
 }
 
 // Running reports whether the node's process is running (it may be paused).
@@ -53,6 +77,17 @@ func (n *Node) Running() bool {
 type Cluster struct {
 	Nodes []*Node
 	cfg   Config
+
+	mu    sync.Mutex
+	exits []Exit
+}
+
+// Exits returns the node processes that ended by themselves (a crash, or
+// a node stopping itself), oldest first.
+func (c *Cluster) Exits() []Exit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Exit(nil), c.exits...)
 }
 
 // Start starts an n-node cluster: the first node bootstraps, the others
@@ -79,9 +114,19 @@ func Start(cfg Config, n int) (*Cluster, error) {
 
 // newNode adds the description of one more node (not started).
 func (c *Cluster) newNode() (int, error) {
-	id := fmt.Sprintf("n%d", len(c.Nodes)+1)
+	i := len(c.Nodes)
+	id := NodeID(i)
 	var addrs [3]string
+	if c.cfg.Net != nil {
+		var err error
+		if addrs[0], addrs[1], addrs[2], err = c.cfg.Net.Addrs(i); err != nil {
+			return 0, err
+		}
+	}
 	for k := range addrs {
+		if addrs[k] != "" {
+			continue
+		}
 		a, err := FreeAddr()
 		if err != nil {
 			return 0, err
@@ -117,15 +162,24 @@ func (c *Cluster) start(i int, join string) error {
 		return err
 	}
 	cmd := exec.Command(c.cfg.Binary, args...)
+	if c.cfg.Net != nil {
+		cmd = c.cfg.Net.Command(i, c.cfg.Binary, args...)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
 	}
 	n.cmd, n.done = cmd, make(chan struct{})
+	n.killing.Store(false)
 	go func() {
-		cmd.Wait()
+		err := cmd.Wait()
 		logf.Close()
+		if !n.killing.Load() {
+			c.mu.Lock()
+			c.exits = append(c.exits, Exit{Node: n.ID, Err: err})
+			c.mu.Unlock()
+		}
 		close(n.done)
 	}()
 	return nil
@@ -145,6 +199,7 @@ func (c *Cluster) Kill(i int) {
 	if !n.Running() {
 		return
 	}
+	n.killing.Store(true)
 	n.cmd.Process.Signal(syscall.SIGCONT)
 	n.cmd.Process.Kill()
 	<-n.done

@@ -1,0 +1,72 @@
+package chaos
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"certa/internal/localcluster"
+)
+
+// diskBytes is the size of each node's data directory in the disk
+// scenario: room for a minute or two of the workloads, so filling it
+// leaves the node out of space and freeing it leaves plenty.
+const diskBytes = 512 << 20
+
+// disks are the nodes' data directories, each on a tmpfs of its own.
+type disks struct {
+	dirs []string
+}
+
+// mountDisks mounts a tmpfs of diskBytes on the data directory of each of
+// n nodes of a cluster in dir (before the nodes start).
+func mountDisks(dir string, n int) (*disks, error) {
+	d := &disks{}
+	for i := range n {
+		p := filepath.Join(dir, localcluster.NodeID(i))
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			d.unmount()
+			return nil, err
+		}
+		if err := syscall.Mount("tmpfs", p, "tmpfs", 0, fmt.Sprintf("size=%d", diskBytes)); err != nil {
+			d.unmount()
+			return nil, fmt.Errorf("mount a tmpfs on %s (needs root): %w", p, err)
+		}
+		d.dirs = append(d.dirs, p)
+	}
+	return d, nil
+}
+
+func (d *disks) filler(i int) string { return filepath.Join(d.dirs[i], "chaos-filler") }
+
+// fill writes to node i's disk until no space is left.
+func (d *disks) fill(i int) {
+	f, err := os.Create(d.filler(i))
+	if err != nil {
+		return // already full
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				panic(fmt.Sprintf("chaos: filling %s: %v", d.filler(i), err))
+			}
+			break
+		}
+	}
+	// Fill the last partial page too.
+	io.WriteString(f, "x")
+}
+
+// free frees node i's disk.
+func (d *disks) free(i int) { os.Remove(d.filler(i)) }
+
+func (d *disks) unmount() {
+	for _, p := range d.dirs {
+		syscall.Unmount(p, syscall.MNT_DETACH)
+	}
+}
