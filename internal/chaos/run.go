@@ -80,32 +80,12 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	fail := func(err error) []Row {
 		return []Row{{Scenario: nem.Name, Workload: "-", Err: err}}
 	}
-	dir := filepath.Join(cfg.Dir, nem.Name)
-	os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
-	}
-	e := &env{rng: rand.New(rand.NewPCG(seed, 42))}
-	var err error
-	if e.net, err = netfault.New(cfg.Nodes); err != nil {
-		return fail(err)
-	}
-	defer e.net.Close()
-	if nem.Class == "disk" {
-		if e.disks, err = mountDisks(dir, cfg.Nodes); err != nil {
-			return fail(err)
-		}
-		defer e.disks.unmount()
-	}
-	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net}, cfg.Nodes)
+	e, cleanup, err := startCluster(cfg, nem, seed)
 	if err != nil {
 		return fail(err)
 	}
+	defer cleanup()
 	c := e.c
-	defer c.Stop()
-	if err := localcluster.Poll(time.Minute, c.Ready); err != nil {
-		return fail(fmt.Errorf("cluster not ready: %w", err))
-	}
 	var addrs []string
 	for _, n := range c.Nodes {
 		addrs = append(addrs, n.PGAddr)
@@ -131,27 +111,12 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 			runClients(runCtx, w, addrs, cfg.Clients, seed+uint64(k)*104729)
 		}()
 	}
-	nemDone := make(chan struct{})
-	faults := 0
-	go func() {
-		defer close(nemDone)
-		faults = nem.run(runCtx, e)
-	}()
-	<-nemDone
+	faults := nem.run(runCtx, e)
 	wg.Wait()
 
-	// Heal: every node running and resumed, then wait until they agree.
 	healed := time.Now()
-	for i, n := range c.Nodes {
-		c.Resume(i)
-		if !n.Running() {
-			if err := c.Restart(i); err != nil {
-				return fail(err)
-			}
-		}
-	}
-	if err := localcluster.Poll(2*time.Minute, c.Ready); err != nil {
-		return fail(fmt.Errorf("cluster not ready after healing: %w", err))
+	if err := heal(c); err != nil {
+		return fail(err)
 	}
 	convErr := localcluster.Poll(2*time.Minute, c.Converged)
 	converged := time.Since(healed)
@@ -177,6 +142,65 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 		}
 	}
 	return rows
+}
+
+// startCluster starts a cluster for nem in its own network (and, for the
+// disk class, on tmpfs data directories) and waits until it is ready.
+// cleanup stops and removes all of it.
+func startCluster(cfg Config, nem Nemesis, seed uint64) (e *env, cleanup func(), err error) {
+	dir := filepath.Join(cfg.Dir, nem.Name)
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var undo []func()
+	cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+	e = &env{rng: rand.New(rand.NewPCG(seed, 42))}
+	if e.net, err = netfault.New(cfg.Nodes); err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, func() { e.net.Close() })
+	if nem.Class == "disk" {
+		if e.disks, err = mountDisks(dir, cfg.Nodes); err != nil {
+			return nil, nil, err
+		}
+		undo = append(undo, e.disks.unmount)
+	}
+	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net}, cfg.Nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	undo = append(undo, e.c.Stop)
+	if err := localcluster.Poll(time.Minute, e.c.Ready); err != nil {
+		return nil, nil, fmt.Errorf("cluster not ready: %w", err)
+	}
+	return e, cleanup, nil
+}
+
+// heal makes every node run again, resumed, and waits until the cluster
+// is ready.
+func heal(c *localcluster.Cluster) error {
+	for i, n := range c.Nodes {
+		c.Resume(i)
+		if !n.Running() {
+			if err := c.Restart(i); err != nil {
+				return err
+			}
+		}
+	}
+	if err := localcluster.Poll(2*time.Minute, c.Ready); err != nil {
+		return fmt.Errorf("cluster not ready after healing: %w", err)
+	}
+	return nil
 }
 
 func anyFailed(rows []Row) bool {
