@@ -120,6 +120,9 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	}
 	convErr := localcluster.Poll(2*time.Minute, c.Converged)
 	converged := time.Since(healed)
+	if convErr != nil {
+		saveGoroutines(cfg, nem, c)
+	}
 	var rows []Row
 	for _, w := range workloads {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -142,6 +145,20 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 		}
 	}
 	return rows
+}
+
+// saveGoroutines writes every node's goroutine dump next to its log.
+func saveGoroutines(cfg Config, nem Nemesis, c *localcluster.Cluster) {
+	for i, n := range c.Nodes {
+		dump, err := c.Goroutines(i)
+		if err != nil {
+			continue
+		}
+		path := filepath.Join(cfg.Dir, nem.Name, n.ID+".goroutines.txt")
+		if os.WriteFile(path, dump, 0o644) == nil {
+			fmt.Fprintf(cfg.Log, "chaos: %s's goroutines are in %s\n", n.ID, path)
+		}
+	}
 }
 
 // startCluster starts a cluster for nem in its own network (and, for the

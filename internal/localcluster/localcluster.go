@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -275,6 +276,18 @@ func (c *Cluster) Checksums(i int) (seqno uint64, tables string, err error) {
 		tables += string(t) + "\n"
 	}
 	return cs.Seqno, tables, nil
+}
+
+// Goroutines returns node i's goroutine dump (GET /debug/pprof/goroutine),
+// to see where a stuck node waits.
+func (c *Cluster) Goroutines(i int) ([]byte, error) {
+	cl := http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + c.Nodes[i].HTTPAddr + "/debug/pprof/goroutine?debug=2")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }
 
 func getJSON(addr, path string, v any) error {

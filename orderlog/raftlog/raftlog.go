@@ -120,6 +120,12 @@ var _ orderlog.Log = (*Log)(nil)
 // Open starts the node's Raft instance feeding sm. With Bootstrap set and no
 // existing state, it bootstraps a one-node cluster of itself.
 func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
+	return open(cfg, sm, nil)
+}
+
+// open is Open; wrapStore, if set, wraps the log store (tests inject
+// failures with it).
+func open(cfg Config, sm orderlog.StateMachine, wrapStore func(raft.LogStore) raft.LogStore) (*Log, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -143,7 +149,13 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 5, 5*time.Second, hlog)
+	// Pipelined replication is off (MaxRPCsInFlight 1): in hashicorp/raft
+	// a follower that refuses one append on a healthy connection (its disk
+	// is full) can deadlock the leader's pipeline to it, and that follower
+	// then gets heartbeats but never another entry (hashicorp/raft#612).
+	trans, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, addr, &raft.NetworkTransportConfig{
+		MaxPool: 5, Timeout: 5 * time.Second, Logger: hlog, MaxRPCsInFlight: 1,
+	})
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: listen on %s: %w", cfg.RaftAddr, err)
@@ -178,7 +190,11 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	}
 	// The cache keeps the newest entries in memory, so the leader replicates
 	// them without reading them back from the WAL.
-	logs, err := raft.NewLogCache(logCacheSize, w)
+	var store raft.LogStore = w
+	if wrapStore != nil {
+		store = wrapStore(w)
+	}
+	logs, err := raft.NewLogCache(logCacheSize, store)
 	if err != nil {
 		trans.Close()
 		w.Close()
