@@ -108,7 +108,7 @@ const logCacheSize = 1024
 // Log is an orderlog.Log backed by hashicorp/raft.
 type Log struct {
 	raft      *raft.Raft
-	wal       *wal.WAL
+	wal       *store
 	transport *raft.NetworkTransport
 	nudge     chan struct{} // see nudgeFollowers
 	inFlight  atomic.Int64  // appends and barriers not yet finished
@@ -120,12 +120,18 @@ var _ orderlog.Log = (*Log)(nil)
 // Open starts the node's Raft instance feeding sm. With Bootstrap set and no
 // existing state, it bootstraps a one-node cluster of itself.
 func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
-	return open(cfg, sm, nil)
+	return open(cfg, sm, testHooks{})
 }
 
-// open is Open; wrapStore, if set, wraps the log store (tests inject
-// failures with it).
-func open(cfg Config, sm orderlog.StateMachine, wrapStore func(raft.LogStore) raft.LogStore) (*Log, error) {
+// testHooks let tests inject failures: wrapStore wraps the log store,
+// openWAL replaces opening the WAL in a directory.
+type testHooks struct {
+	wrapStore func(raft.LogStore) raft.LogStore
+	openWAL   func(dir string) (*wal.WAL, error)
+}
+
+// open is Open, with test hooks.
+func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -135,7 +141,14 @@ func open(cfg Config, sm orderlog.StateMachine, wrapStore func(raft.LogStore) ra
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	w, err := wal.Open(filepath.Join(cfg.Dir, "wal"), wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
+	walDir := filepath.Join(cfg.Dir, "wal")
+	openWAL := func() (*wal.WAL, error) {
+		if hooks.openWAL != nil {
+			return hooks.openWAL(walDir)
+		}
+		return wal.Open(walDir, wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
+	}
+	w, err := openStore(walDir, cfg.SegmentBytes, openWAL)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: open wal: %w", err)
 	}
@@ -190,11 +203,11 @@ func open(cfg Config, sm orderlog.StateMachine, wrapStore func(raft.LogStore) ra
 	}
 	// The cache keeps the newest entries in memory, so the leader replicates
 	// them without reading them back from the WAL.
-	var store raft.LogStore = w
-	if wrapStore != nil {
-		store = wrapStore(w)
+	var logStore raft.LogStore = w
+	if hooks.wrapStore != nil {
+		logStore = hooks.wrapStore(w)
 	}
-	logs, err := raft.NewLogCache(logCacheSize, store)
+	logs, err := raft.NewLogCache(logCacheSize, logStore)
 	if err != nil {
 		trans.Close()
 		w.Close()

@@ -57,12 +57,12 @@ func TestFollowerCatchesUpAfterRefusedAppends(t *testing.T) {
 	store := &refusingStore{}
 	var nodes []*Log
 	for i := range 3 {
-		var wrap func(raft.LogStore) raft.LogStore
+		var hooks testHooks
 		if i == 2 {
-			wrap = func(s raft.LogStore) raft.LogStore { store.LogStore = s; return store }
+			hooks.wrapStore = func(s raft.LogStore) raft.LogStore { store.LogStore = s; return store }
 		}
 		l, err := open(Config{ID: fmt.Sprintf("n%d", i+1), Dir: t.TempDir(), RaftAddr: freeAddr(t), Bootstrap: i == 0,
-			HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond}, &countingSM{}, wrap)
+			HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond}, &countingSM{}, hooks)
 		if err != nil {
 			t.Fatal(err)
 		}
