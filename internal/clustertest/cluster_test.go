@@ -12,8 +12,10 @@ import (
 func TestWritesOnEveryNodeSeenEverywhere(t *testing.T) {
 	c := testcluster.Start(t, 3, testArgs...)
 	mustExec(t, c.Conn(0), "CREATE TABLE kv (k integer PRIMARY KEY, v text)")
+	// At the default consistency another node may not have applied the
+	// CREATE yet; a sync session waits until it has.
 	for i := range c.Nodes {
-		if tag := mustExec(t, c.Conn(i), "INSERT INTO kv VALUES ($1, $2)", i, fmt.Sprintf("from n%d", i+1)); tag != "INSERT 0 1" {
+		if tag := mustExec(t, syncConn(t, c, i), "INSERT INTO kv VALUES ($1, $2)", i, fmt.Sprintf("from n%d", i+1)); tag != "INSERT 0 1" {
 			t.Fatalf("tag %q", tag)
 		}
 	}
