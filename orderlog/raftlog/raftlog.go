@@ -123,11 +123,9 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	return open(cfg, sm, testHooks{})
 }
 
-// testHooks let tests inject failures: wrapStore wraps the log store,
-// openWAL replaces opening the WAL in a directory.
+// testHooks let tests inject failures: wrapStore wraps the log store.
 type testHooks struct {
 	wrapStore func(raft.LogStore) raft.LogStore
-	openWAL   func(dir string) (*wal.WAL, error)
 }
 
 // open is Open, with test hooks.
@@ -142,16 +140,11 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
 	walDir := filepath.Join(cfg.Dir, "wal")
-	openWAL := func() (*wal.WAL, error) {
-		if hooks.openWAL != nil {
-			return hooks.openWAL(walDir)
-		}
-		return wal.Open(walDir, wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
-	}
-	w, err := openStore(walDir, cfg.SegmentBytes, openWAL)
+	ww, err := wal.Open(walDir, wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: open wal: %w", err)
 	}
+	w := openStore(walDir, cfg.SegmentBytes, ww)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hlog)
 	if err != nil {
 		w.Close()
