@@ -33,14 +33,7 @@ func (w *appends) Setup(ctx context.Context, addr string) error {
 	return execOn(ctx, addr, "CREATE TABLE lists (k integer PRIMARY KEY, v text NOT NULL)")
 }
 
-func (w *appends) Step(ctx context.Context, c *client) {
-	conn, err := c.get(ctx)
-	if err != nil {
-		backoff(ctx)
-		return
-	}
-	sctx, cancel := stepContext()
-	defer cancel()
+func (w *appends) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
 	var ops []elle.Op
 	for range 1 + c.rng.IntN(4) {
 		k := c.rng.IntN(w.keys)
@@ -50,18 +43,17 @@ func (w *appends) Step(ctx context.Context, c *client) {
 			ops = append(ops, elle.Op{Kind: elle.Append, Key: strconv.Itoa(k), Value: int(w.next[k].Add(1))})
 		}
 	}
-	o := w.run(sctx, conn, ops)
+	o := w.run(ctx, conn, ops)
 	w.add(o)
 	if o != OK {
 		for i := range ops {
 			ops[i].Read = nil // unknown
 		}
-		c.drop()
-		backoff(ctx)
 	}
 	w.mu.Lock()
 	w.history = append(w.history, elle.Txn{Ops: ops, Outcome: elle.Outcome(o)})
 	w.mu.Unlock()
+	return o == OK
 }
 
 // run executes ops in one transaction, filling in what the reads saw.

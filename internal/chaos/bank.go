@@ -36,26 +36,15 @@ func (b *bank) Setup(ctx context.Context, addr string) error {
 	})
 }
 
-func (b *bank) Step(ctx context.Context, c *client) {
-	conn, err := c.get(ctx)
-	if err != nil {
-		backoff(ctx)
-		return
-	}
-	sctx, cancel := stepContext()
-	defer cancel()
+func (b *bank) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
 	if c.rng.IntN(2) == 0 {
-		b.read(sctx, c, conn)
-		return
+		return b.read(ctx, conn)
 	}
 	from, to := c.rng.IntN(b.accounts), c.rng.IntN(b.accounts)
 	amount := 1 + c.rng.IntN(5)
-	o := b.transfer(sctx, conn, from, to, amount)
+	o := b.transfer(ctx, conn, from, to, amount)
 	b.add(o)
-	if o != OK {
-		c.drop() // whatever state the session is in, start afresh
-		backoff(ctx)
-	}
+	return o == OK // otherwise, whatever state the session is in, start afresh
 }
 
 func (b *bank) transfer(ctx context.Context, conn *pgclient.Conn, from, to, amount int) Outcome {
@@ -76,13 +65,11 @@ func (b *bank) transfer(ctx context.Context, conn *pgclient.Conn, from, to, amou
 	return classify(err)
 }
 
-func (b *bank) read(ctx context.Context, c *client, conn *pgclient.Conn) {
+func (b *bank) read(ctx context.Context, conn *pgclient.Conn) bool {
 	rows, err := conn.Query(ctx, "SELECT id, balance FROM bank")
 	if err != nil {
 		b.add(Fail)
-		c.drop()
-		backoff(ctx)
-		return
+		return false
 	}
 	b.add(OK)
 	sum := int64(0)
@@ -94,6 +81,7 @@ func (b *bank) read(ctx context.Context, c *client, conn *pgclient.Conn) {
 		b.wrong = append(b.wrong, fmt.Sprintf("a read saw %d accounts summing to %d, want %d summing to %d", len(rows), sum, b.accounts, b.total))
 		b.mu.Unlock()
 	}
+	return true
 }
 
 func (b *bank) Check(ctx context.Context, addrs []string) Report {

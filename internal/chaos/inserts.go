@@ -27,25 +27,15 @@ func (w *inserts) Setup(ctx context.Context, addr string) error {
 	return execOn(ctx, addr, "CREATE TABLE acked (id bigint PRIMARY KEY)")
 }
 
-func (w *inserts) Step(ctx context.Context, c *client) {
-	conn, err := c.get(ctx)
-	if err != nil {
-		backoff(ctx)
-		return
-	}
-	sctx, cancel := stepContext()
-	defer cancel()
+func (w *inserts) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
 	id := w.next.Add(1)
-	_, err = conn.Exec(sctx, "INSERT INTO acked VALUES ($1)", id)
+	_, err := conn.Exec(ctx, "INSERT INTO acked VALUES ($1)", id)
 	o := classify(err)
 	w.add(o)
 	w.mu.Lock()
 	w.outcomes[id] = o
 	w.mu.Unlock()
-	if err != nil {
-		c.drop()
-		backoff(ctx)
-	}
+	return err == nil
 }
 
 func (w *inserts) Check(ctx context.Context, addrs []string) Report {

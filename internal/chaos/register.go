@@ -50,29 +50,22 @@ func (w *register) Setup(ctx context.Context, addr string) error {
 	})
 }
 
-func (w *register) Step(ctx context.Context, c *client) {
-	conn, err := c.get(ctx)
-	if err == nil && c.fresh {
-		sctx, cancel := stepContext()
-		_, err = conn.Exec(sctx, "SET certa.consistency = 'sync'")
-		cancel()
-		c.fresh = err != nil
+func (w *register) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
+	if c.fresh {
+		if _, err := conn.Exec(ctx, "SET certa.consistency = 'sync'"); err != nil {
+			return false
+		}
+		c.fresh = false
 	}
-	if err != nil {
-		c.drop()
-		backoff(ctx)
-		return
-	}
-	sctx, cancel := stepContext()
-	defer cancel()
 	in := registerInput{key: c.rng.IntN(w.keys), write: c.rng.IntN(2) == 0}
 	call := time.Since(w.start).Nanoseconds()
 	var out int64
+	var err error
 	if in.write {
 		in.value = w.next.Add(1)
-		_, err = conn.Exec(sctx, "UPDATE registers SET v = $1 WHERE k = $2", in.value, in.key)
+		_, err = conn.Exec(ctx, "UPDATE registers SET v = $1 WHERE k = $2", in.value, in.key)
 	} else {
-		out, err = conn.QueryInt(sctx, "SELECT v FROM registers WHERE k = $1", in.key)
+		out, err = conn.QueryInt(ctx, "SELECT v FROM registers WHERE k = $1", in.key)
 	}
 	ret := time.Since(w.start).Nanoseconds()
 	o := classify(err)
@@ -84,10 +77,7 @@ func (w *register) Step(ctx context.Context, c *client) {
 		// It may take effect at any time after its call.
 		w.record(porcupine.Operation{Input: in, Call: call, Output: int64(0), Return: math.MaxInt64})
 	}
-	if err != nil {
-		c.drop()
-		backoff(ctx)
-	}
+	return err == nil
 }
 
 func (w *register) record(op porcupine.Operation) {

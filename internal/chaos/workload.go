@@ -14,8 +14,10 @@ type Workload interface {
 	Name() string
 	// Setup creates the workload's tables through addr.
 	Setup(ctx context.Context, addr string) error
-	// Step runs one operation as client c and records it.
-	Step(ctx context.Context, c *client)
+	// Step runs one operation as client c on conn within ctx and records
+	// it. It returns false if the session may be unusable after an error
+	// (the client then reconnects, to a random node).
+	Step(ctx context.Context, c *client, conn *pgclient.Conn) bool
 	// Check checks the history, after load stopped and the cluster
 	// converged; addrs are every node's client address.
 	Check(ctx context.Context, addrs []string) Report
@@ -62,7 +64,18 @@ func runClients(ctx context.Context, w Workload, addrs []string, clients int, se
 			c := newClient(addrs, seed+uint64(i)*7919)
 			defer c.close()
 			for ctx.Err() == nil {
-				w.Step(ctx, c)
+				conn, err := c.get(ctx)
+				if err != nil {
+					backoff(ctx)
+					continue
+				}
+				sctx, cancel := stepContext()
+				ok := w.Step(sctx, c, conn)
+				cancel()
+				if !ok {
+					c.drop()
+					backoff(ctx)
+				}
 			}
 		}()
 	}
