@@ -140,11 +140,10 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
 	walDir := filepath.Join(cfg.Dir, "wal")
-	ww, err := wal.Open(walDir, wal.WithLogger(hlog), wal.WithSegmentSize(cfg.SegmentBytes))
+	w, err := openStore(walDir, cfg.SegmentBytes, hlog)
 	if err != nil {
-		return nil, fmt.Errorf("raftlog: open wal: %w", err)
+		return nil, err
 	}
-	w := openStore(walDir, cfg.SegmentBytes, ww)
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hlog)
 	if err != nil {
 		w.Close()

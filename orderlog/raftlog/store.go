@@ -2,32 +2,91 @@ package raftlog
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"syscall"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/types"
 )
 
-// store is the node's log and stable store: a raft-wal WAL that refuses
-// appends while less than a log segment of disk space is free.
+// store is the node's log and stable store: a raft-wal WAL that survives a
+// segment rotation failing for want of disk space.
 //
-// raft-wal seals a full segment inside an append and creates the next one
-// (preallocated) in the background. When that creation fails for want of
-// space, every later append fails with ErrSealed, and `certa chaos --long`
-// (disk) left such a WAL sealed even after reopening: the node never took
-// another entry. Refusing appends before the disk is that full keeps the
-// rotation from failing (short of another process taking the space in
-// between); Raft retries refused appends.
+// raft-wal seals a full segment inside an append, then rotates in the
+// background: it records the seal in its metadata and creates the next
+// segment file. When that fails (the disk is full), every later append
+// fails with ErrSealed, and reopening does not help: the reopened WAL takes
+// the sealed file as its tail again. store therefore
+//   - refuses appends while less than a segment of space is free, so that a
+//     rotation rarely meets a full disk;
+//   - when an append does fail with ErrSealed, finishes the rotation
+//     (finishRotation) and reopens the WAL, once there is room again;
+//   - finishes such a rotation before opening the WAL at startup too.
 type store struct {
-	*wal.WAL
-	roomFor func() bool // whether a new segment fits on the disk
+	dir     string
+	segment int // segment size in bytes
+	logger  hclog.Logger
+	newMeta func() types.MetaStore // the WAL's metadata store; tests inject failures
+	roomFor func() bool            // whether a new segment fits on the disk
+
+	mu         sync.RWMutex    // guards w; held exclusively only to swap it
+	w          *wal.WAL        // nil after a failed reopen, until one succeeds
+	meta       types.MetaStore // w's metadata store
+	lastRepair time.Time       // repairs are tried at most once per repairEvery
 }
+
+// repairEvery spaces attempts to unseal the WAL: each one reads the tail segment.
+const repairEvery = time.Second
 
 var _ raft.MonotonicLogStore = (*store)(nil)
 
-// openStore wraps w, whose segments of segmentBytes are in dir.
-func openStore(dir string, segmentBytes int, w *wal.WAL) *store {
-	return &store{WAL: w, roomFor: func() bool { return freeBytes(dir) > uint64(segmentBytes)+1<<20 }}
+var (
+	// errNoRoom refuses an append while the disk is nearly full.
+	errNoRoom = errors.New("raftlog: refusing to append: less than a log segment of disk space is free")
+	// errNoWAL is returned while the WAL is closed after a failed reopen.
+	errNoWAL = errors.New("raftlog: the log is unavailable: reopening it failed")
+)
+
+// openStore opens the WAL in dir, whose segments are segmentBytes long.
+func openStore(dir string, segmentBytes int, logger hclog.Logger) (*store, error) {
+	s := newStore(dir, segmentBytes, logger)
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore is a store with its defaults, not yet open.
+func newStore(dir string, segmentBytes int, logger hclog.Logger) *store {
+	return &store{
+		dir: dir, segment: segmentBytes, logger: logger,
+		newMeta: func() types.MetaStore { return &metadb.BoltMetaDB{} },
+		roomFor: func() bool { return freeBytes(dir) > uint64(segmentBytes)+1<<20 },
+	}
+}
+
+// open finishes a rotation left half done, then opens the WAL. The caller
+// holds mu or has the only reference to s.
+func (s *store) open() error {
+	// The metadata store is ours to close if Open fails: left open, it would
+	// hold the file lock and the next Open would wait for it forever.
+	meta := s.newMeta()
+	if err := finishRotation(s.dir, s.segment, meta); err != nil {
+		meta.Close()
+		return err
+	}
+	w, err := wal.Open(s.dir, wal.WithMetaStore(meta), wal.WithLogger(s.logger), wal.WithSegmentSize(s.segment))
+	if err != nil {
+		meta.Close()
+		return fmt.Errorf("raftlog: open wal: %w", err)
+	}
+	s.w, s.meta = w, meta
+	return nil
 }
 
 // freeBytes is the space left for unprivileged writes on dir's file system.
@@ -39,16 +98,121 @@ func freeBytes(dir string) uint64 {
 	return st.Bavail * uint64(st.Bsize)
 }
 
-// errNoRoom refuses an append while the disk is nearly full.
-var errNoRoom = errors.New("raftlog: refusing to append: less than a log segment of disk space is free")
-
-// StoreLogs appends logs unless the disk is nearly full.
+// StoreLogs appends logs unless the disk is nearly full. If the WAL is
+// wedged sealed, it repairs it and tries again.
 func (s *store) StoreLogs(logs []*raft.Log) error {
 	if !s.roomFor() {
 		return errNoRoom
 	}
-	return s.WAL.StoreLogs(logs)
+	err := s.with(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+	if !errors.Is(err, wal.ErrSealed) && !errors.Is(err, errNoWAL) {
+		return err
+	}
+	if rerr := s.repair(); rerr != nil {
+		return fmt.Errorf("%w (repairing the log: %v)", err, rerr)
+	}
+	return s.with(func(w *wal.WAL) error { return w.StoreLogs(logs) })
 }
 
 // StoreLog appends one log unless the disk is nearly full.
 func (s *store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+// repair finishes the WAL's failed rotation, then closes and reopens it.
+// It does nothing if it ran less than repairEvery ago or if the disk is
+// still too full for a new segment; if finishing the rotation fails, the
+// WAL stays open (and sealed).
+func (s *store) repair() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.lastRepair) < repairEvery {
+		return errors.New("waiting to retry")
+	}
+	s.lastRepair = time.Now()
+	if !s.roomFor() {
+		return errNoRoom
+	}
+	if s.w != nil {
+		// Holding mu, no WAL operation runs, and the WAL's rotation has failed.
+		if err := finishRotation(s.dir, s.segment, s.meta); err != nil {
+			return err
+		}
+		if err := s.w.Close(); err != nil {
+			return err
+		}
+		s.w = nil
+	}
+	if err := s.open(); err != nil {
+		return err
+	}
+	s.logger.Warn("reopened the log after a failed segment rotation")
+	return nil
+}
+
+// with runs f on the open WAL.
+func (s *store) with(f func(*wal.WAL) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.w == nil {
+		return errNoWAL
+	}
+	return f(s.w)
+}
+
+// FirstIndex implements raft.LogStore.
+func (s *store) FirstIndex() (i uint64, err error) {
+	err = s.with(func(w *wal.WAL) (e error) { i, e = w.FirstIndex(); return })
+	return i, err
+}
+
+// LastIndex implements raft.LogStore.
+func (s *store) LastIndex() (i uint64, err error) {
+	err = s.with(func(w *wal.WAL) (e error) { i, e = w.LastIndex(); return })
+	return i, err
+}
+
+// GetLog implements raft.LogStore.
+func (s *store) GetLog(index uint64, l *raft.Log) error {
+	return s.with(func(w *wal.WAL) error { return w.GetLog(index, l) })
+}
+
+// DeleteRange implements raft.LogStore.
+func (s *store) DeleteRange(min, max uint64) error {
+	return s.with(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
+}
+
+// Set implements raft.StableStore.
+func (s *store) Set(key, val []byte) error {
+	return s.with(func(w *wal.WAL) error { return w.Set(key, val) })
+}
+
+// Get implements raft.StableStore.
+func (s *store) Get(key []byte) (v []byte, err error) {
+	err = s.with(func(w *wal.WAL) (e error) { v, e = w.Get(key); return })
+	return v, err
+}
+
+// SetUint64 implements raft.StableStore.
+func (s *store) SetUint64(key []byte, val uint64) error {
+	return s.with(func(w *wal.WAL) error { return w.SetUint64(key, val) })
+}
+
+// GetUint64 implements raft.StableStore.
+func (s *store) GetUint64(key []byte) (v uint64, err error) {
+	err = s.with(func(w *wal.WAL) (e error) { v, e = w.GetUint64(key); return })
+	return v, err
+}
+
+// IsMonotonic tells Raft the log takes only consecutive indexes, as raft-wal does.
+func (s *store) IsMonotonic() bool { return true }
+
+// Close closes the WAL.
+func (s *store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Close()
+	s.w = nil
+	return err
+}

@@ -1,23 +1,29 @@
 package raftlog
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/types"
 )
+
+const testSegment = 32 << 10
 
 // While less than a segment is free, appends are refused before raft-wal
 // is asked (it could not rotate), and accepted again once there is room.
 func TestStoreRefusesAppendsWhenNearlyFull(t *testing.T) {
-	dir := t.TempDir()
-	w, err := wal.Open(dir, wal.WithSegmentSize(32<<10))
+	s, err := openStore(t.TempDir(), testSegment, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := openStore(dir, 32<<10, w)
 	defer s.Close()
 	var room atomic.Bool
 	s.roomFor = room.Load
@@ -34,4 +40,128 @@ func TestStoreRefusesAppendsWhenNearlyFull(t *testing.T) {
 	if !s.IsMonotonic() {
 		t.Fatal("the store must tell Raft the log is monotonic, as raft-wal does")
 	}
+}
+
+// metaFull is the WAL's metadata store on a disk that is full while full is set.
+type metaFull struct {
+	*metadb.BoltMetaDB
+	full *atomic.Bool
+}
+
+func (m metaFull) CommitState(st types.PersistentState) error {
+	if m.full.Load() {
+		return fmt.Errorf("commit wal metadata: %w", syscall.ENOSPC)
+	}
+	return m.BoltMetaDB.CommitState(st)
+}
+
+// storeOnFullableDisk opens a store in dir whose metadata writes fail while full is set.
+func storeOnFullableDisk(t *testing.T, dir string, full *atomic.Bool) *store {
+	t.Helper()
+	s := newStore(dir, testSegment, hclog.NewNullLogger())
+	s.newMeta = func() types.MetaStore { return metaFull{&metadb.BoltMetaDB{}, full} }
+	s.roomFor = func() bool { return true }
+	if err := s.open(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// entry is log entry i of the tests, about 1 KiB.
+func entry(i uint64) *raft.Log {
+	return &raft.Log{Index: i, Term: 1, Data: bytes.Repeat([]byte{byte(i)}, 1000)}
+}
+
+// appendUntilRefused appends entries from next on while the disk is full
+// and returns the first index refused; a segment fills after some 30.
+func appendUntilRefused(t *testing.T, s *store, next uint64) uint64 {
+	t.Helper()
+	for ; next < 1000; next++ {
+		if err := s.StoreLogs([]*raft.Log{entry(next)}); err != nil {
+			return next
+		}
+	}
+	t.Fatal("no append failed on a full disk over many segments")
+	return 0
+}
+
+// appendEventually appends entry i, retrying until the store takes it.
+func appendEventually(t *testing.T, s *store, i uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.StoreLogs([]*raft.Log{entry(i)})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("append %d still fails after the disk was freed: %v", i, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkEntries fails unless s holds exactly entries 1..last, intact.
+func checkEntries(t *testing.T, s *store, last uint64) {
+	t.Helper()
+	if got, err := s.LastIndex(); err != nil || got != last {
+		t.Fatalf("last index %d (%v), want %d", got, err, last)
+	}
+	for i := uint64(1); i <= last; i++ {
+		var l raft.Log
+		if err := s.GetLog(i, &l); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		if !bytes.Equal(l.Data, entry(i).Data) {
+			t.Fatalf("entry %d holds other data", i)
+		}
+	}
+}
+
+// A segment rotation that fails because the disk is full sealed raft-wal's
+// WAL for good: every later append failed with "segment is sealed", even
+// after the disk was freed and the WAL reopened. Found by `certa chaos
+// --long --scenarios disk`. The store finishes the rotation itself once
+// there is room, without a restart, and no entry is lost.
+func TestStoreRecoversFromRotationOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	var full atomic.Bool
+	s := storeOnFullableDisk(t, dir, &full)
+	defer s.Close()
+
+	full.Store(true)
+	refused := appendUntilRefused(t, s, 1)
+	var l raft.Log
+	if err := s.GetLog(refused-1, &l); err != nil {
+		t.Fatalf("the log must stay readable while it cannot take appends: %v", err)
+	}
+	full.Store(false)
+	appendEventually(t, s, refused)
+	for i := refused + 1; i < refused+100; i++ { // over several more rotations
+		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	checkEntries(t, s, refused+99)
+}
+
+// A node stopped while its WAL was left sealed by such a rotation starts
+// with a WAL that takes appends.
+func TestStoreOpensWALLeftSealedByRotationOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	var full atomic.Bool
+	s := storeOnFullableDisk(t, dir, &full)
+	full.Store(true)
+	refused := appendUntilRefused(t, s, 1)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	full.Store(false)
+	s = storeOnFullableDisk(t, dir, &full)
+	defer s.Close()
+	if err := s.StoreLogs([]*raft.Log{entry(refused)}); err != nil {
+		t.Fatalf("append after reopening: %v", err)
+	}
+	checkEntries(t, s, refused)
 }
