@@ -43,23 +43,24 @@ func mountDisks(dir string, n int) (*disks, error) {
 func (d *disks) filler(i int) string { return filepath.Join(d.dirs[i], "chaos-filler") }
 
 // fill writes to node i's disk until no space is left.
-func (d *disks) fill(i int) {
+func (d *disks) fill(i int) error {
 	f, err := os.Create(d.filler(i))
 	if err != nil {
-		return // already full
+		return nil // already full
 	}
 	defer f.Close()
 	buf := make([]byte, 1<<20)
 	for {
 		if _, err := f.Write(buf); err != nil {
 			if !errors.Is(err, syscall.ENOSPC) {
-				panic(fmt.Sprintf("chaos: filling %s: %v", d.filler(i), err))
+				return fmt.Errorf("filling %s: %w", d.filler(i), err)
 			}
 			break
 		}
 	}
 	// Fill the last partial page too.
 	io.WriteString(f, "x")
+	return nil
 }
 
 // free frees node i's disk.

@@ -24,6 +24,15 @@ type env struct {
 	net   *netfault.Net
 	disks *disks // nil but in the disk class
 	rng   *rand.Rand
+	err   error // the first fault the harness failed to inject or heal
+}
+
+// fault records err, the harness's failure to inject or heal a fault: the
+// scenario then stops and reports it.
+func (e *env) fault(err error) {
+	if e.err == nil {
+		e.err = err
+	}
 }
 
 // Nemeses are the fault scenarios of the short form, in the order they run.
@@ -95,10 +104,11 @@ func Classes() []Nemesis {
 
 // run injects faults until ctx ends, each after a quiet 2-4 s and lasting
 // 2-5 s (longer than an election timeout), and returns how many it
-// injected. The cluster is healed when it returns.
+// injected. The cluster is healed when it returns. It stops early when
+// the harness fails to inject or heal a fault (e.err).
 func (nem Nemesis) run(ctx context.Context, e *env) int {
 	n := 0
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && e.err == nil {
 		sleep(ctx, time.Duration(2+e.rng.IntN(3))*time.Second)
 		if ctx.Err() != nil || nem.inject == nil {
 			continue

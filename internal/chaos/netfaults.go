@@ -62,21 +62,14 @@ var networkNemeses = []Nemesis{
 		// A random node's data directory fills up; the node must refuse
 		// (never diverge) and recover once the space is freed.
 		i := e.rng.IntN(len(e.c.Nodes))
-		e.disks.fill(i)
+		e.fault(e.disks.fill(i))
 		return func() { e.disks.free(i) }
 	}},
 }
 
-// setLinks changes the network; a failure to do so is the harness's, and
-// stops the run loudly.
+// setLinks changes the network.
 func (e *env) setLinks(f func(a, b int, l netfault.Link) netfault.Link) {
-	if err := e.net.Set(f); err != nil {
-		panic(err)
-	}
+	e.fault(e.net.Set(f))
 }
 
-func (e *env) healNet() {
-	if err := e.net.Heal(); err != nil {
-		panic(err)
-	}
-}
+func (e *env) healNet() { e.fault(e.net.Heal()) }

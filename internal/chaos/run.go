@@ -112,6 +112,11 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 		}()
 	}
 	faults := nem.run(runCtx, e)
+	if e.err != nil {
+		stop()
+		wg.Wait()
+		return fail(fmt.Errorf("the harness failed to inject or heal a fault: %w", e.err))
+	}
 	wg.Wait()
 
 	healed := time.Now()
