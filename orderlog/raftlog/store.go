@@ -14,18 +14,21 @@ import (
 	"github.com/hashicorp/raft-wal/types"
 )
 
-// store is the node's log and stable store: a raft-wal WAL that survives a
-// segment rotation failing for want of disk space.
+// store is the node's log and stable store: a raft-wal WAL that survives
+// its segment rotations failing for want of disk space.
 //
 // raft-wal seals a full segment inside an append, then rotates in the
 // background: it records the seal in its metadata and creates the next
-// segment file. When that fails (the disk is full), every later append
-// fails with ErrSealed, and reopening does not help: the reopened WAL takes
-// the sealed file as its tail again. store therefore
+// segment file. A tail truncation does the same in the foreground. When a
+// rotation fails (the disk is full), raft-wal's memory and files disagree:
+// every later append fails with ErrSealed, every later truncation with
+// "file exists", and reopening does not help with the first: the reopened
+// WAL takes the sealed file as its tail again. store therefore
 //   - refuses appends while less than a segment of space is free, so that a
 //     rotation rarely meets a full disk;
-//   - when an append does fail with ErrSealed, finishes the rotation
-//     (finishRotation) and reopens the WAL, once there is room again;
+//   - when an append or a truncation fails, finishes the rotation
+//     (finishRotation) and reopens the WAL, once there is room again, and
+//     tries once more (change);
 //   - finishes such a rotation before opening the WAL at startup too.
 type store struct {
 	dir     string
@@ -98,29 +101,37 @@ func freeBytes(dir string) uint64 {
 	return st.Bavail * uint64(st.Bsize)
 }
 
-// StoreLogs appends logs unless the disk is nearly full. If the WAL is
-// wedged sealed, it repairs it and tries again.
+// StoreLogs appends logs unless the disk is nearly full.
 func (s *store) StoreLogs(logs []*raft.Log) error {
 	if !s.roomFor() {
 		return errNoRoom
 	}
-	err := s.with(func(w *wal.WAL) error { return w.StoreLogs(logs) })
-	if !errors.Is(err, wal.ErrSealed) && !errors.Is(err, errNoWAL) {
-		return err
+	return s.change(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+}
+
+// change runs op, a change to the log. If op fails, change repairs the WAL
+// and runs op once more, so that what it returns holds: after a failure,
+// raft-wal's files can be ahead of its memory (a truncation recorded, but
+// its next segment not created), and reopening the WAL would complete a
+// change Raft was told had failed.
+func (s *store) change(op func(*wal.WAL) error) error {
+	err := s.with(op)
+	if err == nil {
+		return nil
 	}
 	if rerr := s.repair(); rerr != nil {
 		return fmt.Errorf("%w (repairing the log: %v)", err, rerr)
 	}
-	return s.with(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+	return s.with(op)
 }
 
 // StoreLog appends one log unless the disk is nearly full.
 func (s *store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
-// repair finishes the WAL's failed rotation, then closes and reopens it.
-// It does nothing if it ran less than repairEvery ago or if the disk is
-// still too full for a new segment; if finishing the rotation fails, the
-// WAL stays open (and sealed).
+// repair finishes a rotation the WAL failed, then closes and reopens it,
+// bringing its memory in line with its files. It does nothing if it ran
+// less than repairEvery ago or if the disk is still too full for a new
+// segment; if finishing the rotation fails, the WAL stays open as it was.
 func (s *store) repair() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,7 +155,7 @@ func (s *store) repair() error {
 	if err := s.open(); err != nil {
 		return err
 	}
-	s.logger.Warn("reopened the log after a failed segment rotation")
+	s.logger.Warn("reopened the log after a failed change")
 	return nil
 }
 
@@ -177,7 +188,7 @@ func (s *store) GetLog(index uint64, l *raft.Log) error {
 
 // DeleteRange implements raft.LogStore.
 func (s *store) DeleteRange(min, max uint64) error {
-	return s.with(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
+	return s.change(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
 }
 
 // Set implements raft.StableStore.
