@@ -144,10 +144,10 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hlog)
+	snaps, err := openSnapshots(cfg.Dir, hlog)
 	if err != nil {
 		w.Close()
-		return nil, fmt.Errorf("raftlog: snapshot store: %w", err)
+		return nil, err
 	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {

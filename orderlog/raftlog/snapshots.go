@@ -1,0 +1,75 @@
+package raftlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// snapshotStore is raft's file snapshot store, without its leak: when
+// writing a snapshot fails (a full disk), raft leaves the snapshot's
+// temporary directory behind, partial data and all, so the disk stays full
+// after the space that caused the failure is freed, and every later listing
+// warns about each one. snapshotStore removes those directories.
+type snapshotStore struct {
+	*raft.FileSnapshotStore
+	dir string // holds one directory per snapshot
+}
+
+// tmpSuffix marks a snapshot directory still being written (raft's name).
+const tmpSuffix = ".tmp"
+
+// openSnapshots opens the snapshot store in dir/snapshots, removing what
+// a node stopped while writing a snapshot left there.
+func openSnapshots(dir string, logger hclog.Logger) (*snapshotStore, error) {
+	files, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: snapshot store: %w", err)
+	}
+	s := &snapshotStore{FileSnapshotStore: files, dir: filepath.Join(dir, "snapshots")}
+	tmps, _ := filepath.Glob(filepath.Join(s.dir, "*"+tmpSuffix))
+	for _, tmp := range tmps {
+		os.RemoveAll(tmp)
+	}
+	return s, nil
+}
+
+// Create implements raft.SnapshotStore.
+func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
+	conf raft.Configuration, confIndex uint64, trans raft.Transport) (raft.SnapshotSink, error) {
+	sink, err := s.FileSnapshotStore.Create(version, index, term, conf, confIndex, trans)
+	if err != nil {
+		// The failed write names the file, in the new snapshot's directory.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			if tmp := filepath.Dir(pe.Path); strings.HasSuffix(tmp, tmpSuffix) && filepath.Dir(tmp) == s.dir {
+				os.RemoveAll(tmp)
+			}
+		}
+		return nil, err
+	}
+	return snapshotSink{sink, filepath.Join(s.dir, sink.ID()+tmpSuffix)}, nil
+}
+
+// snapshotSink removes its temporary directory when it fails to finish.
+type snapshotSink struct {
+	raft.SnapshotSink
+	tmp string
+}
+
+func (s snapshotSink) Close() error { return s.removeOnError(s.SnapshotSink.Close()) }
+
+func (s snapshotSink) Cancel() error { return s.removeOnError(s.SnapshotSink.Cancel()) }
+
+func (s snapshotSink) removeOnError(err error) error {
+	if err != nil {
+		os.RemoveAll(s.tmp) // gone already if the snapshot was moved into place
+	}
+	return err
+}
