@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -152,18 +154,40 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	return rows
 }
 
-// saveGoroutines writes every node's goroutine dump next to its log.
+// saveGoroutines writes every node's goroutine dump and a listing of its
+// files next to its log.
 func saveGoroutines(cfg Config, nem Nemesis, c *localcluster.Cluster) {
 	for i, n := range c.Nodes {
-		dump, err := c.Goroutines(i)
-		if err != nil {
-			continue
+		if dump, err := c.Goroutines(i); err == nil {
+			path := filepath.Join(cfg.Dir, nem.Name, n.ID+".goroutines.txt")
+			if os.WriteFile(path, dump, 0o644) == nil {
+				fmt.Fprintf(cfg.Log, "chaos: %s's goroutines are in %s\n", n.ID, path)
+			}
 		}
-		path := filepath.Join(cfg.Dir, nem.Name, n.ID+".goroutines.txt")
-		if os.WriteFile(path, dump, 0o644) == nil {
-			fmt.Fprintf(cfg.Log, "chaos: %s's goroutines are in %s\n", n.ID, path)
+		path := filepath.Join(cfg.Dir, nem.Name, n.ID+".files.txt")
+		if os.WriteFile(path, []byte(listFiles(n.DataDir)), 0o644) == nil {
+			fmt.Fprintf(cfg.Log, "chaos: %s's files are listed in %s\n", n.ID, path)
 		}
 	}
+}
+
+// listFiles lists the files under dir with their sizes, and the space
+// left on its file system.
+func listFiles(dir string) string {
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				fmt.Fprintf(&b, "%12d %s\n", info.Size(), path)
+			}
+		}
+		return nil
+	})
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) == nil {
+		fmt.Fprintf(&b, "free: %d bytes of %d\n", st.Bavail*uint64(st.Bsize), st.Blocks*uint64(st.Bsize))
+	}
+	return b.String()
 }
 
 // startCluster starts a cluster for nem in its own network (and, for the

@@ -42,7 +42,8 @@ type Config struct {
 	// MaxAppendEntries bounds entries per append RPC and per disk write (default 512).
 	MaxAppendEntries int
 	// SnapshotThreshold is how many new entries trigger a snapshot (default
-	// 8192); SnapshotInterval how often that is checked (default 2m).
+	// 8192); SnapshotInterval how often that is checked (default 10s;
+	// Raft waits between it and twice it).
 	// TrailingLogs is how many entries are kept after a snapshot (default
 	// 10240), so a follower that fell behind less than that catches up from
 	// the log instead of receiving the whole snapshot.
@@ -73,7 +74,7 @@ func (c *Config) setDefaults() {
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = 8192
 	}
-	def(&c.SnapshotInterval, 2*time.Minute)
+	def(&c.SnapshotInterval, 10*time.Second)
 	if c.SegmentBytes == 0 {
 		c.SegmentBytes = wal.DefaultSegmentSize
 	}
