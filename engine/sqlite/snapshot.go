@@ -68,7 +68,7 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 	c.c.SetInterrupt(nil)
 	e.pool.put(c, err != nil)
 	if err != nil {
-		os.Remove(path)
+		removeDB(path) // with the journal a failed VACUUM INTO leaves
 		return nil, fmt.Errorf("sqlite engine: snapshot: %w", err)
 	}
 	return &fileSnapshot{path: path}, nil

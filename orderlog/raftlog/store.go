@@ -24,14 +24,14 @@ import (
 // every later append fails with ErrSealed, every later truncation with
 // "file exists", and reopening does not help with the first: the reopened
 // WAL takes the sealed file as its tail again. store therefore
+//   - refuses appends while less than a segment of space is free, so that a
+//     rotation rarely meets a full disk, and the snapshot that lets Raft
+//     compact the log has room (without that reserve, the log of a node
+//     whose snapshot failed once filled its disk for good);
 //   - when an append or a truncation fails, finishes the rotation
-//     (finishRotation) and reopens the WAL, once a new segment fits on the
-//     disk, and tries once more (change);
+//     (finishRotation) and reopens the WAL, once there is room again, and
+//     tries once more (change);
 //   - finishes such a rotation before opening the WAL at startup too.
-//
-// Appends are not refused before the disk is full: they go to the tail
-// segment's preallocated space until it is full, and while they do, Raft
-// can take a snapshot and compact its log, which frees segments.
 type store struct {
 	dir     string
 	segment int // segment size in bytes
@@ -51,8 +51,8 @@ const repairEvery = time.Second
 var _ raft.MonotonicLogStore = (*store)(nil)
 
 var (
-	// errNoRoom defers a repair while a new segment would not fit.
-	errNoRoom = errors.New("raftlog: less than a log segment of disk space is free")
+	// errNoRoom refuses an append while the disk is nearly full.
+	errNoRoom = errors.New("raftlog: refusing to append: less than a log segment of disk space is free")
 	// errNoWAL is returned while the WAL is closed after a failed reopen.
 	errNoWAL = errors.New("raftlog: the log is unavailable: reopening it failed")
 )
@@ -103,8 +103,11 @@ func freeBytes(dir string) uint64 {
 	return st.Bavail * uint64(st.Bsize)
 }
 
-// StoreLogs implements raft.LogStore.
+// StoreLogs appends logs unless the disk is nearly full.
 func (s *store) StoreLogs(logs []*raft.Log) error {
+	if !s.roomFor() {
+		return errNoRoom
+	}
 	return s.change(func(w *wal.WAL) error { return w.StoreLogs(logs) })
 }
 
@@ -124,7 +127,7 @@ func (s *store) change(op func(*wal.WAL) error) error {
 	return s.with(op)
 }
 
-// StoreLog implements raft.LogStore.
+// StoreLog appends one log unless the disk is nearly full.
 func (s *store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 // repair finishes a rotation the WAL failed, then closes and reopens it,

@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,32 @@ import (
 
 const testSegment = 32 << 10
 
-// metaFull is the WAL's metadata store on a disk that is full while full
-// is set (and then has no room for a segment either).
+// While less than a segment is free, appends are refused before raft-wal
+// is asked (it could not rotate), and accepted again once there is room.
+func TestStoreRefusesAppendsWhenNearlyFull(t *testing.T) {
+	s, err := openStore(t.TempDir(), testSegment, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var room atomic.Bool
+	s.roomFor = room.Load
+	if err := s.StoreLogs([]*raft.Log{{Index: 1, Term: 1}}); !errors.Is(err, errNoRoom) {
+		t.Fatalf("got %v, want errNoRoom", err)
+	}
+	room.Store(true)
+	if err := s.StoreLogs([]*raft.Log{{Index: 1, Term: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if last, _ := s.LastIndex(); last != 1 {
+		t.Fatalf("last index %d, want 1", last)
+	}
+	if !s.IsMonotonic() {
+		t.Fatal("the store must tell Raft the log is monotonic, as raft-wal does")
+	}
+}
+
+// metaFull is the WAL's metadata store on a disk that is full while full is set.
 type metaFull struct {
 	*metadb.BoltMetaDB
 	full *atomic.Bool
@@ -37,7 +62,7 @@ func storeOnFullableDisk(t *testing.T, dir string, full *atomic.Bool) *store {
 	t.Helper()
 	s := newStore(dir, testSegment, hclog.NewNullLogger())
 	s.newMeta = func() types.MetaStore { return metaFull{&metadb.BoltMetaDB{}, full} }
-	s.roomFor = func() bool { return !full.Load() }
+	s.roomFor = func() bool { return true }
 	if err := s.open(); err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +145,6 @@ func TestStoreRecoversFromRotationOnFullDisk(t *testing.T) {
 		}
 	}
 	checkEntries(t, s, refused+99)
-	if !s.IsMonotonic() {
-		t.Fatal("the store must tell Raft the log is monotonic, as raft-wal does")
-	}
 }
 
 // A node stopped while its WAL was left sealed by such a rotation starts
