@@ -53,6 +53,8 @@ var _ raft.MonotonicLogStore = (*store)(nil)
 var (
 	// errNoRoom refuses an append while the disk is nearly full.
 	errNoRoom = errors.New("raftlog: refusing to append: less than a log segment of disk space is free")
+	// errRepairWait defers a repair tried less than repairEvery ago.
+	errRepairWait = errors.New("waiting to retry")
 	// errNoWAL is returned while the WAL is closed after a failed reopen.
 	errNoWAL = errors.New("raftlog: the log is unavailable: reopening it failed")
 )
@@ -138,14 +140,14 @@ func (s *store) repair() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if time.Since(s.lastRepair) < repairEvery {
-		return errors.New("waiting to retry")
+		return errRepairWait
 	}
 	s.lastRepair = time.Now()
 	if !s.roomFor() {
 		return errNoRoom
 	}
 	if s.w != nil {
-		// Holding mu, no WAL operation runs, and the WAL's rotation has failed.
+		// Holding mu, no WAL operation runs, as finishRotation requires.
 		if err := finishRotation(s.dir, s.segment, s.meta); err != nil {
 			return err
 		}
