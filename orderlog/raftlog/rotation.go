@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	wal "github.com/hashicorp/raft-wal"
@@ -23,7 +24,7 @@ import (
 // sealed file as the tail, and raft-wal, on this and every later open,
 // takes it up again as a tail that can take no more appends. finishRotation
 // records what the rotation would have: the tail sealed at its last entry,
-// and a new, empty tail after it, whose file the WAL creates when it opens.
+// and a new, empty tail after it.
 // Any other state it leaves alone.
 func finishRotation(dir string, segmentBytes int, meta types.MetaStore) error {
 	st, err := meta.Load(dir)
@@ -42,15 +43,24 @@ func finishRotation(dir string, segmentBytes int, meta types.MetaStore) error {
 		return err
 	}
 	now := time.Now()
-	tail.SealTime, tail.IndexStart, tail.MaxIndex = now, indexStart, last
-	st.Segments = append(st.Segments, types.SegmentInfo{
+	next := types.SegmentInfo{
 		ID:         st.NextSegmentID,
 		BaseIndex:  last + 1,
 		MinIndex:   last + 1,
 		SizeLimit:  uint32(segmentBytes),
 		Codec:      wal.CodecBinaryV1,
 		CreateTime: now,
-	})
+	}
+	// The new tail's file is created empty before it is recorded: the WAL
+	// then opens it as it is, instead of creating it preallocated, which a
+	// full disk refuses (and the WAL would not open).
+	f, err := os.OpenFile(filepath.Join(dir, segment.FileName(next)), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("raftlog: finish the wal's segment rotation: %w", err)
+	}
+	f.Close()
+	tail.SealTime, tail.IndexStart, tail.MaxIndex = now, indexStart, last
+	st.Segments = append(st.Segments, next)
 	st.NextSegmentID++
 	if err := meta.CommitState(st); err != nil {
 		return fmt.Errorf("raftlog: finish the wal's segment rotation: %w", err)

@@ -29,8 +29,7 @@ import (
 //     compact the log has room (without that reserve, the log of a node
 //     whose snapshot failed once filled its disk for good);
 //   - when an append or a truncation fails, finishes the rotation
-//     (finishRotation) and reopens the WAL, once there is room again, and
-//     tries once more (change);
+//     (finishRotation) and reopens the WAL, and tries once more (change);
 //   - finishes such a rotation before opening the WAL at startup too.
 type store struct {
 	dir     string
@@ -133,9 +132,10 @@ func (s *store) change(op func(*wal.WAL) error) error {
 func (s *store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 // repair finishes a rotation the WAL failed, then closes and reopens it,
-// bringing its memory in line with its files. It does nothing if it ran
-// less than repairEvery ago or if the disk is still too full for a new
-// segment; if finishing the rotation fails, the WAL stays open as it was.
+// bringing its memory in line with its files. It needs no free space (the
+// reopened WAL deletes the segments a failed truncation dropped), and does
+// nothing if it ran less than repairEvery ago; if finishing the rotation
+// fails, the WAL stays open as it was.
 func (s *store) repair() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,9 +143,6 @@ func (s *store) repair() error {
 		return errRepairWait
 	}
 	s.lastRepair = time.Now()
-	if !s.roomFor() {
-		return errNoRoom
-	}
 	if s.w != nil {
 		// Holding mu, no WAL operation runs, as finishRotation requires.
 		if err := finishRotation(s.dir, s.segment, s.meta); err != nil {

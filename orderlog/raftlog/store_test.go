@@ -168,51 +168,74 @@ func TestStoreOpensWALLeftSealedByRotationOnFullDisk(t *testing.T) {
 	checkEntries(t, s, refused)
 }
 
-// A tail truncation records the truncated tail and a new segment in the
-// metadata, then creates the segment's file. When creating it failed (a
-// full disk: the preallocation failed and left the file), raft-wal's
-// memory still had the old tail, and every later truncation failed with
-// "file exists"; reopening the WAL completed the truncation behind Raft's
-// back (it went on believing the entries were there: "log not found" until
-// it took a snapshot). Found by `certa chaos --long --scenarios disk`. The
-// store reopens the WAL and retries, so the truncation succeeds.
+// A truncation records the new state in the metadata, then creates the new
+// tail segment's file. When creating it failed (a full disk: the
+// preallocation failed and left the file), raft-wal's memory still had the
+// old segments, and every later truncation failed with "file exists";
+// reopening the WAL completed the truncation behind Raft's back (it went on
+// believing the entries were there, or, after a snapshot, that they were
+// gone: "non-monotonic log entries"). Found by `certa chaos --long
+// --scenarios disk`. The store reopens the WAL and retries, so the
+// truncation succeeds, with no free space needed: the reopened WAL deletes
+// the dropped segments.
 func TestStoreTruncatesAfterFailedSegmentCreation(t *testing.T) {
-	dir := t.TempDir()
-	s, err := openStore(dir, testSegment, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Close() }()
-	s.roomFor = func() bool { return true }
-	for i := uint64(1); i <= 10; i++ {
-		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The file the truncation's new tail segment would be created as.
-	names, err := filepath.Glob(filepath.Join(dir, "*.wal"))
-	if err != nil || len(names) != 1 {
-		t.Fatalf("want one segment file, have %v (%v)", names, err)
-	}
-	var base, id uint64
-	if _, err := fmt.Sscanf(filepath.Base(names[0]), "%020d-%016x.wal", &base, &id); err != nil {
-		t.Fatal(err)
-	}
-	next := filepath.Join(dir, fmt.Sprintf("%020d-%016x.wal", 8, id+1))
-	if err := os.WriteFile(next, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	for _, tc := range []struct {
+		name        string
+		min, max    uint64 // the range deleted from entries 1..10
+		first, last uint64 // what remains
+		next        uint64 // the next entry, the first of the new segment
+	}{
+		{"tail", 8, 10, 1, 7, 8},        // a new leader's entries conflict
+		{"everything", 1, 10, 0, 0, 11}, // a snapshot was installed
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := openStore(dir, testSegment, hclog.NewNullLogger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { s.Close() }()
+			var room atomic.Bool
+			room.Store(true)
+			s.roomFor = room.Load
+			for i := uint64(1); i <= 10; i++ {
+				if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The file the truncation's new tail segment would be created as.
+			names, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+			if err != nil || len(names) != 1 {
+				t.Fatalf("want one segment file, have %v (%v)", names, err)
+			}
+			var base, id uint64
+			if _, err := fmt.Sscanf(filepath.Base(names[0]), "%020d-%016x.wal", &base, &id); err != nil {
+				t.Fatal(err)
+			}
+			next := filepath.Join(dir, fmt.Sprintf("%020d-%016x.wal", tc.next, id+1))
+			if err := os.WriteFile(next, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 
-	if err := s.DeleteRange(8, 10); err != nil {
-		t.Fatalf("truncation: %v", err)
+			room.Store(false)
+			if err := s.DeleteRange(tc.min, tc.max); err != nil {
+				t.Fatalf("truncation: %v", err)
+			}
+			if first, _ := s.FirstIndex(); first != tc.first {
+				t.Fatalf("first index %d, want %d", first, tc.first)
+			}
+			checkEntries(t, s, tc.last)
+			room.Store(true)
+			if err := s.StoreLogs([]*raft.Log{entry(tc.next)}); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			if s, err = openStore(dir, testSegment, hclog.NewNullLogger()); err != nil {
+				t.Fatal(err)
+			}
+			if last, _ := s.LastIndex(); last != tc.next {
+				t.Fatalf("last index %d after reopening, want %d", last, tc.next)
+			}
+		})
 	}
-	checkEntries(t, s, 7)
-	if err := s.StoreLogs([]*raft.Log{entry(8)}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if s, err = openStore(dir, testSegment, hclog.NewNullLogger()); err != nil {
-		t.Fatal(err)
-	}
-	checkEntries(t, s, 8)
 }
