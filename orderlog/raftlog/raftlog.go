@@ -150,6 +150,14 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		w.Close()
 		return nil, err
 	}
+	w.reserve = snaps.room // a node must always be able to snapshot, to compact its log
+	compact := make(chan struct{}, 1)
+	w.full = func() { // see compactLoop
+		select {
+		case compact <- struct{}{}:
+		default:
+		}
+	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {
 		w.Close()
@@ -214,7 +222,28 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	}
 	l := &Log{raft: r, wal: w, transport: trans, nudge: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.nudgeLoop()
+	go l.compactLoop(compact)
 	return l, nil
+}
+
+// compactLoop takes a snapshot, which compacts the log, whenever the log
+// store refuses entries for want of room, at most once a second: waiting
+// for the periodic check could leave a node whose log filled its disk
+// refusing entries for a whole interval.
+func (l *Log) compactLoop(compact <-chan struct{}) {
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-compact:
+			l.raft.Snapshot().Error() // nothing new to snapshot is fine
+			select {
+			case <-l.done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
 }
 
 // HasState reports whether dir holds Raft state from an earlier run.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -19,7 +20,8 @@ import (
 // warns about each one. snapshotStore removes those directories.
 type snapshotStore struct {
 	*raft.FileSnapshotStore
-	dir string // holds one directory per snapshot
+	dir    string        // holds one directory per snapshot
+	newest atomic.Uint64 // the newest snapshot's size in bytes
 }
 
 // tmpSuffix marks a snapshot directory still being written (raft's name).
@@ -37,8 +39,16 @@ func openSnapshots(dir string, logger hclog.Logger) (*snapshotStore, error) {
 	for _, tmp := range tmps {
 		os.RemoveAll(tmp)
 	}
+	if metas, err := files.List(); err == nil && len(metas) > 0 {
+		s.newest.Store(uint64(metas[0].Size))
+	}
 	return s, nil
 }
+
+// room is the disk space the next snapshot needs: the engine's copy of
+// the database and the snapshot written from it, each about the size of
+// the newest snapshot.
+func (s *snapshotStore) room() uint64 { return 2 * s.newest.Load() }
 
 // Create implements raft.SnapshotStore.
 func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
@@ -54,20 +64,35 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 		}
 		return nil, err
 	}
-	return snapshotSink{sink, filepath.Join(s.dir, sink.ID()+tmpSuffix)}, nil
+	return &snapshotSink{SnapshotSink: sink, store: s, tmp: filepath.Join(s.dir, sink.ID()+tmpSuffix)}, nil
 }
 
-// snapshotSink removes its temporary directory when it fails to finish.
+// snapshotSink removes its temporary directory when it fails to finish,
+// and records its size in the store when it does.
 type snapshotSink struct {
 	raft.SnapshotSink
-	tmp string
+	store   *snapshotStore
+	tmp     string
+	written uint64
 }
 
-func (s snapshotSink) Close() error { return s.removeOnError(s.SnapshotSink.Close()) }
+func (s *snapshotSink) Write(p []byte) (int, error) {
+	n, err := s.SnapshotSink.Write(p)
+	s.written += uint64(n)
+	return n, err
+}
 
-func (s snapshotSink) Cancel() error { return s.removeOnError(s.SnapshotSink.Cancel()) }
+func (s *snapshotSink) Close() error {
+	err := s.removeOnError(s.SnapshotSink.Close())
+	if err == nil {
+		s.store.newest.Store(s.written)
+	}
+	return err
+}
 
-func (s snapshotSink) removeOnError(err error) error {
+func (s *snapshotSink) Cancel() error { return s.removeOnError(s.SnapshotSink.Cancel()) }
+
+func (s *snapshotSink) removeOnError(err error) error {
 	if err != nil {
 		os.RemoveAll(s.tmp) // gone already if the snapshot was moved into place
 	}

@@ -77,3 +77,36 @@ func TestFailedSnapshotsLeaveNothingBehind(t *testing.T) {
 	}
 	leftovers("reopening")
 }
+
+// The log store keeps free the space the next snapshot needs, judged by the
+// newest snapshot, also after a restart: a node whose log filled its disk
+// could not snapshot, so it could never compact the log and stayed full.
+// Found by `certa chaos --long --scenarios disk`.
+func TestSnapshotStoreKnowsTheRoomTheNextSnapshotNeeds(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openSnapshots(dir, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.room() != 0 {
+		t.Fatalf("room %d with no snapshot yet, want 0", s.room())
+	}
+	sink, err := s.Create(1, 10, 1, raft.Configuration{}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.Write(make([]byte, 3000))
+	sink.Write(make([]byte, 1000))
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.room() != 8000 {
+		t.Fatalf("room %d after a 4000-byte snapshot, want 8000", s.room())
+	}
+	if s, err = openSnapshots(dir, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	if s.room() != 8000 {
+		t.Fatalf("room %d after reopening, want 8000", s.room())
+	}
+}

@@ -24,10 +24,10 @@ import (
 // every later append fails with ErrSealed, every later truncation with
 // "file exists", and reopening does not help with the first: the reopened
 // WAL takes the sealed file as its tail again. store therefore
-//   - refuses appends while less than a segment of space is free, so that a
-//     rotation rarely meets a full disk, and the snapshot that lets Raft
-//     compact the log has room (without that reserve, the log of a node
-//     whose snapshot failed once filled its disk for good);
+//   - refuses appends while less than a segment and the next snapshot's
+//     space are free, so that a rotation rarely meets a full disk, and the
+//     snapshot that lets Raft compact the log has room (without that
+//     reserve, a node's log filled its disk for good);
 //   - when an append or a truncation fails, finishes the rotation
 //     (finishRotation) and reopens the WAL, and tries once more (change);
 //   - finishes such a rotation before opening the WAL at startup too.
@@ -36,7 +36,9 @@ type store struct {
 	segment int // segment size in bytes
 	logger  hclog.Logger
 	newMeta func() types.MetaStore // the WAL's metadata store; tests inject failures
-	roomFor func() bool            // whether a new segment fits on the disk
+	roomFor func() bool            // whether a new segment and reserve() fit on the disk
+	reserve func() uint64          // more space to keep free: the next snapshot's
+	full    func()                 // called when an append is refused for want of room
 
 	mu         sync.RWMutex    // guards w; held exclusively only to swap it
 	w          *wal.WAL        // nil after a failed reopen, until one succeeds
@@ -69,11 +71,14 @@ func openStore(dir string, segmentBytes int, logger hclog.Logger) (*store, error
 
 // newStore is a store with its defaults, not yet open.
 func newStore(dir string, segmentBytes int, logger hclog.Logger) *store {
-	return &store{
+	s := &store{
 		dir: dir, segment: segmentBytes, logger: logger,
 		newMeta: func() types.MetaStore { return &metadb.BoltMetaDB{} },
-		roomFor: func() bool { return freeBytes(dir) > uint64(segmentBytes)+1<<20 },
+		reserve: func() uint64 { return 0 },
+		full:    func() {},
 	}
+	s.roomFor = func() bool { return freeBytes(dir) > uint64(segmentBytes)+s.reserve()+1<<20 }
+	return s
 }
 
 // open finishes a rotation left half done, then opens the WAL. The caller
@@ -107,6 +112,7 @@ func freeBytes(dir string) uint64 {
 // StoreLogs appends logs unless the disk is nearly full.
 func (s *store) StoreLogs(logs []*raft.Log) error {
 	if !s.roomFor() {
+		s.full()
 		return errNoRoom
 	}
 	return s.change(func(w *wal.WAL) error { return w.StoreLogs(logs) })
