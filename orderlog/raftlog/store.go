@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,8 @@ type store struct {
 	w          *wal.WAL        // nil after a failed reopen, until one succeeds
 	meta       types.MetaStore // w's metadata store
 	lastRepair time.Time       // repairs are tried at most once per repairEvery
+
+	truncatedTail atomic.Bool // the last change was a suffix truncation
 }
 
 // repairEvery spaces attempts to unseal the WAL: each one reads the tail segment.
@@ -109,9 +112,14 @@ func freeBytes(dir string) uint64 {
 	return st.Bavail * uint64(st.Bsize)
 }
 
-// StoreLogs appends logs unless the disk is nearly full.
+// StoreLogs appends logs unless the disk is nearly full. The append that
+// follows a suffix truncation is never refused: hashicorp/raft truncates a
+// follower's conflicting entries and then appends the leader's, and when
+// that append fails it keeps counting the truncated entries (a TODO in its
+// appendEntries), and looks for them in the log ("log not found") until it
+// restarts. Such an append goes to the tail segment's preallocated space.
 func (s *store) StoreLogs(logs []*raft.Log) error {
-	if !s.roomFor() {
+	if !s.truncatedTail.Swap(false) && !s.roomFor() {
 		s.full()
 		return errNoRoom
 	}
@@ -195,7 +203,15 @@ func (s *store) GetLog(index uint64, l *raft.Log) error {
 
 // DeleteRange implements raft.LogStore.
 func (s *store) DeleteRange(min, max uint64) error {
-	return s.change(func(w *wal.WAL) error { return w.DeleteRange(min, max) })
+	first, err := s.FirstIndex()
+	if err != nil {
+		return err
+	}
+	if err := s.change(func(w *wal.WAL) error { return w.DeleteRange(min, max) }); err != nil {
+		return err
+	}
+	s.truncatedTail.Store(min > first) // see StoreLogs
+	return nil
 }
 
 // Set implements raft.StableStore.

@@ -239,3 +239,39 @@ func TestStoreTruncatesAfterFailedSegmentCreation(t *testing.T) {
 		})
 	}
 }
+
+// The append that follows a suffix truncation is taken even while the disk
+// is nearly full: refused, hashicorp/raft would go on counting the truncated
+// entries. Found by `certa chaos --long --scenarios disk`: a follower sat
+// with Raft's last index two entries past its log's until the run ended.
+func TestStoreTakesTheAppendAfterASuffixTruncation(t *testing.T) {
+	s, err := openStore(t.TempDir(), testSegment, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var room atomic.Bool
+	room.Store(true)
+	s.roomFor = room.Load
+	for i := uint64(1); i <= 10; i++ {
+		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	room.Store(false)
+	if err := s.DeleteRange(1, 3); err != nil { // compaction: not a suffix
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs([]*raft.Log{entry(11)}); !errors.Is(err, errNoRoom) {
+		t.Fatalf("append after a compaction on a nearly full disk: %v, want errNoRoom", err)
+	}
+	if err := s.DeleteRange(9, 10); err != nil { // a new leader's entries conflict
+		t.Fatal(err)
+	}
+	if err := s.StoreLogs([]*raft.Log{entry(9), entry(10)}); err != nil {
+		t.Fatalf("append after a suffix truncation: %v", err)
+	}
+	if err := s.StoreLogs([]*raft.Log{entry(11)}); !errors.Is(err, errNoRoom) {
+		t.Fatalf("the next append on a nearly full disk: %v, want errNoRoom", err)
+	}
+}
