@@ -137,10 +137,10 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
 
-	if err := os.MkdirAll(filepath.Join(cfg.Dir, "wal"), 0o755); err != nil {
+	walDir := filepath.Join(cfg.Dir, "wal")
+	if err := os.MkdirAll(walDir, 0o755); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	walDir := filepath.Join(cfg.Dir, "wal")
 	w, err := openStore(walDir, cfg.SegmentBytes, hlog)
 	if err != nil {
 		return nil, err

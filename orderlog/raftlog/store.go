@@ -56,7 +56,7 @@ var _ raft.MonotonicLogStore = (*store)(nil)
 
 var (
 	// errNoRoom refuses an append while the disk is nearly full.
-	errNoRoom = errors.New("raftlog: refusing to append: less than a log segment of disk space is free")
+	errNoRoom = errors.New("raftlog: refusing to append: the disk has no room for another log segment and a snapshot")
 	// errRepairWait defers a repair tried less than repairEvery ago.
 	errRepairWait = errors.New("waiting to retry")
 	// errNoWAL is returned while the WAL is closed after a failed reopen.
@@ -142,7 +142,7 @@ func (s *store) change(op func(*wal.WAL) error) error {
 	return s.with(op)
 }
 
-// StoreLog appends one log unless the disk is nearly full.
+// StoreLog implements raft.LogStore, as StoreLogs.
 func (s *store) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
 
 // repair finishes a rotation the WAL failed, then closes and reopens it,

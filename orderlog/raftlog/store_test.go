@@ -19,16 +19,31 @@ import (
 
 const testSegment = 32 << 10
 
-// While less than a segment is free, appends are refused before raft-wal
-// is asked (it could not rotate), and accepted again once there is room.
-func TestStoreRefusesAppendsWhenNearlyFull(t *testing.T) {
-	s, err := openStore(t.TempDir(), testSegment, hclog.NewNullLogger())
+// storeWithRoom opens a store in dir holding entries 1..n, whose room for a
+// new segment is the returned flag (set).
+func storeWithRoom(t *testing.T, dir string, n uint64) (*store, *atomic.Bool) {
+	t.Helper()
+	s, err := openStore(dir, testSegment, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	var room atomic.Bool
+	room := new(atomic.Bool)
+	room.Store(true)
 	s.roomFor = room.Load
+	for i := uint64(1); i <= n; i++ {
+		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, room
+}
+
+// While less than a segment is free, appends are refused before raft-wal
+// is asked (it could not rotate), and accepted again once there is room.
+func TestStoreRefusesAppendsWhenNearlyFull(t *testing.T) {
+	s, room := storeWithRoom(t, t.TempDir(), 0)
+	defer s.Close()
+	room.Store(false)
 	if err := s.StoreLogs([]*raft.Log{{Index: 1, Term: 1}}); !errors.Is(err, errNoRoom) {
 		t.Fatalf("got %v, want errNoRoom", err)
 	}
@@ -190,19 +205,8 @@ func TestStoreTruncatesAfterFailedSegmentCreation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := openStore(dir, testSegment, hclog.NewNullLogger())
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, room := storeWithRoom(t, dir, 10)
 			defer func() { s.Close() }()
-			var room atomic.Bool
-			room.Store(true)
-			s.roomFor = room.Load
-			for i := uint64(1); i <= 10; i++ {
-				if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
-					t.Fatal(err)
-				}
-			}
 			// The file the truncation's new tail segment would be created as.
 			names, err := filepath.Glob(filepath.Join(dir, "*.wal"))
 			if err != nil || len(names) != 1 {
@@ -245,19 +249,8 @@ func TestStoreTruncatesAfterFailedSegmentCreation(t *testing.T) {
 // entries. Found by `certa chaos --long --scenarios disk`: a follower sat
 // with Raft's last index two entries past its log's until the run ended.
 func TestStoreTakesTheAppendAfterASuffixTruncation(t *testing.T) {
-	s, err := openStore(t.TempDir(), testSegment, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, room := storeWithRoom(t, t.TempDir(), 10)
 	defer s.Close()
-	var room atomic.Bool
-	room.Store(true)
-	s.roomFor = room.Load
-	for i := uint64(1); i <= 10; i++ {
-		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	room.Store(false)
 	if err := s.DeleteRange(1, 3); err != nil { // compaction: not a suffix
 		t.Fatal(err)
