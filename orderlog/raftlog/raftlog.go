@@ -124,9 +124,11 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	return open(cfg, sm, testHooks{})
 }
 
-// testHooks let tests inject failures: wrapStore wraps the log store.
+// testHooks let tests inject failures: wrapStore wraps the log store,
+// roomFor replaces its check for free space.
 type testHooks struct {
 	wrapStore func(raft.LogStore) raft.LogStore
+	roomFor   func() bool
 }
 
 // open is Open, with test hooks.
@@ -151,6 +153,9 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		return nil, err
 	}
 	w.reserve = snaps.room // a node must always be able to snapshot, to compact its log
+	if hooks.roomFor != nil {
+		w.roomFor = hooks.roomFor
+	}
 	compact := make(chan struct{}, 1)
 	w.full = func() { // see compactLoop
 		select {
@@ -236,7 +241,7 @@ func (l *Log) compactLoop(compact <-chan struct{}) {
 		case <-l.done:
 			return
 		case <-compact:
-			l.raft.Snapshot().Error() // nothing new to snapshot is fine
+			l.snapshotKeepingFew()
 			select {
 			case <-l.done:
 				return
@@ -244,6 +249,26 @@ func (l *Log) compactLoop(compact <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// fullDiskTrailingLogs is how many entries a snapshot taken for want of
+// room keeps. Any number well below a segment's worth frees the same files.
+const fullDiskTrailingLogs = 64
+
+// snapshotKeepingFew takes a snapshot that keeps only fullDiskTrailingLogs
+// entries behind it. With the usual TrailingLogs it could compact nothing:
+// in the disk soak a node's disk held the trailing entries (10240 of up to
+// 25 KB each) and the reserve, so it refused entries and its snapshots, all
+// at that index, freed nothing. A follower that lags further than the few
+// entries kept is then sent a snapshot.
+func (l *Log) snapshotKeepingFew() {
+	usual := l.raft.ReloadableConfig()
+	few := usual
+	few.TrailingLogs = fullDiskTrailingLogs
+	if err := l.raft.ReloadConfig(few); err == nil {
+		defer l.raft.ReloadConfig(usual)
+	}
+	l.raft.Snapshot().Error() // nothing new to snapshot is fine
 }
 
 // HasState reports whether dir holds Raft state from an earlier run.
