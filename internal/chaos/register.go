@@ -19,7 +19,7 @@ import (
 // with porcupine.
 //
 // Clients work on registerHot keys at a time and move to fresh ones every
-// registerEpoch. Porcupine's memory grows with the square of a key's
+// keyEpoch. Porcupine's memory grows with the square of a key's
 // history (its cache holds a bitset of the history per state it visits):
 // with four keys for a whole 20-minute soak, some 100k operations each, the
 // checker needed over 20 GiB and was killed. Per epoch, a key's history is
@@ -40,17 +40,15 @@ type registerInput struct {
 }
 
 const (
-	registerHot    = 4                // keys in use at a time
-	registerEpoch  = 30 * time.Second // how long they are in use
-	registerEpochs = 200              // epochs before keys are reused (100 minutes)
+	registerHot    = 4   // keys in use at a time
+	registerEpochs = 200 // epochs before keys are reused (100 minutes)
 )
 
 func newRegister() *register { return &register{start: time.Now()} }
 
 // key is a random key of the current epoch.
 func (w *register) key(c *client) int {
-	epoch := int(time.Since(w.start)/registerEpoch) % registerEpochs
-	return epoch*registerHot + c.rng.IntN(registerHot)
+	return epoch(w.start)%registerEpochs*registerHot + c.rng.IntN(registerHot)
 }
 
 func (w *register) Name() string { return "register" }

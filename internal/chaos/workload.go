@@ -114,3 +114,10 @@ func execOn(ctx context.Context, addr, sql string) error {
 		return err
 	})
 }
+
+// keyEpoch is how long the list-append and register workloads use the same
+// keys before moving to fresh ones, so that a key's history stays short.
+const keyEpoch = 30 * time.Second
+
+// epoch is the number of the key epoch now, counted from start.
+func epoch(start time.Time) int { return int(time.Since(start) / keyEpoch) }
