@@ -1,8 +1,8 @@
 // Package bench is the workload driver behind `certa bench`: concurrent
-// clients doing autocommit single-row UPDATEs and INSERTs on a preloaded
-// table, against a certa cluster and against a local SQLite file as the
-// no-replication baseline, reporting throughput, latency percentiles and
-// conflicts.
+// clients run a workload's transactions against a target (a certa cluster,
+// PostgreSQL, MariaDB or MariaDB Galera, a local SQLite file) for a fixed
+// time after a warm-up, and a Result holds throughput, latency histograms,
+// aborts and, for clusters, the replication lag seen during the run.
 package bench
 
 import (
@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,10 +17,10 @@ import (
 
 // Config describes one benchmark run.
 type Config struct {
-	Clients  int           // concurrent clients (default 8)
-	Duration time.Duration // measured time (default 10s)
-	Warmup   time.Duration // unmeasured time before it (default 2s)
-	Rows     int           // rows preloaded (default 10000)
+	Clients     int           // concurrent clients, spread over the target's nodes (default 8)
+	Duration    time.Duration // measured time (default 10s)
+	Warmup      time.Duration // unmeasured time before it (default 2s)
+	Consistency string        // read consistency of every session (default ConsistencyLocal)
 }
 
 func (c *Config) setDefaults() {
@@ -34,153 +33,96 @@ func (c *Config) setDefaults() {
 	if c.Warmup == 0 {
 		c.Warmup = 2 * time.Second
 	}
-	if c.Rows == 0 {
-		c.Rows = 10000
+	if c.Consistency == "" {
+		c.Consistency = ConsistencyLocal
 	}
 }
 
-// Client is one connection of a benchmark target. A Client is used by one
-// goroutine.
-type Client interface {
-	Exec(ctx context.Context, sql string, args ...any) error
-	Close()
-}
-
-// Target opens clients; client i of a run gets Open(i).
-type Target interface {
-	Open(ctx context.Context, i int) (Client, error)
-	// IsConflict reports whether err is a serialization failure (retryable).
-	IsConflict(err error) bool
-}
-
-// Result is what one run measured.
-type Result struct {
-	Commits   int
-	Conflicts int
-	Errors    int
-	FirstErr  error
-	Elapsed   time.Duration
-	P50, P99  time.Duration
-}
-
-// CommitsPerSec is the throughput of successful commits.
-func (r Result) CommitsPerSec() float64 { return float64(r.Commits) / r.Elapsed.Seconds() }
-
-// ConflictsPerSec is the rate of 40001 answers.
-func (r Result) ConflictsPerSec() float64 { return float64(r.Conflicts) / r.Elapsed.Seconds() }
-
-func (r Result) String() string {
-	s := fmt.Sprintf("%8.0f commits/s  p50 %6.2fms  p99 %6.2fms  conflicts %.1f/s  errors %d",
-		r.CommitsPerSec(), ms(r.P50), ms(r.P99), r.ConflictsPerSec(), r.Errors)
-	if r.FirstErr != nil {
-		s += fmt.Sprintf(" (first: %v)", r.FirstErr)
-	}
-	return s
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// Setup creates and preloads the benchmark table through one client.
-func Setup(ctx context.Context, t Target, cfg Config) error {
-	cfg.setDefaults()
-	c, err := t.Open(ctx, 0)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.Exec(ctx, "DROP TABLE IF EXISTS bench_kv")
-	if err := c.Exec(ctx, "CREATE TABLE bench_kv (id integer PRIMARY KEY, v integer NOT NULL, pad text)"); err != nil {
-		return fmt.Errorf("create table: %w", err)
-	}
-	const chunk = 500
-	for start := 0; start < cfg.Rows; start += chunk {
-		sql := "INSERT INTO bench_kv (id, v, pad) VALUES "
-		for i := start; i < min(start+chunk, cfg.Rows); i++ {
-			if i > start {
-				sql += ","
-			}
-			sql += fmt.Sprintf("(%d, 0, 'preloaded row padding')", i)
-		}
-		if err := c.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("preload: %w", err)
-		}
+// Validate reports the first invalid setting.
+func (c Config) Validate() error {
+	c.setDefaults()
+	switch {
+	case c.Clients < 1 || c.Clients > 1024:
+		return errors.New("bench: clients must be between 1 and 1024")
+	case c.Duration <= 0 || c.Warmup < 0:
+		return errors.New("bench: duration must be positive and warm-up not negative")
+	case c.Consistency != ConsistencyLocal && c.Consistency != ConsistencySync:
+		return fmt.Errorf("bench: consistency %q: want local or sync", c.Consistency)
 	}
 	return nil
 }
 
-// Run runs the workload: every client alternates single-row UPDATEs of a
-// random preloaded row and INSERTs of new rows, each its own transaction.
-func Run(ctx context.Context, t Target, cfg Config) (Result, error) {
+// Workload is a kind of load: its tables and the transactions clients run.
+type Workload interface {
+	// Name is the workload's name in reports ("oltp-write", "tpcc", ...).
+	Name() string
+	// Setup creates the workload's tables on t and loads them, replacing
+	// any an earlier run left.
+	Setup(ctx context.Context, t Target) error
+	// Next returns the next transaction client should run.
+	Next(rng *rand.Rand, client int) Txn
+}
+
+// Txn is one transaction of a workload.
+type Txn struct {
+	Kind string // its type, for per-type latency ("new-order", "point-select")
+	// Run runs the whole transaction on c, BEGIN to COMMIT. When it fails,
+	// the runner rolls back; a conflict is retried with the same Txn.
+	Run func(ctx context.Context, c Conn) error
+}
+
+// maxConsecutiveErrors stops a client whose connection is evidently gone.
+const maxConsecutiveErrors = 100
+
+// Run runs w's transactions on t with cfg.Clients clients for the warm-up
+// and then the measured duration, and returns what was measured. The
+// tables must have been set up (w.Setup).
+func Run(ctx context.Context, t Target, w Workload, cfg Config) (*Result, error) {
 	cfg.setDefaults()
-	clients := make([]Client, cfg.Clients)
-	for i := range clients {
-		c, err := t.Open(ctx, i)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	conns := make([]Conn, cfg.Clients)
+	for i := range conns {
+		c, err := t.Open(ctx, i, cfg.Consistency)
 		if err != nil {
-			for _, c := range clients[:i] {
+			for _, c := range conns[:i] {
 				c.Close()
 			}
-			return Result{}, fmt.Errorf("open client %d: %w", i, err)
+			return nil, fmt.Errorf("open client %d: %w", i, err)
 		}
-		clients[i] = c
+		conns[i] = c
 	}
 	defer func() {
-		for _, c := range clients {
+		for _, c := range conns {
 			c.Close()
 		}
 	}()
 
-	var measuring atomic.Bool
-	var nextID atomic.Int64
-	nextID.Store(int64(cfg.Rows) + 1_000_000*rand.Int64N(1000))
-	stop := make(chan struct{})
-	type stats struct {
-		lat               []time.Duration
-		conflicts, errors int
-		firstErr          error
+	var lag *lagProbe
+	if t.Nodes() > 1 {
+		var err error
+		if lag, err = startLagProbe(ctx, t); err != nil {
+			return nil, err
+		}
 	}
-	per := make([]stats, cfg.Clients)
+
+	var measuring atomic.Bool
+	stop := make(chan struct{})
+	recs := make([]*recorder, cfg.Clients)
 	var wg sync.WaitGroup
-	for i, c := range clients {
+	for i, c := range conns {
+		recs[i] = newRecorder()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := &per[i]
-			rng := rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano())))
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var err error
-				start := time.Now()
-				if n%2 == 0 {
-					err = c.Exec(ctx, "UPDATE bench_kv SET v = v + 1 WHERE id = $1", rng.IntN(cfg.Rows))
-				} else {
-					err = c.Exec(ctx, "INSERT INTO bench_kv (id, v, pad) VALUES ($1, 1, 'inserted by bench')", nextID.Add(1))
-				}
-				d := time.Since(start)
-				if !measuring.Load() {
-					continue
-				}
-				switch {
-				case err == nil:
-					st.lat = append(st.lat, d)
-				case t.IsConflict(err):
-					st.conflicts++
-				default:
-					st.errors++
-					if st.firstErr == nil {
-						st.firstErr = err
-					}
-					if errors.Is(err, context.Canceled) {
-						return
-					}
-				}
-			}
+			runClient(ctx, t, w, c, i, recs[i], &measuring, stop)
 		}()
 	}
 	sleep(ctx, cfg.Warmup)
+	if lag != nil {
+		lag.measure()
+	}
 	measuring.Store(true)
 	start := time.Now()
 	sleep(ctx, cfg.Duration)
@@ -189,24 +131,59 @@ func Run(ctx context.Context, t Target, cfg Config) (Result, error) {
 	close(stop)
 	wg.Wait()
 
-	var res Result
-	var all []time.Duration
-	for _, st := range per {
-		all = append(all, st.lat...)
-		res.Conflicts += st.conflicts
-		res.Errors += st.errors
-		if res.FirstErr == nil {
-			res.FirstErr = st.firstErr
-		}
-	}
-	res.Commits, res.Elapsed = len(all), elapsed
-	if len(all) > 0 {
-		slices.Sort(all)
-		res.P50 = all[len(all)/2]
-		res.P99 = all[len(all)*99/100]
+	res := newResult(t, w, cfg, elapsed, recs)
+	if lag != nil {
+		res.Lag = lag.stop()
 	}
 	return res, ctx.Err()
 }
+
+// runClient runs transactions on c until stop closes, recording those that
+// end while measuring.
+func runClient(ctx context.Context, t Target, w Workload, c Conn, client int, rec *recorder, measuring *atomic.Bool, stop <-chan struct{}) {
+	rng := rand.New(rand.NewPCG(uint64(client), uint64(time.Now().UnixNano())))
+	failures := 0
+	for {
+		txn := w.Next(rng, client)
+		start := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			err := txn.Run(ctx, c)
+			if err == nil {
+				failures = 0
+				if measuring.Load() {
+					rec.done(txn.Kind, time.Since(start))
+				}
+				break
+			}
+			c.Exec(ctx, "ROLLBACK")
+			if ctx.Err() != nil {
+				return
+			}
+			if t.IsConflict(err) {
+				if measuring.Load() {
+					rec.abort(txn.Kind)
+				}
+				continue // the same transaction again, as an application would
+			}
+			if measuring.Load() {
+				rec.fail(err)
+			}
+			if failures++; failures >= maxConsecutiveErrors {
+				rec.fail(fmt.Errorf("client %d stopped after %d errors in a row: %w", client, failures, err))
+				return
+			}
+			break
+		}
+	}
+}
+
+// errNoRows is a query that returned no row where one was expected.
+var errNoRows = errors.New("bench: no rows")
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

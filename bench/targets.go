@@ -2,65 +2,252 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"certa/engine/sqlite"
+	"certa/internal/mysqlclient"
 	"certa/internal/pgclient"
 )
 
-// Cluster is a certa cluster (or any PostgreSQL server) reached over the
-// PostgreSQL protocol; client i connects to Addrs[i % len(Addrs)].
-type Cluster struct{ Addrs []string }
+// Presets are the targets `certa bench --target NAME` knows by name: where
+// `certa up` and the scripts in bench/peers start them.
+var Presets = map[string]string{
+	"certa":    "certa:127.0.0.1:5433,127.0.0.1:5434,127.0.0.1:5435",
+	"galera":   "mysql:127.0.0.1:13306,127.0.0.1:13307,127.0.0.1:13308",
+	"mariadb":  "mysql:127.0.0.1:13406",
+	"postgres": "postgres:127.0.0.1:15432",
+	"sqlite":   "sqlite:",
+}
 
-// Open implements Target.
-func (c Cluster) Open(ctx context.Context, i int) (Client, error) {
-	conn, err := pgclient.Connect(ctx, c.Addrs[i%len(c.Addrs)])
-	if err != nil {
-		return nil, err
+// ParseTarget reads a target: a preset name, or NAME=KIND:ADDR[,ADDR...]
+// where KIND is certa (ADDR host:port), postgres or mysql (ADDR host:port,
+// user, password and database bench, or a postgres:// or mysql:// URL), or
+// sqlite (ADDR a file, empty for a temporary one).
+func ParseTarget(spec string) (Target, error) {
+	name, def, ok := strings.Cut(spec, "=")
+	if !ok {
+		def, ok = Presets[spec]
+		if !ok {
+			return nil, fmt.Errorf("bench: unknown target %q: name a preset (certa, galera, mariadb, postgres, sqlite) or write NAME=KIND:ADDR[,ADDR...]", spec)
+		}
 	}
-	return pgClient{conn}, nil
-}
-
-// IsConflict implements Target.
-func (Cluster) IsConflict(err error) bool { return pgclient.SQLState(err) == "40001" }
-
-type pgClient struct{ c *pgclient.Conn }
-
-func (p pgClient) Exec(ctx context.Context, sql string, args ...any) error {
-	_, err := p.c.Exec(ctx, sql, args...)
-	return err
-}
-
-func (p pgClient) Close() { p.c.Close() }
-
-// SQLiteFile is the no-replication baseline: one local SQLite file in WAL
-// mode with synchronous=FULL (every commit fsync'd). SQLite has one writer,
-// so its clients share one connection in turn.
-type SQLiteFile struct {
-	db *sqlite.Baseline
-}
-
-// OpenSQLiteFile opens (creating) the baseline database at path.
-func OpenSQLiteFile(path string) (*SQLiteFile, error) {
-	db, err := sqlite.OpenBaseline(path)
-	if err != nil {
-		return nil, err
+	kind, list, ok := strings.Cut(def, ":")
+	if !ok {
+		return nil, fmt.Errorf("bench: target %q: want KIND:ADDR[,ADDR...]", spec)
 	}
-	return &SQLiteFile{db: db}, nil
+	var addrs []string
+	if list != "" {
+		addrs = strings.Split(list, ",")
+	}
+	switch kind {
+	case "certa", "postgres":
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("bench: target %q names no address", spec)
+		}
+		return &pgTarget{name: name, certa: kind == "certa", addrs: addrs}, nil
+	case "mysql":
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("bench: target %q names no address", spec)
+		}
+		return &mysqlTarget{name: name, addrs: addrs}, nil
+	case "sqlite":
+		return openSQLiteTarget(name, list)
+	}
+	return nil, fmt.Errorf("bench: target %q: unknown kind %q (certa, postgres, mysql, sqlite)", spec, kind)
 }
 
-// Close closes the database.
-func (s *SQLiteFile) Close() { s.db.Close() }
-
-// Open implements Target.
-func (s *SQLiteFile) Open(ctx context.Context, i int) (Client, error) { return sqliteClient{s}, nil }
-
-// IsConflict implements Target.
-func (*SQLiteFile) IsConflict(error) bool { return false }
-
-type sqliteClient struct{ s *SQLiteFile }
-
-func (c sqliteClient) Exec(ctx context.Context, sql string, args ...any) error {
-	return c.s.db.Exec(sql, args...)
+// pgTarget is a certa cluster or a PostgreSQL server, over the PostgreSQL
+// protocol (simple queries, arguments interpolated by the client).
+type pgTarget struct {
+	name  string
+	certa bool
+	addrs []string
 }
 
-func (sqliteClient) Close() {}
+func (t *pgTarget) Name() string { return t.name }
+func (t *pgTarget) Nodes() int   { return len(t.addrs) }
+
+func (t *pgTarget) Open(ctx context.Context, node int, consistency string) (Conn, error) {
+	addr := t.addrs[node%len(t.addrs)]
+	if !t.certa && !strings.Contains(addr, "://") {
+		addr = "postgres://bench:bench@" + addr + "/bench?sslmode=disable"
+	}
+	var c *pgclient.Conn
+	var err error
+	if strings.Contains(addr, "://") {
+		c, err = pgclient.ConnectString(ctx, addr)
+	} else {
+		c, err = pgclient.Connect(ctx, addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: connect to %s: %w", t.name, addr, err)
+	}
+	if t.certa {
+		if _, err := c.Exec(ctx, "SET certa.consistency = '"+consistency+"'"); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return pgConn{c}, nil
+}
+
+func (t *pgTarget) IsConflict(err error) bool {
+	code := pgclient.SQLState(err)
+	return code == "40001" || code == "40P01"
+}
+
+func (t *pgTarget) Durability() string {
+	if t.certa {
+		return "every commit in the Raft log, fsync'd on a majority of nodes"
+	}
+	return "as the server is configured (bench/peers: synchronous_commit=on, fsync=on)"
+}
+
+func (t *pgTarget) Close() {}
+
+type pgConn struct{ c *pgclient.Conn }
+
+func (p pgConn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := p.c.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	// The tag ends in the row count: "UPDATE 1", "INSERT 0 1".
+	n, _ := strconv.ParseInt(tag[strings.LastIndexByte(tag, ' ')+1:], 10, 64)
+	return n, nil
+}
+
+func (p pgConn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	return p.c.Query(ctx, sql, args...)
+}
+
+func (p pgConn) Close() { p.c.Close() }
+
+// mysqlTarget is a MariaDB server or MariaDB Galera cluster.
+type mysqlTarget struct {
+	name  string
+	addrs []string
+}
+
+func (t *mysqlTarget) Name() string { return t.name }
+func (t *mysqlTarget) Nodes() int   { return len(t.addrs) }
+
+func (t *mysqlTarget) Open(ctx context.Context, node int, consistency string) (Conn, error) {
+	addr := t.addrs[node%len(t.addrs)]
+	if !strings.Contains(addr, "://") {
+		addr = "mysql://bench:bench@" + addr + "/bench"
+	}
+	c, err := mysqlclient.Connect(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	if len(t.addrs) > 1 {
+		// Galera: sync makes a read wait until the node applied everything
+		// the cluster committed before it.
+		wait := "0"
+		if consistency == ConsistencySync {
+			wait = "1"
+		}
+		if _, err := c.Exec(ctx, "SET SESSION wsrep_sync_wait = "+wait); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return mysqlConn{c}, nil
+}
+
+func (t *mysqlTarget) IsConflict(err error) bool {
+	switch mysqlclient.ErrorNumber(err) {
+	case 1213, // deadlock, and Galera's certification failure
+		1205, // lock wait timeout
+		1020: // record changed since it was read
+		return true
+	}
+	return false
+}
+
+func (t *mysqlTarget) Durability() string {
+	if len(t.addrs) > 1 {
+		return "every commit certified by the cluster and fsync'd on the node it ran on (bench/peers: innodb_flush_log_at_trx_commit=1, sync_binlog=1)"
+	}
+	return "every commit fsync'd (bench/peers: innodb_flush_log_at_trx_commit=1, sync_binlog=1)"
+}
+
+func (t *mysqlTarget) Close() {}
+
+type mysqlConn struct{ c *mysqlclient.Conn }
+
+func (m mysqlConn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	return m.c.Exec(ctx, sql, args...)
+}
+
+func (m mysqlConn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	return m.c.Query(ctx, sql, args...)
+}
+
+func (m mysqlConn) Close() { m.c.Close() }
+
+// sqliteTarget is the no-replication baseline: a local SQLite file in WAL
+// mode with synchronous=FULL, one connection per client. SQLite runs one
+// writer at a time, so transactions begin IMMEDIATE (taking the write lock
+// at BEGIN: a deferred one that later writes could deadlock), and FOR UPDATE,
+// which SQLite does not know, is dropped (the write lock covers it).
+type sqliteTarget struct {
+	name string
+	path string
+	temp string // a temporary directory to remove, if any
+}
+
+func openSQLiteTarget(name, path string) (*sqliteTarget, error) {
+	t := &sqliteTarget{name: name, path: path}
+	if path == "" {
+		dir, err := os.MkdirTemp("", "certa-bench-")
+		if err != nil {
+			return nil, err
+		}
+		t.temp, t.path = dir, filepath.Join(dir, "baseline.db")
+	}
+	return t, nil
+}
+
+func (t *sqliteTarget) Name() string { return t.name }
+func (t *sqliteTarget) Nodes() int   { return 1 }
+
+func (t *sqliteTarget) Open(ctx context.Context, node int, consistency string) (Conn, error) {
+	db, err := sqlite.OpenBaseline(t.path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	return sqliteConn{db}, nil
+}
+
+func (t *sqliteTarget) IsConflict(err error) bool { return sqlite.IsBusy(err) }
+
+func (t *sqliteTarget) Durability() string {
+	return "every commit fsync'd (WAL, synchronous=FULL), one node"
+}
+
+func (t *sqliteTarget) Close() {
+	if t.temp != "" {
+		os.RemoveAll(t.temp)
+	}
+}
+
+type sqliteConn struct{ db *sqlite.Baseline }
+
+func (s sqliteConn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	if sql == "BEGIN" {
+		sql = "BEGIN IMMEDIATE"
+	}
+	return s.db.Exec(sql, args...)
+}
+
+func (s sqliteConn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	return s.db.Query(strings.TrimSuffix(sql, " FOR UPDATE"), args...)
+}
+
+func (s sqliteConn) Close() { s.db.Close() }

@@ -81,7 +81,7 @@ start() {
 		config "$i" >"$dir/n$i.cnf"
 	done
 	mariadb-install-db --defaults-file="$dir/n0.cnf" --auth-root-authentication-method=normal >/dev/null
-	mariadbd --defaults-file="$dir/n0.cnf" --wsrep-new-cluster &
+	mariadbd --defaults-file="$dir/n0.cnf" --wsrep-new-cluster </dev/null >/dev/null 2>&1 &
 	wait_ready 0
 	mariadb --socket="$dir/n0.sock" -uroot -e "
 		CREATE USER IF NOT EXISTS 'bench'@'%' IDENTIFIED BY 'bench';
@@ -89,7 +89,7 @@ start() {
 		CREATE DATABASE IF NOT EXISTS bench;"
 	for i in $(seq 1 $((nodes - 1))); do
 		mkdir -p "$dir/n$i"
-		mariadbd --defaults-file="$dir/n$i.cnf" &
+		mariadbd --defaults-file="$dir/n$i.cnf" </dev/null >/dev/null 2>&1 &
 		wait_ready "$i"
 	done
 	echo "galera: $nodes nodes on 127.0.0.1:$(port 0)-$(port $((nodes - 1))), user bench, password bench, database bench"

@@ -49,7 +49,7 @@ log-bin=$d-bin
 binlog_format=ROW
 EOF
 	mariadb-install-db --defaults-file="$d.cnf" --auth-root-authentication-method=normal >/dev/null
-	mariadbd --defaults-file="$d.cnf" &
+	mariadbd --defaults-file="$d.cnf" </dev/null >/dev/null 2>&1 &
 	for _ in $(seq 1 60); do
 		mariadb --socket="$d.sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && break
 		sleep 1

@@ -7,66 +7,155 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"certa/bench"
+	"certa/bench/plot"
 )
 
-// runBench measures a cluster and, in the same invocation, the same
-// workload on a local SQLite file, and prints their ratio.
+// listFlag is a flag that may be given more than once, or as a
+// comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// runBench runs every workload against every target at every client
+// count, then prints a table and the first target's ratios to the others.
 func runBench(args []string) error {
 	fs := flag.NewFlagSet("certa bench", flag.ExitOnError)
-	nodes := fs.String("nodes", "127.0.0.1:5433,127.0.0.1:5434,127.0.0.1:5435", "PostgreSQL addresses of the nodes, comma-separated; clients are spread round-robin")
-	clients := fs.Int("clients", 8, "concurrent clients")
-	duration := fs.Duration("duration", 10*time.Second, "measured duration of each run")
+	var targetSpecs listFlag
+	fs.Var(&targetSpecs, "target", "a system to measure, repeatable; the first is compared with the others. A preset (certa, galera, mariadb, postgres, sqlite: where `certa up` and bench/peers start them) or NAME=KIND:ADDR[,ADDR...], KIND one of certa, postgres, mysql, sqlite (default certa, then sqlite)")
+	workloads := fs.String("workload", "oltp-write", "workloads, comma-separated: oltp-write, oltp-read-write, point-select, tpcc")
+	clientList := fs.String("clients", "8", "client counts, comma-separated (1 to 1024); clients are spread over the target's nodes")
+	duration := fs.Duration("duration", 10*time.Second, "measured time of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each run")
-	rows := fs.Int("rows", 10000, "rows preloaded into the benchmark table")
-	baseline := fs.Bool("baseline", true, "also run the workload on a local SQLite file (WAL, synchronous=FULL) and print the ratio")
+	consistency := fs.String("consistency", bench.ConsistencyLocal, "read consistency of every session: local, or sync (certa.consistency; Galera's wsrep_sync_wait=1)")
+	rows := fs.Int("rows", 10000, "oltp workloads: rows in sbtest1")
+	warehouses := fs.Int("warehouses", 1, "tpcc: warehouses")
+	mixes := fs.String("tpcc-mix", "standard", "tpcc: mixes, comma-separated: standard, or read/write splits 100/0, 80/20, 50/50")
+	scale := fs.Float64("tpcc-scale", 1, "tpcc: cardinalities relative to TPC-C's (items, customers, orders per district), for quick runs")
+	setupTimeout := fs.Duration("setup-timeout", 30*time.Minute, "longest a workload's tables may take to load")
+	csvFile := fs.String("csv", "", "also write the results as CSV to this file")
+	jsonFile := fs.String("json", "", "also write the results as JSON to this file")
+	plotDir := fs.String("plot", "", "also draw PNG charts (throughput against clients, latency distribution) into this directory")
 	fs.Parse(args)
-	if *clients < 1 || *duration <= 0 {
-		return errors.New("--clients must be at least 1 and --duration positive")
+	if len(targetSpecs) == 0 {
+		targetSpecs = listFlag{"certa", "sqlite"}
 	}
+	var clients []int
+	for _, s := range strings.Split(*clientList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1024 {
+			return fmt.Errorf("--clients: %q is not a count from 1 to 1024", s)
+		}
+		clients = append(clients, n)
+	}
+	var loads []bench.Workload
+	for _, name := range strings.Split(*workloads, ",") {
+		switch name = strings.TrimSpace(name); {
+		case slices.Contains(bench.OLTPKinds, name):
+			loads = append(loads, bench.OLTP{Kind: name, Rows: *rows})
+		case name == "tpcc":
+			for _, mix := range strings.Split(*mixes, ",") {
+				w := bench.TPCC{Warehouses: *warehouses, Mix: strings.TrimSpace(mix), Scale: *scale}
+				if err := w.Validate(); err != nil {
+					return err
+				}
+				loads = append(loads, w)
+			}
+		default:
+			return fmt.Errorf("--workload: unknown workload %q (oltp-write, oltp-read-write, point-select, tpcc)", name)
+		}
+	}
+	if *rows < 200 {
+		return errors.New("--rows must be at least 200")
+	}
+	cfg := bench.Config{Duration: *duration, Warmup: *warmup, Consistency: *consistency}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	var targets []bench.Target
+	defer func() {
+		for _, t := range targets {
+			t.Close()
+		}
+	}()
+	for _, spec := range targetSpecs {
+		t, err := bench.ParseTarget(spec)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg := bench.Config{Clients: *clients, Duration: *duration, Warmup: *warmup, Rows: *rows}
-
-	fmt.Printf("workload: autocommit single-row UPDATE and INSERT (alternating), %d clients, %s after %s warm-up, %d preloaded rows\n",
-		cfg.Clients, cfg.Duration, cfg.Warmup, cfg.Rows)
-	cluster := bench.Cluster{Addrs: strings.Split(*nodes, ",")}
-	if err := bench.Setup(ctx, cluster, cfg); err != nil {
-		return fmt.Errorf("set up cluster: %w", err)
+	fmt.Printf("%s measured after %s warm-up per run, consistency %s\n", cfg.Duration, cfg.Warmup, cfg.Consistency)
+	for _, t := range targets {
+		fmt.Printf("%-8s %d node(s); durability: %s\n", t.Name(), t.Nodes(), t.Durability())
 	}
-	res, err := bench.Run(ctx, cluster, cfg)
-	if err != nil {
+	var results []*bench.Result
+	for _, w := range loads {
+		for _, t := range targets {
+			fmt.Fprintf(os.Stderr, "%s: loading %s...\n", t.Name(), w.Name())
+			setupCtx, cancel := context.WithTimeout(ctx, *setupTimeout)
+			start := time.Now()
+			err := w.Setup(setupCtx, t)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s: set up %s: %w", t.Name(), w.Name(), err)
+			}
+			fmt.Fprintf(os.Stderr, "%s: loaded %s in %.1fs\n", t.Name(), w.Name(), time.Since(start).Seconds())
+			for _, n := range clients {
+				c := cfg
+				c.Clients = n
+				res, err := bench.Run(ctx, t, w, c)
+				if err != nil {
+					return fmt.Errorf("%s %s %d clients: %w", t.Name(), w.Name(), n, err)
+				}
+				fmt.Fprintf(os.Stderr, "%s %s %d clients: %.0f txn/s, p99 %.2f ms, abort rate %.2f%%\n",
+					t.Name(), w.Name(), n, res.TPS, res.Latency.P99, 100*res.AbortRate)
+				results = append(results, res)
+			}
+		}
+	}
+	if err := bench.WriteTable(os.Stdout, results); err != nil {
 		return err
 	}
-	fmt.Printf("certa     (%d nodes):                       %s\n", len(cluster.Addrs), res)
-	if !*baseline {
-		return nil
+	write := func(file string, f func(*os.File) error) error {
+		if file == "" {
+			return nil
+		}
+		out, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		if err := f(out); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
 	}
-	dir, err := os.MkdirTemp("", "certa-bench-")
-	if err != nil {
+	if err := write(*csvFile, func(f *os.File) error { return bench.WriteCSV(f, results) }); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	file, err := bench.OpenSQLiteFile(filepath.Join(dir, "baseline.db"))
-	if err != nil {
+	if err := write(*jsonFile, func(f *os.File) error { return bench.WriteJSON(f, results) }); err != nil {
 		return err
 	}
-	defer file.Close()
-	if err := bench.Setup(ctx, file, cfg); err != nil {
-		return fmt.Errorf("set up baseline: %w", err)
-	}
-	base, err := bench.Run(ctx, file, cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("baseline  (local SQLite, WAL, sync=FULL):   %s\n", base)
-	if base.CommitsPerSec() > 0 {
-		fmt.Printf("ratio certa/baseline commits/s: %.2f\n", res.CommitsPerSec()/base.CommitsPerSec())
+	if *plotDir != "" {
+		files, err := plot.Write(*plotDir, results)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("charts: %s\n", strings.Join(files, " "))
 	}
 	return nil
 }

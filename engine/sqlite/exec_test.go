@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -170,23 +172,46 @@ func TestExecTags(t *testing.T) {
 }
 
 func TestBaseline(t *testing.T) {
-	b, err := OpenBaseline(filepath.Join(t.TempDir(), "base.sqlite"))
+	path := filepath.Join(t.TempDir(), "base.sqlite")
+	b, err := OpenBaseline(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for _, s := range []string{"CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)", "BEGIN"} {
-		if err := b.Exec(s); err != nil {
+	mustExec := func(b *Baseline, sql string, args ...any) int64 {
+		t.Helper()
+		n, err := b.Exec(sql, args...)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return n
 	}
-	if err := b.Exec("INSERT INTO t VALUES (?, ?)", 1, "a"); err != nil {
+	mustExec(b, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	mustExec(b, "BEGIN IMMEDIATE")
+	mustExec(b, "INSERT INTO t VALUES ($1, $2), ($3, $4)", 1, "a", 2, "b")
+	// A second connection waits for the writer, then gives up as busy.
+	other, err := OpenBaseline(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Exec("COMMIT"); err != nil {
+	defer other.Close()
+	other.c.SetBusyTimeout(10 * time.Millisecond)
+	if _, err := other.Exec("BEGIN IMMEDIATE"); !IsBusy(err) {
+		t.Fatalf("a second writer got %v, want busy", err)
+	}
+	mustExec(b, "COMMIT")
+	// $n binds argument n wherever it appears.
+	if n := mustExec(b, "UPDATE t SET v = $2 WHERE id = $1", 2, "c"); n != 1 {
+		t.Fatalf("UPDATE changed %d rows, want 1", n)
+	}
+	rows, err := other.Query("SELECT id, v FROM t WHERE id >= $1 ORDER BY id", 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Exec("INSERT INTO t VALUES (?, ?)", 1, "a"); err == nil {
+	if fmt.Sprint(rows) != "[[1 a] [2 c]]" {
+		t.Fatalf("read %v", rows)
+	}
+	if _, err := b.Exec("INSERT INTO t VALUES ($1, $2)", 1, "a"); err == nil {
 		t.Fatal("duplicate insert succeeded")
 	}
 	if err := b.Close(); err != nil {

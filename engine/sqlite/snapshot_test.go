@@ -105,7 +105,9 @@ func TestRestoreGarbage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bl.Exec("CREATE TABLE x (id INTEGER PRIMARY KEY)")
+	if _, err := bl.Exec("CREATE TABLE x (id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
 	bl.Close()
 	data, _ := os.ReadFile(other)
 	if err := e.Restore(context.Background(), bytes.NewReader(data)); err == nil {
