@@ -122,7 +122,7 @@ func (p pgConn) Exec(ctx context.Context, sql string, args ...any) (int64, error
 }
 
 func (p pgConn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
-	return p.c.Query(ctx, sql, args...)
+	return p.c.QueryText(ctx, sql, args...)
 }
 
 func (p pgConn) Close() { p.c.Close() }

@@ -95,6 +95,29 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, err
 	return out, rows.Err()
 }
 
+// QueryText runs sql and returns all rows, each value the text the server
+// sent (a string) or nil for NULL. It decodes nothing, so it is cheap; the
+// results are text with the simple query protocol (Connect, ConnectString).
+func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	rows, err := c.c.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		raw := rows.RawValues()
+		row := make([]any, len(raw))
+		for i, b := range raw {
+			if b != nil {
+				row[i] = string(b)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
 // Int64 converts an integer value of Query's rows (int16, int32 or int64,
 // by the column's type) to int64; ok is false for anything else.
 func Int64(v any) (n int64, ok bool) {
