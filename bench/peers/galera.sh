@@ -40,7 +40,7 @@ pid-file=$dir/n$i.pid
 log-error=$dir/n$i.err
 port=$(port "$i")
 bind-address=127.0.0.1
-user=root
+user=mysql
 skip-name-resolve
 max_connections=500
 innodb_buffer_pool_size=512M
@@ -80,7 +80,11 @@ start() {
 	for i in $(seq 0 $((nodes - 1))); do
 		config "$i" >"$dir/n$i.cnf"
 	done
-	mariadb-install-db --defaults-file="$dir/n0.cnf" --auth-root-authentication-method=normal >/dev/null
+	# The servers run as mysql, as Debian's do: the rsync daemon that receives a state
+	# transfer drops root for nobody, who could not write a root-owned data directory.
+	for i in $(seq 0 $((nodes - 1))); do mkdir -p "$dir/n$i"; done
+	chown -R mysql:mysql "$dir"
+	mariadb-install-db --defaults-file="$dir/n0.cnf" --user=mysql --auth-root-authentication-method=normal >/dev/null
 	mariadbd --defaults-file="$dir/n0.cnf" --wsrep-new-cluster </dev/null >/dev/null 2>&1 &
 	wait_ready 0
 	mariadb --socket="$dir/n0.sock" -uroot -e "
@@ -88,7 +92,6 @@ start() {
 		GRANT ALL ON *.* TO 'bench'@'%';
 		CREATE DATABASE IF NOT EXISTS bench;"
 	for i in $(seq 1 $((nodes - 1))); do
-		mkdir -p "$dir/n$i"
 		mariadbd --defaults-file="$dir/n$i.cnf" </dev/null >/dev/null 2>&1 &
 		wait_ready "$i"
 	done

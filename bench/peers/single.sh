@@ -30,31 +30,33 @@ pgbin() { ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1; }
 start_mariadb() {
 	stop_mariadb
 	local d=$dir/mariadb
-	rm -rf "$d" && mkdir -p "$d"
-	cat >"$d.cnf" <<EOF
+	rm -rf "$d" && mkdir -p "$d/data"
+	cat >"$d/my.cnf" <<EOF
 [mariadbd]
-datadir=$d
-socket=$d.sock
-pid-file=$d.pid
-log-error=$d.err
+datadir=$d/data
+socket=$d/mysqld.sock
+pid-file=$d/mysqld.pid
+log-error=$d/error.log
 port=13406
 bind-address=127.0.0.1
-user=root
+user=mysql
 skip-name-resolve
 max_connections=500
 innodb_buffer_pool_size=512M
 innodb_flush_log_at_trx_commit=1
 sync_binlog=1
-log-bin=$d-bin
+log-bin=$d/data/binlog
 binlog_format=ROW
 EOF
-	mariadb-install-db --defaults-file="$d.cnf" --auth-root-authentication-method=normal >/dev/null
-	mariadbd --defaults-file="$d.cnf" </dev/null >/dev/null 2>&1 &
+	# The server runs as mysql, as Debian's does.
+	chown -R mysql:mysql "$d"
+	mariadb-install-db --defaults-file="$d/my.cnf" --user=mysql --auth-root-authentication-method=normal >/dev/null
+	mariadbd --defaults-file="$d/my.cnf" </dev/null >/dev/null 2>&1 &
 	for _ in $(seq 1 60); do
-		mariadb --socket="$d.sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && break
+		mariadb --socket="$d/mysqld.sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && break
 		sleep 1
 	done
-	mariadb --socket="$d.sock" -uroot -e "
+	mariadb --socket="$d/mysqld.sock" -uroot -e "
 		CREATE USER IF NOT EXISTS 'bench'@'%' IDENTIFIED BY 'bench';
 		GRANT ALL ON *.* TO 'bench'@'%';
 		CREATE DATABASE IF NOT EXISTS bench;"
@@ -62,7 +64,7 @@ EOF
 }
 
 stop_mariadb() {
-	local pidf=$dir/mariadb.pid
+	local pidf=$dir/mariadb/mysqld.pid
 	[ -f "$pidf" ] || return 0
 	pid=$(cat "$pidf")
 	kill "$pid" 2>/dev/null || true
@@ -85,7 +87,7 @@ shared_buffers = 512MB
 fsync = on
 synchronous_commit = on
 EOF
-	su postgres -c "$bin/pg_ctl -D $d -l $d.log -w start" >/dev/null
+	su postgres -c "$bin/pg_ctl -D $d -l $d/server.log -w start" >/dev/null
 	"$bin/psql" -h 127.0.0.1 -p 15432 -U postgres -qc "CREATE USER bench PASSWORD 'bench' SUPERUSER" -c "CREATE DATABASE bench OWNER bench"
 	echo "postgres: 127.0.0.1:15432, user bench, password bench, database bench"
 }
