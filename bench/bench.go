@@ -166,7 +166,7 @@ func runClient(ctx context.Context, t Target, w Workload, c Conn, client int, re
 			}
 			if t.IsConflict(err) {
 				if measuring.Load() {
-					rec.abort(txn.Kind)
+					rec.abort(txn.Kind, err)
 				}
 				continue // the same transaction again, as an application would
 			}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -26,8 +27,11 @@ type Result struct {
 	AbortRate   float64 `json:"abort_rate"` // aborts / (txns + aborts)
 	Errors      int64   `json:"errors"`     // other failures (not retried)
 	FirstError  string  `json:"first_error,omitempty"`
-	Latency     Latency `json:"latency_ms"`
-	Kinds       []Kind  `json:"kinds"`
+	// AbortReasons counts the conflicts by the server's message, most
+	// frequent first: what to fix when the abort rate is high.
+	AbortReasons []Reason `json:"abort_reasons,omitempty"`
+	Latency      Latency  `json:"latency_ms"`
+	Kinds        []Kind   `json:"kinds"`
 	// Distribution is the latency at a range of percentiles, for charts.
 	Distribution []Point `json:"distribution"`
 	Lag          *Lag    `json:"replication_lag_ms,omitempty"`
@@ -48,6 +52,12 @@ type Kind struct {
 	Txns    int64   `json:"txns"`
 	Aborts  int64   `json:"aborts"`
 	Latency Latency `json:"latency_ms"`
+}
+
+// Reason is one message a conflict came with, and how often.
+type Reason struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
 }
 
 // Point is the latency (ms) at a percentile.
@@ -79,12 +89,13 @@ func summarise(h *hdrhistogram.Histogram) Latency {
 type recorder struct {
 	latency  map[string]*hdrhistogram.Histogram // by transaction kind
 	aborts   map[string]int64
+	reasons  map[string]int64 // abort messages
 	errors   int64
 	firstErr error
 }
 
 func newRecorder() *recorder {
-	return &recorder{latency: map[string]*hdrhistogram.Histogram{}, aborts: map[string]int64{}}
+	return &recorder{latency: map[string]*hdrhistogram.Histogram{}, aborts: map[string]int64{}, reasons: map[string]int64{}}
 }
 
 func (r *recorder) done(kind string, d time.Duration) {
@@ -96,7 +107,10 @@ func (r *recorder) done(kind string, d time.Duration) {
 	h.RecordValue(max(1, d.Microseconds()))
 }
 
-func (r *recorder) abort(kind string) { r.aborts[kind]++ }
+func (r *recorder) abort(kind string, err error) {
+	r.aborts[kind]++
+	r.reasons[err.Error()]++
+}
 
 func (r *recorder) fail(err error) {
 	r.errors++
@@ -114,6 +128,7 @@ func newResult(t Target, w Workload, cfg Config, elapsed time.Duration, recs []*
 	all := newHistogram()
 	kinds := map[string]*hdrhistogram.Histogram{}
 	aborts := map[string]int64{}
+	reasons := map[string]int64{}
 	for _, r := range recs {
 		for k, h := range r.latency {
 			if kinds[k] == nil {
@@ -125,6 +140,9 @@ func newResult(t Target, w Workload, cfg Config, elapsed time.Duration, recs []*
 		for k, n := range r.aborts {
 			aborts[k] += n
 			res.Aborts += n
+		}
+		for m, n := range r.reasons {
+			reasons[m] += n
 		}
 		res.Errors += r.errors
 		if r.firstErr != nil && res.FirstError == "" {
@@ -141,6 +159,10 @@ func newResult(t Target, w Workload, cfg Config, elapsed time.Duration, recs []*
 			kinds[k] = newHistogram()
 		}
 	}
+	for m, n := range reasons {
+		res.AbortReasons = append(res.AbortReasons, Reason{m, n})
+	}
+	slices.SortFunc(res.AbortReasons, func(a, b Reason) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Message, b.Message)) })
 	slices.Sort(names)
 	for _, k := range names {
 		res.Kinds = append(res.Kinds, Kind{Kind: k, Txns: kinds[k].TotalCount(), Aborts: aborts[k], Latency: summarise(kinds[k])})

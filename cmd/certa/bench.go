@@ -123,6 +123,9 @@ func runBench(args []string) error {
 				}
 				fmt.Fprintf(os.Stderr, "%s %s %d clients: %.0f txn/s, p99 %.2f ms, abort rate %.2f%%\n",
 					t.Name(), w.Name(), n, res.TPS, res.Latency.P99, 100*res.AbortRate)
+				for _, r := range res.AbortReasons[:min(3, len(res.AbortReasons))] {
+					fmt.Fprintf(os.Stderr, "  %d aborts: %s\n", r.Count, r.Message)
+				}
 				results = append(results, res)
 			}
 		}

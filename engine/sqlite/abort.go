@@ -76,7 +76,7 @@ func (tx *Tx) endLocked() (broken bool) {
 	if !c.closed {
 		c.c.SetInterrupt(nil)
 		if tx.cur != nil {
-			tx.cur.Finalize()
+			c.release(tx.cur)
 			tx.cur = nil
 		}
 		if tx.sess != nil {

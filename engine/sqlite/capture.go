@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"certa/sqlerr"
@@ -15,6 +16,12 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
 		return nil, err
+	}
+	if tx.parked && tx.spill == nil {
+		// Parked to be re-run: re-run it, to capture what it writes now.
+		if err := tx.unpark(context.Background()); err != nil {
+			return nil, tx.classify(err)
+		}
 	}
 	var changes []byte
 	switch {

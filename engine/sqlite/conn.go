@@ -27,6 +27,12 @@ type conn struct {
 	// schemaVersion (the cache is dropped when the schema changes).
 	tables        map[string]*tableInfo
 	schemaVersion int64
+
+	// cache holds prepared client statements by their text, for the
+	// schema version schemaVersion (stmtcache.go); cached is its set of
+	// statements.
+	cache  map[string]*cachedStmt
+	cached map[*sqlite.Stmt]struct{}
 }
 
 // tableInfo is what we need to know of one table.
@@ -77,6 +83,7 @@ func (c *conn) close() {
 		return
 	}
 	c.closed = true
+	c.dropCache()
 	c.c.Close()
 }
 
@@ -187,6 +194,7 @@ func (c *conn) refreshSchema() error {
 	}
 	if v != c.schemaVersion || c.tables == nil {
 		c.tables = make(map[string]*tableInfo)
+		c.dropCache()
 		c.schemaVersion = v
 	}
 	return nil

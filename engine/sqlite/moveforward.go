@@ -17,7 +17,7 @@ import (
 // moveForward moves the snapshot of a Tx that has not written yet to the
 // latest applied state, if that cannot change what the Tx has read: either
 // no table it read changed in between, or re-running its statements on the
-// new snapshot returns exactly what the client saw (see readLog).
+// new snapshot returns exactly what the client saw (see stmtLog).
 // The Tx holds the write lock, so every committed apply is in the history
 // and none can commit until the statement is re-run.
 //
@@ -59,22 +59,36 @@ const (
 	maxLoggedRows  = 10000    // re-run while holding the write lock
 )
 
-// readLog remembers the statements a transaction ran before its first write
-// and a hash of what each returned to the client.
+// stmtLog remembers the statements a transaction ran and a hash of what
+// each returned to the client.
 //
-// The table check of moveForward (history.go) works at table granularity:
-// a transaction that read one row of a busy table would fail as soon as any
-// row of that table changed. When the table check fails, the statements are
-// re-run on the new snapshot instead: if every one returns exactly what the
-// client already saw, the client's view is consistent with the new snapshot,
-// so moving there is as safe as if the transaction had started there. This
-// keeps the abort rate near the rate of real conflicts.
-type readLog struct {
+// The table check of moveForward and unpark (history.go) works at table
+// granularity: a transaction that read one row of a busy table would fail as
+// soon as any row of that table changed. When the table check fails, the
+// statements are re-run on the new snapshot instead: if every one returns
+// exactly what the client already saw, the client's view is consistent with
+// the new snapshot, so moving there is as safe as if the transaction had
+// started there. This keeps the abort rate near the rate of real conflicts.
+type stmtLog struct {
 	seed  maphash.Seed
 	stmts []loggedStmt
 	bytes int
 	rows  int
 	off   bool // something could not be logged: revalidation is impossible
+	// read is set when a statement only read. Such a transaction parks
+	// with its changes set aside: re-running it at COMMIT would require
+	// what it read to be unchanged, which snapshot isolation does not.
+	read bool
+}
+
+// maxReplayStmts is the longest transaction that parks to be re-run rather
+// than to re-apply its changes (park.go).
+const maxReplayStmts = 16
+
+// replayable reports whether re-running the logged statements is the way
+// to restore the transaction after parking.
+func (l *stmtLog) replayable() bool {
+	return !l.off && !l.read && len(l.stmts) <= maxReplayStmts
 }
 
 type loggedStmt struct {
@@ -84,13 +98,14 @@ type loggedStmt struct {
 }
 
 // active reports whether statements are still being logged.
-func (l *readLog) active() bool { return !l.off }
+func (l *stmtLog) active() bool { return !l.off }
 
-// stop ends logging for good (after the first write no snapshot moves).
-func (l *readLog) stop() { l.off, l.stmts = true, nil }
+// stop ends logging for good: the transaction can no longer be re-run.
+func (l *stmtLog) stop() { l.off, l.stmts = true, nil }
 
-// add logs a statement the client saw succeed with the result hashed by h.
-func (l *readLog) add(sql string, args []any, h *hashWriter) {
+// add logs a statement the client saw succeed with the result hashed by h;
+// wrote says whether it wrote.
+func (l *stmtLog) add(sql string, args []any, h *hashWriter, wrote bool) {
 	if l.off {
 		return
 	}
@@ -101,10 +116,11 @@ func (l *readLog) add(sql string, args []any, h *hashWriter) {
 		return
 	}
 	l.stmts = append(l.stmts, loggedStmt{sql: sql, args: cloneArgs(args), sum: h.h.Sum64()})
+	l.read = l.read || !wrote
 }
 
 // newHasher returns a hashWriter that passes results on to w (nil: nowhere).
-func (l *readLog) newHasher(w result.Writer) *hashWriter {
+func (l *stmtLog) newHasher(w result.Writer) *hashWriter {
 	if l.seed == (maphash.Seed{}) {
 		l.seed = maphash.MakeSeed()
 	}

@@ -12,19 +12,23 @@ import (
 
 // Parking: a local transaction that holds the write lock but is idle,
 // waiting for its client between statements, gives the lock up without
-// ending. Its changes so far are set aside as a changeset (the spill) and
-// its SQLite transaction is rolled back; at its next statement it takes the
-// lock again, begins on the latest state, checks that nothing it read or
-// wrote was changed meanwhile (history.go) and re-applies the spill. So two
-// interactive transactions on one node can both write, and the applier never
-// has to abort a transaction just because its client is slow.
+// ending, and its SQLite transaction is rolled back. At its next statement
+// it takes the lock again and begins on the latest state. A short
+// transaction that has only written is simply re-run there: its logged
+// statements run again and must return what the client saw (moveforward.go);
+// values the client never saw, such as now() in an INSERT, are computed
+// again. Any other sets its changes aside as a changeset (the spill) and
+// re-applies it, after checking that no table it read or wrote changed
+// meanwhile (history.go), or re-runs when one did. So interactive
+// transactions on one node can all write, and the applier never has to abort
+// a transaction just because its client is slow.
 
 // localParkIdle is how long a holder must have been idle before another
 // local writer parks it. Writers that run statement after statement (a bulk
 // load) are idle only briefly between them and are not parked over and over
 // (each unpark re-applies everything they changed so far); clients that think
 // between statements are.
-const localParkIdle = 10 * time.Millisecond
+const localParkIdle = 0
 
 // errChangedWhileParked fails a transaction whose data was changed by a
 // commit while it was parked.
@@ -64,6 +68,15 @@ func (tx *Tx) park() bool {
 	if !tx.holdsLock {
 		return true
 	}
+	if tx.rlog.replayable() {
+		// Re-running is cheaper than writing the changes out and
+		// applying them again.
+		tx.parked, tx.spill = true, nil
+		if broken := tx.endLocked(); broken {
+			tx.fail(errAborted)
+		}
+		return true
+	}
 	var spill bytes.Buffer
 	if tx.sess != nil {
 		if err := tx.sess.WriteChangeset(&spill); err != nil {
@@ -83,6 +96,14 @@ func (tx *Tx) park() bool {
 
 // unpark takes the write lock again for a parked Tx and restores its
 // changes on the latest state. tx.mu is held.
+//
+// If no table the Tx touched changed since its view, its changes are
+// re-applied as they were. Otherwise its statements are re-run on the latest
+// state (the changes set aside are dropped): if each returns what the client
+// saw, the client's view is consistent with the latest state, and the Tx goes
+// on from there. Only a Tx whose client would see a difference fails here.
+// Its snapshot for certification stays where it began, so a concurrent commit
+// that wrote a row it writes still makes it fail (first committer wins).
 func (tx *Tx) unpark(ctx context.Context) error {
 	if err := tx.takeLock(ctx); err != nil {
 		return err
@@ -95,14 +116,15 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	if err != nil || !ok {
 		return mapErr(err)
 	}
-	// We hold the lock: every apply since the Tx's view is in the history.
-	if tx.e.hist.changed(tx.view, tx.touched()) {
-		return tx.failNow(errChangedWhileParked)
-	}
 	if err := tx.startSession(); err != nil {
 		return err
 	}
-	if len(tx.spill) > 0 {
+	// We hold the lock: every apply since the Tx's view is in the history.
+	if tx.spill == nil || tx.e.hist.changed(tx.view, tx.touched()) {
+		if err := tx.rerun(ctx); err != nil {
+			return err
+		}
+	} else {
 		conflict := false
 		err := c.c.ApplyChangeset(bytes.NewReader(tx.spill), nil,
 			func(sqlite.ConflictType, *sqlite.ChangesetIterator) sqlite.ConflictAction {
@@ -116,11 +138,24 @@ func (tx *Tx) unpark(ctx context.Context) error {
 			return err
 		}
 	}
-	// The Tx now reads state s, unchanged since its view where it matters;
-	// its write set keeps its first snapshot for certification.
+	// The Tx now reads state s, unchanged since its view where it matters.
 	tx.view = uint64(s)
 	tx.parked, tx.spill = false, nil
 	return nil
+}
+
+// rerun runs the Tx's logged statements again, in a new SQLite transaction
+// holding the lock, and fails the Tx unless each returns what it returned
+// before. tx.mu is held.
+func (tx *Tx) rerun(ctx context.Context) error {
+	tx.locked, tx.lockedIn = nil, nil // FOR UPDATE statements add theirs again
+	if tx.revalidate(ctx) {
+		return nil
+	}
+	if f := tx.failed.Load(); f != nil {
+		return f // aborted while re-running
+	}
+	return tx.failNow(errChangedWhileParked)
 }
 
 // touched returns the tables the Tx read or wrote, lower-cased.

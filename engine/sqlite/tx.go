@@ -38,12 +38,13 @@ type Tx struct {
 	holdsLock bool
 	reads     map[string]struct{} // lower-cased tables read by finished statements
 	writes    map[string]struct{} // lower-cased tables written
-	rlog      readLog             // statements before the first write (moveforward.go)
+	rlog      stmtLog             // the statements run so far (moveforward.go)
 	view      uint64              // seqno up to which what the Tx sees has been checked
-	parked    bool                // the lock was given up; spill holds the changes (park.go)
-	spill     []byte
-	locked    []writeset.Key // rows read FOR UPDATE (forupdate.go)
-	lockedIn  []string       // their tables
+	parked    bool                // the lock was given up (park.go)
+	spill     []byte              // the changes set aside when parked; nil: re-run instead
+	stmtWrote bool                // the last statement wrote
+	locked    []writeset.Key      // rows read FOR UPDATE (forupdate.go)
+	lockedIn  []string            // their tables
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -168,9 +169,9 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		}
 	}
 	var logged *hashWriter
-	if !tx.holdsLock && tx.rlog.active() {
-		// Before the first write, remember what the client sees, in
-		// case the snapshot must move forward later.
+	if tx.rlog.active() {
+		// Remember what the client sees, in case the snapshot must move
+		// forward later (moveforward.go, park.go).
 		logged = tx.rlog.newHasher(w)
 		w = logged
 	}
@@ -187,12 +188,10 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		break
 	}
 	switch {
-	case tx.holdsLock:
-		tx.rlog.stop() // from now on no apply can commit under us
 	case err != nil:
 		tx.rlog.stop() // the client saw an error we could not compare
 	case logged != nil:
-		tx.rlog.add(sql, args, logged)
+		tx.rlog.add(sql, args, logged, tx.stmtWrote)
 	}
 	return tx.classify(err)
 }
@@ -255,7 +254,7 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 			tx.lockedIn = append(tx.lockedIn, ti.name)
 		}
 	}
-	stmt, rec, tail, err := c.prepare(sql, modeLocal)
+	stmt, rec, tail, err := c.prepareCached(sql)
 	if err != nil {
 		return err
 	}
@@ -278,6 +277,7 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 			tx.writes[t] = struct{}{}
 		}
 	}
+	tx.stmtWrote = len(rec.writes) > 0
 	err = tx.run(stmt, sql, &rec, w)
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		// A statement that will be re-run on a newer snapshot has read
@@ -290,7 +290,7 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 // finishStatement finalizes the running statement, unless an aborter did.
 func (tx *Tx) finishStatement() {
 	if tx.cur != nil {
-		tx.cur.Finalize()
+		tx.conn.release(tx.cur)
 		tx.cur = nil
 		tx.conn.endStatement()
 	}
@@ -312,10 +312,7 @@ func (tx *Tx) addReads(tables []string) {
 // have a primary key (or the rows could not be replicated), the Tx takes the
 // write lock, and a session records its changes from now on.
 func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
-	c := tx.conn
-	if err := c.refreshSchema(); err != nil {
-		return err
-	}
+	c := tx.conn // its schema cache is fresh: prepareCached refreshed it
 	for _, t := range tables {
 		ti, err := c.table(t)
 		if err != nil {

@@ -41,38 +41,76 @@ func TestApplierParksIdleHolder(t *testing.T) {
 	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(2)), row(int64(3)))
 }
 
-// A parked transaction whose tables were changed meanwhile fails with 40001
-// at its next statement; its write set taken without a statement in between
-// is left to certification.
-func TestParkedHolderFailsWhenItsTablesChanged(t *testing.T) {
+// A parked transaction whose tables were changed meanwhile goes on when its
+// statements, re-run on the new state, return what its client saw. It keeps
+// its snapshot for certification: first committer wins as before. Its write
+// set taken without a statement in between is the one it had.
+func TestParkedHolderRerunsWhenItsTablesChanged(t *testing.T) {
 	e := openTest(t, Config{ApplyGrace: time.Hour})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-	ws := e.capture("INSERT INTO t VALUES (1, 'from the log')")
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+	e.commit("INSERT INTO t VALUES (1, 10), (2, 20)")
 
 	tx := e.begin()
-	exec(t, tx, "INSERT INTO t VALUES (2, 'local')")
-	e.apply(ws) // parks tx; changes t, which tx wrote
-
-	tx2 := e.begin()
-	exec(t, tx2, "INSERT INTO t VALUES (3, 'local')")
-	e.apply(e.capture("INSERT INTO t VALUES (4, 'from the log')"))
-	if ws, err := tx2.WriteSet(); err != nil || len(ws.Keys) != 1 {
-		t.Fatalf("write set of a parked transaction: %+v, %v", ws, err)
+	snap := tx.Snapshot()
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 1")
+	wantRows(t, exec(t, tx, "SELECT n FROM t WHERE id = 1").rows, row(int64(11)))
+	e.apply(e.capture("UPDATE t SET n = 25 WHERE id = 2")) // parks tx; changes its table
+	e.apply(e.capture("INSERT INTO t VALUES (3, 30)"))
+	before, err := tx.WriteSet()
+	if err != nil || before.Snapshot != snap || len(before.Keys) != 1 {
+		t.Fatalf("write set of a parked transaction: %+v, %v; want 1 key at snapshot %d", before, err, snap)
 	}
 
-	code, err := execErr(tx, "SELECT 1")
-	if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "changed") {
-		t.Fatalf("Exec after its table changed: %v", err)
-	}
-	if _, err := tx.WriteSet(); sqlerr.Code(err) != sqlerr.SerializationFailure {
-		t.Fatalf("WriteSet after failing: %v", err)
-	}
-	// It released the lock at once: others can write before its Rollback.
-	e.commit("INSERT INTO t VALUES (5, 'after')")
-	if err := tx.Rollback(); err != nil {
+	wantRows(t, exec(t, tx, "SELECT id, n FROM t ORDER BY id").rows,
+		row(int64(1), int64(11)), row(int64(2), int64(25)), row(int64(3), int64(30)))
+	ws, err := tx.WriteSet()
+	if err != nil {
 		t.Fatal(err)
 	}
-	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(4)), row(int64(5)))
+	if ws.Snapshot != snap || len(ws.Keys) != 1 || ws.Keys[0] != before.Keys[0] {
+		t.Fatalf("write set %+v, want %+v", ws, before)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id, n FROM t ORDER BY id"),
+		row(int64(1), int64(11)), row(int64(2), int64(25)), row(int64(3), int64(30)))
+}
+
+// A parked transaction fails with 40001 at its next statement when a
+// statement it ran would now return something else than what its client saw:
+// a row it read changed, or a predicate it wrote through matches other rows.
+// It releases the lock at once.
+func TestParkedHolderFailsWhenWhatItSawChanged(t *testing.T) {
+	for _, tc := range []struct{ name, stmt, change string }{
+		{"read", "SELECT n FROM t WHERE id = 1", "UPDATE t SET n = 11 WHERE id = 1"},
+		{"returned", "UPDATE t SET n = n + 1 WHERE id = 1 RETURNING n", "UPDATE t SET n = 11 WHERE id = 1"},
+		{"phantom", "UPDATE t SET n = 0 WHERE n >= 10", "INSERT INTO t VALUES (3, 30)"},
+		{"deleted", "DELETE FROM t WHERE id = 2", "DELETE FROM t WHERE id = 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := openTest(t, Config{ApplyGrace: time.Hour})
+			e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+			e.commit("INSERT INTO t VALUES (1, 10), (2, 20)")
+			tx := e.begin()
+			exec(t, tx, tc.stmt)
+			exec(t, tx, "INSERT INTO t VALUES (9, 90)") // holds the lock
+			e.apply(e.capture(tc.change))               // parks tx
+
+			code, err := execErr(tx, "SELECT 1")
+			if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "changed") {
+				t.Fatalf("Exec after what it saw changed: %v", err)
+			}
+			if _, err := tx.WriteSet(); sqlerr.Code(err) != sqlerr.SerializationFailure {
+				t.Fatalf("WriteSet after failing: %v", err)
+			}
+			// It released the lock at once: others can write before its Rollback.
+			e.commit("INSERT INTO t VALUES (5, 50)")
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			wantRows(t, e.query("SELECT count(*) FROM t WHERE id = 9"), row(int64(0)))
+		})
+	}
 }
 
 // Two interactive transactions on one node both write (Hermitage G1c): the
@@ -422,4 +460,30 @@ func TestTxAfterRollbackAndClose(t *testing.T) {
 	if err := e.Apply(context.Background(), []engine.ApplyItem{}, 1); err == nil {
 		t.Fatal("Apply after Close succeeded")
 	}
+}
+
+// A transaction that only wrote parks without setting its changes aside and
+// is re-run when it goes on, or when its write set is taken.
+func TestWriteOnlyHolderIsReRun(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+	e.commit("INSERT INTO t VALUES (1, 10), (2, 20)")
+
+	tx := e.begin()
+	snap := tx.Snapshot()
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 1")
+	e.apply(e.capture("UPDATE t SET n = 25 WHERE id = 2")) // parks tx
+	exec(t, tx, "INSERT INTO t VALUES (3, 30)")
+	e.apply(e.capture("INSERT INTO t VALUES (4, 40)")) // parks tx again
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Snapshot != snap || len(ws.Keys) != 2 {
+		t.Fatalf("write set %+v, want 2 keys at snapshot %d", ws, snap)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id, n FROM t ORDER BY id"),
+		row(int64(1), int64(11)), row(int64(2), int64(25)), row(int64(3), int64(30)), row(int64(4), int64(40)))
 }
