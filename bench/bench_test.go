@@ -34,11 +34,28 @@ func TestWorkloadsOnACertaCluster(t *testing.T) {
 	for _, n := range c.Nodes {
 		addrs = append(addrs, n.PGAddr)
 	}
-	target, err := ParseTarget("certa=certa:" + strings.Join(addrs, ","))
+	target, err := ParseTarget("certa=certa:"+strings.Join(addrs, ","), ProtocolPrepared)
 	if err != nil {
 		t.Fatal(err)
 	}
+	simple, err := ParseTarget("certa=certa:"+strings.Join(addrs, ","), ProtocolSimple)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The prepared protocol for all, and the simple one for a workload
+	// of each kind.
+	runs := []struct {
+		target Target
+		w      Workload
+	}{{simple, testWorkloads[1]}, {simple, testWorkloads[3]}}
 	for _, w := range testWorkloads {
+		runs = append(runs, struct {
+			target Target
+			w      Workload
+		}{target, w})
+	}
+	for _, r := range runs {
+		target, w := r.target, r.w
 		res := setUpAndRun(t, target, w)
 		if res.Lag == nil || res.Lag.Samples == 0 {
 			t.Errorf("%s: no replication lag measured: %+v", w.Name(), res.Lag)
@@ -55,7 +72,7 @@ func TestWorkloadsOnACertaCluster(t *testing.T) {
 // The same on the SQLite baseline, whose clients each have a connection
 // to one file.
 func TestWorkloadsOnSQLite(t *testing.T) {
-	target, err := ParseTarget("sqlite")
+	target, err := ParseTarget("sqlite", ProtocolPrepared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +152,7 @@ func TestParseTarget(t *testing.T) {
 		"g2=mysql:mysql://u:p@h:1/db,h:2": "g2 2",
 		"x=certa:127.0.0.1:1,127.0.0.1:2": "x 2",
 	} {
-		tg, err := ParseTarget(spec)
+		tg, err := ParseTarget(spec, ProtocolSimple)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
@@ -144,7 +161,7 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"nope", "x=oracle:h:1", "x=certa:", "x"} {
-		if _, err := ParseTarget(bad); err == nil {
+		if _, err := ParseTarget(bad, ProtocolPrepared); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -23,11 +23,27 @@ var Presets = map[string]string{
 	"sqlite":   "sqlite:",
 }
 
+// Protocol is how clients send statements to a server target.
+type Protocol string
+
+const (
+	// ProtocolPrepared prepares each statement once per connection and
+	// then sends only its arguments (PostgreSQL's extended protocol, MySQL's
+	// binary protocol): what sysbench, pgx and JDBC do by default.
+	ProtocolPrepared Protocol = "prepared"
+	// ProtocolSimple sends each statement as text with its arguments
+	// written in by the client, as psql and scripts do.
+	ProtocolSimple Protocol = "simple"
+)
+
 // ParseTarget reads a target: a preset name, or NAME=KIND:ADDR[,ADDR...]
 // where KIND is certa (ADDR host:port), postgres or mysql (ADDR host:port,
 // user, password and database bench, or a postgres:// or mysql:// URL), or
-// sqlite (ADDR a file, empty for a temporary one).
-func ParseTarget(spec string) (Target, error) {
+// sqlite (ADDR a file, empty for a temporary one; it always prepares).
+func ParseTarget(spec string, p Protocol) (Target, error) {
+	if p != ProtocolPrepared && p != ProtocolSimple {
+		return nil, fmt.Errorf("bench: unknown protocol %q (prepared, simple)", p)
+	}
 	name, def, ok := strings.Cut(spec, "=")
 	if !ok {
 		def, ok = Presets[spec]
@@ -48,12 +64,12 @@ func ParseTarget(spec string) (Target, error) {
 		if len(addrs) == 0 {
 			return nil, fmt.Errorf("bench: target %q names no address", spec)
 		}
-		return &pgTarget{name: name, certa: kind == "certa", addrs: addrs}, nil
+		return &pgTarget{name: name, certa: kind == "certa", addrs: addrs, protocol: p}, nil
 	case "mysql":
 		if len(addrs) == 0 {
 			return nil, fmt.Errorf("bench: target %q names no address", spec)
 		}
-		return &mysqlTarget{name: name, addrs: addrs}, nil
+		return &mysqlTarget{name: name, addrs: addrs, protocol: p}, nil
 	case "sqlite":
 		return openSQLiteTarget(name, list)
 	}
@@ -61,11 +77,12 @@ func ParseTarget(spec string) (Target, error) {
 }
 
 // pgTarget is a certa cluster or a PostgreSQL server, over the PostgreSQL
-// protocol (simple queries, arguments interpolated by the client).
+// protocol.
 type pgTarget struct {
-	name  string
-	certa bool
-	addrs []string
+	name     string
+	certa    bool
+	addrs    []string
+	protocol Protocol
 }
 
 func (t *pgTarget) Name() string { return t.name }
@@ -73,16 +90,18 @@ func (t *pgTarget) Nodes() int   { return len(t.addrs) }
 
 func (t *pgTarget) Open(ctx context.Context, node int, consistency string) (Conn, error) {
 	addr := t.addrs[node%len(t.addrs)]
-	if !t.certa && !strings.Contains(addr, "://") {
+	switch {
+	case strings.Contains(addr, "://"):
+	case t.certa:
+		addr = "postgres://certa@" + addr + "/certa?sslmode=disable"
+	default:
 		addr = "postgres://bench:bench@" + addr + "/bench?sslmode=disable"
 	}
-	var c *pgclient.Conn
-	var err error
-	if strings.Contains(addr, "://") {
-		c, err = pgclient.ConnectString(ctx, addr)
-	} else {
-		c, err = pgclient.Connect(ctx, addr)
+	connect := pgclient.ConnectExtended
+	if t.protocol == ProtocolSimple {
+		connect = pgclient.ConnectString
 	}
+	c, err := connect(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: connect to %s: %w", t.name, addr, err)
 	}
@@ -129,8 +148,9 @@ func (p pgConn) Close() { p.c.Close() }
 
 // mysqlTarget is a MariaDB server or MariaDB Galera cluster.
 type mysqlTarget struct {
-	name  string
-	addrs []string
+	name     string
+	addrs    []string
+	protocol Protocol
 }
 
 func (t *mysqlTarget) Name() string { return t.name }
@@ -141,7 +161,7 @@ func (t *mysqlTarget) Open(ctx context.Context, node int, consistency string) (C
 	if !strings.Contains(addr, "://") {
 		addr = "mysql://bench:bench@" + addr + "/bench"
 	}
-	c, err := mysqlclient.Connect(ctx, addr)
+	c, err := mysqlclient.Connect(ctx, addr, t.protocol == ProtocolPrepared)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}

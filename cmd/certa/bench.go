@@ -38,6 +38,7 @@ func runBench(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each run")
 	consistency := fs.String("consistency", bench.ConsistencyLocal, "read consistency of every session: local, or sync (certa.consistency; Galera's wsrep_sync_wait=1)")
+	protocol := fs.String("protocol", string(bench.ProtocolPrepared), "how clients send statements to servers: prepared (once per connection, then only arguments: sysbench's, pgx's and JDBC's default) or simple (text with the arguments written in, as psql)")
 	rows := fs.Int("rows", 10000, "oltp workloads: rows in sbtest1")
 	warehouses := fs.Int("warehouses", 1, "tpcc: warehouses")
 	mixes := fs.String("tpcc-mix", "standard", "tpcc: mixes, comma-separated: standard, or read/write splits 100/0, 80/20, 50/50")
@@ -89,7 +90,7 @@ func runBench(args []string) error {
 		}
 	}()
 	for _, spec := range targetSpecs {
-		t, err := bench.ParseTarget(spec)
+		t, err := bench.ParseTarget(spec, bench.Protocol(*protocol))
 		if err != nil {
 			return err
 		}

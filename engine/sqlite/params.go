@@ -78,6 +78,9 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	if isBlank(sql) {
 		return nil, nil, nil
 	}
+	if req, ok := parseLocking(sql); ok {
+		sql = req.sql // FOR UPDATE changes neither parameters nor columns
+	}
 	stmt, _, tail, err := c.prepare(sql, modeLocal)
 	if err != nil {
 		return nil, nil, mapErr(err)
@@ -185,6 +188,12 @@ func inferParams(c *conn, sql string, count int) []result.Type {
 				continue
 			}
 		}
+		// col [NOT] BETWEEN $n AND $m, col [NOT] IN ($n, $m, ...)
+		if col := rangeColumn(toks, i); col != "" {
+			if typ, ok := colType(col); ok {
+				types[n-1] = typ
+			}
+		}
 	}
 	inferInsertValues(c, toks, types)
 	return types
@@ -270,6 +279,38 @@ func paramTok(t string) (int, bool) {
 	}
 	n, err := strconv.Atoi(t[1:])
 	return n, err == nil && n >= 1
+}
+
+// rangeColumn returns the column a parameter at toks[i] is compared with
+// by BETWEEN or IN, or "".
+func rangeColumn(toks []string, i int) string {
+	before := func(j int) string { // the column before the keyword at j, past NOT
+		if j >= 1 && strings.EqualFold(toks[j-1], "not") {
+			j--
+		}
+		if j >= 1 {
+			return toks[j-1]
+		}
+		return ""
+	}
+	switch {
+	case i >= 2 && strings.EqualFold(toks[i-1], "between"):
+		return before(i - 1)
+	case i >= 4 && strings.EqualFold(toks[i-1], "and") && strings.EqualFold(toks[i-3], "between"):
+		return before(i - 3)
+	}
+	// Back over "$k ," to the list's "(" and IN.
+	j := i - 1
+	for j >= 1 && toks[j] == "," {
+		if _, ok := paramTok(toks[j-1]); !ok {
+			return ""
+		}
+		j -= 2
+	}
+	if j >= 1 && toks[j] == "(" && strings.EqualFold(toks[j-1], "in") {
+		return before(j - 1)
+	}
+	return ""
 }
 
 func isOperator(t string) bool {

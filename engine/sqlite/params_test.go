@@ -46,6 +46,11 @@ func TestDescribeInfersTypes(t *testing.T) {
 		{"UPDATE t SET at = $1 WHERE u = $2", []result.Type{result.Timestamptz, result.UUID}, nil},
 		{"UPDATE t SET n = n * $1, id = $2 + id, v = v || $3 WHERE id = $4", []result.Type{result.Float8, result.Int8, result.Text, result.Int8}, nil},
 		{"SELECT at, u FROM t", nil, []result.Type{result.Timestamptz, result.UUID}},
+		{"SELECT v FROM t WHERE id BETWEEN $1 AND $2 OR n NOT BETWEEN $3 AND $4", []result.Type{
+			result.Int8, result.Int8, result.Float8, result.Float8}, []result.Type{result.Text}},
+		{"SELECT n FROM t WHERE id = $1 FOR UPDATE", []result.Type{result.Int8}, []result.Type{result.Float8}},
+		{"DELETE FROM t WHERE id IN ($1, $2, $3) AND n NOT IN ($4)", []result.Type{
+			result.Int8, result.Int8, result.Int8, result.Float8}, nil},
 	} {
 		params, cols, err := e.Describe(context.Background(), c.sql)
 		if err != nil {

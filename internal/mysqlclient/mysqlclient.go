@@ -16,20 +16,25 @@ import (
 
 // Conn is one client connection. Statements are written with PostgreSQL's
 // $1, $2 ... placeholders, as the rest of certa writes them; Conn rewrites
-// them to MySQL's ?. Arguments are interpolated by the client, so every
-// statement is one round trip, as with certa's simple query protocol.
+// them to MySQL's ?.
 type Conn struct {
-	db *sql.DB
-	c  *sql.Conn
+	db       *sql.DB
+	c        *sql.Conn
+	prepared map[string]*sql.Stmt // nil: arguments interpolated by the client
 }
 
 // Connect connects to a MySQL-protocol server. dsn is a URL,
-// mysql://user:password@host:port/database.
-func Connect(ctx context.Context, dsn string) (*Conn, error) {
+// mysql://user:password@host:port/database. With prepare, a statement with
+// arguments is prepared on the server the first time it runs and executed
+// with its arguments from then on (the binary protocol); without, the
+// client writes the arguments into the text. Either way a statement is one
+// round trip once prepared.
+func Connect(ctx context.Context, dsn string, prepare bool) (*Conn, error) {
 	cfg, err := parseURL(dsn)
 	if err != nil {
 		return nil, err
 	}
+	cfg.InterpolateParams = !prepare
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
@@ -41,7 +46,28 @@ func Connect(ctx context.Context, dsn string) (*Conn, error) {
 		db.Close()
 		return nil, fmt.Errorf("mysql %s: %w", cfg.Addr, err)
 	}
-	return &Conn{db: db, c: c}, nil
+	conn := &Conn{db: db, c: c}
+	if prepare {
+		conn.prepared = make(map[string]*sql.Stmt)
+	}
+	return conn, nil
+}
+
+// stmt returns query prepared on the server, or nil to send it as text (no
+// arguments, or not preparing).
+func (c *Conn) stmt(ctx context.Context, query string, args []any) (*sql.Stmt, error) {
+	if c.prepared == nil || len(args) == 0 {
+		return nil, nil
+	}
+	if s := c.prepared[query]; s != nil {
+		return s, nil
+	}
+	s, err := c.c.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.prepared[query] = s
+	return s, nil
 }
 
 // parseURL turns mysql://user:password@host:port/database into the
@@ -61,7 +87,6 @@ func parseURL(dsn string) (*mysql.Config, error) {
 		return nil, fmt.Errorf("mysql: %q names no host", dsn)
 	}
 	cfg.Net = "tcp"
-	cfg.InterpolateParams = true
 	return cfg, nil
 }
 
@@ -71,7 +96,16 @@ func (c *Conn) Exec(ctx context.Context, query string, args ...any) (int64, erro
 	if err != nil {
 		return 0, err
 	}
-	res, err := c.c.ExecContext(ctx, query, args...)
+	s, err := c.stmt(ctx, query, args)
+	if err != nil {
+		return 0, err
+	}
+	var res sql.Result
+	if s != nil {
+		res, err = s.ExecContext(ctx, args...)
+	} else {
+		res, err = c.c.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -84,7 +118,16 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) ([][]any, e
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.c.QueryContext(ctx, query, args...)
+	s, err := c.stmt(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	var rows *sql.Rows
+	if s != nil {
+		rows, err = s.QueryContext(ctx, args...)
+	} else {
+		rows, err = c.c.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +159,9 @@ func (c *Conn) Query(ctx context.Context, query string, args ...any) ([][]any, e
 
 // Close closes the connection.
 func (c *Conn) Close() error {
+	for _, s := range c.prepared {
+		s.Close()
+	}
 	c.c.Close()
 	return c.db.Close()
 }

@@ -19,7 +19,8 @@ import (
 
 // Conn is one client connection.
 type Conn struct {
-	c *pgx.Conn
+	c    *pgx.Conn
+	text pgx.QueryResultFormats // results in text, for QueryText
 }
 
 // Connect connects to a certa node (or any PostgreSQL server) at host:port.
@@ -53,7 +54,11 @@ func connect(ctx context.Context, connString string, mode pgx.QueryExecMode) (*C
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{c: c}, nil
+	conn := &Conn{c: c}
+	if mode != pgx.QueryExecModeSimpleProtocol {
+		conn.text = pgx.QueryResultFormats{pgx.TextFormatCode}
+	}
+	return conn, nil
 }
 
 // OpenDB opens a database/sql pool through pgx's stdlib driver (extended
@@ -96,9 +101,11 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, err
 }
 
 // QueryText runs sql and returns all rows, each value the text the server
-// sent (a string) or nil for NULL. It decodes nothing, so it is cheap; the
-// results are text with the simple query protocol (Connect, ConnectString).
+// sent (a string) or nil for NULL. It decodes nothing, so it is cheap.
 func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	if c.text != nil {
+		args = append([]any{c.text}, args...)
+	}
 	rows, err := c.c.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
