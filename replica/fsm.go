@@ -188,7 +188,7 @@ func conflictError(res certify.Result) error {
 	default:
 		return &sqlerr.Error{
 			Code:    sqlerr.SerializationFailure,
-			Message: fmt.Sprintf("could not serialize access: table %q was changed by a concurrent transaction", res.Table),
+			Message: fmt.Sprintf("could not serialize access due to concurrent update of a row of table %q", res.Table),
 			Detail:  fmt.Sprintf("A row this transaction wrote was committed by another transaction at seqno %d, after this transaction's snapshot.", res.ConflictSeqno),
 			Hint:    "Retry the transaction.",
 		}

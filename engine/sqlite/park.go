@@ -3,9 +3,8 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
-
-	"zombiezen.com/go/sqlite"
 
 	"certa/sqlerr"
 )
@@ -35,12 +34,23 @@ const localParkIdle = 0
 var errChangedWhileParked = &sqlerr.Error{Code: sqlerr.SerializationFailure,
 	Message: "could not serialize access: data this transaction read or wrote was changed by a concurrent commit; retry the transaction"}
 
+// costlyParkDelay is how much later a Tx that parks by setting its changes
+// aside counts as idle for local writers: writing them out and applying them
+// again costs in proportion to everything it changed, and a transaction
+// whose client answers within it usually finishes first. (TPC-C on 3 nodes,
+// 8 clients: 127 transactions/s parked at once, 206 with 2 ms, 193 with 5.)
+const costlyParkDelay = 2 * time.Millisecond
+
 // idle implements lockHolder.
 func (tx *Tx) idle() (time.Time, bool) {
 	if tx.busy.Load() {
 		return time.Time{}, false
 	}
-	return time.Unix(0, tx.idleAt.Load()), true
+	since := time.Unix(0, tx.idleAt.Load())
+	if !tx.cheapPark.Load() {
+		since = since.Add(costlyParkDelay)
+	}
+	return since, true
 }
 
 // setBusy marks the Tx busy in a call (it cannot be parked). tx.mu is held.
@@ -49,6 +59,7 @@ func (tx *Tx) setBusy() { tx.busy.Store(true) }
 // setIdle marks the end of a call and wakes lock waiters that may now park
 // the Tx. tx.mu is held.
 func (tx *Tx) setIdle() {
+	tx.cheapPark.Store(tx.rlog.replayable())
 	tx.idleAt.Store(time.Now().UnixNano())
 	tx.busy.Store(false)
 	if tx.holdsLock {
@@ -125,13 +136,13 @@ func (tx *Tx) unpark(ctx context.Context) error {
 			return err
 		}
 	} else {
-		conflict := false
-		err := c.c.ApplyChangeset(bytes.NewReader(tx.spill), nil,
-			func(sqlite.ConflictType, *sqlite.ChangesetIterator) sqlite.ConflictAction {
-				conflict = true
-				return sqlite.ChangesetAbort
-			})
-		if conflict {
+		// Row by row with cached statements, as the applier does: SQLite's
+		// changeset apply prepares its statements on every call.
+		if err := c.refreshSchema(); err != nil {
+			return err
+		}
+		err := applyRows(c, tx.spill)
+		if errors.Is(err, errNotClean) || errors.Is(err, errBadChangeset) {
 			return tx.failNow(errChangedWhileParked)
 		}
 		if err != nil {

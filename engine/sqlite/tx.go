@@ -48,9 +48,10 @@ type Tx struct {
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
-	lockHeld atomic.Bool  // holdsLock, for lock-free reads by aborters
-	busy     atomic.Bool  // in a call: not parkable
-	idleAt   atomic.Int64 // when the last call ended (UnixNano)
+	lockHeld  atomic.Bool  // holdsLock, for lock-free reads by aborters
+	busy      atomic.Bool  // in a call: not parkable
+	cheapPark atomic.Bool  // parks to be re-run (park.go)
+	idleAt    atomic.Int64 // when the last call ended (UnixNano)
 
 	failed atomic.Pointer[sqlerr.Error] // once set, every call fails with it
 	stopMu sync.Mutex

@@ -18,7 +18,8 @@ const retryPark = time.Millisecond
 // lockHolder is a local transaction that can hold the write lock.
 type lockHolder interface {
 	// idle reports whether the holder is between statements, waiting for
-	// its client, and since when.
+	// its client, and since when it counts as idle for local writers (a
+	// holder that is costly to park may count from a little later).
 	idle() (since time.Time, ok bool)
 	// park releases the lock (writeLock.unlock) without ending the
 	// holder's transaction: its changes are set aside and re-applied at its
