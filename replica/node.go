@@ -109,6 +109,9 @@ type Node struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+
+	barriers   syncGroup // LeaderSyncPoint's barriers (syncpoint.go)
+	leaderSync syncGroup // a follower's requests for the leader's sync point
 }
 
 // New creates a node's core over eng. Call StateMachine to open the log,
@@ -233,10 +236,21 @@ func (n *Node) syncPoint(ctx context.Context) (uint64, error) {
 		}
 		return s, nil
 	}
+	return n.leaderSync.get(ctx, n.askLeaderSyncPoint)
+}
+
+// askLeaderSyncPoint asks the current leader for its sync point.
+func (n *Node) askLeaderSyncPoint() (uint64, error) {
+	leader := n.log.Leader()
+	if leader == "" {
+		return 0, errNoQuorum("no leader is known, so a 'sync' read cannot be served")
+	}
 	mb, ok := n.sm.member(leader)
 	if !ok {
 		return 0, errNoQuorum("the leader's address is not known yet")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SyncTimeout)
+	defer cancel()
 	s, err := n.peers.SyncPoint(ctx, mb.HTTPAddr)
 	if err != nil {
 		return 0, errNoQuorum("could not reach the leader %s: %v", leader, err)
@@ -248,10 +262,14 @@ func (n *Node) syncPoint(ctx context.Context) (uint64, error) {
 // acknowledged before the call: it appends a barrier through the majority
 // and waits until it is applied.
 func (n *Node) LeaderSyncPoint() (uint64, error) {
-	if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
-		return 0, err
-	}
-	return n.sm.applied.get(), nil
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SyncTimeout)
+	defer cancel()
+	return n.barriers.get(ctx, func() (uint64, error) {
+		if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
+			return 0, err
+		}
+		return n.sm.applied.get(), nil
+	})
 }
 
 // AppendForwarded appends an entry forwarded by another node, on the leader.
