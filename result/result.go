@@ -89,3 +89,14 @@ type Writer interface {
 	Complete(tag string) error
 	Empty() error
 }
+
+// Discard is a Writer that drops everything, for statements run for their
+// side effects.
+var Discard Writer = discard{}
+
+type discard struct{}
+
+func (discard) Columns([]Column) error { return nil }
+func (discard) Row([]Value) error      { return nil }
+func (discard) Complete(string) error  { return nil }
+func (discard) Empty() error           { return nil }

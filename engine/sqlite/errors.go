@@ -18,6 +18,8 @@ var (
 		Message: "could not serialize access: another local transaction held the write lock too long; retry the transaction"}
 	errReadChanged = &sqlerr.Error{Code: sqlerr.SerializationFailure,
 		Message: "could not serialize access: data this transaction read was changed by a concurrent commit; retry the transaction"}
+	errWriteConflict = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+		Message: "could not serialize access due to a concurrent update of a row this transaction writes; retry the transaction"}
 	errRestored = &sqlerr.Error{Code: sqlerr.SerializationFailure,
 		Message: "could not serialize access: the database was replaced by a state transfer; retry the transaction"}
 	errClosed = &sqlerr.Error{Code: sqlerr.AdminShutdown,

@@ -26,7 +26,8 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 				return err
 			}
 		}
-		tag := commandTag(sql, rec, false, 0, c.c.Changes())
+		tx.stmtChanges = c.c.Changes()
+		tag := commandTag(sql, rec, false, 0, tx.stmtChanges)
 		return tx.callWriter(stmt, func() error { return w.Complete(tag) })
 	}
 	// Types come from the first row when the schema does not say, so

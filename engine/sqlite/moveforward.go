@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"strings"
 
 	"certa/result"
 )
@@ -17,19 +18,22 @@ import (
 // moveForward moves the snapshot of a Tx that has not written yet to the
 // latest applied state, if that cannot change what the Tx has read: either
 // no table it read changed in between, or re-running its statements on the
-// new snapshot returns exactly what the client saw (see stmtLog).
+// new snapshot returns exactly what the client saw (see stmtLog). When the
+// statement that found its snapshot stale is a key write (keywrite.go), the
+// check is put off (unchecked) until a statement that is not one.
 // The Tx holds the write lock, so every committed apply is in the history
 // and none can commit until the statement is re-run.
 //
 // A Tx that cannot move fails for good (and gives the lock up at once): it
 // has seen a state it can no longer write on.
-func (tx *Tx) moveForward(ctx context.Context) error {
+func (tx *Tx) moveForward(ctx context.Context, keyWrite bool) error {
 	if !tx.holdsLock {
 		tx.fail(errReadChanged) // cannot happen: we write under the lock
 		return errReadChanged
 	}
 	changed := tx.e.hist.changed(tx.view, tx.reads)
-	if changed && !tx.rlog.active() {
+	putOff := changed && keyWrite
+	if changed && !putOff && !tx.rlog.active() {
 		return tx.failNow(errReadChanged)
 	}
 	if tx.sess != nil {
@@ -39,8 +43,16 @@ func (tx *Tx) moveForward(ctx context.Context) error {
 	if err := tx.conn.rollback(); err != nil {
 		return fmt.Errorf("move snapshot forward: %w", err)
 	}
+	snapshot, view := tx.snapshot.Load(), tx.view
 	if err := tx.begin(); err != nil {
 		return fmt.Errorf("move snapshot forward: %w", err)
+	}
+	if putOff {
+		// What it read was read at its first snapshot, which it keeps
+		// for certification, and the check starts from there.
+		tx.snapshot.Store(snapshot)
+		tx.view, tx.unchecked = view, true
+		return nil
 	}
 	if changed && !tx.revalidate(ctx) {
 		if f := tx.failed.Load(); f != nil {
@@ -49,6 +61,94 @@ func (tx *Tx) moveForward(ctx context.Context) error {
 		return tx.failNow(errReadChanged)
 	}
 	return nil
+}
+
+// checkReads does the check moveForward put off, before a statement that is
+// not a key write: what the Tx read must be unchanged, or re-running its
+// statements on the latest state must return what the client saw. The Tx
+// holds the lock (it wrote). tx.mu is held.
+func (tx *Tx) checkReads(ctx context.Context) error {
+	tx.unchecked = false
+	c := tx.conn
+	if !tx.e.hist.changed(tx.view, tx.reads) {
+		s, _, err := c.queryInt("SELECT seqno FROM _certa_meta")
+		tx.view = uint64(s)
+		return err
+	}
+	if tx.sess != nil {
+		tx.sess.Delete()
+		tx.sess = nil
+	}
+	if err := c.rollback(); err != nil {
+		return err
+	}
+	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	s, _, err := c.queryInt("SELECT seqno FROM _certa_meta")
+	if err != nil {
+		return err
+	}
+	if err := tx.startSession(); err != nil {
+		return err
+	}
+	if err := tx.rerun(ctx); err != nil {
+		return err
+	}
+	tx.view = uint64(s)
+	return nil
+}
+
+// certifyKeyRows makes the rows an UPDATE or DELETE key write names join the
+// Tx's certification keys, as SELECT ... FOR UPDATE does: the write's own
+// changes would miss a row it sets to the values it already has, and that
+// row may have changed since the snapshot. tx.mu is held.
+func (tx *Tx) certifyKeyRows(ctx context.Context, sql string, args []any) error {
+	toks := tokenize(sql)
+	if isWord(toks[0], "insert") {
+		return nil // an inserted row is always in its changes
+	}
+	where := whereClause(sql)
+	table := toks[1] // UPDATE t
+	if isWord(toks[0], "delete") {
+		table = toks[2] // DELETE FROM t
+	}
+	return tx.execOnce(ctx, "SELECT 1 FROM "+table+" WHERE "+where+" FOR UPDATE", result.Discard, args)
+}
+
+// whereClause returns what follows the first WHERE of sql outside quotes.
+func whereClause(sql string) string {
+	var quote byte
+	for i := 0; i+5 <= len(sql); i++ {
+		switch c := sql[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case strings.EqualFold(sql[i:i+5], "where") && (i == 0 || !isIdentByte(sql[i-1])) &&
+			(i+5 == len(sql) || !isIdentByte(sql[i+5])):
+			return sql[i+5:]
+		}
+	}
+	return ""
+}
+
+// isKeyWrite reports whether sql is a key write on the Tx's connection.
+// tx.mu is held.
+func (tx *Tx) isKeyWrite(sql string) bool {
+	if _, ok := parseLocking(sql); ok {
+		return false
+	}
+	c := tx.conn
+	stmt, rec, tail, err := c.prepareCached(sql)
+	if err != nil {
+		return false // Exec reports the error
+	}
+	c.release(stmt)
+	c.endStatement()
+	return isBlank(tail) && c.keyWrite(sql, rec)
 }
 
 // Limits on what a transaction remembers of its reads for revalidation:

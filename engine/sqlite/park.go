@@ -149,8 +149,9 @@ func (tx *Tx) unpark(ctx context.Context) error {
 			return err
 		}
 	}
-	// The Tx now reads state s, unchanged since its view where it matters.
-	tx.view = uint64(s)
+	// The Tx now reads state s, unchanged since its view where it matters
+	// (checked, or re-run): nothing it read is left unchecked.
+	tx.view, tx.unchecked = uint64(s), false
 	tx.parked, tx.spill = false, nil
 	return nil
 }

@@ -31,20 +31,26 @@ type Tx struct {
 	e     *Engine
 	epoch uint64 // the engine's epoch at Begin: a Restore since fails the Tx
 
-	mu        sync.Mutex
-	conn      *conn        // nil once the Tx ended
-	cur       *sqlite.Stmt // the statement Exec is running; an aborter finalizes it
-	sess      *sqlite.Session
-	holdsLock bool
-	reads     map[string]struct{} // lower-cased tables read by finished statements
-	writes    map[string]struct{} // lower-cased tables written
-	rlog      stmtLog             // the statements run so far (moveforward.go)
-	view      uint64              // seqno up to which what the Tx sees has been checked
-	parked    bool                // the lock was given up (park.go)
-	spill     []byte              // the changes set aside when parked; nil: re-run instead
-	stmtWrote bool                // the last statement wrote
-	locked    []writeset.Key      // rows read FOR UPDATE (forupdate.go)
-	lockedIn  []string            // their tables
+	mu          sync.Mutex
+	conn        *conn        // nil once the Tx ended
+	cur         *sqlite.Stmt // the statement Exec is running; an aborter finalizes it
+	sess        *sqlite.Session
+	holdsLock   bool
+	reads       map[string]struct{} // lower-cased tables read by finished statements
+	writes      map[string]struct{} // lower-cased tables written
+	rlog        stmtLog             // the statements run so far (moveforward.go)
+	view        uint64              // seqno up to which what the Tx sees has been checked
+	parked      bool                // the lock was given up (park.go)
+	spill       []byte              // the changes set aside when parked; nil: re-run instead
+	stmtWrote   bool                // the last statement wrote
+	stmtChanges int                 // and changed this many rows
+	pending     pendingStmt         // the statement execOnce runs
+	// unchecked is set when the Tx moved its snapshot forward without
+	// checking what it had read (moveForward): view is then still the
+	// snapshot it read at.
+	unchecked bool
+	locked    []writeset.Key // rows read FOR UPDATE (forupdate.go)
+	lockedIn  []string       // their tables
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -169,6 +175,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 			return tx.classify(err)
 		}
 	}
+	var err error
 	var logged *hashWriter
 	if tx.rlog.active() {
 		// Remember what the client sees, in case the snapshot must move
@@ -176,17 +183,41 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		logged = tx.rlog.newHasher(w)
 		w = logged
 	}
-	var err error
+	if tx.unchecked {
+		if tx.isKeyWrite(sql) {
+			err = tx.certifyKeyRows(ctx, sql, args)
+		} else {
+			err = tx.checkReads(ctx)
+		}
+		if err != nil {
+			return tx.classify(err)
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		err = tx.execOnce(ctx, sql, w, args)
 		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
 			// Our snapshot went stale before our first write: an apply
 			// committed since. Move forward if what we read is unchanged.
-			if err = tx.moveForward(ctx); err == nil {
+			keyWrite := tx.conn.keyWrite(tx.pending.sql, tx.pending.rec)
+			if err = tx.moveForward(ctx, keyWrite); err == nil && tx.unchecked {
+				err = tx.certifyKeyRows(ctx, sql, args)
+			}
+			if err == nil {
 				continue
 			}
 		}
 		break
+	}
+	if tx.unchecked && tx.e.hist.changed(tx.view, tx.writes) {
+		// The statement was a key write run on a newer state than the
+		// snapshot. A key free in the snapshot but taken since fails a
+		// constraint, and a row there but deleted since is not found:
+		// either way, the write conflict certification would have found
+		// (a key write that changed its row certifies it).
+		if err != nil && sqlite.ErrCode(err).ToPrimary() == sqlite.ResultConstraint ||
+			err == nil && tx.stmtWrote && tx.stmtChanges == 0 {
+			return tx.failNow(errWriteConflict)
+		}
 	}
 	switch {
 	case err != nil:
@@ -195,6 +226,12 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		tx.rlog.add(sql, args, logged, tx.stmtWrote)
 	}
 	return tx.classify(err)
+}
+
+// pendingStmt is the statement execOnce runs and its authorizer record.
+type pendingStmt struct {
+	sql string
+	rec record
 }
 
 // writerError marks an error returned by the result.Writer: it is passed on
@@ -279,6 +316,7 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 		}
 	}
 	tx.stmtWrote = len(rec.writes) > 0
+	tx.pending = pendingStmt{sql, rec}
 	err = tx.run(stmt, sql, &rec, w)
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		// A statement that will be re-run on a newer snapshot has read

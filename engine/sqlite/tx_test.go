@@ -324,6 +324,8 @@ func TestMoveForwardWhenReadsUnchanged(t *testing.T) {
 
 // When a table it read did change, the statements it ran are re-run on the
 // new snapshot: if they return what the client saw, the snapshot moves.
+// (These tests write with INSERT ... SELECT, which is not a key write: see
+// keywrite_test.go for those.)
 func TestMoveForwardRevalidatesReads(t *testing.T) {
 	e := openTest(t, Config{})
 	for _, s := range []string{"a", "c"} {
@@ -334,7 +336,7 @@ func TestMoveForwardRevalidatesReads(t *testing.T) {
 	wantRows(t, exec(t, tx, "SELECT v FROM a WHERE id = 1").rows, row("a1"))
 	exec(t, tx, "SELECT count(*) FROM a")
 	e.commit("UPDATE a SET v = 'changed' WHERE id = 2") // a changed, not what tx saw
-	exec(t, tx, "INSERT INTO c VALUES (1, 'x')")
+	exec(t, tx, "INSERT INTO c SELECT 1, 'x'")
 	if tx.Snapshot() != e.seqno {
 		t.Fatalf("snapshot %d, want %d", tx.Snapshot(), e.seqno)
 	}
@@ -359,7 +361,7 @@ func TestMoveForwardRefusedWhenReadsChanged(t *testing.T) {
 			tx := e.begin()
 			exec(t, tx, tt.read)
 			e.commit(tt.change)
-			code, err := execErr(tx, "INSERT INTO c VALUES (1, 'x')")
+			code, err := execErr(tx, "INSERT INTO c SELECT 1, 'x'")
 			if code != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "read was changed") {
 				t.Fatalf("got %v", err)
 			}
@@ -393,7 +395,7 @@ func TestMoveForwardWithoutRevalidation(t *testing.T) {
 	exec(t, tx, "SELECT * FROM a WHERE id = 99")
 	execErr(tx, "SELECT nope FROM a")
 	e.commit("INSERT INTO a VALUES (2)")
-	if code, _ := execErr(tx, "INSERT INTO c VALUES (2)"); code != sqlerr.SerializationFailure {
+	if code, _ := execErr(tx, "INSERT INTO c SELECT 2"); code != sqlerr.SerializationFailure {
 		t.Fatalf("got %q, want 40001", code)
 	}
 }
