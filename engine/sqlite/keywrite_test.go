@@ -151,3 +151,26 @@ func TestKeyWriteOfUnchangedValuesIsCertified(t *testing.T) {
 	}
 	t2.Rollback()
 }
+
+// A transaction whose reads are unchecked, parked after its key writes,
+// goes on with its changes re-applied whatever else changed meanwhile; its
+// reads are still checked at its next statement that is not a key write.
+func TestUncheckedHolderParksAndGoesOn(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+	e.commit("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+	tx := e.begin()
+	wantRows(t, exec(t, tx, "SELECT n FROM t WHERE id = 2").rows, row(int64(20)))
+	e.apply(e.capture("UPDATE t SET n = 31 WHERE id = 3"))
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 1")     // unchecked
+	e.apply(e.capture("UPDATE t SET n = 21 WHERE id = 2")) // parks tx; changes what it read
+	exec(t, tx, "DELETE FROM t WHERE id = 3")              // unparks: a key write, goes on
+	ws, err := tx.WriteSet()
+	if err != nil || len(ws.Keys) != 2 {
+		t.Fatalf("write set %+v, %v; want 2 keys", ws, err)
+	}
+	if code, err := execErr(tx, "SELECT n FROM t WHERE id = 1"); code != sqlerr.SerializationFailure {
+		t.Fatalf("a read after its earlier read changed: %v", err)
+	}
+	tx.Rollback()
+}

@@ -131,10 +131,14 @@ func (tx *Tx) unpark(ctx context.Context) error {
 		return err
 	}
 	// We hold the lock: every apply since the Tx's view is in the history.
-	if tx.spill == nil || tx.e.hist.changed(tx.view, tx.touched()) {
+	// A Tx whose reads are unchecked has written only by key since
+	// (keywrite.go): its changes are re-applied whatever changed, and its
+	// reads stay unchecked.
+	if tx.spill == nil || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
 		if err := tx.rerun(ctx); err != nil {
 			return err
 		}
+		tx.unchecked = false
 	} else {
 		// Row by row with cached statements, as the applier does: SQLite's
 		// changeset apply prepares its statements on every call.
@@ -150,8 +154,11 @@ func (tx *Tx) unpark(ctx context.Context) error {
 		}
 	}
 	// The Tx now reads state s, unchanged since its view where it matters
-	// (checked, or re-run): nothing it read is left unchecked.
-	tx.view, tx.unchecked = uint64(s), false
+	// (checked, or re-run), unless its reads are unchecked: they were made
+	// at its view, from where they will be checked.
+	if !tx.unchecked {
+		tx.view = uint64(s)
+	}
 	tx.parked, tx.spill = false, nil
 	return nil
 }
