@@ -264,12 +264,15 @@ func (n *Node) askLeaderSyncPoint() (uint64, error) {
 func (n *Node) LeaderSyncPoint() (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SyncTimeout)
 	defer cancel()
-	return n.barriers.get(ctx, func() (uint64, error) {
-		if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
-			return 0, err
-		}
-		return n.sm.applied.get(), nil
-	})
+	return n.barriers.get(ctx, n.barrierSyncPoint)
+}
+
+// barrierSyncPoint appends a barrier and returns the applied seqno after it.
+func (n *Node) barrierSyncPoint() (uint64, error) {
+	if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
+		return 0, err
+	}
+	return n.sm.applied.get(), nil
 }
 
 // AppendForwarded appends an entry forwarded by another node, on the leader.

@@ -37,13 +37,12 @@ type conn struct {
 
 // tableInfo is what we need to know of one table.
 type tableInfo struct {
-	exists   bool
-	hasPK    bool
-	types    map[string]result.Type // lower-cased column name -> declared type, if any
-	columns  []string               // column names in table order
-	name     string                 // the table's name as the schema spells it
-	pk       []string               // primary-key columns in key order
-	triggers bool                   // the table has triggers
+	exists  bool
+	hasPK   bool
+	types   map[string]result.Type // lower-cased column name -> declared type, if any
+	columns []string               // column names in table order
+	name    string                 // the table's name as the schema spells it
+	pk      []string               // primary-key columns in key order
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
 }

@@ -47,26 +47,16 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 	return stmt, rec, trailing, nil
 }
 
-// release is done with stmt: a cached statement is reset for its next use,
-// any other finalized.
+// release is done with stmt: a cached statement is reset for its next use
+// (sqlite3_reset resets even when it reports the last step's error), any
+// other finalized.
 func (c *conn) release(stmt *sqlite.Stmt) {
 	if _, ok := c.cached[stmt]; !ok {
 		stmt.Finalize()
 		return
 	}
-	if err := stmt.Reset(); err == nil {
-		if err := stmt.ClearBindings(); err == nil {
-			return
-		}
-	}
-	// A statement that cannot be reset cleanly is not used again.
-	for sql, cs := range c.cache {
-		if cs.stmt == stmt {
-			delete(c.cache, sql)
-		}
-	}
-	delete(c.cached, stmt)
-	stmt.Finalize()
+	stmt.Reset()
+	stmt.ClearBindings()
 }
 
 // dropCache finalizes every cached statement. None may be running.

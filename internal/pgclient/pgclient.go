@@ -84,20 +84,7 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (string, error
 // Query runs sql and returns all rows, each value as pgx decodes it
 // (int64, float64, string, []byte, bool or nil).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
-	rows, err := c.c.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][]any
-	for rows.Next() {
-		v, err := rows.Values()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return c.collect(ctx, sql, args, pgx.Rows.Values)
 }
 
 // QueryText runs sql and returns all rows, each value the text the server
@@ -106,13 +93,7 @@ func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) ([][]any,
 	if c.text != nil {
 		args = append([]any{c.text}, args...)
 	}
-	rows, err := c.c.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out [][]any
-	for rows.Next() {
+	return c.collect(ctx, sql, args, func(rows pgx.Rows) ([]any, error) {
 		raw := rows.RawValues()
 		row := make([]any, len(raw))
 		for i, b := range raw {
@@ -120,7 +101,24 @@ func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) ([][]any,
 				row[i] = string(b)
 			}
 		}
-		out = append(out, row)
+		return row, nil
+	})
+}
+
+// collect runs sql and turns every row into values with row.
+func (c *Conn) collect(ctx context.Context, sql string, args []any, row func(pgx.Rows) ([]any, error)) ([][]any, error) {
+	rows, err := c.c.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		v, err := row(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }
