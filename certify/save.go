@@ -18,7 +18,7 @@ var ErrCorrupt = errors.New("certify: corrupt saved certifier")
 
 // The saved form is
 //
-//	magic "CRTW", version byte 1
+//	magic "CRTW", version byte 2
 //	uvarint len(body), body, CRC-32C (Castagnoli) of body, big-endian
 //
 // and the body, with every integer a minimal uvarint and every string its
@@ -36,10 +36,15 @@ var ErrCorrupt = errors.New("certify: corrupt saved certifier")
 //	  (length of the prefix shared with the previous key of this position,
 //	  rest of the key as a string); the shared length is exact (maximal)
 //
-// so that one certifier state has exactly one saved form.
+// Version 2 saves every commit in the window with all its keys, in position
+// order, as the certifier queues them: a key written again later appears
+// under each position and the last one counts. Saving is then one pass over
+// the queue, with no lookups and no sort (a window of millions of keys took
+// seconds to save in version 1, which saved each key only under its last
+// position). Load reads both. The same history has exactly one saved form.
 const (
 	magic   = "CRTW"
-	version = 1
+	version = 2
 
 	flagStarted   = 1
 	flagCommitted = 2
@@ -66,11 +71,6 @@ func (c *Certifier) Save(w io.Writer) error {
 		return fmt.Errorf("certify: save: %w", err)
 	}
 	return nil
-}
-
-type keyPos struct {
-	key writeset.Key
-	pos uint64
 }
 
 func (c *Certifier) appendBody(b []byte) []byte {
@@ -107,40 +107,29 @@ func (c *Certifier) appendBody(b []byte) []byte {
 		b = binary.AppendUvarint(b, c.tableDDL[t])
 	}
 
-	kps := make([]keyPos, 0, len(c.keys))
-	for k, p := range c.keys {
-		kps = append(kps, keyPos{k, p})
-	}
-	slices.SortFunc(kps, func(x, y keyPos) int {
-		if o := cmp.Compare(x.pos, y.pos); o != 0 {
-			return o
-		}
-		return cmp.Compare(x.key, y.key)
-	})
-	groups := 0
-	for i := range kps {
-		if i == 0 || kps[i].pos != kps[i-1].pos {
-			groups++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(groups))
+	// Every commit in the window, in position order, with its keys (version
+	// 2). A write set's keys are normally sorted and unique already.
+	commits, keyq := c.commits.front(c.commits.len()), c.keyq.front(c.keyq.len())
+	b = binary.AppendUvarint(b, uint64(len(commits)))
 	var prevPos uint64
-	for i := 0; i < len(kps); {
-		pos := kps[i].pos
-		j := i + 1
-		for j < len(kps) && kps[j].pos == pos {
-			j++
+	var keys []writeset.Key
+	for _, r := range commits {
+		keys = append(keys[:0], keyq[:r.n]...)
+		keyq = keyq[r.n:]
+		if !slices.IsSorted(keys) {
+			slices.Sort(keys)
 		}
-		b = binary.AppendUvarint(b, pos-prevPos)
-		b = binary.AppendUvarint(b, uint64(j-i))
+		keys = slices.Compact(keys)
+		b = binary.AppendUvarint(b, r.seqno-prevPos)
+		b = binary.AppendUvarint(b, uint64(len(keys)))
 		var prev writeset.Key
-		for _, kp := range kps[i:j] {
-			n := sharedPrefix(prev, kp.key)
+		for _, k := range keys {
+			n := sharedPrefix(prev, k)
 			b = binary.AppendUvarint(b, uint64(n))
-			b = appendString(b, string(kp.key[n:]))
-			prev = kp.key
+			b = appendString(b, string(k[n:]))
+			prev = k
 		}
-		prevPos, i = pos, j
+		prevPos = r.seqno
 	}
 	return b
 }
@@ -174,8 +163,9 @@ func Load(r io.Reader) (*Certifier, error) {
 	if string(hdr[:len(magic)]) != magic {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
-	if hdr[len(magic)] != version {
-		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, hdr[len(magic)])
+	v := hdr[len(magic)]
+	if v != 1 && v != version {
+		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, v)
 	}
 	n, err := readUvarint(r)
 	if err != nil {
@@ -197,7 +187,7 @@ func Load(r io.Reader) (*Certifier, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	c, err := parseBody(body)
+	c, err := parseBody(body, v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -292,7 +282,7 @@ func (p *parser) string() string {
 	return s
 }
 
-func parseBody(b []byte) (*Certifier, error) {
+func parseBody(b []byte, version byte) (*Certifier, error) {
 	p := &parser{b: b}
 	h := p.uvarint()
 	if p.err == nil && h == 0 {
@@ -375,7 +365,7 @@ func parseBody(b []byte) (*Certifier, error) {
 			if j == 0 && shared != 0 {
 				p.fail("bad key prefix")
 			}
-			if _, dup := c.keys[k]; dup {
+			if _, dup := c.keys[k]; dup && version == 1 {
 				p.fail("key recorded twice")
 			}
 			c.keys[k] = pos

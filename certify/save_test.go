@@ -126,7 +126,6 @@ func TestLoadCorrupt(t *testing.T) {
 		{"key after last commit", []byte{8, flagStarted | flagCommitted, 20, 15, 0, 1, 16, 1, 0, 1, 'k'}},
 		{"position without keys", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0}},
 		{"same position twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 0, 1, 0, 1, 'j'}},
-		{"key twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 1, 1, 0, 1, 'k'}},
 		{"keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 0, 1, 'j'}},
 		{"key prefix not maximal", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 2, 'k', 'a', 0, 2, 'k', 'b'}},
 		{"key prefix too long", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 2, 1, 'b'}},
@@ -149,6 +148,23 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	if c.Len() != 3 || !bytes.Equal(save(t, c), frame(ok)) {
 		t.Fatalf("Len %d, saved %x", c.Len(), save(t, c))
+	}
+	// Version 1 (still read) saved each key under its last position only;
+	// version 2 saves every commit with its keys, and the last one counts.
+	twice := []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 1, 1, 0, 1, 'k'}
+	v1 := frame(twice)
+	v1[len(magic)] = 1
+	if _, err := Load(bytes.NewReader(v1)); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("version 1, key twice: err = %v", err)
+	}
+	c, err = Load(bytes.NewReader(frame(twice)))
+	if err != nil || c.keys["k"] != 17 || c.Len() != 1 {
+		t.Fatalf("key twice: err = %v, keys %v", err, c.keys)
+	}
+	v1 = frame(ok)
+	v1[len(magic)] = 1
+	if c, err = Load(bytes.NewReader(v1)); err != nil || c.Len() != 3 {
+		t.Fatalf("version 1: err = %v", err)
 	}
 	// Non-minimal body length in the header.
 	x := append([]byte(magic), version, 0x80|byte(len(body)), 0)
@@ -243,7 +259,7 @@ func FuzzParseBody(f *testing.F) {
 	}
 	f.Add(c.appendBody(nil))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := parseBody(b)
+		c, err := parseBody(b, version)
 		if err != nil {
 			return
 		}
