@@ -10,18 +10,40 @@ import (
 	"sync"
 
 	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"certa/engine"
 )
 
-// fileSnapshot is a consistent copy of the database in a temporary file.
-type fileSnapshot struct {
-	path string
-	once sync.Once
+// pinnedSnapshot is the applied state at one seqno, held by a read
+// transaction on a connection of its own. The copy is made when it is
+// written out, so the apply loop (which takes Raft snapshots) is not held
+// while a large database is copied, and a copy costs a page-by-page backup
+// rather than the row-by-row rebuild of VACUUM INTO.
+type pinnedSnapshot struct {
+	e     *Engine
+	seqno uint64
+
+	mu   sync.Mutex
+	src  *sqlite.Conn // nil once released
+	path string       // the copy, once made
 }
 
-// WriteTo streams the copy to w.
-func (s *fileSnapshot) WriteTo(w io.Writer) (int64, error) {
+// WriteTo copies the pinned state to a temporary file with SQLite's backup
+// API, once, and streams the file to w.
+func (s *pinnedSnapshot) WriteTo(w io.Writer) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.src == nil {
+		return 0, errors.New("sqlite engine: snapshot: already released")
+	}
+	if s.path == "" {
+		path, err := s.copy()
+		if err != nil {
+			return 0, fmt.Errorf("sqlite engine: snapshot at seqno %d: %w", s.seqno, err)
+		}
+		s.path = path
+	}
 	f, err := os.Open(s.path)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite engine: snapshot: %w", err)
@@ -30,9 +52,57 @@ func (s *fileSnapshot) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, f)
 }
 
-// Release deletes the copy. Safe to call more than once.
-func (s *fileSnapshot) Release() {
-	s.once.Do(func() { os.Remove(s.path) })
+// copy backs the pinned state up into a new temporary file: the backup
+// reads through the source connection's open read transaction.
+func (s *pinnedSnapshot) copy() (string, error) {
+	path, err := s.e.tempPath("snapshot")
+	if err != nil {
+		return "", err
+	}
+	err = func() error {
+		dst, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+		if err != nil {
+			return err
+		}
+		defer dst.Close()
+		// A copy that a crash interrupts is thrown away: no journal, no fsync.
+		for _, p := range []string{"PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF"} {
+			if err := sqlitex.ExecuteTransient(dst, p, nil); err != nil {
+				return err
+			}
+		}
+		b, err := sqlite.NewBackup(dst, "main", s.src, "main")
+		if err != nil {
+			return err
+		}
+		for more := true; more; {
+			if more, err = b.Step(-1); err != nil {
+				b.Close()
+				return err
+			}
+		}
+		return b.Close()
+	}()
+	if err != nil {
+		removeDB(path)
+		return "", err
+	}
+	return path, nil
+}
+
+// Release ends the read transaction and deletes the copy. Safe to call more
+// than once.
+func (s *pinnedSnapshot) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.src != nil {
+		s.src.Close() // rolls the read transaction back
+		s.src = nil
+	}
+	if s.path != "" {
+		removeDB(s.path)
+		s.path = ""
+	}
 }
 
 // tempPath returns the name of a new, empty temporary file next to the
@@ -47,31 +117,31 @@ func (e *Engine) tempPath(kind string) (string, error) {
 	return name, nil
 }
 
-// Snapshot copies the applied state (with its applied seqno and failed
-// seqnos) to a temporary file with VACUUM INTO, which reads one consistent
-// WAL snapshot and writes a compact database.
+// Snapshot pins the applied state (with its applied seqno and failed
+// seqnos): a new connection begins a read transaction, which in WAL mode
+// keeps seeing this state while applies go on. It is copied when written
+// out (pinnedSnapshot.WriteTo). Apply must not run concurrently with it.
 func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
-	path, err := e.tempPath("snapshot")
+	src, err := sqlite.OpenConn(e.cfg.Path, sqlite.OpenReadWrite)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite engine: snapshot: %w", err)
 	}
-	c, err := e.pool.get(ctx)
-	if err != nil {
-		os.Remove(path)
-		return nil, err
+	var seqno int64
+	err = sqlitex.ExecuteTransient(src, "BEGIN", nil)
+	if err == nil {
+		err = execResult(src, "SELECT seqno FROM _certa_meta", func(s *sqlite.Stmt) { seqno = s.ColumnInt64(0) })
 	}
-	c.c.SetInterrupt(ctx.Done())
-	err = c.exec("VACUUM INTO ?", path)
-	c.c.SetInterrupt(nil)
-	e.pool.put(c, err != nil)
+	if err == nil && uint64(seqno) != e.applied.Load() {
+		err = fmt.Errorf("read applied seqno %d, want %d (an apply ran concurrently)", seqno, e.applied.Load())
+	}
 	if err != nil {
-		removeDB(path) // with the journal a failed VACUUM INTO leaves
+		src.Close()
 		return nil, fmt.Errorf("sqlite engine: snapshot: %w", err)
 	}
-	return &fileSnapshot{path: path}, nil
+	return &pinnedSnapshot{e: e, seqno: uint64(seqno), src: src}, nil
 }
 
 // Restore replaces the database with a snapshot's contents. The snapshot is
