@@ -75,10 +75,8 @@ func (tx *Tx) checkReads(ctx context.Context) error {
 		tx.view = uint64(s)
 		return err
 	}
-	if tx.sess != nil {
-		tx.sess.Delete()
-		tx.sess = nil
-	}
+	// Start again on the latest state, keeping the session (see
+	// rollbackLocked).
 	if err := c.rollback(); err != nil {
 		return err
 	}
@@ -89,7 +87,10 @@ func (tx *Tx) checkReads(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.startSession(); err != nil {
+	if err := c.refreshSchema(); err != nil {
+		return err
+	}
+	if err := tx.ensureSession(); err != nil {
 		return err
 	}
 	if err := tx.rerun(ctx); err != nil {

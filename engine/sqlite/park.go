@@ -83,7 +83,7 @@ func (tx *Tx) park() bool {
 		// Re-running is cheaper than writing the changes out and
 		// applying them again.
 		tx.parked, tx.spill = true, nil
-		if broken := tx.endLocked(); broken {
+		if broken := tx.rollbackLocked(true); broken {
 			tx.fail(errAborted)
 		}
 		return true
@@ -99,7 +99,7 @@ func (tx *Tx) park() bool {
 	}
 	tx.spill = spill.Bytes()
 	tx.parked = true
-	if broken := tx.endLocked(); broken {
+	if broken := tx.rollbackLocked(true); broken {
 		tx.fail(errAborted)
 	}
 	return true
@@ -127,7 +127,10 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	if err != nil || !ok {
 		return mapErr(err)
 	}
-	if err := tx.startSession(); err != nil {
+	if err := c.refreshSchema(); err != nil {
+		return err
+	}
+	if err := tx.ensureSession(); err != nil {
 		return err
 	}
 	// We hold the lock: every apply since the Tx's view is in the history.
@@ -142,9 +145,6 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	} else {
 		// Row by row with cached statements, as the applier does: SQLite's
 		// changeset apply prepares its statements on every call.
-		if err := c.refreshSchema(); err != nil {
-			return err
-		}
 		err := applyRows(c, tx.spill)
 		if errors.Is(err, errNotClean) || errors.Is(err, errBadChangeset) {
 			return tx.failNow(errChangedWhileParked)

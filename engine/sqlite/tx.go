@@ -35,6 +35,7 @@ type Tx struct {
 	conn        *conn        // nil once the Tx ended
 	cur         *sqlite.Stmt // the statement Exec is running; an aborter finalizes it
 	sess        *sqlite.Session
+	sessSchema  int64 // the schema version sess was created at
 	holdsLock   bool
 	reads       map[string]struct{} // lower-cased tables read by finished statements
 	writes      map[string]struct{} // lower-cased tables written
@@ -366,10 +367,7 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 			return err
 		}
 	}
-	if tx.sess == nil {
-		return tx.startSession()
-	}
-	return nil
+	return tx.ensureSession()
 }
 
 // takeLock takes the write lock as a local writer. tx.mu is held.
@@ -382,9 +380,20 @@ func (tx *Tx) takeLock(ctx context.Context) error {
 	return tx.usable() // restored or closed while we waited
 }
 
-// startSession starts recording the Tx's changes. tx.mu is held.
-func (tx *Tx) startSession() error {
-	s, err := tx.conn.c.CreateSession("main")
+// ensureSession starts recording the Tx's changes, unless it does already
+// in a session made for the current schema (a session kept while parked
+// knows the tables as they were; see rollbackLocked). The connection's
+// schema version must be fresh (refreshSchema). tx.mu is held.
+func (tx *Tx) ensureSession() error {
+	c := tx.conn
+	if tx.sess != nil && tx.sessSchema == c.schemaVersion {
+		return nil
+	}
+	if tx.sess != nil {
+		tx.sess.Delete()
+		tx.sess = nil
+	}
+	s, err := c.c.CreateSession("main")
 	if err != nil {
 		return err
 	}
@@ -392,7 +401,7 @@ func (tx *Tx) startSession() error {
 		s.Delete()
 		return err
 	}
-	tx.sess = s
+	tx.sess, tx.sessSchema = s, c.schemaVersion
 	return nil
 }
 

@@ -489,3 +489,38 @@ func TestWriteOnlyHolderIsReRun(t *testing.T) {
 	wantRows(t, e.query("SELECT id, n FROM t ORDER BY id"),
 		row(int64(1), int64(11)), row(int64(2), int64(25)), row(int64(3), int64(30)), row(int64(4), int64(40)))
 }
+
+// A parked transaction keeps its session (rollbackLocked): its write set
+// still holds every row it wrote, including one a commit changed while it
+// was parked (certification refuses it for that row), and a schema change
+// while it was parked gets it a session that knows the new layout.
+func TestParkedHolderKeepsItsSession(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER)")
+	e.commit("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+
+	tx := e.begin()
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 1")
+	e.apply(e.capture("UPDATE t SET n = 99 WHERE id = 1")) // parks tx; changes its row
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 2")
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws.Keys) != 2 {
+		t.Fatalf("write set keys %q, want rows 1 and 2", ws.Keys)
+	}
+	tx.Rollback()
+
+	tx = e.begin()
+	exec(t, tx, "UPDATE t SET n = n + 1 WHERE id = 2")
+	e.ddl("ALTER TABLE t ADD COLUMN c TEXT DEFAULT 'x'") // parks tx
+	exec(t, tx, "UPDATE t SET n = n + 1, c = 'y' WHERE id = 3")
+	if ws, err = tx.WriteSet(); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id, n, c FROM t ORDER BY id"),
+		row(int64(1), int64(99), "x"), row(int64(2), int64(21), "x"), row(int64(3), int64(31), "y"))
+}
