@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,22 +63,39 @@ func (c *Client) Forward(ctx context.Context, addr string, entry []byte) error {
 	}
 }
 
-// SyncPoint implements replica.Peers.
-func (c *Client) SyncPoint(ctx context.Context, addr string) (uint64, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/internal/syncpoint", nil)
+// ReadIndex implements replica.Peers.
+func (c *Client) ReadIndex(ctx context.Context, addr string) (term, index uint64, err error) {
+	var reply readIndexReply
+	err = c.getJSON(ctx, addr, "/internal/readindex", &reply)
+	return reply.Term, reply.Index, err
+}
+
+// Leadership implements replica.Peers.
+func (c *Client) Leadership(ctx context.Context, addr string) (uint64, string, error) {
+	var reply leadershipReply
+	err := c.getJSON(ctx, addr, "/internal/leadership", &reply)
+	return reply.Term, reply.Leader, err
+}
+
+// getJSON GETs path from the node at addr and decodes its JSON reply.
+func (c *Client) getJSON(ctx context.Context, addr, path string, reply any) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("sync point: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(msg)))
 	}
-	return strconv.ParseUint(strings.TrimSpace(string(body)), 10, 64)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(reply); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // Join implements replica.Peers.

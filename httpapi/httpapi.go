@@ -9,12 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
-	"strconv"
 	"time"
 
 	"certa/engine"
@@ -33,8 +31,11 @@ type Node interface {
 	Join(m writeset.Member) error
 	// AppendForwarded appends an entry forwarded by a follower (leader only).
 	AppendForwarded(entry []byte) error
-	// LeaderSyncPoint returns the sync point (leader only).
-	LeaderSyncPoint() (uint64, error)
+	// LeaderReadIndex returns the leader's term and commit index (leader
+	// only: orderlog.ErrNotLeader).
+	LeaderReadIndex() (term, index uint64, err error)
+	// Leadership returns the node's term and the leader it knows in it.
+	Leadership() (term uint64, leader string)
 	// LeaderHTTPAddr returns the leader's HTTP address if known.
 	LeaderHTTPAddr() (string, bool)
 	// Checksums summarises the node's data at its applied seqno.
@@ -71,7 +72,8 @@ func NewHandler(log *slog.Logger) *Handler {
 	h.mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
 	h.mux.HandleFunc("POST /join", h.join)
 	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
-	h.mux.HandleFunc("GET /internal/syncpoint", h.syncPoint)
+	h.mux.HandleFunc("GET /internal/readindex", h.readIndex)
+	h.mux.HandleFunc("GET /internal/leadership", h.leadership)
 	// Go's profiler, for diagnosing a slow node in place.
 	h.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	h.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -193,8 +195,25 @@ func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *Handler) syncPoint(w http.ResponseWriter, r *http.Request) {
-	s, err := h.node.LeaderSyncPoint()
+// leadershipReply is the body of GET /internal/leadership.
+type leadershipReply struct {
+	Term   uint64 `json:"term"`
+	Leader string `json:"leader"`
+}
+
+func (h *Handler) leadership(w http.ResponseWriter, r *http.Request) {
+	term, leader := h.node.Leadership()
+	json.NewEncoder(w).Encode(leadershipReply{term, leader})
+}
+
+// readIndexReply is the body of GET /internal/readindex.
+type readIndexReply struct {
+	Term  uint64 `json:"term"`
+	Index uint64 `json:"index"`
+}
+
+func (h *Handler) readIndex(w http.ResponseWriter, r *http.Request) {
+	term, index, err := h.node.LeaderReadIndex()
 	if err != nil {
 		code := statusUnknown
 		if errors.Is(err, orderlog.ErrNotLeader) {
@@ -203,5 +222,5 @@ func (h *Handler) syncPoint(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), code)
 		return
 	}
-	fmt.Fprint(w, strconv.FormatUint(s, 10))
+	json.NewEncoder(w).Encode(readIndexReply{term, index})
 }

@@ -5,6 +5,7 @@
 package orderlog
 
 import (
+	"context"
 	"errors"
 	"io"
 	"time"
@@ -20,6 +21,8 @@ var (
 	ErrUnknownOutcome = errors.New("orderlog: outcome unknown")
 	// ErrTimeout: the entry could not be handed to the log in time; it was not appended.
 	ErrTimeout = errors.New("orderlog: timed out")
+	// ErrClosed: the log was closed.
+	ErrClosed = errors.New("orderlog: closed")
 )
 
 // Entry is one committed log entry.
@@ -64,6 +67,17 @@ type Log interface {
 	// Barrier returns once every entry committed before the call has been
 	// applied by this node's state machine. Leader only (else ErrNotLeader).
 	Barrier(timeout time.Duration) error
+	// Term returns the current Raft term. A node's term only grows, and it
+	// grows before the node votes for another candidate.
+	Term() uint64
+	// CommitIndex returns the index of the last entry this node knows to be
+	// committed. On a leader that has committed an entry of its own term
+	// (any Barrier since it was elected), every entry committed anywhere
+	// before the call is at or below it.
+	CommitIndex() uint64
+	// WaitApplied returns once this node's state machine has applied every
+	// entry up to index, or with ctx's error (ErrClosed when the log closes).
+	WaitApplied(ctx context.Context, index uint64) error
 	// Leader returns the leader's ID, or "" when none is known.
 	Leader() string
 	// IsLeader reports whether this node is the leader.

@@ -87,11 +87,14 @@ type Peers interface {
 	// orderlog.ErrNotLeader and orderlog.ErrTimeout when the entry was
 	// certainly not appended, anything else when that is unknown.
 	Forward(ctx context.Context, httpAddr string, entry []byte) error
-	// SyncPoint asks the leader at httpAddr for the seqno that every commit
-	// acknowledged before the call is at or below.
-	SyncPoint(ctx context.Context, httpAddr string) (uint64, error)
+	// ReadIndex asks the leader at httpAddr for its term and commit index
+	// (Node.LeaderReadIndex).
+	ReadIndex(ctx context.Context, httpAddr string) (term, index uint64, err error)
 	// Join asks the member at httpAddr to add m to the cluster.
 	Join(ctx context.Context, httpAddr string, m writeset.Member) error
+	// Leadership asks the member at httpAddr for its term and the leader
+	// it knows in that term (Node.Leadership).
+	Leadership(ctx context.Context, httpAddr string) (term uint64, leader string, err error)
 }
 
 // Node is one certa node's core.
@@ -110,8 +113,8 @@ type Node struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 
-	barriers   syncGroup // LeaderSyncPoint's barriers (syncpoint.go)
-	leaderSync syncGroup // a follower's requests for the leader's sync point
+	readIndexes syncGroup     // rounds of read index confirmation (syncpoint.go, readindex.go)
+	readyTerm   atomic.Uint64 // the term whose barrier made the commit index usable
 }
 
 // New creates a node's core over eng. Call StateMachine to open the log,
@@ -213,66 +216,31 @@ func (n *Node) WaitApplied(ctx context.Context, seqno uint64) error {
 }
 
 // WaitSync waits until this node has applied every commit that was
-// acknowledged anywhere in the cluster before the call.
+// acknowledged anywhere in the cluster before the call (readindex.go).
 func (n *Node) WaitSync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.SyncTimeout)
 	defer cancel()
-	s, err := n.syncPoint(ctx)
-	if err != nil {
-		return err
-	}
-	return n.WaitApplied(ctx, s)
-}
-
-func (n *Node) syncPoint(ctx context.Context) (uint64, error) {
-	leader := n.log.Leader()
-	switch {
-	case leader == "":
-		return 0, errNoQuorum("no leader is known, so a 'sync' read cannot be served")
-	case leader == n.cfg.Self.ID:
-		s, err := n.LeaderSyncPoint()
-		if err != nil {
-			return 0, errNoQuorum("could not confirm the latest commit with a majority: %v", err)
-		}
-		return s, nil
-	}
-	return n.leaderSync.get(ctx, n.askLeaderSyncPoint)
-}
-
-// askLeaderSyncPoint asks the current leader for its sync point.
-func (n *Node) askLeaderSyncPoint() (uint64, error) {
 	leader := n.log.Leader()
 	if leader == "" {
-		return 0, errNoQuorum("no leader is known, so a 'sync' read cannot be served")
+		return errNoQuorum("no leader is known, so a 'sync' read cannot be served")
 	}
-	mb, ok := n.sm.member(leader)
-	if !ok {
-		return 0, errNoQuorum("the leader's address is not known yet")
+	fetch := n.followerReadIndex
+	if leader == n.cfg.Self.ID {
+		fetch = n.leaderReadIndex
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SyncTimeout)
-	defer cancel()
-	s, err := n.peers.SyncPoint(ctx, mb.HTTPAddr)
-	if err != nil {
-		return 0, errNoQuorum("could not reach the leader %s: %v", leader, err)
+	index, err := n.readIndexes.get(ctx, fetch)
+	var sqlErr *sqlerr.Error
+	switch {
+	case errors.As(err, &sqlErr):
+		return err
+	case err != nil:
+		return errNoQuorum("could not confirm the latest commit with a majority: %v", err)
 	}
-	return s, nil
-}
-
-// LeaderSyncPoint returns, on the leader, a seqno at or above every commit
-// acknowledged before the call: it appends a barrier through the majority
-// and waits until it is applied.
-func (n *Node) LeaderSyncPoint() (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SyncTimeout)
-	defer cancel()
-	return n.barriers.get(ctx, n.barrierSyncPoint)
-}
-
-// barrierSyncPoint appends a barrier and returns the applied seqno after it.
-func (n *Node) barrierSyncPoint() (uint64, error) {
-	if err := n.log.Barrier(n.cfg.SyncTimeout); err != nil {
-		return 0, err
+	if err := n.log.WaitApplied(ctx, index); err != nil {
+		return sqlerr.New(sqlerr.QueryCanceled,
+			"certa: this node had not applied the log up to index %d within %s (applied seqno: %d)", index, n.cfg.SyncTimeout, n.sm.applied.get())
 	}
-	return n.sm.applied.get(), nil
+	return nil
 }
 
 // AppendForwarded appends an entry forwarded by another node, on the leader.

@@ -113,6 +113,8 @@ type Log struct {
 	raft      *raft.Raft
 	wal       *store
 	transport *raft.NetworkTransport
+	logs      raft.LogStore // the store Raft reads, behind its cache
+	applied   *appliedIndex // what the state machine has applied (applied.go)
 	nudge     chan struct{} // see nudgeFollowers
 	inFlight  atomic.Int64  // appends and barriers not yet finished
 	done      chan struct{} // closed by Close
@@ -221,13 +223,14 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	r, err := raft.NewRaft(rc, &fsm{sm: sm}, logs, w, snaps, trans)
+	applied := newAppliedIndex()
+	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, trans)
 	if err != nil {
 		trans.Close()
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	l := &Log{raft: r, wal: w, transport: trans, nudge: make(chan struct{}, 1), done: make(chan struct{})}
+	l := &Log{raft: r, wal: w, transport: trans, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{})}
 	go l.nudgeLoop()
 	go l.compactLoop(compact)
 	return l, nil
@@ -328,8 +331,12 @@ func (l *Log) Barrier(timeout time.Duration) error {
 		return orderlog.ErrNotLeader
 	}
 	l.inFlight.Add(1)
+	handedOn := l.raft.AppliedIndex() // entries the state machine will have applied
 	err := classify(l.raft.Barrier(timeout).Error())
 	l.finished(err)
+	if err == nil {
+		l.applied.raise(handedOn)
+	}
 	return err
 }
 
@@ -414,7 +421,11 @@ func (l *Log) Close() error {
 }
 
 // fsm adapts an orderlog.StateMachine to raft.BatchingFSM.
-type fsm struct{ sm orderlog.StateMachine }
+type fsm struct {
+	sm      orderlog.StateMachine
+	applied *appliedIndex
+	snaps   *snapshotStore
+}
 
 func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	entries := make([]orderlog.Entry, 0, len(logs))
@@ -425,6 +436,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 	}
 	if len(entries) > 0 {
 		f.sm.Apply(entries)
+	}
+	if len(logs) > 0 {
+		f.applied.raise(logs[len(logs)-1].Index)
 	}
 	return make([]interface{}, len(logs))
 }
@@ -443,7 +457,12 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	return f.sm.Restore(rc)
+	if err := f.sm.Restore(rc); err != nil {
+		return err
+	}
+	// The state machine now holds everything up to the snapshot's index.
+	f.applied.raise(f.snaps.opened.Load())
+	return nil
 }
 
 type fsmSnapshot struct{ s orderlog.Snapshot }

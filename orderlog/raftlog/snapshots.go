@@ -3,6 +3,7 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ type snapshotStore struct {
 	*raft.FileSnapshotStore
 	dir    string        // holds one directory per snapshot
 	newest atomic.Uint64 // the newest snapshot's size in bytes
+	opened atomic.Uint64 // the index of the snapshot opened last
 }
 
 // tmpSuffix marks a snapshot directory still being written (raft's name).
@@ -65,6 +67,18 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 		return nil, err
 	}
 	return &snapshotSink{SnapshotSink: sink, store: s, tmp: filepath.Join(s.dir, sink.ID()+tmpSuffix)}, nil
+}
+
+// Open implements raft.SnapshotStore. Raft opens a snapshot just before
+// restoring the state machine from it (at startup, and when it installs
+// one from the leader), so opened says what a restore brought the state
+// machine up to (fsm.Restore).
+func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+	meta, rc, err := s.FileSnapshotStore.Open(id)
+	if err == nil {
+		s.opened.Store(meta.Index)
+	}
+	return meta, rc, err
 }
 
 // snapshotSink removes its temporary directory when it fails to finish,
