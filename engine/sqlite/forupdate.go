@@ -3,6 +3,7 @@ package sqlite
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"certa/result"
 	"certa/sqlerr"
@@ -32,8 +33,13 @@ type lockRequest struct {
 // parseLocking strips a trailing locking clause from a SELECT. ok is false
 // if sql has none.
 func parseLocking(sql string) (req lockRequest, ok bool) {
+	// Every statement comes here: the cheap tests first (the regular
+	// expression was 3% of a node's CPU under TPC-C).
+	if first := firstWord(sql); !strings.EqualFold(first, "select") && !strings.EqualFold(first, "with") || !containsFold(sql, "for") {
+		return lockRequest{}, false
+	}
 	m := lockingClause.FindStringSubmatchIndex(sql)
-	if m == nil || !strings.EqualFold(firstWord(sql), "select") && !strings.EqualFold(firstWord(sql), "with") {
+	if m == nil {
 		return lockRequest{}, false
 	}
 	req.sql = sql[:m[0]]
@@ -57,12 +63,23 @@ func parseLocking(sql string) (req lockRequest, ok bool) {
 	return req, true
 }
 
-func firstWord(sql string) string {
-	f := strings.Fields(skipBlank(sql))
-	if len(f) == 0 {
-		return ""
+// containsFold reports whether s contains the lower-case ASCII word w in
+// any case.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(w)], w) {
+			return true
+		}
 	}
-	return strings.TrimLeft(f[0], "(")
+	return false
+}
+
+func firstWord(sql string) string {
+	sql = skipBlank(sql)
+	if i := strings.IndexFunc(sql, unicode.IsSpace); i >= 0 {
+		sql = sql[:i]
+	}
+	return strings.TrimLeft(sql, "(")
 }
 
 // lockedSelect rewrites req's SELECT to return the locked table's primary
