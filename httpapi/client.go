@@ -20,6 +20,7 @@ import (
 // Client calls other nodes' HTTP APIs. It implements replica.Peers.
 type Client struct {
 	http *http.Client
+	rpc  rpcClients
 }
 
 var _ replica.Peers = (*Client)(nil)
@@ -65,37 +66,21 @@ func (c *Client) Forward(ctx context.Context, addr string, entry []byte) error {
 
 // ReadIndex implements replica.Peers.
 func (c *Client) ReadIndex(ctx context.Context, addr string) (term, index uint64, err error) {
-	var reply readIndexReply
-	err = c.getJSON(ctx, addr, "/internal/readindex", &reply)
-	return reply.Term, reply.Index, err
+	var reply ReadIndexReply
+	if err := c.rpc.call(ctx, addr, "ReadIndex", &reply); err != nil {
+		return 0, 0, err
+	}
+	if reply.NotLeader {
+		return 0, 0, orderlog.ErrNotLeader
+	}
+	return reply.Term, reply.Index, nil
 }
 
 // Leadership implements replica.Peers.
 func (c *Client) Leadership(ctx context.Context, addr string) (uint64, string, error) {
-	var reply leadershipReply
-	err := c.getJSON(ctx, addr, "/internal/leadership", &reply)
+	var reply LeadershipReply
+	err := c.rpc.call(ctx, addr, "Leadership", &reply)
 	return reply.Term, reply.Leader, err
-}
-
-// getJSON GETs path from the node at addr and decodes its JSON reply.
-func (c *Client) getJSON(ctx context.Context, addr, path string, reply any) error {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(reply); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 // Join implements replica.Peers.

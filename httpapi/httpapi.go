@@ -72,8 +72,7 @@ func NewHandler(log *slog.Logger) *Handler {
 	h.mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
 	h.mux.HandleFunc("POST /join", h.join)
 	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
-	h.mux.HandleFunc("GET /internal/readindex", h.readIndex)
-	h.mux.HandleFunc("GET /internal/leadership", h.leadership)
+	h.mux.Handle("CONNECT "+rpcPath, newRPCServer(h))
 	// Go's profiler, for diagnosing a slow node in place.
 	h.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	h.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -193,34 +192,4 @@ func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, err.Error(), statusUnknown)
 	}
-}
-
-// leadershipReply is the body of GET /internal/leadership.
-type leadershipReply struct {
-	Term   uint64 `json:"term"`
-	Leader string `json:"leader"`
-}
-
-func (h *Handler) leadership(w http.ResponseWriter, r *http.Request) {
-	term, leader := h.node.Leadership()
-	json.NewEncoder(w).Encode(leadershipReply{term, leader})
-}
-
-// readIndexReply is the body of GET /internal/readindex.
-type readIndexReply struct {
-	Term  uint64 `json:"term"`
-	Index uint64 `json:"index"`
-}
-
-func (h *Handler) readIndex(w http.ResponseWriter, r *http.Request) {
-	term, index, err := h.node.LeaderReadIndex()
-	if err != nil {
-		code := statusUnknown
-		if errors.Is(err, orderlog.ErrNotLeader) {
-			code = statusNotLeader
-		}
-		http.Error(w, err.Error(), code)
-		return
-	}
-	json.NewEncoder(w).Encode(readIndexReply{term, index})
 }
