@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"certa/orderlog"
 )
@@ -137,7 +138,7 @@ func (n *Node) confirmLeader(ctx context.Context, term uint64, leader string, co
 		}
 		voters++
 		switch mb, known := n.sm.member(s.ID); {
-		case contains(confirmed, s.ID):
+		case slices.Contains(confirmed, s.ID):
 			votes++
 		case known:
 			others = append(others, mb.HTTPAddr)
@@ -165,13 +166,4 @@ func (n *Node) confirmLeader(ctx context.Context, term uint64, leader string, co
 		return fmt.Errorf("only %d of the %d voters confirmed %s as the leader in term %d", votes, voters, leader, term)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
