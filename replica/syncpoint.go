@@ -5,12 +5,12 @@ import (
 	"sync"
 )
 
-// Sync points are shared. A 'sync' read needs a seqno at or above every
-// commit acknowledged before it started; any sync point fetched entirely
-// after it started will do. So concurrent reads share one fetch (one Raft
-// barrier on the leader, one request to the leader from a follower) rather
-// than each paying for its own: reads that arrive while a fetch is under
-// way wait for the next one, which starts when it ends.
+// Sync points are shared. A 'sync' read needs a log index at or above every
+// commit acknowledged before it started; any one fetched entirely after it
+// started will do. So concurrent reads share one fetch (one read index
+// round, readindex.go) rather than each paying for its own: reads that
+// arrive while a fetch is under way wait for the next one, which starts when
+// it ends.
 
 // syncGroup runs fetches of sync points, one at a time, each shared by all
 // callers that arrived before it started.

@@ -80,23 +80,14 @@ func (tx *Tx) checkReads(ctx context.Context) error {
 	if err := c.rollback(); err != nil {
 		return err
 	}
-	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
-		return err
-	}
-	s, _, err := c.queryInt("SELECT seqno FROM _certa_meta")
+	s, err := tx.beginLatest()
 	if err != nil {
-		return err
-	}
-	if err := c.refreshSchema(); err != nil {
-		return err
-	}
-	if err := tx.ensureSession(); err != nil {
 		return err
 	}
 	if err := tx.rerun(ctx); err != nil {
 		return err
 	}
-	tx.view = uint64(s)
+	tx.view = s
 	return nil
 }
 

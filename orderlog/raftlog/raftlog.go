@@ -114,7 +114,7 @@ type Log struct {
 	wal       *store
 	transport *raft.NetworkTransport
 	logs      raft.LogStore // the store Raft reads, behind its cache
-	applied   *appliedIndex // what the state machine has applied (applied.go)
+	applied   *appliedIndex // what the state machine has applied (readindex.go)
 	nudge     chan struct{} // see nudgeFollowers
 	inFlight  atomic.Int64  // appends and barriers not yet finished
 	done      chan struct{} // closed by Close
