@@ -55,7 +55,7 @@ func runNode(args []string) error {
 	fs.DurationVar(&f.applyGrace, "apply-grace", 100*time.Millisecond, "how long replication waits for a local transaction holding the write lock before aborting it")
 	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock held by another local transaction")
 	fs.DurationVar(&f.commitTimeout, "commit-timeout", 8*time.Second, "how long COMMIT waits for the cluster before reporting an unknown outcome (40003)")
-	fs.Uint64Var(&f.snapshotEntries, "snapshot-entries", 32768, "log entries after which the node snapshots its database and compacts the log")
+	fs.Uint64Var(&f.snapshotEntries, "snapshot-entries", 8192, "log entries after which the node snapshots its database and compacts the log")
 	fs.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "how often the node checks whether to snapshot (it waits between this and twice this)")
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
