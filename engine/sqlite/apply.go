@@ -97,7 +97,10 @@ func (e *Engine) applyBatch(c *conn, items []engine.ApplyItem, upTo uint64) ([]c
 			return nil, err
 		}
 	}
-	if err := c.exec("UPDATE _certa_meta SET seqno = ?", int64(upTo)); err != nil {
+	// WHERE id = 1 makes this a one-row update: a whole-table UPDATE
+	// opens a statement journal, which modernc's allocator backs with
+	// an mmap and munmap per batch (~4% of a node's CPU under load).
+	if err := c.exec("UPDATE _certa_meta SET seqno = ? WHERE id = 1", int64(upTo)); err != nil {
 		return nil, err
 	}
 	if err := c.exec("COMMIT"); err != nil {

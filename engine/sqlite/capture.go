@@ -17,6 +17,9 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err := tx.usable(); err != nil {
 		return nil, err
 	}
+	if tx.img != nil {
+		return tx.imagedWriteSet()
+	}
 	if tx.parked && tx.spill == nil {
 		// Parked to be re-run: re-run it, to capture what it writes now.
 		if err := tx.unpark(context.Background()); err != nil {
@@ -44,6 +47,23 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	// Rows read FOR UPDATE certify as if written (forupdate.go).
 	ws.Keys = append(ws.Keys, tx.locked...)
 	ws.Tables = append(ws.Tables, tx.lockedIn...)
+	ws.Normalize()
+	return ws, nil
+}
+
+// imagedWriteSet is WriteSet in image mode: no lock, no re-run.
+func (tx *Tx) imagedWriteSet() (*writeset.WriteSet, error) {
+	keys, tables := tx.img.keys()
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: tx.img.changeset()}
+	if err := changesetKeys(ws); err != nil {
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+	}
+	// Rows an UPDATE left as they were certify too.
+	ws.Keys = append(ws.Keys, keys...)
+	ws.Tables = append(ws.Tables, tables...)
 	ws.Normalize()
 	return ws, nil
 }

@@ -45,6 +45,9 @@ type tableInfo struct {
 	pk      []string               // primary-key columns in key order
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
+	// hasRowid: the table has a rowid no column hides (rowimage.go); known
+	// once rowidChecked.
+	hasRowid, rowidChecked bool
 }
 
 // openConn opens a connection to path with the pragmas every connection

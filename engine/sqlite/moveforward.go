@@ -183,6 +183,12 @@ func (l *stmtLog) replayable() bool {
 	return !l.off && !l.read && len(l.stmts) <= maxReplayStmts
 }
 
+// canHold reports whether the log can take sql as its next statement and
+// then hold at most max statements.
+func (l *stmtLog) canHold(sql string, max int) bool {
+	return !l.off && len(l.stmts) < max && l.bytes+len(sql) <= maxLoggedBytes
+}
+
 type loggedStmt struct {
 	sql  string
 	args []any

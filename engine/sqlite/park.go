@@ -59,7 +59,7 @@ func (tx *Tx) setBusy() { tx.busy.Store(true) }
 // setIdle marks the end of a call and wakes lock waiters that may now park
 // the Tx. tx.mu is held.
 func (tx *Tx) setIdle() {
-	tx.cheapPark.Store(tx.rlog.replayable())
+	tx.cheapPark.Store(tx.img != nil || tx.rlog.replayable())
 	tx.idleAt.Store(time.Now().UnixNano())
 	tx.busy.Store(false)
 	if tx.holdsLock {
@@ -79,9 +79,9 @@ func (tx *Tx) park() bool {
 	if !tx.holdsLock {
 		return true
 	}
-	if tx.rlog.replayable() {
+	if tx.img != nil || tx.rlog.replayable() {
 		// Re-running is cheaper than writing the changes out and
-		// applying them again.
+		// applying them again; in image mode they are out already.
 		tx.parked, tx.spill = true, nil
 		if broken := tx.rollbackLocked(true); broken {
 			tx.fail(errAborted)
@@ -158,6 +158,16 @@ func (tx *Tx) unpark(ctx context.Context) error {
 // holds the lock and has no SQLite transaction open, with its session ready,
 // and returns the applied seqno it reads. tx.mu is held.
 func (tx *Tx) beginLatest() (uint64, error) {
+	s, err := tx.beginLatestNoSession()
+	if err != nil {
+		return 0, err
+	}
+	return s, tx.ensureSession()
+}
+
+// beginLatestNoSession is beginLatest for a Tx in image mode (rowimage.go),
+// which records its changes itself.
+func (tx *Tx) beginLatestNoSession() (uint64, error) {
 	c := tx.conn
 	if err := c.exec("BEGIN IMMEDIATE"); err != nil {
 		return 0, err
@@ -166,10 +176,7 @@ func (tx *Tx) beginLatest() (uint64, error) {
 	if err != nil || !ok {
 		return 0, mapErr(err)
 	}
-	if err := c.refreshSchema(); err != nil {
-		return 0, err
-	}
-	return uint64(s), tx.ensureSession()
+	return uint64(s), c.refreshSchema()
 }
 
 // rerun runs the Tx's logged statements again, in a new SQLite transaction

@@ -52,6 +52,7 @@ type Tx struct {
 	unchecked bool
 	locked    []writeset.Key // rows read FOR UPDATE (forupdate.go)
 	lockedIn  []string       // their tables
+	img       *rowImages     // the rows it wrote, in image mode (rowimage.go)
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -151,7 +152,7 @@ func (tx *Tx) Rollback() error {
 	broken := tx.endLocked()
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
-	tx.parked, tx.spill = false, nil
+	tx.parked, tx.spill, tx.img = false, nil, nil
 	return nil
 }
 
@@ -170,12 +171,6 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 	defer tx.setIdle()
 	done := tx.interruptOn(ctx)
 	defer done()
-	if tx.parked {
-		// The Tx gave up the lock while idle; it must see its own writes.
-		if err := tx.unpark(ctx); err != nil {
-			return tx.classify(err)
-		}
-	}
 	var err error
 	var logged *hashWriter
 	if tx.rlog.active() {
@@ -183,6 +178,17 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		// forward later (moveforward.go, park.go).
 		logged = tx.rlog.newHasher(w)
 		w = logged
+	}
+	if tx.img != nil || tx.canStartImages() {
+		if handled, err := tx.execImaged(ctx, sql, w, args); handled || err != nil {
+			return tx.logged(sql, args, logged, err)
+		}
+	}
+	if tx.parked {
+		// The Tx gave up the lock while idle; it must see its own writes.
+		if err := tx.unpark(ctx); err != nil {
+			return tx.classify(err)
+		}
 	}
 	if tx.unchecked {
 		if tx.isKeyWrite(sql) {
@@ -220,6 +226,12 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 			return tx.failNow(errWriteConflict)
 		}
 	}
+	return tx.logged(sql, args, logged, err)
+}
+
+// logged ends Exec: it logs the statement the client saw succeed (logged is
+// its result's hash, nil if the log is off) and classifies err.
+func (tx *Tx) logged(sql string, args []any, logged *hashWriter, err error) error {
 	switch {
 	case err != nil:
 		tx.rlog.stop() // the client saw an error we could not compare
@@ -366,6 +378,9 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		if err := tx.takeLock(ctx); err != nil {
 			return err
 		}
+	}
+	if tx.img != nil {
+		return nil // the images record the changes
 	}
 	return tx.ensureSession()
 }
