@@ -37,7 +37,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 		}
 		changes = buf.Bytes()
 	}
-	if len(changes) == 0 && len(tx.locked) == 0 {
+	if len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 {
 		return nil, nil
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
@@ -47,6 +47,8 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	// Rows read FOR UPDATE certify as if written (forupdate.go).
 	ws.Keys = append(ws.Keys, tx.locked...)
 	ws.Tables = append(ws.Tables, tx.lockedIn...)
+	ws.Keys = append(ws.Keys, tx.keyRows...)
+	ws.Tables = append(ws.Tables, tx.keyRowsIn...)
 	ws.Normalize()
 	return ws, nil
 }

@@ -13,24 +13,25 @@ import (
 	"certa/writeset"
 )
 
-// Row images. A transaction whose statements are all key writes
-// (keywrite.go) keeps the rows it touches itself, each as it was before the
-// transaction first touched it and as it is now, instead of having a SQLite
-// session record them. Parking it then costs only the rollback, resuming it
-// writes its rows back with the applier's cached statements, and its write
-// set at COMMIT is built from the images, without taking the lock again to
-// re-run its statements and have the session compare every row. (oltp-write
-// at 32 clients: re-running parked transactions and the session were a
-// third of a node's CPU.)
+// Row images. A transaction whose writes are all key writes (keywrite.go),
+// and which may have read before the first of them, keeps the rows it
+// touches itself, each as it was before the transaction first touched it and
+// as it is now, instead of having a SQLite session record them. Parking it
+// then costs only the rollback, resuming it writes its rows back with the
+// applier's cached statements, and its write set at COMMIT is built from the
+// images, without taking the lock again to re-run its statements or having
+// the session compare every row. (oltp-write at 32 clients: re-running
+// parked transactions and the session were a third of a node's CPU.)
 //
 // Each statement still runs in SQLite on the transaction's own state (its
 // rows written back on the latest state), so it returns what it would
 // without images. A statement that is not a key write, a transaction
-// longer than maxImagedStmts, a key write the images cannot follow (a
+// longer than imagedStmtLimit, a key write the images cannot follow (a
 // multi-row INSERT, an UPDATE of a rowid alias) or a schema change while
 // parked ends image mode: the transaction is parked to be re-run, and its
 // next statement re-runs the logged ones with a session (park.go), as for
-// any parked transaction.
+// any parked transaction; one that has read is parked with its changes set
+// aside from the images instead, as any parked transaction that read is.
 
 // maxImagedStmts is the longest transaction kept in image mode; it stays
 // within what a parked transaction may re-run (maxReplayStmts), so that
@@ -64,11 +65,20 @@ type imagedRow struct {
 var errLeaveImages = errors.New("leave image mode")
 
 // canStartImages reports whether the Tx may enter image mode at this
-// statement: it is its first. tx.mu is held.
+// statement: it has not written yet (it may have read). tx.mu is held.
 func (tx *Tx) canStartImages() bool {
 	return tx.img == nil && !tx.holdsLock && !tx.parked && tx.sess == nil && !tx.unchecked &&
-		len(tx.rlog.stmts) == 0 && !tx.rlog.off && len(tx.writes) == 0 && len(tx.reads) == 0 &&
-		len(tx.locked) == 0
+		!tx.rlog.off && len(tx.writes) == 0 && len(tx.locked) == 0
+}
+
+// imagedStmtLimit is how many statements a Tx in image mode may have run:
+// one that has read leaves image mode with its changes set aside, not by a
+// re-run, and needs its log only to check its reads later.
+func (tx *Tx) imagedStmtLimit() int {
+	if tx.rlog.read {
+		return maxLoggedStmts
+	}
+	return maxImagedStmts
 }
 
 // execImaged runs sql in image mode if it is a key write the images can
@@ -77,7 +87,7 @@ func (tx *Tx) canStartImages() bool {
 // held; w logs for the statement log.
 func (tx *Tx) execImaged(ctx context.Context, sql string, w result.Writer, args []any) (handled bool, err error) {
 	ti, op := tx.imageable(sql)
-	if ti == nil || !tx.rlog.canHold(sql, maxImagedStmts) {
+	if ti == nil || !tx.rlog.canHold(sql, tx.imagedStmtLimit()) {
 		// Leaving later must be able to re-run this statement too.
 		return false, tx.leaveImages()
 	}
@@ -163,9 +173,11 @@ func oneRowInsert(toks []string) bool {
 }
 
 // resumeImaged readies the Tx to run a statement in image mode: at its
-// first, it takes the lock and begins on the latest state (it has read
-// nothing, so its snapshot moves there); when parked, it takes the lock and
-// writes its rows back on the latest state. tx.mu is held.
+// first write, it takes the lock and begins on the latest state, where its
+// snapshot moves if nothing it has read changed since (moveForward's rule;
+// otherwise it keeps its snapshot and the check of its reads is put off, as
+// for any key write); when parked, it takes the lock and writes its rows
+// back on the latest state. tx.mu is held.
 func (tx *Tx) resumeImaged(ctx context.Context) error {
 	if tx.img != nil && !tx.parked {
 		return nil
@@ -182,8 +194,13 @@ func (tx *Tx) resumeImaged(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		tx.snapshot.Store(s)
-		tx.view = s
+		// Under the lock, every apply since the snapshot is in the history.
+		if tx.e.hist.changed(tx.view, tx.reads) {
+			tx.unchecked = true
+		} else {
+			tx.snapshot.Store(s)
+			tx.view = s
+		}
 		tx.img = &rowImages{schema: c.schemaVersion, rows: map[string]*imagedRow{}, byName: map[string]*imagedTable{}}
 		return nil
 	}
@@ -527,15 +544,25 @@ func putVarint(b []byte, v uint64) []byte {
 	return b
 }
 
-// leaveImages ends image mode, leaving the Tx parked to be re-run: its
-// next statement (or COMMIT) re-runs the logged statements with a session.
-// tx.mu is held.
+// leaveImages ends image mode, leaving the Tx parked: its next statement
+// (or COMMIT) re-runs the logged statements with a session, or, for a Tx
+// that has read, re-applies its changes set aside from the images, as for
+// any parked Tx (park.go). tx.mu is held.
 func (tx *Tx) leaveImages() error {
-	if tx.img == nil {
+	img := tx.img
+	if img == nil {
 		return nil
 	}
 	tx.img = nil
-	if !tx.rlog.replayable() {
+	var spill []byte
+	if tx.rlog.read {
+		// Non-nil, even empty: nil means re-run. Rows it wrote by key
+		// certify even if left unchanged, as in image mode.
+		spill = append([]byte{}, img.changeset()...)
+		keys, tables := img.keys()
+		tx.keyRows = append(tx.keyRows, keys...)
+		tx.keyRowsIn = append(tx.keyRowsIn, tables...)
+	} else if !tx.rlog.replayable() {
 		// Cannot happen: image mode ends before the log does.
 		return tx.failNow(errChangedWhileParked)
 	}
@@ -550,6 +577,6 @@ func (tx *Tx) leaveImages() error {
 		tx.lockHeld.Store(false)
 		tx.e.lock.unlock()
 	}
-	tx.parked, tx.spill = true, nil
+	tx.parked, tx.spill = true, spill
 	return nil
 }

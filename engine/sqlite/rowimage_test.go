@@ -81,7 +81,7 @@ func TestImageChangesetMatchesSession(t *testing.T) {
 	imaged.Rollback()
 
 	session := e.begin()
-	exec(t, session, "SELECT 1") // a read first: no image mode
+	exec(t, session, "UPDATE t SET a = a WHERE d = 4") // not a key write: no image mode
 	for _, s := range imageStmts {
 		exec(t, session, s)
 	}
@@ -244,5 +244,66 @@ func TestImagedKeyWriteAfterConcurrentCommitIsAConflict(t *testing.T) {
 			t.Fatalf("%s after %s committed since the snapshot: %v", c.stmt, c.concurrent, err)
 		}
 		tx.Rollback()
+	}
+}
+
+// A transaction that has read enters image mode at its first key write. Its
+// snapshot moves to the latest state when no table it read changed since,
+// and stays otherwise, with the check of its reads put off: a later read
+// that returns what the client saw goes on (its rows set aside and written
+// back, a row it left unchanged still certified); one that would return
+// something else fails with 40001.
+func TestImageModeAfterReads(t *testing.T) {
+	read := "SELECT v FROM u WHERE x = 'k1' AND y = 1"
+	for _, c := range []struct {
+		name       string
+		concurrent string // committed between the read and the first write
+		moves      bool   // the snapshot moves to the latest state
+		fails      bool   // the read after the writes fails with 40001
+	}{
+		{"other table changed", "UPDATE t SET d = 20 WHERE id = 2", true, false},
+		{"other row of the table read changed", "UPDATE u SET v = 'cc' WHERE x = 'k3' AND y = 3", false, false},
+		{"row read changed", "UPDATE u SET v = 'z' WHERE x = 'k1' AND y = 1", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := imageTestEngine(t)
+			tx := e.begin()
+			wantRows(t, exec(t, tx, read).rows, row("a"))
+			snap := tx.Snapshot()
+			e.apply(e.capture(c.concurrent))
+			exec(t, tx, "UPDATE t SET d = d + 10 WHERE id = 1")
+			exec(t, tx, "UPDATE t SET a = a WHERE id = 4")
+			if tx.(*Tx).img == nil {
+				t.Fatal("a key write after reads did not start image mode")
+			}
+			if moved := tx.Snapshot() > snap; moved != c.moves {
+				t.Fatalf("snapshot %d after %d: moved %v, want %v", tx.Snapshot(), snap, moved, c.moves)
+			}
+			e.apply(e.capture("INSERT INTO t VALUES (5, 'five', NULL, NULL, 5)")) // parks tx
+			code, err := execErr(tx, read)
+			if tx.(*Tx).img != nil {
+				t.Fatal("still in image mode after a read")
+			}
+			if c.fails {
+				if code != sqlerr.SerializationFailure {
+					t.Fatalf("a read that now returns something else: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec(t, tx, "UPDATE t SET d = d + 1 WHERE id = 1") // sees its own write
+			ws, err := tx.WriteSet()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.Rollback()
+			if !slices.Contains(fmtKeys(ws.Keys), fmtKeys([]writeset.Key{writeset.EncodeKey("t", int64(4))})[0]) {
+				t.Fatalf("keys %q: the row updated to its own values is not certified", fmtKeys(ws.Keys))
+			}
+			e.apply(ws)
+			wantRows(t, e.query("SELECT d FROM t WHERE id = 1"), row(int64(12)))
+		})
 	}
 }

@@ -53,6 +53,8 @@ type Tx struct {
 	locked    []writeset.Key // rows read FOR UPDATE (forupdate.go)
 	lockedIn  []string       // their tables
 	img       *rowImages     // the rows it wrote, in image mode (rowimage.go)
+	keyRows   []writeset.Key // rows it wrote in image mode before leaving it
+	keyRowsIn []string       // their tables
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
