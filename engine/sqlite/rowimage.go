@@ -109,7 +109,10 @@ func (tx *Tx) execImaged(ctx context.Context, sql string, w result.Writer, args 
 // key write on a table the images can follow (a rowid table whose rowid is
 // not hidden by a column), else nil. tx.mu is held.
 func (tx *Tx) imageable(sql string) (*tableInfo, string) {
-	if _, ok := parseLocking(sql); ok {
+	// Most statements are not writes: tell at a glance, before the
+	// statement cache and the tokenizer.
+	op := strings.ToLower(firstKeyword(sql))
+	if op != "insert" && op != "update" && op != "delete" {
 		return nil, ""
 	}
 	c := tx.conn
@@ -122,7 +125,6 @@ func (tx *Tx) imageable(sql string) (*tableInfo, string) {
 	if !isBlank(tail) || !c.keyWrite(sql, rec) {
 		return nil, ""
 	}
-	op := strings.ToLower(firstKeyword(sql))
 	if op == "insert" && !oneRowInsert(tokenize(sql)) {
 		return nil, ""
 	}
