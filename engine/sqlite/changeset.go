@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// This file reads SQLite's changeset format (documented in the session
+// This file reads and writes SQLite's changeset format (documented in the session
 // extension's source, sqlite3session.c, "Changeset Format"). SQLite's own
 // iterator cannot tell an undefined value (a column an UPDATE did not
 // change) from a NULL, which the applier needs, and allocates on every
@@ -152,4 +152,78 @@ func getVarint(b []byte) (v uint64, used int) {
 		return 0, 0
 	}
 	return v<<8 | uint64(b[8]), 9
+}
+
+// Writing the format (row images, rowimage.go).
+
+// appendRecord appends vals; with only set, the others are undefined.
+func appendRecord(b []byte, vals []rowValue, only []bool) []byte {
+	for i, v := range vals {
+		if only != nil && !only[i] {
+			b = append(b, kindUndefined)
+			continue
+		}
+		b = appendValue(b, v)
+	}
+	return b
+}
+
+// appendUpdateOld appends an UPDATE's old record: the primary key and the
+// changed columns.
+func appendUpdateOld(b []byte, vals []rowValue, changed []bool, pkPos []byte) []byte {
+	for i, v := range vals {
+		if pkPos[i] == 0 && !changed[i] {
+			b = append(b, kindUndefined)
+			continue
+		}
+		b = appendValue(b, v)
+	}
+	return b
+}
+
+func appendValue(b []byte, v rowValue) []byte {
+	b = append(b, v.kind)
+	switch v.kind {
+	case kindInt:
+		b = binary.BigEndian.AppendUint64(b, uint64(v.i))
+	case kindFloat:
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.f))
+	case kindText, kindBlob:
+		b = putVarint(b, uint64(len(v.bytes)))
+		b = append(b, v.bytes...)
+	}
+	return b
+}
+
+// putVarint appends v in SQLite's variable-length integer format (see
+// getVarint).
+func putVarint(b []byte, v uint64) []byte {
+	if v > 1<<56-1 {
+		var buf [9]byte
+		buf[8] = byte(v)
+		v >>= 8
+		for i := 7; i >= 0; i-- {
+			buf[i] = byte(v&0x7f) | 0x80
+			v >>= 7
+		}
+		return append(b, buf[:]...)
+	}
+	var buf [8]byte
+	n := 0
+	for {
+		buf[n] = byte(v & 0x7f)
+		n++
+		v >>= 7
+		if v == 0 {
+			break
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		c := buf[i]
+		if i > 0 {
+			c |= 0x80
+		}
+		b = append(b, c)
+	}
+	return b
 }

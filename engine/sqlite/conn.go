@@ -43,6 +43,7 @@ type tableInfo struct {
 	columns []string               // column names in table order
 	name    string                 // the table's name as the schema spells it
 	pk      []string               // primary-key columns in key order
+	pkCols  []int                  // their indexes in columns
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
 	// hasRowid: the table has a rowid no column hides (rowimage.go); known
@@ -214,6 +215,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	}
 	ti := &tableInfo{types: make(map[string]result.Type)}
 	pkPos := map[int64]string{}
+	pkCol := map[int64]int{}
 	err := c.execResult("SELECT name, type, pk FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
 		ti.exists = true
 		ti.columns = append(ti.columns, s.ColumnText(0))
@@ -224,6 +226,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		if p := s.ColumnInt64(2); p > 0 {
 			ti.hasPK = true
 			pkPos[p] = s.ColumnText(0)
+			pkCol[p] = len(ti.columns) - 1
 		}
 	}, name)
 	if err != nil {
@@ -231,6 +234,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	}
 	for p := int64(1); p <= int64(len(pkPos)); p++ {
 		ti.pk = append(ti.pk, pkPos[p])
+		ti.pkCols = append(ti.pkCols, pkCol[p])
 	}
 	if ti.exists {
 		err = c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",

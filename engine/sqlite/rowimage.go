@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"math"
 	"strings"
@@ -344,14 +343,9 @@ func storedValue(stmt *sqlite.Stmt, i int) rowValue {
 
 // rowKey is the certification key of a row of ti.
 func rowKey(ti *tableInfo, vals []rowValue) string {
-	pk := make([]any, 0, len(ti.pk))
-	for _, name := range ti.pk {
-		for i, col := range ti.columns {
-			if strings.EqualFold(col, name) {
-				v, _ := keyValue(vals[i])
-				pk = append(pk, v)
-			}
-		}
+	pk := make([]any, len(ti.pkCols))
+	for k, i := range ti.pkCols {
+		pk[k], _ = keyValue(vals[i])
 	}
 	return string(writeset.EncodeKey(ti.name, pk...))
 }
@@ -371,12 +365,8 @@ func (im *rowImages) record(ti *tableInfo, before, after []rowValue) {
 	t := im.byName[strings.ToLower(ti.name)]
 	if t == nil {
 		t = &imagedTable{name: ti.name, columns: ti.columns, pkPos: make([]byte, len(ti.columns))}
-		for p, name := range ti.pk {
-			for i, col := range ti.columns {
-				if strings.EqualFold(col, name) {
-					t.pkPos[i] = byte(p + 1)
-				}
-			}
+		for k, i := range ti.pkCols {
+			t.pkPos[i] = byte(k + 1)
 		}
 		im.byName[strings.ToLower(ti.name)] = t
 		im.tables = append(im.tables, t)
@@ -472,78 +462,6 @@ func equalValue(a, b rowValue) bool {
 		return string(a.bytes) == string(b.bytes)
 	}
 	return true
-}
-
-// appendRecord appends vals; with only set, the others are undefined.
-func appendRecord(b []byte, vals []rowValue, only []bool) []byte {
-	for i, v := range vals {
-		if only != nil && !only[i] {
-			b = append(b, kindUndefined)
-			continue
-		}
-		b = appendValue(b, v)
-	}
-	return b
-}
-
-// appendUpdateOld appends an UPDATE's old record: the primary key and the
-// changed columns.
-func appendUpdateOld(b []byte, vals []rowValue, changed []bool, pkPos []byte) []byte {
-	for i, v := range vals {
-		if pkPos[i] == 0 && !changed[i] {
-			b = append(b, kindUndefined)
-			continue
-		}
-		b = appendValue(b, v)
-	}
-	return b
-}
-
-func appendValue(b []byte, v rowValue) []byte {
-	b = append(b, v.kind)
-	switch v.kind {
-	case kindInt:
-		b = binary.BigEndian.AppendUint64(b, uint64(v.i))
-	case kindFloat:
-		b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.f))
-	case kindText, kindBlob:
-		b = putVarint(b, uint64(len(v.bytes)))
-		b = append(b, v.bytes...)
-	}
-	return b
-}
-
-// putVarint appends v in SQLite's variable-length integer format (see
-// getVarint).
-func putVarint(b []byte, v uint64) []byte {
-	if v > 1<<56-1 {
-		var buf [9]byte
-		buf[8] = byte(v)
-		v >>= 8
-		for i := 7; i >= 0; i-- {
-			buf[i] = byte(v&0x7f) | 0x80
-			v >>= 7
-		}
-		return append(b, buf[:]...)
-	}
-	var buf [8]byte
-	n := 0
-	for {
-		buf[n] = byte(v & 0x7f)
-		n++
-		v >>= 7
-		if v == 0 {
-			break
-		}
-	}
-	for i := n - 1; i >= 0; i-- {
-		c := buf[i]
-		if i > 0 {
-			c |= 0x80
-		}
-		b = append(b, c)
-	}
-	return b
 }
 
 // leaveImages ends image mode, leaving the Tx parked: its next statement
