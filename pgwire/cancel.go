@@ -76,12 +76,16 @@ func (r *cancelRegistry) cancel(pid uint32, secret []byte) bool {
 	return true
 }
 
-// setWaiting records whether the connection waits for client input; going
-// to wait drops a pending cancel.
+// setWaiting records whether the connection waits for client input. Only
+// waiting for a new command (idle: ReadyForQuery sent, nothing read since)
+// counts, and drops a pending cancel: a read in the middle of an extended
+// protocol batch (Parse read, Execute not yet) is not idle, as in
+// PostgreSQL, and a cancel then must reach the Execute (PgJDBC sends one
+// cancel per statement and waits for the statement to end).
 func (c *conn) setWaiting(w bool) {
 	c.stmtMu.Lock()
-	c.waiting = w
-	if w {
+	c.waiting = w && c.idle
+	if c.waiting {
 		c.cancelPending = false
 	}
 	c.stmtMu.Unlock()

@@ -79,11 +79,15 @@ type conn struct {
 	// CancelRequest arriving while the connection works on messages but
 	// runs no statement (a Parse before its Execute) sets cancelPending,
 	// which cancels the next statement; like PostgreSQL, a cancel arriving
-	// while the connection waits for input is dropped (waiting clears it).
+	// while the connection waits for a new command is dropped (waiting
+	// clears it).
 	stmtMu        sync.Mutex
 	stmtCancel    context.CancelCauseFunc
 	waiting       bool
 	cancelPending bool
+	// idle is set when ReadyForQuery goes out and cleared when a message
+	// comes in; only the connection's goroutine uses it.
+	idle bool
 }
 
 // codeIdleInTransactionTimeout is PostgreSQL's
@@ -193,6 +197,7 @@ func (c *conn) serve() {
 			c.receiveFailed(err, "frontend message")
 			return
 		}
+		c.idle = false
 		if !c.handle(msg) || c.writeErr != nil {
 			return
 		}
@@ -285,6 +290,7 @@ func (c *conn) readyForQuery() {
 		status = 'E'
 	}
 	c.send(&pgproto3.ReadyForQuery{TxStatus: status})
+	c.idle = true
 	c.flush()
 }
 

@@ -171,6 +171,7 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 	}
 	c.log.Debug("pgwire: session started", "user", user, "database", database, "application_name", params["application_name"])
 	c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	c.idle = true
 	return c.flush() == nil
 }
 
