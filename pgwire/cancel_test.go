@@ -89,6 +89,29 @@ func sendCancel(t *testing.T, ts *testServer, pid uint32, secret []byte) {
 	c.expectEOF()
 }
 
+// A cancel that arrives in the middle of an extended-protocol batch (Parse
+// handled, Execute not read yet) is not dropped as one arriving while idle
+// is: it cancels the batch's statement. PgJDBC sends one cancel per
+// statement, which can reach the server before the Execute does.
+func TestCancelMidBatchReachesExecute(t *testing.T) {
+	ts := startServer(t, Config{})
+	c := dialRaw(t, ts.addr)
+	c.startup(testUser)
+
+	c.send(&pgproto3.Parse{Query: "SLEEP"}, &pgproto3.Flush{})
+	c.expectMsg(&pgproto3.ParseComplete{})
+	sendCancel(t, ts, c.key.ProcessID, c.key.SecretKey)
+	c.send(&pgproto3.Bind{}, &pgproto3.Execute{}, &pgproto3.Sync{})
+	c.expectMsg(&pgproto3.BindComplete{})
+	c.expectError("ERROR", sqlerr.QueryCanceled)
+	c.expectReady('I')
+
+	// Once the batch has ended the connection is idle again, and a
+	// cancel then is dropped: the next statement runs.
+	sendCancel(t, ts, c.key.ProcessID, c.key.SecretKey)
+	c.selectOne()
+}
+
 func TestCancelWrongKey(t *testing.T) {
 	ts := startServer(t, Config{})
 	ts.backend.sleeping = make(chan struct{}, 1)

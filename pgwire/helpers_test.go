@@ -176,6 +176,8 @@ type rawClient struct {
 	t  *testing.T
 	nc net.Conn
 	fe *pgproto3.Frontend
+	// key is the BackendKeyData startup received.
+	key pgproto3.BackendKeyData
 }
 
 func dialRaw(t *testing.T, addr string) *rawClient {
@@ -223,7 +225,10 @@ func (c *rawClient) startup(params map[string]string) map[string]string {
 	got := map[string]string{}
 	for {
 		switch m := c.recv().(type) {
-		case *pgproto3.AuthenticationOk, *pgproto3.BackendKeyData:
+		case *pgproto3.AuthenticationOk:
+		case *pgproto3.BackendKeyData:
+			c.key = *m
+			c.key.SecretKey = append([]byte(nil), m.SecretKey...)
 		case *pgproto3.ParameterStatus:
 			got[m.Name] = m.Value
 		case *pgproto3.ReadyForQuery:

@@ -5,6 +5,7 @@ import java.sql.*;
 import java.time.*;
 import java.util.Arrays;
 import java.util.UUID;
+import org.postgresql.PGConnection;
 
 public class Scenario {
     static Connection connect(String addr) throws SQLException {
@@ -90,13 +91,17 @@ public class Scenario {
             ResultSet rs = ps.executeQuery();
             check(rs.next() && rs.getInt(1) == 143, "after the retry");
         }
-        // A statement that never ends, cancelled; a cancel that arrives
-        // before it starts does nothing, so it is repeated.
+        // A statement that never ends, cancelled. A cancel that arrives
+        // before the server has read the statement does nothing (as in
+        // PostgreSQL), so it is repeated: with the connection's cancelQuery,
+        // since Statement.cancel sends one cancel per execution, which can
+        // leave before the statement does.
+        PGConnection pa = a.unwrap(PGConnection.class);
         try (Statement st = a.createStatement()) {
             Thread canceller = new Thread(() -> {
                 try {
                     while (!Thread.currentThread().isInterrupted()) {
-                        st.cancel();
+                        pa.cancelQuery();
                         Thread.sleep(50);
                     }
                 } catch (InterruptedException | SQLException e) {
