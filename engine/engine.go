@@ -21,6 +21,14 @@ type Engine interface {
 	// waits for writers. Begin waits for a free connection at most until ctx ends.
 	Begin(ctx context.Context) (Tx, error)
 
+	// Read runs one statement on its own, as a transaction that only reads
+	// the latest applied state, and reports its result to w; it is what an
+	// autocommit query costs without a Tx. A statement that may write or
+	// lock rows gets ErrNotReadOnly, with nothing run and nothing reported
+	// to w: run it in a Tx. Read waits for a free connection at most until
+	// ctx ends, and ctx ending interrupts the statement.
+	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
+
 	// CheckDDL validates a schema statement (CREATE/ALTER/DROP of tables and
 	// indexes) without changing anything, and returns the tables it touches
 	// (nil: unknown, to be treated as every table). It refuses, with a
@@ -106,6 +114,9 @@ type TableChecksum struct {
 	Rows  int64  `json:"rows"`
 	Sum   string `json:"checksum"`
 }
+
+// ErrNotReadOnly is Read's answer for a statement it does not run.
+var ErrNotReadOnly = errors.New("statement is not read-only")
 
 // ErrNoSpace means the engine ran out of disk space.
 var ErrNoSpace = errors.New("no space left on the device")

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,7 +33,13 @@ type Session struct {
 	// reported are changes of parameters the client is told about
 	// (ParameterStatus), not yet taken by TakeReported.
 	reported [][2]string
+	// parsed caches Execute's parsing of the statements the client
+	// prepared: drivers execute the same few again and again.
+	parsed map[string]statement
 }
+
+// maxParsed bounds Session.parsed; the cache starts over when full.
+const maxParsed = 256
 
 // NewSession opens a session for a client connection. Its signature fits
 // pgwire.Backend through an adapter in cmd.
@@ -85,9 +92,16 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 // extended query protocol's Execute: in the open transaction block if
 // there is one, else as its own transaction.
 func (s *Session) Execute(ctx context.Context, sql string, args []any, w result.Writer) error {
-	st, err := oneStatement(sql)
-	if err != nil {
-		return err
+	st, ok := s.parsed[sql]
+	if !ok {
+		var err error
+		if st, err = oneStatement(sql); err != nil {
+			return err
+		}
+		if len(s.parsed) >= maxParsed || s.parsed == nil {
+			s.parsed = make(map[string]statement)
+		}
+		s.parsed[sql] = st
 	}
 	if st.kind == kindEmpty {
 		return w.Empty()
@@ -240,14 +254,19 @@ func (s *Session) readWait(ctx context.Context) error {
 	return nil
 }
 
-// autocommit runs one statement as its own transaction. Its results are
-// held back until it has committed, so a client never sees a row count for
-// a write that then failed; one that lost certification is re-executed on a
-// fresh snapshot (Galera's retry_autocommit), which is what the client would do.
+// autocommit runs one statement as its own transaction. A query that only
+// reads runs as such (Engine.Read), its rows streamed. Any other statement
+// runs in a Tx and its results are held back until it has committed, so a
+// client never sees a row count for a write that then failed; one that lost
+// certification is re-executed on a fresh snapshot (Galera's
+// retry_autocommit), which is what the client would do.
 func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer) error {
 	execCtx, cancel := s.statementContext(ctx)
 	defer cancel()
 	if err := s.readWait(execCtx); err != nil {
+		return err
+	}
+	if err := s.node.engine.Read(execCtx, st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
 		return err
 	}
 	for attempt := 0; ; attempt++ {

@@ -49,25 +49,11 @@ func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args 
 	if err := bindArgs(stmt, args); err != nil {
 		return err
 	}
-	tx := &Tx{conn: mem, cur: stmt} // run's writer plumbing; nothing else of Tx is used
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.run(stmt, sql, &record{}, w); err != nil {
-		var we writerError
-		if ok := asWriterError(err, &we); ok {
-			return we.err
-		}
+	// columns types a result column by its catalog table's declaration.
+	if err := mem.refreshSchema(); err != nil {
 		return mapErr(err)
 	}
-	return nil
-}
-
-func asWriterError(err error, we *writerError) bool {
-	e, ok := err.(writerError)
-	if ok {
-		*we = e
-	}
-	return ok
+	return mem.streamTo(ctx, stmt, sql, &record{}, w)
 }
 
 // catalogTable is one user table as the catalogs show it.

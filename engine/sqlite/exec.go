@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,33 +13,42 @@ import (
 	"certa/result"
 )
 
-// run steps stmt to completion, reporting its result to w: Columns, Row per
-// row and Complete, or Complete alone for a statement without a result set.
+// run steps stmt to completion, reporting its result to w with tx.mu let go
+// while w runs (callWriter).
 func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) error {
-	c := tx.conn
+	changes, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
+	tx.stmtChanges = changes
+	return err
+}
+
+// stream steps stmt to completion, reporting its result to w: Columns, Row
+// per row and Complete, or Complete alone for a statement without a result
+// set. call runs one method of w. It returns how many rows the statement
+// changed (0 for one that does not write).
+func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer, call func(func() error) error) (changes int, err error) {
 	hasRow, err := stmt.Step()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ncol := stmt.ColumnCount()
 	if ncol == 0 {
 		for hasRow {
 			if hasRow, err = stmt.Step(); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		tx.stmtChanges = c.c.Changes()
-		tag := commandTag(sql, rec, false, 0, tx.stmtChanges)
-		return tx.callWriter(stmt, func() error { return w.Complete(tag) })
+		changes = c.changes(rec)
+		tag := commandTag(sql, rec, false, 0, changes)
+		return changes, call(func() error { return w.Complete(tag) })
 	}
 	// Types come from the first row when the schema does not say, so
 	// Columns is sent after the first step.
 	cols, err := c.columns(stmt, hasRow)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := tx.callWriter(stmt, func() error { return w.Columns(cols) }); err != nil {
-		return err
+	if err := call(func() error { return w.Columns(cols) }); err != nil {
+		return 0, err
 	}
 	vals := make([]result.Value, ncol)
 	rows := 0
@@ -46,33 +57,61 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 			vals[i] = columnValue(stmt, i, col.Type)
 		}
 		rows++
-		if err := tx.callWriter(stmt, func() error { return w.Row(vals) }); err != nil {
-			return err
+		if err := call(func() error { return w.Row(vals) }); err != nil {
+			return 0, err
 		}
 		if hasRow, err = stmt.Step(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	tag := commandTag(sql, rec, true, rows, c.c.Changes())
-	return tx.callWriter(stmt, func() error { return w.Complete(tag) })
+	changes = c.changes(rec)
+	tag := commandTag(sql, rec, true, rows, changes)
+	return changes, call(func() error { return w.Complete(tag) })
+}
+
+// streamTo is stream for a caller that holds the connection alone (no Tx
+// to unlock while w runs). It returns w's error as it is, and any other as
+// the client sees it, ctx's end as a cancel or timeout.
+func (c *conn) streamTo(ctx context.Context, stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) error {
+	_, err := c.stream(stmt, sql, rec, w, func(fn func() error) error {
+		if err := fn(); err != nil {
+			return writerError{err}
+		}
+		return nil
+	})
+	var we writerError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &we):
+		return we.err
+	case ctx.Err() != nil:
+		return mapErr(ctx.Err())
+	}
+	return mapErr(err)
+}
+
+// changes is how many rows the statement that just completed changed.
+// SQLite's count is that of the last write on the connection, so a
+// statement that writes nothing changed nothing.
+func (c *conn) changes(rec *record) int {
+	if len(rec.writes) == 0 {
+		return 0
+	}
+	return c.c.Changes()
 }
 
 // columns describes stmt's result columns. A column taken straight from a
 // table has the type its table declares; any other is typed by its value in
-// the first row, else reported as text.
+// the first row, else reported as text. c's table cache must be fresh for
+// the snapshot stmt runs on: prepareCached (or refreshSchema) in the same
+// transaction.
 func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) {
 	cols := make([]result.Column, stmt.ColumnCount())
-	refreshed := false
 	for i := range cols {
 		name := stmt.ColumnName(i)
 		typ, known := result.Text, false
 		if tbl := stmt.ColumnTableName(i); tbl != "" && stmt.ColumnDatabaseName(i) == "main" {
-			if !refreshed {
-				if err := c.refreshSchema(); err != nil {
-					return nil, err
-				}
-				refreshed = true
-			}
 			ti, err := c.table(tbl)
 			if err != nil {
 				return nil, err

@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+
+	"certa/engine"
+	"certa/result"
+)
+
+// Read runs one statement that only reads, in a read transaction of its own
+// on a pooled connection: no Tx, no applied-seqno read, no write lock. A
+// statement that is not a plain query (its first keyword is not SELECT,
+// WITH or VALUES), reads FOR UPDATE, writes, or does not prepare gets
+// engine.ErrNotReadOnly before anything reached w: the caller runs it in a
+// Tx, which also reports its errors as usual.
+func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	sql = skipBlank(sql)
+	switch firstKeyword(sql) {
+	case "SELECT", "WITH", "VALUES":
+	default:
+		return engine.ErrNotReadOnly
+	}
+	if _, locking := parseLocking(sql); locking {
+		return engine.ErrNotReadOnly
+	}
+	if e.closed.Load() {
+		return errClosed
+	}
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return err
+	}
+	broken := false
+	defer func() { e.pool.put(c, broken) }()
+	// BEGIN holds one snapshot for the schema check in prepareCached and
+	// the statement, so the column types match what it reads.
+	if err := c.exec("BEGIN"); err != nil {
+		broken = true
+		return mapErr(err)
+	}
+	defer func() {
+		if c.rollback() != nil {
+			broken = true
+		}
+	}()
+	stmt, rec, tail, err := c.prepareCached(sql)
+	if err != nil {
+		return engine.ErrNotReadOnly
+	}
+	defer func() {
+		c.release(stmt)
+		c.endStatement()
+	}()
+	if !isBlank(tail) || len(rec.writes) > 0 || rec.schemaWrite {
+		return engine.ErrNotReadOnly
+	}
+	if err := bindArgs(stmt, args); err != nil {
+		return mapErr(err)
+	}
+	c.c.SetInterrupt(ctx.Done())
+	defer c.c.SetInterrupt(nil)
+	return c.streamTo(ctx, stmt, sql, &rec, w)
+}
