@@ -86,6 +86,10 @@ func mapErr(err error) error {
 			return sqlerr.Wrap(err, sqlerr.UndefinedObject, "%s", msg)
 		case strings.Contains(msg, "already exists"):
 			return sqlerr.Wrap(err, sqlerr.DuplicateTable, "%s", msg)
+		case strings.HasPrefix(msg, "cannot VACUUM"):
+			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "VACUUM is not supported: certa maintains each node's database file itself")
+		case msg == "not authorized": // load_extension
+			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "loading SQLite extensions is not supported")
 		}
 	}
 	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)

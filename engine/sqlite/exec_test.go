@@ -48,6 +48,8 @@ func TestExecRefusals(t *testing.T) {
 		{"PRAGMA user_version = 7", sqlerr.FeatureNotSupported, "PRAGMA"},
 		{"PRAGMA foreign_keys = ON", sqlerr.FeatureNotSupported, "PRAGMA"},
 		{"ANALYZE", sqlerr.FeatureNotSupported, "ANALYZE"},
+		{"VACUUM", sqlerr.FeatureNotSupported, "VACUUM is not supported"},
+		{"SELECT load_extension('x')", sqlerr.FeatureNotSupported, "extensions"},
 		{"UPDATE _certa_meta SET seqno = 99", sqlerr.FeatureNotSupported, "internal"},
 		{"DELETE FROM _certa_failed", sqlerr.FeatureNotSupported, "internal"},
 		{"INSERT INTO nopk VALUES ('x')", sqlerr.InvalidTableDefinition, `table "nopk" has no primary key`},
