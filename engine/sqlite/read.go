@@ -51,7 +51,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		c.release(stmt)
 		c.endStatement()
 	}()
-	if !isBlank(tail) || len(rec.writes) > 0 || rec.schemaWrite {
+	if !isBlank(tail) || len(rec.writes) > 0 {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {
