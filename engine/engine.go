@@ -30,11 +30,13 @@ type Engine interface {
 	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
 
 	// CheckDDL validates a schema statement (CREATE/ALTER/DROP of tables and
-	// indexes) without changing anything, and returns the tables it touches
-	// (nil: unknown, to be treated as every table). It refuses, with a
-	// *sqlerr.Error, statements that would break replication, such as a table
-	// without a primary key.
-	CheckDDL(ctx context.Context, stmt string) (tables []string, err error)
+	// indexes) without changing anything. It returns the statement to
+	// replicate, as the engine executes it (a client's PostgreSQL may be
+	// translated; executing it again translates nothing), and the tables it
+	// touches (nil: unknown, to be treated as every table). It refuses, with
+	// a *sqlerr.Error, statements that would break replication, such as a
+	// table without a primary key.
+	CheckDDL(ctx context.Context, stmt string) (DDL, error)
 
 	// Apply applies certified write sets in order in one engine transaction
 	// and records upTo as the applied seqno in that same transaction (upTo is
@@ -91,6 +93,12 @@ type Engine interface {
 
 	// Close closes the engine; open transactions fail.
 	Close() error
+}
+
+// DDL is a schema statement checked by CheckDDL.
+type DDL struct {
+	Statement string   // what to replicate and execute at its position
+	Tables    []string // the tables it touches, sorted; nil: every table
 }
 
 // Snapshot is a consistent copy of an engine's state.

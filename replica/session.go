@@ -333,11 +333,11 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 		return sqlerr.New(sqlerr.FeatureNotSupported,
 			"%s cannot run inside a transaction block in certa: schema changes run on their own, in total order on every node", ddlTag(st.words))
 	}
-	tables, err := s.node.engine.CheckDDL(ctx, st.sql)
+	ddl, err := s.node.engine.CheckDDL(ctx, st.sql)
 	if err != nil {
 		return err
 	}
-	seqno, err := s.node.Commit(ctx, &writeset.WriteSet{DDL: st.sql, Tables: tables})
+	seqno, err := s.node.Commit(ctx, &writeset.WriteSet{DDL: ddl.Statement, Tables: ddl.Tables})
 	if err != nil {
 		return err
 	}

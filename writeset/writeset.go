@@ -61,6 +61,12 @@ const (
 // EncodeKey returns the key of the row of table whose primary-key values are
 // pk, in primary-key column order. Each value is nil, int64, float64, string
 // or []byte; any other type panics (a programming error).
+//
+// Two values get the same encoding exactly when SQLite's BINARY comparison
+// finds them equal, so that certification and the engine's unique index
+// agree: a float64 holding an integer is encoded as that int64 (SQLite finds
+// 1 and 1.0 equal in a column without integer or real affinity), and -0.0 as 0.
+// Engines refuse key columns whose equality is anything else (collations).
 func EncodeKey(table string, pk ...any) Key {
 	b := make([]byte, 0, len(table)+1+9*len(pk))
 	b = append(b, table...)
@@ -73,6 +79,11 @@ func EncodeKey(table string, pk ...any) Key {
 			b = append(b, tagInt)
 			b = binary.BigEndian.AppendUint64(b, uint64(v)^(1<<63))
 		case float64:
+			if i, ok := exactInt(v); ok {
+				b = append(b, tagInt)
+				b = binary.BigEndian.AppendUint64(b, uint64(i)^(1<<63))
+				break
+			}
 			b = append(b, tagFloat)
 			b = binary.BigEndian.AppendUint64(b, math.Float64bits(v))
 		case string:
@@ -88,6 +99,15 @@ func EncodeKey(table string, pk ...any) Key {
 		}
 	}
 	return Key(b)
+}
+
+// exactInt returns f as an int64 if it holds an integer in int64's range
+// (-0.0 included, as 0).
+func exactInt(f float64) (int64, bool) {
+	if f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
+		return 0, false
+	}
+	return int64(f), true
 }
 
 // Table returns the table name part of k.

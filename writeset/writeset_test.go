@@ -180,7 +180,7 @@ func TestEncodeKeyDistinct(t *testing.T) {
 		"t/int 1":            {"t", int64(1)},
 		"t/text 1":           {"t", "1"},
 		"t/blob 1":           {"t", []byte("1")},
-		"t/float 1":          {"t", float64(1)},
+		"t/float 1.5":        {"t", 1.5},
 		"t/null":             {"t", nil},
 		"t/no pk":            {"t"},
 		"t1/int 1":           {"t1", int64(1)},
@@ -199,8 +199,9 @@ func TestEncodeKeyDistinct(t *testing.T) {
 		"t/int -1":           {"t", int64(-1)},
 		"t/int min":          {"t", int64(math.MinInt64)},
 		"t/int max":          {"t", int64(math.MaxInt64)},
-		"t/float 0":          {"t", 0.0},
-		"t/float -0":         {"t", math.Copysign(0, -1)},
+		"t/float 0.5":        {"t", 0.5},
+		"t/float 2^63":       {"t", math.Ldexp(1, 63)},
+		"t/float inf":        {"t", math.Inf(1)},
 		"t/text with NUL":    {"t", "a\x00b"},
 		"t/text a, int 1":    {"t", "a", int64(1)},
 		"t/int 1, text a":    {"t", int64(1), "a"},
@@ -225,6 +226,29 @@ func TestEncodeKeyDistinct(t *testing.T) {
 		if EncodeKey(table, v[1:]...) != k {
 			t.Errorf("%s: encodes differently twice", name)
 		}
+	}
+}
+
+// Values SQLite's BINARY comparison finds equal are one key (issue 16: 1 and
+// 1.0 inserted on two nodes into a key column without a type both passed
+// certification, then diverged the nodes).
+func TestEncodeKeyEqualAsSQLite(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b any
+	}{
+		{"1 and 1.0", int64(1), 1.0},
+		{"0 and -0.0", int64(0), math.Copysign(0, -1)},
+		{"0.0 and -0.0", 0.0, math.Copysign(0, -1)},
+		{"-2^63", int64(math.MinInt64), -math.Ldexp(1, 63)},
+		{"2^53+0", int64(1 << 53), math.Ldexp(1, 53)},
+	} {
+		if EncodeKey("t", c.a) != EncodeKey("t", c.b) {
+			t.Errorf("%s: different keys", c.name)
+		}
+	}
+	if EncodeKey("t", int64(math.MaxInt64)) == EncodeKey("t", math.Ldexp(1, 63)) {
+		t.Errorf("max int64 and 2^63 share a key; SQLite finds them different")
 	}
 }
 

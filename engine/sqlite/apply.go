@@ -185,7 +185,7 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 	ws := it.WS
 	ch = change{seqno: it.Seqno, tables: lowerAll(ws.Tables)}
 	if ws.DDL != "" {
-		tables, err := runDDL(c, ws.DDL)
+		_, tables, err := runDDL(c, ws.DDL)
 		if err != nil {
 			if isTransient(err) {
 				return ch, nil, err

@@ -46,6 +46,9 @@ type tableInfo struct {
 	pkCols  []int                  // their indexes in columns
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
+	// keyProblem, when set, says why the table's primary key cannot be
+	// certified (keys.go); writes to the table are refused.
+	keyProblem string
 	// hasRowid: the table has a rowid no column hides (rowimage.go); known
 	// once rowidChecked.
 	hasRowid, rowidChecked bool
@@ -216,7 +219,8 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	ti := &tableInfo{types: make(map[string]result.Type)}
 	pkPos := map[int64]string{}
 	pkCol := map[int64]int{}
-	err := c.execResult("SELECT name, type, pk FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
+	nullable := map[string]bool{}
+	err := c.execResult("SELECT name, type, pk, \"notnull\" FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
 		ti.exists = true
 		ti.columns = append(ti.columns, s.ColumnText(0))
 		if decl := s.ColumnText(1); decl != "" {
@@ -227,6 +231,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 			ti.hasPK = true
 			pkPos[p] = s.ColumnText(0)
 			pkCol[p] = len(ti.columns) - 1
+			nullable[s.ColumnText(0)] = s.ColumnInt64(3) == 0
 		}
 	}, name)
 	if err != nil {
@@ -240,6 +245,11 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		err = c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
 			func(s *sqlite.Stmt) { ti.name = s.ColumnText(0) }, name)
 		if err != nil {
+			return nil, err
+		}
+	}
+	if ti.exists && ti.hasPK {
+		if ti.keyProblem, err = c.keyProblem(ti, nullable); err != nil {
 			return nil, err
 		}
 	}

@@ -7,16 +7,18 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/engine"
 	"certa/sqlerr"
 )
 
 // CheckDDL validates a schema statement by running it in a transaction that
-// is always rolled back, and returns the tables it touches (sorted; empty if
-// it changes nothing). It takes the write lock like any local writer.
-func (e *Engine) CheckDDL(ctx context.Context, stmt string) ([]string, error) {
+// is always rolled back, and returns it as translated (createtable.go) with
+// the tables it touches (sorted; empty if it changes nothing). It takes the
+// write lock like any local writer.
+func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
 	tx, err := e.newTx(ctx)
 	if err != nil {
-		return nil, err
+		return engine.DDL{}, err
 	}
 	defer tx.Rollback() // ROLLBACK and release the lock
 	tx.mu.Lock()
@@ -25,18 +27,18 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) ([]string, error) {
 	// that the applier can brute-force abort it like any local writer.
 	tx.setBusy()
 	if err := tx.takeLock(ctx); err != nil {
-		return nil, tx.classify(err)
+		return engine.DDL{}, tx.classify(err)
 	}
 	done := tx.interruptOn(ctx)
 	defer done()
 	if err := tx.conn.exec("BEGIN IMMEDIATE"); err != nil {
-		return nil, tx.classify(err)
+		return engine.DDL{}, tx.classify(err)
 	}
-	tables, err := runDDL(tx.conn, stmt)
+	ran, tables, err := runDDL(tx.conn, stmt)
 	if err != nil {
-		return nil, tx.classify(err)
+		return engine.DDL{}, tx.classify(err)
 	}
-	return tables, nil
+	return engine.DDL{Statement: ran, Tables: tables}, nil
 }
 
 // schemaEntry is one row of sqlite_schema.
@@ -55,38 +57,44 @@ func (c *conn) readSchema() (map[string]schemaEntry, error) {
 }
 
 // runDDL executes one schema statement on c inside the caller's transaction
-// and checks that the result can be replicated. It returns the tables the
+// and checks that the result can be replicated. It returns the statement as
+// it ran (translated: createtable.go) and the tables the
 // statement touched, found by comparing the schema before and after (this
 // also catches the new name of a renamed table and the tables whose schema a
 // rename rewrote). Errors are *sqlerr.Error refusals or SQLite errors.
-func runDDL(c *conn, sql string) ([]string, error) {
+func runDDL(c *conn, sql string) (ran string, tables []string, err error) {
 	sql = skipBlank(sql)
 	if sql == "" {
-		return nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
+		return "", nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
+	}
+	if firstKeyword(sql) == "CREATE" {
+		if sql, err = translateCreateTable(sql); err != nil {
+			return "", nil, err
+		}
 	}
 	before, err := c.readSchema()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	stmt, _, tail, err := c.prepare(sql, modeDDL)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	defer c.endStatement()
 	defer stmt.Finalize()
 	if !isBlank(tail) {
-		return nil, errOneStatement()
+		return "", nil, errOneStatement()
 	}
 	switch firstKeyword(sql) {
 	case "CREATE", "ALTER", "DROP":
 	default:
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+		return "", nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"only CREATE, ALTER and DROP of tables, indexes and views can run as schema changes")
 	}
 	for {
 		row, err := stmt.Step()
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if !row {
 			break
@@ -94,7 +102,7 @@ func runDDL(c *conn, sql string) ([]string, error) {
 	}
 	after, err := c.readSchema()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 
 	touched := map[string]bool{}
@@ -115,25 +123,28 @@ func runDDL(c *conn, sql string) ([]string, error) {
 		}
 	}
 	if err := c.refreshSchema(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	for _, t := range changed {
 		if strings.EqualFold(t.name, "sqlite_sequence") || hasKeyword(t.sql, "AUTOINCREMENT") {
-			return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			return "", nil, sqlerr.New(sqlerr.FeatureNotSupported,
 				"AUTOINCREMENT is not supported: sqlite_sequence is not replicated; an INTEGER PRIMARY KEY alone assigns ids")
 		}
 		ti, err := c.table(t.name)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if !ti.hasPK {
-			return nil, errNoPK(t.name)
+			return "", nil, errNoPK(t.name)
+		}
+		if ti.keyProblem != "" {
+			return "", nil, errKeyProblem(ti.keyProblem)
 		}
 	}
-	tables := make([]string, 0, len(touched))
+	tables = make([]string, 0, len(touched))
 	for t := range touched {
 		tables = append(tables, t)
 	}
 	sort.Strings(tables)
-	return tables, nil
+	return sql, tables, nil
 }

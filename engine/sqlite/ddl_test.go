@@ -29,7 +29,8 @@ func TestCheckDDLTables(t *testing.T) {
 		{"CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY)", []string{}},
 	}
 	for _, tt := range tests {
-		got, err := e.CheckDDL(context.Background(), tt.stmt)
+		ddl, err := e.CheckDDL(context.Background(), tt.stmt)
+		got := ddl.Tables
 		if err != nil {
 			t.Errorf("%s: %v", tt.stmt, err)
 			continue

@@ -152,11 +152,11 @@ func (e *testEngine) commit(stmts ...string) *writeset.WriteSet {
 // ddl checks and applies a schema statement.
 func (e *testEngine) ddl(stmt string) {
 	e.t.Helper()
-	tables, err := e.CheckDDL(context.Background(), stmt)
+	ddl, err := e.CheckDDL(context.Background(), stmt)
 	if err != nil {
 		e.t.Fatalf("%s: %v", stmt, err)
 	}
-	items := e.apply(&writeset.WriteSet{DDL: stmt, Tables: tables})
+	items := e.apply(&writeset.WriteSet{DDL: ddl.Statement, Tables: ddl.Tables})
 	if items[0].Err != nil {
 		e.t.Fatalf("%s: %v", stmt, items[0].Err)
 	}

@@ -363,7 +363,8 @@ func (tx *Tx) addReads(tables []string) {
 }
 
 // prepareWrite readies the Tx for a statement that writes tables: they must
-// have a primary key (or the rows could not be replicated), the Tx takes the
+// have a primary key that certification can follow (or the rows could not be
+// replicated: keys.go), the Tx takes the
 // write lock, and a session records its changes from now on.
 func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 	c := tx.conn // its schema cache is fresh: prepareCached refreshed it
@@ -374,6 +375,9 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		}
 		if ti.exists && !ti.hasPK {
 			return errNoPK(t)
+		}
+		if ti.keyProblem != "" {
+			return errKeyProblem(ti.keyProblem)
 		}
 	}
 	if !tx.holdsLock {

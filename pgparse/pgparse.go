@@ -1,0 +1,192 @@
+// Package pgparse reads SQL statements with PostgreSQL's own parser
+// (libpg_query, through github.com/pganalyze/pg_query_go) and describes
+// what certa needs to know of them, with byte offsets into the statement's
+// text so that callers can rewrite precisely the parts they must. It is the
+// only package of certa that imports the parser.
+package pgparse
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Span is a range of bytes [Start, End) of a statement's text.
+type Span struct{ Start, End int }
+
+// CreateTable describes a CREATE TABLE statement with a column list.
+type CreateTable struct {
+	Table   string // as PostgreSQL folds it: unquoted names in lower case
+	Columns []Column
+}
+
+// Column is one column definition of a CREATE TABLE.
+type Column struct {
+	Name string
+	// Type is the last part of the type's name as PostgreSQL's parser
+	// leaves it: "serial", "bigserial", "int4", "int8", "text", "numeric"...
+	Type string
+	// TypeWord is the first word of the type as written ("serial" in
+	// "id serial"): the whole name of one-word types.
+	TypeWord Span
+	// End is just past the definition's last token (before the comma or
+	// parenthesis that follows it): where a constraint can be appended.
+	End int
+	// NotNull: declared NOT NULL. PrimaryKey: a PRIMARY KEY column, by a
+	// column constraint or the table's PRIMARY KEY (...).
+	NotNull, PrimaryKey bool
+	// Identity is the GENERATED ... AS IDENTITY [( ... )] clause, if any.
+	Identity *Span
+}
+
+// ParseCreateTable returns the description of sql if it is one CREATE TABLE
+// statement with a column list that PostgreSQL's parser accepts, else nil.
+func ParseCreateTable(sql string) *CreateTable {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	cs := tree.Stmts[0].Stmt.GetCreateStmt()
+	if cs == nil || cs.Relation == nil {
+		return nil
+	}
+	scan, err := pg_query.Scan(sql)
+	if err != nil {
+		return nil
+	}
+	toks := scan.Tokens
+	ct := &CreateTable{Table: cs.Relation.Relname}
+	byName := map[string]int{}
+	var tablePK []string
+	for _, elt := range cs.TableElts {
+		if c := elt.GetConstraint(); c != nil {
+			if c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
+				tablePK = append(tablePK, stringList(c.Keys)...)
+			}
+			continue
+		}
+		cd := elt.GetColumnDef()
+		if cd == nil || cd.TypeName == nil {
+			continue
+		}
+		col := Column{Name: cd.Colname, End: elementEnd(toks, int32(cd.Location))}
+		if names := stringList(cd.TypeName.Names); len(names) > 0 {
+			col.Type = strings.ToLower(names[len(names)-1])
+		}
+		if t := tokenAt(toks, cd.TypeName.Location); t != nil {
+			col.TypeWord = Span{int(t.Start), int(t.End)}
+		}
+		for _, n := range cd.Constraints {
+			c := n.GetConstraint()
+			if c == nil {
+				continue
+			}
+			switch c.Contype {
+			case pg_query.ConstrType_CONSTR_NOTNULL:
+				col.NotNull = true
+			case pg_query.ConstrType_CONSTR_PRIMARY:
+				col.PrimaryKey = true
+			case pg_query.ConstrType_CONSTR_IDENTITY:
+				col.Identity = identitySpan(toks, c.Location)
+			}
+		}
+		byName[col.Name] = len(ct.Columns)
+		ct.Columns = append(ct.Columns, col)
+	}
+	for _, name := range tablePK {
+		if i, ok := byName[name]; ok {
+			ct.Columns[i].PrimaryKey = true
+		}
+	}
+	return ct
+}
+
+// stringList returns the String nodes of a list (names, key columns).
+func stringList(nodes []*pg_query.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		}
+	}
+	return out
+}
+
+func isComment(t *pg_query.ScanToken) bool {
+	return t.Token == pg_query.Token_SQL_COMMENT || t.Token == pg_query.Token_C_COMMENT
+}
+
+// tokenAt returns the token starting at offset, or nil.
+func tokenAt(toks []*pg_query.ScanToken, offset int32) *pg_query.ScanToken {
+	for _, t := range toks {
+		if t.Start == offset {
+			return t
+		}
+	}
+	return nil
+}
+
+// elementEnd returns the end of the last token of the table element that
+// starts at offset: the element ends before the first comma or closing
+// parenthesis outside its own parentheses.
+func elementEnd(toks []*pg_query.ScanToken, offset int32) int {
+	end, depth := int(offset), 0
+	for _, t := range toks {
+		if t.Start < offset || isComment(t) {
+			continue
+		}
+		switch t.Token {
+		case pg_query.Token_ASCII_40: // (
+			depth++
+		case pg_query.Token_ASCII_41: // )
+			if depth == 0 {
+				return end
+			}
+			depth--
+		case pg_query.Token_ASCII_44: // ,
+			if depth == 0 {
+				return end
+			}
+		}
+		end = int(t.End)
+	}
+	return end
+}
+
+// identitySpan returns the span of GENERATED {ALWAYS | BY DEFAULT} AS
+// IDENTITY [( options )] in the constraint that starts at offset (which may
+// start with CONSTRAINT name).
+func identitySpan(toks []*pg_query.ScanToken, offset int32) *Span {
+	i := 0
+	for i < len(toks) && toks[i].Start < offset {
+		i++
+	}
+	for ; i < len(toks) && toks[i].Token != pg_query.Token_GENERATED; i++ {
+	}
+	if i == len(toks) {
+		return nil
+	}
+	sp := &Span{Start: int(toks[i].Start)}
+	for ; i < len(toks) && toks[i].Token != pg_query.Token_IDENTITY_P; i++ {
+	}
+	if i == len(toks) {
+		return nil
+	}
+	sp.End = int(toks[i].End)
+	if j := i + 1; j < len(toks) && toks[j].Token == pg_query.Token_ASCII_40 {
+		depth := 0
+		for ; j < len(toks); j++ {
+			switch toks[j].Token {
+			case pg_query.Token_ASCII_40:
+				depth++
+			case pg_query.Token_ASCII_41:
+				depth--
+			}
+			if depth == 0 {
+				sp.End = int(toks[j].End)
+				break
+			}
+		}
+	}
+	return sp
+}
