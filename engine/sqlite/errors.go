@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -33,6 +34,16 @@ func errOneStatement() *sqlerr.Error {
 	return sqlerr.New(sqlerr.SyntaxError, "one statement expected")
 }
 
+// notNullMessage says SQLite's "NOT NULL constraint failed: t.c" in
+// PostgreSQL's words.
+func notNullMessage(msg string) string {
+	table, col, ok := strings.Cut(strings.TrimPrefix(msg, "NOT NULL constraint failed: "), ".")
+	if !ok || strings.ContainsAny(col, " .") {
+		return msg
+	}
+	return fmt.Sprintf("null value in column %q of relation %q violates not-null constraint", col, table)
+}
+
 // mapErr turns an error from SQLite (or from ctx) into a *sqlerr.Error with
 // the SQLSTATE a PostgreSQL client expects. Errors that already carry one
 // pass through.
@@ -56,7 +67,7 @@ func mapErr(err error) error {
 	case sqlite.ResultConstraintUnique, sqlite.ResultConstraintPrimaryKey, sqlite.ResultConstraintRowID:
 		return sqlerr.Wrap(err, sqlerr.UniqueViolation, "%s", msg)
 	case sqlite.ResultConstraintNotNull:
-		return sqlerr.Wrap(err, sqlerr.NotNullViolation, "%s", msg)
+		return sqlerr.Wrap(err, sqlerr.NotNullViolation, "%s", notNullMessage(msg))
 	case sqlite.ResultConstraintCheck:
 		return sqlerr.Wrap(err, sqlerr.CheckViolation, "%s", msg)
 	case sqlite.ResultConstraintForeignKey:

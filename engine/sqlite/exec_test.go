@@ -59,7 +59,7 @@ func TestExecRefusals(t *testing.T) {
 		{"SELECT nope FROM t", sqlerr.UndefinedColumn, "no such column: nope"},
 		{"INSERT INTO t VALUES (1, 'b', 'u2')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.id"},
 		{"INSERT INTO t VALUES (2, 'b', 'u1')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.u"},
-		{"INSERT INTO t VALUES (2, NULL, 'u2')", sqlerr.NotNullViolation, "NOT NULL constraint failed: t.v"},
+		{"INSERT INTO t VALUES (2, NULL, 'u2')", sqlerr.NotNullViolation, `null value in column "v" of relation "t" violates not-null constraint`},
 		{"INSERT INTO t VALUES (2, 'bad', 'u2')", sqlerr.CheckViolation, "CHECK constraint failed"},
 		{"INSERT INTO v VALUES (1)", sqlerr.UndefinedTable, "no such table"},
 	}

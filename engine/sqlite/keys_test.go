@@ -35,7 +35,7 @@ func TestPrimaryKeyColumnsAreNotNull(t *testing.T) {
 	} {
 		tx := e.begin()
 		code, err := execErr(tx, stmt)
-		if code != sqlerr.NotNullViolation {
+		if code != sqlerr.NotNullViolation || !strings.Contains(err.Error(), `null value in column "`) {
 			t.Errorf("%s: %s %v, want 23502", stmt, code, err)
 		}
 		tx.Rollback()
