@@ -40,6 +40,7 @@ const (
 	ProgramLimitExceeded        = "54000"
 	DiskFull                    = "53100"
 	Internal                    = "XX000"
+	DataCorrupted               = "XX001" // a write set that does not decode
 )
 
 // Error is a client-facing error: a SQLSTATE code and a message a person

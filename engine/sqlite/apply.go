@@ -210,6 +210,11 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 	if missing != "" {
 		return ch, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", missing), nil
 	}
+	// A changeset that does not decode fails the same on every node; SQLite
+	// would report SQLITE_CORRUPT, which reads as a broken database file.
+	if err := forEachChange(ws.Changes, func(*rowChange) error { return nil }); err != nil {
+		return ch, sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
+	}
 	conflict, err := applyChangeset(c, ws.Changes)
 	switch {
 	case conflict != nil && conflict.typ == sqlite.ChangesetConstraint:
@@ -218,14 +223,26 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 	case conflict != nil && conflict.typ == sqlite.ChangesetForeignKey:
 		return ch, sqlerr.New(sqlerr.ForeignKeyViolation, "write set violates a foreign key constraint"), nil
 	case conflict != nil:
-		// Certification guarantees that no row a write set changes was
-		// changed since its snapshot; a data conflict means this node's
-		// contents diverged from the cluster's.
-		return ch, nil, fmt.Errorf("%w: %v on table %q", ErrDiverged, conflict.typ, conflict.table)
+		// Certification should have refused a write set whose rows
+		// changed since its snapshot; if one slipped through (a key
+		// certification and SQLite compare differently), every node holds
+		// the same rows and fails it the same way: the cluster goes on
+		// and the origin's client gets 40001. Stopping the node instead
+		// stopped every node, again at each restart.
+		return ch, errUnforeseenConflict(conflict), nil
+	case err != nil && !isTransient(err):
+		return ch, mapErr(err).(*sqlerr.Error), nil
 	case err != nil:
 		return ch, nil, err
 	}
 	return ch, nil, nil
+}
+
+// errUnforeseenConflict is the item error of a certified write set whose
+// changes did not match the rows they change.
+func errUnforeseenConflict(c *changeConflict) *sqlerr.Error {
+	return sqlerr.New(sqlerr.SerializationFailure,
+		"could not serialize access: the transaction's changes to table %q no longer match its rows (%v); retry the transaction", c.table, c.typ)
 }
 
 // missingTable returns the first of tables that does not exist, or "".
@@ -258,11 +275,6 @@ func applyChangeset(c *conn, changes []byte) (*changeConflict, error) {
 	err := c.c.ApplyChangeset(bytes.NewReader(changes), nil, handler)
 	return conflict, err
 }
-
-// ErrDiverged is returned (wrapped) by Apply when a certified write set does
-// not apply cleanly: this node's data differs from the cluster's and it must
-// stop.
-var ErrDiverged = errors.New("write set conflicts with local data: node diverged")
 
 // changeConflict is the first conflict SQLite reported applying a changeset.
 type changeConflict struct {

@@ -95,25 +95,29 @@ func TestAppliedSeqnoAtomicWithBatch(t *testing.T) {
 		t.Fatalf("applied seqno %d, want %d", s, b.seqno)
 	}
 
-	// A batch whose second item conflicts with local data (deleting a row
-	// that is not there: divergence) fails whole: the first item's row is
-	// not there either, and the seqno is unchanged.
+	// A batch whose second item does not match local data (deleting a row
+	// that is not there: certification let through what SQLite finds a
+	// conflict) fails that item alone, as it would on every node holding
+	// the same rows; the rest of the batch applies and the node goes on.
 	good := a.commit("INSERT INTO t VALUES (3, 'c')")
 	a.commit("INSERT INTO t VALUES (9, 'z')")
 	bad := a.commit("DELETE FROM t WHERE id = 9") // row 9 never reached b
+	garbage := &writeset.WriteSet{Tables: []string{"t"}, Changes: []byte("T\x02\x01\x00t\x00\x17garbage")}
 	before := b.seqno
-	items := []engine.ApplyItem{{Seqno: before + 1, WS: good}, {Seqno: before + 2, WS: bad}}
-	err := b.Apply(context.Background(), items, before+2)
-	if !errors.Is(err, ErrDiverged) {
-		t.Fatalf("got %v, want ErrDiverged", err)
+	items := []engine.ApplyItem{{Seqno: before + 1, WS: bad}, {Seqno: before + 2, WS: garbage}, {Seqno: before + 3, WS: good}}
+	if err := b.Apply(context.Background(), items, before+3); err != nil {
+		t.Fatal(err)
 	}
-	if s, _ := b.AppliedSeqno(); s != before {
-		t.Fatalf("applied seqno %d after failed batch, want %d", s, before)
+	if sqlerr.Code(items[0].Err) != sqlerr.SerializationFailure || sqlerr.Code(items[1].Err) != sqlerr.DataCorrupted || items[2].Err != nil {
+		t.Fatalf("item errors %v, %v, %v", items[0].Err, items[1].Err, items[2].Err)
 	}
-	wantRows(t, b.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(2)))
+	if f, _ := b.FailedSeqnos(before+1, before+3); !f[before+1] || !f[before+2] || len(f) != 2 {
+		t.Fatalf("failed seqnos %v", f)
+	}
+	b.seqno = before + 3
+	wantRows(t, b.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(2)), row(int64(3)))
 
 	// The engine still works, and everything survives a restart.
-	b.apply(good)
 	want := b.seqno
 	b.Close()
 	b2 := openTest(t, Config{Path: path})
