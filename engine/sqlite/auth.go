@@ -31,6 +31,9 @@ type record struct {
 	deniedKind bool
 	// schemaWrite is set when a client statement writes the schema table.
 	schemaWrite bool
+	// schemaObjects are the tables and views a schema statement creates,
+	// alters or drops (or whose indexes it creates or drops).
+	schemaObjects []string
 }
 
 func addName(list []string, name string) []string {
@@ -201,6 +204,9 @@ func (r *record) authorizeDDL(a sqlite.Action) sqlite.AuthResult {
 func (r *record) schema(name string) sqlite.AuthResult {
 	if isInternalTable(name) {
 		return r.deny(sqlerr.FeatureNotSupported, "table %q is internal to certa and cannot be changed", name)
+	}
+	if name != "" {
+		r.schemaObjects = addName(r.schemaObjects, name)
 	}
 	return sqlite.AuthResultOK
 }

@@ -11,11 +11,36 @@ import (
 	"certa/sqlerr"
 )
 
-// CheckDDL validates a schema statement by running it in a transaction that
-// is always rolled back, and returns it as translated (createtable.go) with
-// the tables it touches (sorted; empty if it changes nothing). It takes the
-// write lock like any local writer.
+// CheckDDL validates a schema statement and returns it as translated
+// (createtable.go) with the tables it touches (sorted). It takes the write
+// lock like any local writer, so the applier may brute-force abort it: it is
+// tried again a few times.
+//
+// A statement that makes or reshapes a table (CREATE TABLE or VIEW, ALTER
+// TABLE other than DROP COLUMN) runs in a transaction that is always rolled
+// back, so that the table it would make is checked (keys.go) and the tables
+// it touched are found by comparing the schema before and after. Any other
+// (CREATE INDEX, DROP ...) can take long on a big table and would be
+// brute-force aborted by replication: it is only prepared, which checks its
+// names, and its tables are those SQLite names while preparing it. What
+// fails only when it runs (a unique index over duplicates) fails at its
+// position in the log, the same on every node.
 func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
+	var err error
+	for range checkDDLTries {
+		var ddl engine.DDL
+		ddl, err = e.checkDDL(ctx, stmt)
+		if sqlerr.Code(err) != sqlerr.SerializationFailure || ctx.Err() != nil {
+			return ddl, err
+		}
+	}
+	return engine.DDL{}, err
+}
+
+// checkDDLTries bounds CheckDDL's tries when replication aborts it.
+const checkDDLTries = 5
+
+func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) {
 	tx, err := e.newTx(ctx)
 	if err != nil {
 		return engine.DDL{}, err
@@ -34,11 +59,66 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if err := tx.conn.exec("BEGIN IMMEDIATE"); err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
+	if !needsTrial(stmt) {
+		tables, err := prepareDDL(tx.conn, stmt)
+		if err != nil {
+			return engine.DDL{}, tx.classify(err)
+		}
+		return engine.DDL{Statement: stmt, Tables: tables}, nil
+	}
 	ran, tables, err := runDDL(tx.conn, stmt)
 	if err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
 	return engine.DDL{Statement: ran, Tables: tables}, nil
+}
+
+// needsTrial reports whether a schema statement must run to be checked:
+// whether it makes or reshapes a table or view.
+func needsTrial(sql string) bool {
+	switch firstKeyword(sql) {
+	case "CREATE":
+		rest := skipBlank(sql)[len("CREATE"):]
+		switch firstKeyword(rest) {
+		case "TABLE", "VIEW", "TEMP", "TEMPORARY", "VIRTUAL":
+			return true
+		}
+		return false
+	case "ALTER":
+		return !hasKeyword(sql, "DROP")
+	}
+	return false
+}
+
+// prepareDDL checks a schema statement by preparing it, without running it,
+// and returns the tables and views it names (sorted).
+func prepareDDL(c *conn, sql string) ([]string, error) {
+	sql = skipBlank(sql)
+	if sql == "" {
+		return nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
+	}
+	stmt, rec, tail, err := c.prepare(sql, modeDDL)
+	if err != nil {
+		return nil, err
+	}
+	defer c.endStatement()
+	defer stmt.Finalize()
+	if !isBlank(tail) {
+		return nil, errOneStatement()
+	}
+	switch firstKeyword(sql) {
+	case "CREATE", "ALTER", "DROP":
+	default:
+		return nil, errNotSchema()
+	}
+	tables := rec.schemaObjects
+	sort.Strings(tables)
+	return tables, nil
+}
+
+func errNotSchema() *sqlerr.Error {
+	return sqlerr.New(sqlerr.FeatureNotSupported,
+		"only CREATE, ALTER and DROP of tables, indexes and views can run as schema changes")
 }
 
 // schemaEntry is one row of sqlite_schema.
@@ -88,8 +168,7 @@ func runDDL(c *conn, sql string) (ran string, tables []string, err error) {
 	switch firstKeyword(sql) {
 	case "CREATE", "ALTER", "DROP":
 	default:
-		return "", nil, sqlerr.New(sqlerr.FeatureNotSupported,
-			"only CREATE, ALTER and DROP of tables, indexes and views can run as schema changes")
+		return "", nil, errNotSchema()
 	}
 	for {
 		row, err := stmt.Step()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 func TestCheckDDLTables(t *testing.T) {
@@ -79,4 +80,33 @@ func TestCheckDDLRefusals(t *testing.T) {
 		row("t"))
 	// The lock was released each time.
 	e.commit("INSERT INTO t VALUES (1, 'a')")
+}
+
+// CREATE INDEX and DROP are checked by preparing them, not by running them:
+// on a big table the trial run took longer than replication waits and was
+// brute-force aborted every time (issue 16). What fails only when the
+// statement runs fails at its position, as an item error.
+func TestCheckDDLPreparesIndexes(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+	e.commit("INSERT INTO t VALUES (1, 'a'), (2, 'a')")
+	ctx := context.Background()
+	ddl, err := e.CheckDDL(ctx, "CREATE UNIQUE INDEX t_v ON t (v)")
+	if err != nil || !reflect.DeepEqual(ddl.Tables, []string{"t"}) {
+		t.Fatalf("check: %v %v", ddl, err)
+	}
+	items := e.apply(&writeset.WriteSet{DDL: ddl.Statement, Tables: ddl.Tables})
+	if sqlerr.Code(items[0].Err) != sqlerr.UniqueViolation {
+		t.Fatalf("apply: %v", items[0].Err)
+	}
+	for stmt, code := range map[string]string{
+		"CREATE INDEX x ON nope (v)": sqlerr.UndefinedTable,
+		"CREATE INDEX x ON t (nope)": sqlerr.UndefinedColumn,
+		"DROP TABLE nope":            sqlerr.UndefinedTable,
+		"":                           sqlerr.SyntaxError,
+	} {
+		if _, err := e.CheckDDL(ctx, stmt); sqlerr.Code(err) != code {
+			t.Errorf("%q: %v, want %s", stmt, err, code)
+		}
+	}
 }
