@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"sort"
+	"strings"
 
 	"certa/pgparse"
 	"certa/sqlerr"
@@ -13,6 +14,10 @@ import (
 //   - every primary-key column gets NOT NULL, which PostgreSQL implies and
 //     SQLite does not (keys.go: a row whose key holds NULL is never
 //     replicated);
+//   - a key column declared "integer" is declared INT: SQLite makes an
+//     INTEGER PRIMARY KEY the rowid, which takes a NULL or omitted key as a
+//     request for the next free value (two nodes would hand out the same),
+//     where PostgreSQL refuses it with 23502;
 //   - columns whose values PostgreSQL generates (SERIAL, BIGSERIAL,
 //     SMALLSERIAL, GENERATED ... AS IDENTITY) are refused with 0A000 until
 //     certa generates values that no two nodes hand out twice: in SQLite they
@@ -26,7 +31,11 @@ func translateCreateTable(sql string) (string, error) {
 	if ct == nil {
 		return sql, nil
 	}
-	var inserts []int // offsets where " NOT NULL" goes
+	type edit struct {
+		at, end int // replace sql[at:end]
+		text    string
+	}
+	var edits []edit
 	for _, col := range ct.Columns {
 		switch {
 		case generatedTypes[col.Type]:
@@ -38,13 +47,19 @@ func translateCreateTable(sql string) (string, error) {
 				"column %q of table %q: identity columns are not supported yet: certa does not generate cluster-wide unique values; give the column's values explicitly",
 				col.Name, ct.Table)
 		}
-		if col.PrimaryKey && !col.NotNull {
-			inserts = append(inserts, col.End)
+		if !col.PrimaryKey {
+			continue
+		}
+		if w := col.TypeWord; strings.EqualFold(sql[w.Start:w.End], "integer") {
+			edits = append(edits, edit{w.Start, w.End, "INT"})
+		}
+		if !col.NotNull {
+			edits = append(edits, edit{col.End, col.End, " NOT NULL"})
 		}
 	}
-	sort.Sort(sort.Reverse(sort.IntSlice(inserts)))
-	for _, at := range inserts {
-		sql = sql[:at] + " NOT NULL" + sql[at:]
+	sort.Slice(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	for _, e := range edits {
+		sql = sql[:e.at] + e.text + sql[e.end:]
 	}
 	return sql, nil
 }
