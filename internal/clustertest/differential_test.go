@@ -17,7 +17,7 @@ import (
 // and order its rows.
 type diffTable struct {
 	name, ddl, key string
-	keyVals          func(r *rand.Rand) string // a key's values, SQL literals, comma-separated
+	keyVals        func(r *rand.Rand) string // a key's values, SQL literals, comma-separated
 }
 
 var diffTables = []diffTable{
