@@ -196,6 +196,12 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	case kindRollback:
 		s.endTx()
 		return w.Complete("ROLLBACK")
+	case kindRefused:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by certa", strings.Join(st.words, " "))
+	case kindSavepoint:
+		// Refused, never ignored: the block fails, and its COMMIT answers
+		// ROLLBACK.
+		return sqlerr.New(sqlerr.FeatureNotSupported, "savepoints are not supported by certa")
 	}
 	if s.failed {
 		return errInFailedBlock
