@@ -30,9 +30,26 @@ func (e *fakeEngine) Read(ctx context.Context, sql string, w result.Writer, args
 }
 
 type fakeTx struct {
-	e    *fakeEngine
-	ran  []string
-	done bool
+	e     *fakeEngine
+	ran   []string
+	marks []int // len(ran) at each savepoint
+	done  bool
+}
+
+func (tx *fakeTx) Savepoint(ctx context.Context) error {
+	tx.marks = append(tx.marks, len(tx.ran))
+	return nil
+}
+
+func (tx *fakeTx) RollbackTo(ctx context.Context, n int) error {
+	tx.ran = tx.ran[:tx.marks[n-1]]
+	tx.marks = tx.marks[:n]
+	return nil
+}
+
+func (tx *fakeTx) Release(ctx context.Context, n int) error {
+	tx.marks = tx.marks[:n-1]
+	return nil
 }
 
 func (tx *fakeTx) Snapshot() uint64 { return 0 }
@@ -113,10 +130,10 @@ func TestSavepointCommandsNeverEndTheBlock(t *testing.T) {
 	runSteps(t, s, []sessionStep{
 		{"BEGIN", "BEGIN", 'T'},
 		{"INSERT 1", "INSERT 0 1", 'T'},
-		{"ROLLBACK TO SAVEPOINT nosuch", "!0A000", 'E'},
+		{"ROLLBACK TO SAVEPOINT nosuch", "!3B001", 'E'},
 		{"COMMIT", "ROLLBACK", 'I'},
 		{"BEGIN", "BEGIN", 'T'},
-		{"RELEASE nosuch", "!0A000", 'E'},
+		{"RELEASE nosuch", "!3B001", 'E'},
 		{"COMMIT", "ROLLBACK", 'I'},
 		{"BEGIN", "BEGIN", 'T'},
 		{"COMMIT AND CHAIN", "!0A000", 'E'},
@@ -124,5 +141,82 @@ func TestSavepointCommandsNeverEndTheBlock(t *testing.T) {
 	})
 	if len(e.committed) != 0 || e.open != 0 {
 		t.Fatalf("committed %v, %d transactions open; want nothing", e.committed, e.open)
+	}
+}
+
+// Savepoints as in PostgreSQL 15 (the same statements run there by hand):
+// the errors and states outside a block and in a failed one, and which
+// statements a COMMIT keeps, with names reused and quoted.
+func TestSavepointsAsInPostgreSQL(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"SAVEPOINT a", "!25P01", 'I'},
+		{"RELEASE a", "!25P01", 'I'},
+		{"ROLLBACK TO a", "!25P01", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"INSERT 1", "INSERT 0 1", 'T'},
+		{"SAVEPOINT a", "SAVEPOINT", 'T'},
+		{"INSERT FAIL", "!23505", 'E'},
+		{"RELEASE a", "!25P02", 'E'},
+		{"SAVEPOINT b", "!25P02", 'E'},
+		{"ROLLBACK TO nosuch", "!3B001", 'E'},
+		{"ROLLBACK TO a", "ROLLBACK", 'T'},
+		{`SAVEPOINT "A"`, "SAVEPOINT", 'T'},
+		{"INSERT 2", "INSERT 0 1", 'T'},
+		{"SAVEPOINT a", "SAVEPOINT", 'T'},
+		{"INSERT 3", "INSERT 0 1", 'T'},
+		{"ROLLBACK TO SAVEPOINT a", "ROLLBACK", 'T'},
+		{`RELEASE "A"`, "RELEASE", 'T'},
+		{"ROLLBACK TO a", "ROLLBACK", 'T'},
+		{"INSERT 4", "INSERT 0 1", 'T'},
+		{"COMMIT", "COMMIT", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"SAVEPOINT x", "SAVEPOINT", 'T'},
+		{"SAVEPOINT X", "SAVEPOINT", 'T'},
+		{"INSERT 5", "INSERT 0 1", 'T'},
+		{"ROLLBACK TO x", "ROLLBACK", 'T'},
+		{"RELEASE SAVEPOINT x", "RELEASE", 'T'},
+		{"INSERT 6", "INSERT 0 1", 'T'},
+		{"ROLLBACK WORK TO SAVEPOINT x", "ROLLBACK", 'T'},
+		{"INSERT 7", "INSERT 0 1", 'T'},
+		{"ROLLBACK TO x", "ROLLBACK", 'T'},
+		{"SAVEPOINT", "!42601", 'E'},
+		{"COMMIT", "ROLLBACK", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"SAVEPOINT y", "SAVEPOINT", 'T'},
+		{"INSERT 8", "INSERT 0 1", 'T'},
+		{"RELEASE savepoint", "!3B001", 'E'},
+		{"COMMIT", "ROLLBACK", 'I'},
+	})
+	want := [][]string{{"INSERT 1", "INSERT 4"}}
+	if len(e.committed) != 1 || strings.Join(e.committed[0], ",") != strings.Join(want[0], ",") || e.open != 0 {
+		t.Fatalf("committed %q, %d transactions open; want %q", e.committed, e.open, want)
+	}
+}
+
+// A block that failed with a savepoint keeps its transaction for ROLLBACK
+// TO; one without lets it go at once.
+func TestFailedBlockKeepsTxOnlyWithSavepoints(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"BEGIN", "BEGIN", 'T'},
+		{"INSERT 1", "INSERT 0 1", 'T'},
+		{"INSERT FAIL", "!23505", 'E'},
+	})
+	if e.open != 0 {
+		t.Fatalf("%d transactions open in a failed block without savepoints", e.open)
+	}
+	runSteps(t, s, []sessionStep{
+		{"ROLLBACK", "ROLLBACK", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"SAVEPOINT a", "SAVEPOINT", 'T'},
+		{"INSERT FAIL", "!23505", 'E'},
+	})
+	if e.open != 1 {
+		t.Fatalf("%d transactions open in a failed block with a savepoint, want 1", e.open)
+	}
+	runSteps(t, s, []sessionStep{{"ROLLBACK", "ROLLBACK", 'I'}})
+	if e.open != 0 {
+		t.Fatalf("%d transactions open after ROLLBACK", e.open)
 	}
 }
