@@ -170,3 +170,37 @@ func TestSavepointOutOfRange(t *testing.T) {
 		t.Fatal("RollbackTo without a savepoint succeeded")
 	}
 }
+
+// A write interrupted inside a savepoint: SQLite may roll the whole
+// transaction back. Then ROLLBACK TO must not pretend (40001, and so does
+// everything after); else it returns to the savepoint as usual.
+func TestSavepointAfterInterruptedWrite(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+	tx := e.begin()
+	exec(t, tx, "INSERT INTO t VALUES (1)")
+	if err := tx.Savepoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO t VALUES (2)")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := tx.Exec(ctx, "INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 3 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c", &recorder{})
+	wantCode(t, err, sqlerr.QueryCanceled)
+	if err := tx.RollbackTo(context.Background(), 1); err != nil {
+		wantCode(t, err, sqlerr.SerializationFailure)
+		if _, err := tx.WriteSet(); sqlerr.Code(err) != sqlerr.SerializationFailure {
+			t.Fatalf("WriteSet after the transaction ended: %v", err)
+		}
+		t.Log("the interrupted write ended the SQLite transaction")
+		return
+	}
+	exec(t, tx, "INSERT INTO t VALUES (4)")
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(4)))
+}
