@@ -154,6 +154,21 @@ type Tx interface {
 	// *sqlerr.Error. After a brute-force abort every call fails with 40001.
 	Exec(ctx context.Context, sql string, w result.Writer, args ...any) error
 
+	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
+	// marks form a stack; n below numbers them from the oldest held, 1 up.
+	Savepoint(ctx context.Context) error
+
+	// RollbackTo returns the transaction to the state it had at mark n
+	// (SQL ROLLBACK TO SAVEPOINT): changes made since are undone, mark n
+	// stays, later marks are dropped. It may follow a failed Exec. After a
+	// failure the transaction cannot recover from (a brute-force abort,
+	// or a failed statement that ended it), it fails with that error.
+	RollbackTo(ctx context.Context, n int) error
+
+	// Release drops mark n and the later ones, keeping the changes (SQL
+	// RELEASE SAVEPOINT).
+	Release(ctx context.Context, n int) error
+
 	// WriteSet returns what the transaction changed: Snapshot, Keys, Tables
 	// and Changes are set; Origin and TxID are the caller's. It returns nil if
 	// the transaction changed nothing.

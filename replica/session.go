@@ -22,7 +22,10 @@ type Session struct {
 
 	tx      engine.Tx // open engine transaction, or nil
 	inBlock bool      // inside BEGIN ... COMMIT
-	failed  bool      // the block hit an error: only ROLLBACK/COMMIT end it
+	failed  bool      // the block hit an error: only ROLLBACK/COMMIT end it, or ROLLBACK TO a savepoint
+	// savepoints are the names of the block's savepoints, oldest first;
+	// savepoints[i] is the engine Tx's mark i+1.
+	savepoints []string
 
 	consistency string            // "local" or "sync"
 	waitFor     uint64            // certa.wait_for: reads wait for this seqno
@@ -67,7 +70,7 @@ func (s *Session) endTx() {
 		s.tx.Rollback()
 		s.tx = nil
 	}
-	s.inBlock, s.failed = false, false
+	s.inBlock, s.failed, s.savepoints = false, false, nil
 }
 
 // Query runs the statements of sql in order, each in its own transaction
@@ -125,7 +128,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.failed && st.kind != kindCommit && st.kind != kindRollback {
+	if s.failed && st.kind != kindCommit && st.kind != kindRollback && st.kind != kindSavepoint {
 		return nil, nil, errInFailedBlock
 	}
 	switch st.kind {
@@ -173,8 +176,10 @@ func oneStatement(sql string) (statement, error) {
 	return statement{}, sqlerr.New(sqlerr.SyntaxError, "cannot insert multiple commands into a prepared statement")
 }
 
+// failBlock marks the block failed. Its transaction is rolled back at once
+// unless a savepoint can still bring it back (ROLLBACK TO).
 func (s *Session) failBlock() {
-	if s.tx != nil {
+	if s.tx != nil && len(s.savepoints) == 0 {
 		s.tx.Rollback()
 		s.tx = nil
 	}
@@ -196,6 +201,10 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	case kindRollback:
 		s.endTx()
 		return w.Complete("ROLLBACK")
+	case kindRefused:
+		return sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by certa", strings.Join(st.words, " "))
+	case kindSavepoint:
+		return s.savepoint(ctx, st, w)
 	}
 	if s.failed {
 		return errInFailedBlock
@@ -318,13 +327,137 @@ func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
 	}
 	tx := s.tx
 	s.tx = nil
-	s.inBlock = false
+	s.inBlock, s.savepoints = false, nil
 	if tx != nil {
 		if err := s.commitTx(ctx, tx); err != nil {
 			return err
 		}
 	}
 	return w.Complete("COMMIT")
+}
+
+// savepoint runs SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT]
+// as PostgreSQL does: names may repeat, and each command acts on the most
+// recent savepoint of its name; RELEASE drops it and the later ones,
+// ROLLBACK TO undoes what came after it, keeps it, and brings a failed
+// block back.
+func (s *Session) savepoint(ctx context.Context, st statement, w result.Writer) error {
+	cmd, name, err := parseSavepoint(st.sql)
+	if err != nil {
+		return err
+	}
+	if !s.inBlock {
+		return sqlerr.New(sqlerr.NoActiveTransaction, "%s can only be used in transaction blocks", cmd)
+	}
+	if s.failed && cmd != "ROLLBACK TO SAVEPOINT" {
+		return errInFailedBlock
+	}
+	if cmd == "SAVEPOINT" {
+		// The engine Tx begins here if the block has not run a statement
+		// yet: its mark must come before anything the block does.
+		if err := s.beginIfNeeded(ctx); err != nil {
+			return err
+		}
+		if err := s.tx.Savepoint(ctx); err != nil {
+			return err
+		}
+		s.savepoints = append(s.savepoints, name)
+		return w.Complete("SAVEPOINT")
+	}
+	i := len(s.savepoints) - 1
+	for i >= 0 && s.savepoints[i] != name {
+		i--
+	}
+	if i < 0 {
+		return sqlerr.New(sqlerr.InvalidSavepoint, "savepoint %q does not exist", name)
+	}
+	if cmd == "RELEASE SAVEPOINT" {
+		if err := s.tx.Release(ctx, i+1); err != nil {
+			return err
+		}
+		s.savepoints = s.savepoints[:i]
+		return w.Complete("RELEASE")
+	}
+	if err := s.tx.RollbackTo(ctx, i+1); err != nil {
+		return err
+	}
+	s.savepoints = s.savepoints[:i+1]
+	s.failed = false
+	return w.Complete("ROLLBACK")
+}
+
+// parseSavepoint parses SAVEPOINT name, RELEASE [SAVEPOINT] name and
+// ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name. It returns the
+// command's name as PostgreSQL's errors spell it and the savepoint's name,
+// folded to lower case unless quoted.
+func parseSavepoint(sql string) (cmd, name string, err error) {
+	toks, ok := savepointTokens(sql)
+	upper := func(i int) string {
+		if i < len(toks) && toks[i][0] != '"' {
+			return strings.ToUpper(toks[i])
+		}
+		return ""
+	}
+	i := 1
+	switch upper(0) {
+	case "SAVEPOINT":
+		cmd = "SAVEPOINT"
+	case "RELEASE":
+		cmd = "RELEASE SAVEPOINT"
+		if upper(1) == "SAVEPOINT" && len(toks) > 2 {
+			i = 2
+		}
+	case "ROLLBACK":
+		cmd = "ROLLBACK TO SAVEPOINT"
+		if w := upper(i); w == "WORK" || w == "TRANSACTION" {
+			i++
+		}
+		if upper(i) != "TO" {
+			ok = false
+		}
+		i++
+		if upper(i) == "SAVEPOINT" && len(toks) > i+1 {
+			i++
+		}
+	}
+	if !ok || cmd == "" || len(toks) != i+1 {
+		return "", "", sqlerr.New(sqlerr.SyntaxError, "syntax error in %q: expected one savepoint name", sql)
+	}
+	name = toks[i]
+	if name[0] == '"' {
+		name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+	} else {
+		name = strings.ToLower(name)
+	}
+	return cmd, name, nil
+}
+
+// savepointTokens splits a savepoint command into words and quoted
+// identifiers (kept with their quotes); ok is false for anything else.
+func savepointTokens(sql string) (toks []string, ok bool) {
+	for i := 0; i < len(sql); {
+		switch c := sql[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case c == '"':
+			j := skipQuoted(sql, i, '"')
+			if j > len(sql) || sql[j-1] != '"' || j-i < 3 {
+				return nil, false
+			}
+			toks = append(toks, sql[i:j])
+			i = j
+		case isIdent(c) && !(c >= '0' && c <= '9'):
+			j := i
+			for j < len(sql) && (isIdent(sql[j]) || sql[j] == '$') {
+				j++
+			}
+			toks = append(toks, sql[i:j])
+			i = j
+		default:
+			return nil, false
+		}
+	}
+	return toks, true
 }
 
 // ddl runs a schema change in total order on every node.

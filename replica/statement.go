@@ -17,8 +17,10 @@ const (
 	kindSet
 	kindShow
 	kindDDL
-	kindCatalog // a query on pg_catalog or information_schema
-	kindOther   // queries and DML: run by the engine
+	kindCatalog   // a query on pg_catalog or information_schema
+	kindSavepoint // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT]
+	kindRefused   // transaction control certa does not do (AND CHAIN, two-phase commit)
+	kindOther     // queries and DML: run by the engine
 )
 
 // statement is one statement of a query string.
@@ -140,10 +142,16 @@ func newStatement(sql string) statement {
 		} else {
 			s.kind = kindOther
 		}
-	case "COMMIT", "END":
-		s.kind = kindCommit
-	case "ROLLBACK", "ABORT":
-		s.kind = kindRollback
+	case "COMMIT", "END", "ROLLBACK", "ABORT":
+		s.kind = endKind(s.words)
+	case "SAVEPOINT", "RELEASE":
+		s.kind = kindSavepoint
+	case "PREPARE":
+		if len(s.words) > 1 && s.words[1] == "TRANSACTION" {
+			s.kind = kindRefused
+		} else {
+			s.kind = kindOther
+		}
 	case "SET", "RESET":
 		s.kind = kindSet
 	case "SHOW":
@@ -157,6 +165,33 @@ func newStatement(sql string) statement {
 		}
 	}
 	return s
+}
+
+// endKind classifies a statement starting with COMMIT, END, ROLLBACK or
+// ABORT. Only the plain forms end the block: ROLLBACK TO SAVEPOINT undoes
+// part of it and must never be taken for ROLLBACK (the block would end and
+// a later COMMIT would answer COMMIT for work that is gone).
+func endKind(words []string) kind {
+	rest := words[1:]
+	if len(rest) > 0 && (rest[0] == "WORK" || rest[0] == "TRANSACTION") {
+		rest = rest[1:]
+	}
+	end := kindCommit
+	if words[0] == "ROLLBACK" || words[0] == "ABORT" {
+		end = kindRollback
+	}
+	switch {
+	case len(rest) == 0:
+		return end
+	case rest[0] == "TO" && words[0] == "ROLLBACK":
+		return kindSavepoint
+	case rest[0] == "AND" && len(rest) > 1 && rest[1] == "NO":
+		return end // AND NO CHAIN is the plain form
+	case rest[0] == "AND" || rest[0] == "PREPARED":
+		return kindRefused
+	}
+	// Anything else is not PostgreSQL syntax: the engine refuses it.
+	return kindOther
 }
 
 // catalogRef tells a query that reads PostgreSQL's system catalogs.

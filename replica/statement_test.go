@@ -84,3 +84,24 @@ func FuzzSplitStatements(f *testing.F) {
 		}
 	})
 }
+
+// Only the plain forms of COMMIT and ROLLBACK end a block: ROLLBACK TO
+// SAVEPOINT taken for ROLLBACK would end it, and the COMMIT that follows
+// would answer COMMIT for work that is gone.
+func TestTransactionControlKinds(t *testing.T) {
+	for sql, want := range map[string]kind{
+		"COMMIT": kindCommit, "END": kindCommit, "commit work": kindCommit, "END TRANSACTION": kindCommit,
+		"COMMIT AND NO CHAIN": kindCommit, "ROLLBACK": kindRollback, "ABORT": kindRollback,
+		"rollback transaction": kindRollback, "ROLLBACK AND NO CHAIN": kindRollback,
+		"SAVEPOINT a": kindSavepoint, "release a": kindSavepoint, "RELEASE SAVEPOINT a": kindSavepoint,
+		"ROLLBACK TO a": kindSavepoint, "rollback to savepoint a": kindSavepoint,
+		"ROLLBACK WORK TO SAVEPOINT a": kindSavepoint, "ROLLBACK TRANSACTION TO a": kindSavepoint,
+		"COMMIT AND CHAIN": kindRefused, "ROLLBACK AND CHAIN": kindRefused,
+		"COMMIT PREPARED 'x'": kindRefused, "ROLLBACK PREPARED 'x'": kindRefused, "PREPARE TRANSACTION 'x'": kindRefused,
+		"ABORT TO a": kindOther, "PREPARE q AS SELECT 1": kindOther,
+	} {
+		if got := newStatement(sql).kind; got != want {
+			t.Errorf("%q: kind %d, want %d", sql, got, want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ const (
 	InFailedTransaction         = "25P02"
 	ActiveTransaction           = "25001"
 	NoActiveTransaction         = "25P01"
+	InvalidSavepoint            = "3B001" // invalid_savepoint_specification: no savepoint of that name
 	FeatureNotSupported         = "0A000"
 	SyntaxError                 = "42601"
 	UndefinedTable              = "42P01"

@@ -92,6 +92,7 @@ func (tx *Tx) rollbackLocked(keepSession bool) (broken bool) {
 		}
 		c.endStatement()
 		err := c.rollback()
+		tx.unnative(nil) // ended with the SQLite transaction
 		if tx.sess != nil && (!keepSession || err != nil) {
 			tx.sess.Delete()
 			tx.sess = nil

@@ -27,7 +27,7 @@
 // Files by concept: config.go (Config), engine.go (Open, pool, metadata),
 // conn.go (one connection and its authorizer), auth.go (what statements may
 // do), writelock.go, tx.go (local transactions), park.go, abort.go
-// (interrupts and brute-force abort), exec.go (running a statement and reporting its
+// (interrupts and brute-force abort), savepoint.go, exec.go (running a statement and reporting its
 // result), capture.go (write sets from changesets), moveforward.go,
 // history.go, ddl.go (schema statements), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL

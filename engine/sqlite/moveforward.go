@@ -43,6 +43,9 @@ func (tx *Tx) moveForward(ctx context.Context, keyWrite bool) error {
 	if err := tx.conn.rollback(); err != nil {
 		return fmt.Errorf("move snapshot forward: %w", err)
 	}
+	// Its savepoints held no changes: it had not written. A re-run
+	// (revalidate) makes them native again.
+	tx.unnative([]byte{})
 	snapshot, view := tx.snapshot.Load(), tx.view
 	if err := tx.begin(); err != nil {
 		return fmt.Errorf("move snapshot forward: %w", err)
@@ -193,6 +196,8 @@ type loggedStmt struct {
 	sql  string
 	args []any
 	sum  uint64
+	sp   int // a savepoint command (savepoint.go), not a statement
+	n    int // its savepoint
 }
 
 // active reports whether statements are still being logged.
@@ -217,6 +222,18 @@ func (l *stmtLog) add(sql string, args []any, h *hashWriter, wrote bool) {
 	l.read = l.read || !wrote
 }
 
+// addSavepoint logs savepoint command op on savepoint n.
+func (l *stmtLog) addSavepoint(op, n int) {
+	if l.off {
+		return
+	}
+	if len(l.stmts) >= maxLoggedStmts {
+		l.stop()
+		return
+	}
+	l.stmts = append(l.stmts, loggedStmt{sp: op, n: n})
+}
+
 // newHasher returns a hashWriter that passes results on to w (nil: nowhere).
 func (l *stmtLog) newHasher(w result.Writer) *hashWriter {
 	if l.seed == (maphash.Seed{}) {
@@ -236,7 +253,14 @@ func (tx *Tx) revalidate(ctx context.Context) bool {
 	stmts := tx.rlog.stmts
 	tx.rlog.off = true // the re-runs are not logged again
 	defer func() { tx.rlog.off = false }()
+	tx.sps = nil // the savepoint commands rebuild the stack
 	for _, s := range stmts {
+		if s.sp != spNone {
+			if err := tx.replaySavepoint(s.sp, s.n); err != nil {
+				return false
+			}
+			continue
+		}
 		h := tx.rlog.newHasher(nil)
 		if err := tx.execOnce(ctx, s.sql, h, s.args); err != nil || h.h.Sum64() != s.sum {
 			return false

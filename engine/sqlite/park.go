@@ -89,13 +89,18 @@ func (tx *Tx) park() bool {
 		return true
 	}
 	var spill bytes.Buffer
+	var err error
 	if tx.sess != nil {
-		if err := tx.sess.WriteChangeset(&spill); err != nil {
-			tx.fail(sqlerr.Wrap(err, sqlerr.SerializationFailure,
-				"could not serialize access: transaction aborted so that another could write; retry the transaction"))
-			tx.endLocked()
-			return true
-		}
+		err = tx.sess.WriteChangeset(&spill)
+	}
+	if err == nil {
+		err = tx.keepSavepointChanges()
+	}
+	if err != nil {
+		tx.fail(sqlerr.Wrap(err, sqlerr.SerializationFailure,
+			"could not serialize access: transaction aborted so that another could write; retry the transaction"))
+		tx.endLocked()
+		return true
 	}
 	tx.spill = spill.Bytes()
 	tx.parked = true

@@ -55,6 +55,10 @@ type Tx struct {
 	img       *rowImages     // the rows it wrote, in image mode (rowimage.go)
 	keyRows   []writeset.Key // rows it wrote in image mode before leaving it
 	keyRowsIn []string       // their tables
+	sps       []savepoint    // the savepoint stack (savepoint.go)
+	// usedSavepoints: the Tx ran a savepoint command; it never enters
+	// image mode, and keeps going after a failed statement.
+	usedSavepoints bool
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -154,7 +158,7 @@ func (tx *Tx) Rollback() error {
 	broken := tx.endLocked()
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
-	tx.parked, tx.spill, tx.img = false, nil, nil
+	tx.parked, tx.spill, tx.img, tx.sps = false, nil, nil, nil
 	return nil
 }
 
@@ -240,7 +244,11 @@ func (tx *Tx) logged(sql string, args []any, logged *hashWriter, err error) erro
 	case logged != nil:
 		tx.rlog.add(sql, args, logged, tx.stmtWrote)
 	}
-	return tx.classify(err)
+	err = tx.classify(err)
+	if err != nil {
+		tx.checkAfterError()
+	}
+	return err
 }
 
 // pendingStmt is the statement execOnce runs and its authorizer record.
