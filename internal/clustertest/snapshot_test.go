@@ -49,6 +49,7 @@ func snapshotAdvanced(t *testing.T, c *testcluster.Cluster, i int, after uint64)
 func TestStateTransferAfterLogCompaction(t *testing.T) {
 	c := testcluster.Start(t, 3, snapshotArgs...)
 	mustExec(t, c.Conn(0), "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
+	mustExec(t, syncConn(t, c, 1), "SELECT 1 FROM acked") // node 1 has the table
 	insertRows(t, c, []int{0, 1}, 1, 50)
 	first := snapshotAdvanced(t, c, 0, 0)
 
