@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg Config) []Row {
 }
 
 func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Row {
-	workloads := []Workload{newBank(), newAppends(), newInserts(), newRegister()}
+	workloads := []Workload{newBank(), newAppends(), newInserts(), newRegister(), newKeyed()}
 	fail := func(err error) []Row {
 		return []Row{{Scenario: nem.Name, Workload: "-", Err: err}}
 	}
@@ -210,22 +210,25 @@ func startCluster(cfg Config, nem Nemesis, seed uint64) (e *env, cleanup func(),
 			cleanup()
 		}
 	}()
+	// The undo steps hold their own reference: returning an error sets e
+	// to nil before they run.
 	e = &env{rng: rand.New(rand.NewPCG(seed, 42))}
+	env := e
 	if e.net, err = netfault.New(cfg.Nodes); err != nil {
 		return nil, nil, err
 	}
-	undo = append(undo, func() { e.net.Close() })
+	undo = append(undo, func() { env.net.Close() })
 	if nem.Class == "disk" {
 		if e.disks, err = mountDisks(dir, cfg.Nodes); err != nil {
 			return nil, nil, err
 		}
-		undo = append(undo, e.disks.unmount)
+		undo = append(undo, env.disks.unmount)
 	}
 	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net}, cfg.Nodes)
 	if err != nil {
 		return nil, nil, err
 	}
-	undo = append(undo, e.c.Stop)
+	undo = append(undo, env.c.Stop)
 	if err := localcluster.Poll(time.Minute, e.c.Ready); err != nil {
 		return nil, nil, fmt.Errorf("cluster not ready: %w", err)
 	}
