@@ -286,6 +286,9 @@ func HasState(dir string) bool {
 
 // Append implements orderlog.Log.
 func (l *Log) Append(data []byte, timeout time.Duration) error {
+	if len(data) > orderlog.MaxEntryBytes {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", orderlog.ErrTooLarge, len(data), orderlog.MaxEntryBytes)
+	}
 	l.inFlight.Add(1)
 	err := classify(l.raft.Apply(data, timeout).Error())
 	l.finished(err)
