@@ -18,6 +18,10 @@ type Member struct {
 	HTTPAddr string
 }
 
+// MaxBatchOverhead bounds what EncodeBatch adds to the encodings of its
+// write sets (WriteSet.Size): a kind byte and a count.
+const MaxBatchOverhead = 1 + binary.MaxVarintLen64
+
 // EncodeBatch encodes write sets as one log entry.
 func EncodeBatch(ws []*WriteSet) []byte {
 	b := []byte{KindBatch}

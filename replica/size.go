@@ -1,0 +1,69 @@
+package replica
+
+import (
+	"fmt"
+
+	"certa/orderlog"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// Size limits. Every log entry must fit in orderlog.MaxEntryBytes: a
+// write set is at most Config.MaxWriteSetBytes, and the submitter packs
+// several into one entry only up to maxBatchBytes (submit.go), so an
+// entry holds one write set of up to MaxWriteSetBytesLimit or a batch of
+// up to maxBatchBytes, plus writeset.MaxBatchOverhead.
+const (
+	// DefaultMaxWriteSetBytes is the default of Config.MaxWriteSetBytes:
+	// half of what a log entry holds, so that a node never needs more than
+	// a few such write sets in memory at once.
+	DefaultMaxWriteSetBytes = 32 << 20
+	// MaxWriteSetBytesLimit is the most Config.MaxWriteSetBytes may be.
+	MaxWriteSetBytesLimit = orderlog.MaxEntryBytes - writeset.MaxBatchOverhead
+)
+
+// A batch of small write sets must fit in a log entry too (this fails to
+// compile otherwise).
+const _ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - maxBatchBytes)
+
+// maxEntryBytes is the largest log entry a node whose write sets are at
+// most maxWriteSet bytes makes.
+func maxEntryBytes(maxWriteSet int) int {
+	return max(maxWriteSet, maxBatchBytes) + writeset.MaxBatchOverhead
+}
+
+// errTooLarge refuses a write set of size bytes over limit.
+func errTooLarge(size, limit int) error {
+	return &sqlerr.Error{
+		Code: sqlerr.ProgramLimitExceeded,
+		Message: fmt.Sprintf("certa: the transaction is too large to replicate: its write set is %s, over the limit of %s",
+			formatBytes(size), formatBytes(limit)),
+		Detail: "Nothing was committed.",
+		Hint: fmt.Sprintf("Split the work into smaller transactions, or raise the limit on every node (certa node --max-writeset-size, at most %s).",
+			formatBytes(MaxWriteSetBytesLimit)),
+	}
+}
+
+// errLeaderRefusedSize is the error of write sets the leader refused as
+// too large (its limit is lower than this node's).
+func errLeaderRefusedSize(err error) error {
+	return &sqlerr.Error{
+		Code:    sqlerr.ProgramLimitExceeded,
+		Message: "certa: the transaction is too large to replicate: the leader refused its write set as over the leader's size limit",
+		Detail:  "Nothing was committed. " + err.Error(),
+		Hint:    "Split the work into smaller transactions, or give every node the same --max-writeset-size.",
+		Err:     err,
+	}
+}
+
+// formatBytes writes n as a person reads it: "512 bytes", "1.5 MiB".
+func formatBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
