@@ -31,7 +31,7 @@ var (
 // refuses a larger one with ErrTooLarge. (raftlog's WAL, raft-wal, writes
 // larger records but refuses to read back one over 64 MiB: a node whose log
 // held one could not restart.) Callers keep their entries well below it.
-const MaxEntryBytes = 60 << 20
+const MaxEntryBytes = 63 << 20
 
 // Entry is one committed log entry.
 type Entry struct {

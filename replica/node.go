@@ -89,7 +89,7 @@ func (c *Config) Validate() error {
 		return errors.New("replica: AutocommitRetries must not be negative")
 	}
 	if c.MaxWriteSetBytes < 0 || c.MaxWriteSetBytes > MaxWriteSetBytesLimit {
-		return fmt.Errorf("replica: MaxWriteSetBytes must be between 1 and %d (%s), the most one log entry holds", MaxWriteSetBytesLimit, formatBytes(MaxWriteSetBytesLimit))
+		return fmt.Errorf("replica: MaxWriteSetBytes (certa node --max-writeset-size) must be between 1 and %d bytes (%s)", MaxWriteSetBytesLimit, formatBytes(MaxWriteSetBytesLimit))
 	}
 	return nil
 }

@@ -19,12 +19,15 @@ const (
 	// a few such write sets in memory at once.
 	DefaultMaxWriteSetBytes = 32 << 20
 	// MaxWriteSetBytesLimit is the most Config.MaxWriteSetBytes may be.
-	MaxWriteSetBytesLimit = orderlog.MaxEntryBytes - writeset.MaxBatchOverhead
+	MaxWriteSetBytesLimit = 60 << 20
 )
 
-// A batch of small write sets must fit in a log entry too (this fails to
-// compile otherwise).
-const _ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - maxBatchBytes)
+// The largest write set, and a batch of small ones, must fit in a log
+// entry (this fails to compile otherwise).
+const (
+	_ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - MaxWriteSetBytesLimit)
+	_ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - maxBatchBytes)
+)
 
 // maxEntryBytes is the largest log entry a node whose write sets are at
 // most maxWriteSet bytes makes.
