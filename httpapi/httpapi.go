@@ -6,6 +6,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -178,7 +179,12 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxEntryBytes+1))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= maxEntryBytes {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // one allocation: entries can be tens of MB
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxEntryBytes+1))
+	body := buf.Bytes()
 	switch {
 	case err != nil:
 		http.Error(w, "entry unreadable", http.StatusBadRequest)

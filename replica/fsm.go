@@ -51,6 +51,9 @@ type stateMachine struct {
 	transfers atomic.Uint64
 	// stalled says why applying waits ("" when it does not).
 	stalled atomic.Value
+	// applyStart is when the Apply under way began (Unix nanoseconds; 0:
+	// none), applyBusy the total time of the Apply calls that ended.
+	applyStart, applyBusy atomic.Int64
 
 	membersMu sync.Mutex
 	members   map[string]writeset.Member
@@ -73,8 +76,23 @@ func newStateMachine(self string, eng engine.Engine, w *waiters, horizon uint64,
 	}, nil
 }
 
+// busyTime is the total time this node has spent applying entries.
+func (m *stateMachine) busyTime() time.Duration {
+	busy := m.applyBusy.Load()
+	if start := m.applyStart.Load(); start != 0 {
+		busy += time.Now().UnixNano() - start
+	}
+	return time.Duration(busy)
+}
+
 // Apply implements orderlog.StateMachine.
 func (m *stateMachine) Apply(entries []orderlog.Entry) {
+	start := time.Now().UnixNano()
+	m.applyStart.Store(start)
+	defer func() {
+		m.applyBusy.Add(time.Now().UnixNano() - start)
+		m.applyStart.Store(0)
+	}()
 	var items []engine.ApplyItem
 	var notify []outcomeFor
 	for _, e := range entries {

@@ -191,7 +191,8 @@ func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error
 	start := time.Now()
 	ws.Origin = n.cfg.Self.ID
 	ws.TxID = n.txid.Add(1)
-	if size := ws.Size(); size > n.cfg.MaxWriteSetBytes {
+	size := ws.Size()
+	if size > n.cfg.MaxWriteSetBytes {
 		return 0, errTooLarge(size, n.cfg.MaxWriteSetBytes)
 	}
 	if n.log.Leader() == "" {
@@ -199,25 +200,37 @@ func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error
 	}
 	ch := n.waiters.add(ws.TxID)
 	defer n.waiters.remove(ws.TxID)
-	timer := time.NewTimer(n.cfg.CommitTimeout)
+	wait := n.commitWait(size)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case n.queue <- ws:
 	case <-timer.C:
-		return 0, errNoQuorum("the submission queue stayed full for %s", n.cfg.CommitTimeout)
+		return 0, errNoQuorum("the submission queue stayed full for %s", wait.Round(time.Millisecond))
 	}
-	select {
-	case o := <-ch:
-		if o.err == nil && n.cfg.ObserveCommit != nil {
-			n.cfg.ObserveCommit(time.Since(start))
+	// Time this node spends applying does not count against the wait, up
+	// to maxApplyExtension: a commit queued behind a large write set that
+	// takes long to apply here must not be reported as of unknown outcome.
+	busy0 := n.sm.busyTime()
+	for {
+		select {
+		case o := <-ch:
+			if o.err == nil && n.cfg.ObserveCommit != nil {
+				n.cfg.ObserveCommit(time.Since(start))
+			}
+			return o.seqno, o.err
+		case <-timer.C:
+			extra := min(n.sm.busyTime()-busy0, n.maxApplyExtension())
+			if left := time.Until(start.Add(wait + extra)); left > 0 && n.sm.stalledReason() == "" {
+				timer.Reset(left)
+				continue
+			}
+			return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+				"certa: commit outcome unknown: no confirmation from the cluster within %s; the transaction may or may not have committed", time.Since(start).Round(time.Millisecond))
+		case <-ctx.Done():
+			return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+				"certa: commit outcome unknown: the session ended while waiting; the transaction may or may not have committed")
 		}
-		return o.seqno, o.err
-	case <-timer.C:
-		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
-			"certa: commit outcome unknown: no confirmation from the cluster within %s; the transaction may or may not have committed", n.cfg.CommitTimeout)
-	case <-ctx.Done():
-		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
-			"certa: commit outcome unknown: the session ended while waiting; the transaction may or may not have committed")
 	}
 }
 

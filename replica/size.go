@@ -2,6 +2,7 @@ package replica
 
 import (
 	"fmt"
+	"time"
 
 	"certa/orderlog"
 	"certa/sqlerr"
@@ -28,6 +29,26 @@ const (
 	_ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - MaxWriteSetBytesLimit)
 	_ = uint(orderlog.MaxEntryBytes - writeset.MaxBatchOverhead - maxBatchBytes)
 )
+
+// commitBytesPerSecond is the rate of replication a COMMIT's wait for its
+// outcome allows for on top of Config.CommitTimeout, so that a large write
+// set that commits is not reported as of unknown outcome (40003) because
+// sending, writing and applying it took longer than the timeout. It is
+// pessimistic: on two shared cores, measured ... (see commitWait).
+const commitBytesPerSecond = 4 << 20
+
+// commitWait is how long a COMMIT of a write set of size bytes waits for
+// its outcome: Config.CommitTimeout, plus a second per
+// commitBytesPerSecond of the write set.
+func (n *Node) commitWait(size int) time.Duration {
+	return n.cfg.CommitTimeout + time.Duration(size)*time.Second/commitBytesPerSecond
+}
+
+// maxApplyExtension bounds how much longer than commitWait a COMMIT waits
+// for its outcome while this node is busy applying (Node.Commit): four
+// times CommitTimeout, enough for the largest write set to apply on a slow
+// node, and still a bound when the node applies without pause.
+func (n *Node) maxApplyExtension() time.Duration { return 4 * n.cfg.CommitTimeout }
 
 // maxEntryBytes is the largest log entry a node whose write sets are at
 // most maxWriteSet bytes makes.

@@ -231,3 +231,35 @@ func TestLeaderRefusalOfABatchRefusesOnlyTheLargeWriteSet(t *testing.T) {
 		t.Fatalf("%d appends, want 3 (the batch, then each write set)", got)
 	}
 }
+
+// Time this node spends applying does not count against a COMMIT's wait
+// (a commit queued behind a large write set is not told 40003 while that
+// applies), up to maxApplyExtension; a stalled applier (full disk) does
+// not extend it.
+func TestCommitWaitExtendsWhileApplying(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	commit := func(busy bool, stalled string) time.Duration {
+		n := newTestNode(t, Config{CommitTimeout: timeout})
+		n.Start(&recordingLog{}, nil) // appends, never applies
+		if busy {
+			n.sm.applyStart.Store(time.Now().UnixNano()) // an Apply under way, for good
+		}
+		n.sm.stalled.Store(stalled)
+		start := time.Now()
+		_, err := n.Commit(context.Background(), writeSetOf(10))
+		if sqlerr.Code(err) != sqlerr.StatementCompletionUnknown {
+			t.Fatalf("commit never applied: %v, want 40003", err)
+		}
+		return time.Since(start)
+	}
+	if d := commit(false, ""); d > 3*timeout {
+		t.Errorf("idle applier: 40003 after %s, want about %s", d, timeout)
+	}
+	d := commit(true, "")
+	if max := timeout + 4*timeout; d < max-timeout/2 || d > max+2*timeout {
+		t.Errorf("busy applier: 40003 after %s, want about %s (the timeout and the bounded extension)", d, max)
+	}
+	if d := commit(true, "disk full"); d > 3*timeout {
+		t.Errorf("stalled applier: 40003 after %s, want about %s", d, timeout)
+	}
+}

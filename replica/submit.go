@@ -124,7 +124,7 @@ func (n *Node) appendOnce(entry []byte) error {
 	if !ok {
 		return orderlog.ErrNotLeader
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.CommitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), n.commitWait(len(entry)))
 	defer cancel()
 	return n.peers.Forward(ctx, mb.HTTPAddr, entry)
 }

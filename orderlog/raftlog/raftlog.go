@@ -114,7 +114,7 @@ const logCacheSize = 1024
 type Log struct {
 	raft      *raft.Raft
 	wal       *store
-	transport *raft.NetworkTransport
+	transport *transport
 	logs      raft.LogStore // the store Raft reads, behind its cache
 	applied   *appliedIndex // what the state machine has applied (readindex.go)
 	nudge     chan struct{} // see nudgeFollowers
@@ -178,9 +178,7 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	// a follower that refuses one append on a healthy connection (its disk
 	// is full) can deadlock the leader's pipeline to it, and that follower
 	// then gets heartbeats but never another entry (hashicorp/raft#612).
-	trans, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, addr, &raft.NetworkTransportConfig{
-		MaxPool: 5, Timeout: 5 * time.Second, Logger: hlog, MaxRPCsInFlight: 1,
-	})
+	trans, err := newTransport(cfg.RaftAddr, addr, hlog)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: listen on %s: %w", cfg.RaftAddr, err)
