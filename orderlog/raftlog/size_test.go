@@ -3,6 +3,7 @@ package raftlog
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,18 +75,80 @@ func TestStoreKeepsEntriesReadable(t *testing.T) {
 // Append refuses an entry over orderlog.MaxEntryBytes before anything is
 // appended.
 func TestAppendRefusesEntriesOverTheLimit(t *testing.T) {
-	l, err := Open(Config{ID: "n1", Dir: t.TempDir(), RaftAddr: freeAddr(t), Bootstrap: true,
-		HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond}, &countingSM{})
+	var largest atomic.Int64 // the largest entry stored
+	hooks := testHooks{wrapStore: func(s raft.LogStore) raft.LogStore { return &sizeRecorder{LogStore: s, largest: &largest} }}
+	l, err := open(Config{ID: "n1", Dir: t.TempDir(), RaftAddr: freeAddr(t), Bootstrap: true,
+		HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, LeaderLeaseTimeout: 100 * time.Millisecond}, &countingSM{}, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	eventually(t, 10*time.Second, "n1 leads", l.IsLeader)
-	before := l.Stats().LastIndex
 	if err := l.Append(make([]byte, orderlog.MaxEntryBytes+1), time.Second); !errors.Is(err, orderlog.ErrTooLarge) {
 		t.Fatalf("append over the limit: %v, want ErrTooLarge", err)
 	}
-	if after := l.Stats().LastIndex; after != before {
-		t.Fatalf("the log grew from %d to %d entries", before, after)
+	if err := l.Append([]byte("small"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := largest.Load(); n > 1<<10 {
+		t.Fatalf("an entry of %d bytes was stored", n)
+	}
+}
+
+// sizeRecorder records the size of the largest entry stored.
+type sizeRecorder struct {
+	raft.LogStore
+	largest *atomic.Int64
+}
+
+func (s *sizeRecorder) StoreLogs(logs []*raft.Log) error {
+	for _, l := range logs {
+		if n := int64(len(l.Data)); n > s.largest.Load() {
+			s.largest.Store(n)
+		}
+	}
+	return s.LogStore.StoreLogs(logs)
+}
+
+func (s *sizeRecorder) StoreLog(l *raft.Log) error { return s.StoreLogs([]*raft.Log{l}) }
+
+// countingStore counts the reads that reach the store behind the cache.
+type countingStore struct {
+	raft.LogStore
+	reads int
+}
+
+func (s *countingStore) GetLog(i uint64, l *raft.Log) error { s.reads++; return s.LogStore.GetLog(i, l) }
+
+// The log cache keeps small entries in memory and leaves large ones to
+// the store.
+func TestLogCacheKeepsOnlySmallEntries(t *testing.T) {
+	s, err := openStore(t.TempDir(), 1<<20, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.roomFor = func() bool { return true }
+	defer s.Close()
+	counting := &countingStore{LogStore: s}
+	cache, err := raft.NewLogCache(logCacheSize, counting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := smallEntryCache{LogCache: cache, store: counting}
+	if err := c.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("small")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StoreLogs([]*raft.Log{{Index: 2, Term: 1, Data: []byte("small")}, {Index: 3, Term: 1, Data: make([]byte, maxCachedEntryBytes+1)}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, wantReads := range map[uint64]int{1: 0, 2: 1, 3: 1} {
+		counting.reads = 0
+		var l raft.Log
+		if err := c.GetLog(i, &l); err != nil || l.Index != i {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		if counting.reads != wantReads {
+			t.Errorf("entry %d: %d reads from the store, want %d", i, counting.reads, wantReads)
+		}
 	}
 }
