@@ -118,7 +118,10 @@ type countingStore struct {
 	reads int
 }
 
-func (s *countingStore) GetLog(i uint64, l *raft.Log) error { s.reads++; return s.LogStore.GetLog(i, l) }
+func (s *countingStore) GetLog(i uint64, l *raft.Log) error {
+	s.reads++
+	return s.LogStore.GetLog(i, l)
+}
 
 // The log cache keeps small entries in memory and leaves large ones to
 // the store.
