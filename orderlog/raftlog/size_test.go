@@ -123,8 +123,8 @@ func (s *countingStore) GetLog(i uint64, l *raft.Log) error {
 	return s.LogStore.GetLog(i, l)
 }
 
-// The log cache keeps small entries in memory and leaves large ones to
-// the store.
+// The log cache keeps small entries in memory and, of the large ones,
+// only the newest.
 func TestLogCacheKeepsOnlySmallEntries(t *testing.T) {
 	s, err := openStore(t.TempDir(), 1<<20, hclog.NewNullLogger())
 	if err != nil {
@@ -137,14 +137,18 @@ func TestLogCacheKeepsOnlySmallEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := smallEntryCache{LogCache: cache, store: counting}
+	c := &smallEntryCache{LogCache: cache, store: counting}
 	if err := c.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("small")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.StoreLogs([]*raft.Log{{Index: 2, Term: 1, Data: []byte("small")}, {Index: 3, Term: 1, Data: make([]byte, maxCachedEntryBytes+1)}}); err != nil {
+	large := func(i uint64) *raft.Log { return &raft.Log{Index: i, Term: 1, Data: make([]byte, maxCachedEntryBytes+1)} }
+	if err := c.StoreLogs([]*raft.Log{{Index: 2, Term: 1, Data: []byte("small")}, large(3)}); err != nil {
 		t.Fatal(err)
 	}
-	for i, wantReads := range map[uint64]int{1: 0, 2: 1, 3: 1} {
+	if err := c.StoreLogs([]*raft.Log{large(4)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, wantReads := range map[uint64]int{1: 0, 2: 1, 3: 1, 4: 0} {
 		counting.reads = 0
 		var l raft.Log
 		if err := c.GetLog(i, &l); err != nil || l.Index != i {
