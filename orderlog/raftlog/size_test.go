@@ -141,7 +141,9 @@ func TestLogCacheKeepsOnlySmallEntries(t *testing.T) {
 	if err := c.StoreLogs([]*raft.Log{{Index: 1, Term: 1, Data: []byte("small")}}); err != nil {
 		t.Fatal(err)
 	}
-	large := func(i uint64) *raft.Log { return &raft.Log{Index: i, Term: 1, Data: make([]byte, maxCachedEntryBytes+1)} }
+	large := func(i uint64) *raft.Log {
+		return &raft.Log{Index: i, Term: 1, Data: make([]byte, maxCachedEntryBytes+1)}
+	}
 	if err := c.StoreLogs([]*raft.Log{{Index: 2, Term: 1, Data: []byte("small")}, large(3)}); err != nil {
 		t.Fatal(err)
 	}
