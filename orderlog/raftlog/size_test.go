@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -159,5 +160,55 @@ func TestLogCacheKeepsOnlySmallEntries(t *testing.T) {
 		if counting.reads != wantReads {
 			t.Errorf("entry %d: %d reads from the store, want %d", i, counting.reads, wantReads)
 		}
+	}
+}
+
+// bytesSM adds up the bytes of the entries applied.
+type bytesSM struct{ countingSM }
+
+func (b *bytesSM) Apply(entries []orderlog.Entry) {
+	for _, e := range entries {
+		b.n.Add(uint64(len(e.Data)))
+	}
+}
+
+// A large entry reaches the followers (through the bulk transport), with
+// small ones before and after it.
+func TestLargeEntryReplicates(t *testing.T) {
+	var nodes []*Log
+	var sms []*bytesSM
+	for i := range 3 {
+		sm := &bytesSM{}
+		l, err := Open(Config{ID: fmt.Sprintf("n%d", i+1), Dir: t.TempDir(), RaftAddr: freeAddr(t), Bootstrap: i == 0,
+			HeartbeatTimeout: 500 * time.Millisecond, ElectionTimeout: 500 * time.Millisecond}, sm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		nodes, sms = append(nodes, l), append(sms, sm)
+	}
+	leader := nodes[0]
+	eventually(t, 10*time.Second, "n1 leads", leader.IsLeader)
+	for i, l := range nodes[1:] {
+		if err := leader.AddVoter(fmt.Sprintf("n%d", i+2), string(l.transport.LocalAddr()), 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := uint64(0)
+	for _, size := range []int{10, 20 << 20, 10} {
+		done := make(chan error, 1)
+		go func() { done <- leader.Append(make([]byte, size), 30*time.Second) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("an entry of %d bytes did not commit within 60s", size)
+		}
+		want += uint64(size)
+	}
+	for i, sm := range sms {
+		eventually(t, 30*time.Second, fmt.Sprintf("n%d applies every entry", i+1), func() bool { return sm.n.Load() == want })
 	}
 }
