@@ -57,6 +57,8 @@ func (c *Client) Forward(ctx context.Context, addr string, entry []byte) error {
 		return nil
 	case statusNotLeader:
 		return fmt.Errorf("%w: %s", orderlog.ErrNotLeader, strings.TrimSpace(string(msg)))
+	case http.StatusRequestEntityTooLarge:
+		return fmt.Errorf("%w: %s", orderlog.ErrTooLarge, strings.TrimSpace(string(msg)))
 	case http.StatusBadRequest:
 		return fmt.Errorf("%w: leader refused the entry: %s", orderlog.ErrTimeout, strings.TrimSpace(string(msg)))
 	default:

@@ -6,9 +6,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,8 +44,8 @@ type Node interface {
 	Checksums(ctx context.Context) (engine.Checksums, error)
 }
 
-// maxEntryBytes bounds a forwarded entry.
-const maxEntryBytes = 256 << 20
+// maxEntryBytes bounds a forwarded entry: no log entry is larger.
+const maxEntryBytes = orderlog.MaxEntryBytes
 
 // Handler returns the HTTP handler for node, with metrics registered in a
 // new registry. ObserveCommit must be given to replica.Config.ObserveCommit
@@ -177,14 +179,25 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxEntryBytes+1))
-	if err != nil || len(body) > maxEntryBytes {
-		http.Error(w, "entry too large or unreadable", http.StatusBadRequest)
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength <= maxEntryBytes {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead) // one allocation: entries can be tens of MB
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxEntryBytes+1))
+	body := buf.Bytes()
+	switch {
+	case err != nil:
+		http.Error(w, "entry unreadable", http.StatusBadRequest)
+		return
+	case len(body) > maxEntryBytes:
+		http.Error(w, fmt.Sprintf("entry larger than the log's limit of %d bytes", maxEntryBytes), http.StatusRequestEntityTooLarge)
 		return
 	}
 	switch err := h.node.AppendForwarded(body); {
 	case err == nil:
 		w.WriteHeader(http.StatusNoContent)
+	case errors.Is(err, orderlog.ErrTooLarge):
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 	case errors.Is(err, orderlog.ErrNotLeader), errors.Is(err, orderlog.ErrTimeout):
 		http.Error(w, err.Error(), statusNotLeader)
 	case errors.Is(err, writeset.ErrCorrupt):

@@ -23,7 +23,15 @@ var (
 	ErrTimeout = errors.New("orderlog: timed out")
 	// ErrClosed: the log was closed.
 	ErrClosed = errors.New("orderlog: closed")
+	// ErrTooLarge: the entry is larger than MaxEntryBytes; it was not appended.
+	ErrTooLarge = errors.New("orderlog: entry larger than the log can store")
 )
+
+// MaxEntryBytes is the largest entry every Log stores and reads back; Append
+// refuses a larger one with ErrTooLarge. (raftlog's WAL, raft-wal, writes
+// larger records but refuses to read back one over 64 MiB: a node whose log
+// held one could not restart.) Callers keep their entries well below it.
+const MaxEntryBytes = 63 << 20
 
 // Entry is one committed log entry.
 type Entry struct {
@@ -62,7 +70,8 @@ type Server struct {
 type Log interface {
 	// Append appends data as one entry on the leader and returns once it is
 	// committed on a majority and applied by this node's state machine.
-	// Errors: ErrNotLeader, ErrTimeout (not appended), ErrUnknownOutcome.
+	// Errors: ErrNotLeader, ErrTimeout, ErrTooLarge (not appended),
+	// ErrUnknownOutcome.
 	Append(data []byte, timeout time.Duration) error
 	// Barrier returns once every entry committed before the call has been
 	// applied by this node's state machine. Leader only (else ErrNotLeader).

@@ -30,6 +30,13 @@ type Config struct {
 	// Horizon is the certification window in write sets (default 100000): a
 	// transaction whose snapshot is older than that many commits fails.
 	Horizon uint64
+	// MaxWriteSetBytes is the largest write set a transaction may commit,
+	// in bytes of its encoding (row changes, keys, tables; the statement
+	// for DDL). Default DefaultMaxWriteSetBytes, at most
+	// MaxWriteSetBytesLimit. A larger one is refused at COMMIT with 54000
+	// before anything is appended; a leader refuses a forwarded one over
+	// its own limit.
+	MaxWriteSetBytes int
 	// AutocommitRetries is how often a single autocommit statement that
 	// lost certification is re-executed on a fresh snapshot (default 3).
 	AutocommitRetries int
@@ -59,6 +66,9 @@ func (c *Config) setDefaults() {
 	if c.AutocommitRetries == 0 {
 		c.AutocommitRetries = 3
 	}
+	if c.MaxWriteSetBytes == 0 {
+		c.MaxWriteSetBytes = DefaultMaxWriteSetBytes
+	}
 	if c.Fatal == nil {
 		c.Fatal = func(err error) { panic(err) }
 	}
@@ -77,6 +87,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AutocommitRetries < 0 {
 		return errors.New("replica: AutocommitRetries must not be negative")
+	}
+	if c.MaxWriteSetBytes < 0 || c.MaxWriteSetBytes > MaxWriteSetBytesLimit {
+		return fmt.Errorf("replica: MaxWriteSetBytes (certa node --max-writeset-size) must be between 1 and %d bytes (%s)", MaxWriteSetBytesLimit, formatBytes(MaxWriteSetBytesLimit))
 	}
 	return nil
 }
@@ -171,36 +184,53 @@ func errNoQuorum(format string, args ...any) error {
 
 // Commit orders ws through the log and waits until it is certified and, if
 // it passed, applied on this node. It returns the seqno ws committed at.
-// Errors: 40001 (lost certification), 57P03 (no majority: not committed),
+// Errors: 54000 (write set over the size limit: not submitted), 40001
+// (lost certification), 57P03 (no majority: not committed),
 // 40003 (outcome unknown), or the error of a failed apply (e.g. 23505).
 func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error) {
-	if n.log.Leader() == "" {
-		return 0, errNoQuorum("no leader is known, so the commit was not submitted")
-	}
 	start := time.Now()
 	ws.Origin = n.cfg.Self.ID
 	ws.TxID = n.txid.Add(1)
+	size := ws.Size()
+	if size > n.cfg.MaxWriteSetBytes {
+		return 0, errTooLarge(size, n.cfg.MaxWriteSetBytes)
+	}
+	if n.log.Leader() == "" {
+		return 0, errNoQuorum("no leader is known, so the commit was not submitted")
+	}
 	ch := n.waiters.add(ws.TxID)
 	defer n.waiters.remove(ws.TxID)
-	timer := time.NewTimer(n.cfg.CommitTimeout)
+	wait := n.commitWait(size)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case n.queue <- ws:
 	case <-timer.C:
-		return 0, errNoQuorum("the submission queue stayed full for %s", n.cfg.CommitTimeout)
+		return 0, errNoQuorum("the submission queue stayed full for %s", wait.Round(time.Millisecond))
 	}
-	select {
-	case o := <-ch:
-		if o.err == nil && n.cfg.ObserveCommit != nil {
-			n.cfg.ObserveCommit(time.Since(start))
+	// Time this node spends applying does not count against the wait, up
+	// to maxApplyExtension: a commit queued behind a large write set that
+	// takes long to apply here must not be reported as of unknown outcome.
+	busy0 := n.sm.busyTime()
+	for {
+		select {
+		case o := <-ch:
+			if o.err == nil && n.cfg.ObserveCommit != nil {
+				n.cfg.ObserveCommit(time.Since(start))
+			}
+			return o.seqno, o.err
+		case <-timer.C:
+			extra := min(n.sm.busyTime()-busy0, n.maxApplyExtension())
+			if left := time.Until(start.Add(wait + extra)); left > 0 && n.sm.stalledReason() == "" {
+				timer.Reset(left)
+				continue
+			}
+			return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+				"certa: commit outcome unknown: no confirmation from the cluster within %s; the transaction may or may not have committed", time.Since(start).Round(time.Millisecond))
+		case <-ctx.Done():
+			return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
+				"certa: commit outcome unknown: the session ended while waiting; the transaction may or may not have committed")
 		}
-		return o.seqno, o.err
-	case <-timer.C:
-		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
-			"certa: commit outcome unknown: no confirmation from the cluster within %s; the transaction may or may not have committed", n.cfg.CommitTimeout)
-	case <-ctx.Done():
-		return 0, sqlerr.New(sqlerr.StatementCompletionUnknown,
-			"certa: commit outcome unknown: the session ended while waiting; the transaction may or may not have committed")
 	}
 }
 
@@ -245,11 +275,20 @@ func (n *Node) WaitSync(ctx context.Context) error {
 
 // AppendForwarded appends an entry forwarded by another node, on the leader.
 // Entries are checked before they enter the log: a corrupt entry would stop
-// every node.
+// every node, and one over the size limits is refused (orderlog.ErrTooLarge).
 func (n *Node) AppendForwarded(entry []byte) error {
+	if len(entry) > maxEntryBytes(n.cfg.MaxWriteSetBytes) {
+		return fmt.Errorf("forwarded entry of %d bytes rejected: %w", len(entry), orderlog.ErrTooLarge)
+	}
 	dec, err := writeset.DecodeEntry(entry)
 	if err != nil || dec.Kind != writeset.KindBatch {
 		return fmt.Errorf("forwarded entry rejected: %w", writeset.ErrCorrupt)
+	}
+	for i := range dec.Batch {
+		if size := dec.Batch[i].Size(); size > n.cfg.MaxWriteSetBytes {
+			return fmt.Errorf("forwarded write set of %s rejected, over this node's limit of %s: %w",
+				formatBytes(size), formatBytes(n.cfg.MaxWriteSetBytes), orderlog.ErrTooLarge)
+		}
 	}
 	return n.log.Append(entry, n.cfg.CommitTimeout)
 }

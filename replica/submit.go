@@ -13,9 +13,11 @@ import (
 // once; the Raft leader already packs everything that arrives while it
 // writes the log into one disk write and one append request, and the state
 // machine applies all committed entries in one SQLite transaction. Beyond
-// that, write sets that queue up go into one log entry. (Measured with
-// `certa bench`: fewer entries in flight means more waiting, not more
-// packing; 4 in flight gave 2,230 commits/s, 32 gave 2,490.)
+// that, write sets that queue up go into one log entry, up to
+// maxBatchWriteSets of them and maxBatchBytes of their encodings; a write
+// set larger than that goes alone (see size.go). (Measured with `certa
+// bench`: fewer entries in flight means more waiting, not more packing; 4
+// in flight gave 2,230 commits/s, 32 gave 2,490.)
 const (
 	maxBatchWriteSets = 1024
 	maxBatchBytes     = 4 << 20
@@ -27,12 +29,16 @@ const (
 func (n *Node) submitLoop() {
 	defer n.wg.Done()
 	sem := make(chan struct{}, maxInFlight)
+	var next *writeset.WriteSet // taken from the queue, did not fit the last batch
 	for {
-		var first *writeset.WriteSet
-		select {
-		case <-n.stop:
-			return
-		case first = <-n.queue:
+		first := next
+		next = nil
+		if first == nil {
+			select {
+			case <-n.stop:
+				return
+			case first = <-n.queue:
+			}
 		}
 		select {
 		case sem <- struct{}{}:
@@ -40,13 +46,18 @@ func (n *Node) submitLoop() {
 			return
 		}
 		batch := []*writeset.WriteSet{first}
-		size := len(first.Changes) + len(first.DDL)
+		size := first.Size()
 	drain:
-		for len(batch) < maxBatchWriteSets && size < maxBatchBytes {
+		for len(batch) < maxBatchWriteSets {
 			select {
 			case ws := <-n.queue:
+				wsSize := ws.Size()
+				if size+wsSize > maxBatchBytes {
+					next = ws
+					break drain
+				}
 				batch = append(batch, ws)
-				size += len(ws.Changes) + len(ws.DDL)
+				size += wsSize
 			default:
 				break drain
 			}
@@ -62,15 +73,26 @@ func (n *Node) submitLoop() {
 
 // dispatch appends one batch. The sessions waiting on it learn their
 // outcome from the state machine; only when the batch was certainly not
-// appended are they told here.
+// appended are they told here. A batch the leader refused as too large
+// (its limit is lower than ours) is sent again one write set at a time, so
+// that only the write sets over its limit are refused.
 func (n *Node) dispatch(batch []*writeset.WriteSet) {
-	entry := writeset.EncodeBatch(batch)
-	err := n.appendEntry(entry)
-	if err == nil || !(errors.Is(err, orderlog.ErrNotLeader) || errors.Is(err, orderlog.ErrTimeout)) {
+	err := n.appendEntry(writeset.EncodeBatch(batch))
+	switch {
+	case errors.Is(err, orderlog.ErrTooLarge) && len(batch) > 1:
+		for _, ws := range batch {
+			n.dispatch([]*writeset.WriteSet{ws})
+		}
+		return
+	case errors.Is(err, orderlog.ErrTooLarge):
+		err = errLeaderRefusedSize(err)
+	case errors.Is(err, orderlog.ErrNotLeader), errors.Is(err, orderlog.ErrTimeout):
+		err = errNoQuorum("the commit could not be appended to the log: %v", err)
+	default:
 		return // committed, or unknown: the waiters time out unless it applies
 	}
 	for _, ws := range batch {
-		n.waiters.deliver(ws.TxID, outcome{err: errNoQuorum("the commit could not be appended to the log: %v", err)})
+		n.waiters.deliver(ws.TxID, outcome{err: err})
 	}
 }
 
@@ -102,7 +124,7 @@ func (n *Node) appendOnce(entry []byte) error {
 	if !ok {
 		return orderlog.ErrNotLeader
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.CommitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), n.commitWait(len(entry)))
 	defer cancel()
 	return n.peers.Forward(ctx, mb.HTTPAddr, entry)
 }

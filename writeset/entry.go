@@ -18,9 +18,18 @@ type Member struct {
 	HTTPAddr string
 }
 
+// MaxBatchOverhead bounds what EncodeBatch adds to the encodings of its
+// write sets (WriteSet.Size): a kind byte and a count.
+const MaxBatchOverhead = 1 + binary.MaxVarintLen64
+
 // EncodeBatch encodes write sets as one log entry.
 func EncodeBatch(ws []*WriteSet) []byte {
-	b := []byte{KindBatch}
+	size := MaxBatchOverhead
+	for _, w := range ws {
+		size += w.Size()
+	}
+	b := make([]byte, 0, size) // one allocation: entries can be tens of MB
+	b = append(b, KindBatch)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = w.Append(b)

@@ -141,6 +141,30 @@ func (w *WriteSet) Append(b []byte) []byte {
 	return b
 }
 
+// Size returns the length of w's binary encoding (Append), without encoding it.
+func (w *WriteSet) Size() int {
+	n := stringSize(len(w.Origin)) + uvarintSize(w.TxID) + uvarintSize(w.Snapshot)
+	n += uvarintSize(uint64(len(w.Keys)))
+	for _, k := range w.Keys {
+		n += stringSize(len(k))
+	}
+	n += uvarintSize(uint64(len(w.Tables)))
+	for _, t := range w.Tables {
+		n += stringSize(len(t))
+	}
+	return n + stringSize(len(w.Changes)) + stringSize(len(w.DDL))
+}
+
+func stringSize(n int) int { return uvarintSize(uint64(n)) + n }
+
+func uvarintSize(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
 func Decode(b []byte) (WriteSet, []byte, error) {

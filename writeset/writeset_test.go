@@ -53,6 +53,27 @@ func TestAppendDecode(t *testing.T) {
 	}
 }
 
+// Size is the length of the encoding, and a batch adds at most
+// MaxBatchOverhead to its write sets' sizes.
+func TestSize(t *testing.T) {
+	var batch []*WriteSet
+	total := 0
+	for i, w := range samples() {
+		if got, want := w.Size(), len(w.Append(nil)); got != want {
+			t.Fatalf("%d: Size() = %d, encoding has %d bytes", i, got, want)
+		}
+		batch = append(batch, &w)
+		total += w.Size()
+	}
+	big := WriteSet{Keys: make([]Key, 200), Changes: make([]byte, 1<<21), DDL: string(make([]byte, 130))}
+	if got, want := big.Size(), len(big.Append(nil)); got != want {
+		t.Fatalf("big: Size() = %d, encoding has %d bytes", got, want)
+	}
+	if n := len(EncodeBatch(batch)); n > total+MaxBatchOverhead || n <= total {
+		t.Fatalf("batch of write sets of %d bytes encodes in %d", total, n)
+	}
+}
+
 func TestDecodeSeveral(t *testing.T) {
 	var b []byte
 	ss := samples()

@@ -93,7 +93,9 @@ func changesetKeys(ws *writeset.WriteSet) error {
 			pk = append(pk, kv)
 		}
 		ws.Keys = append(ws.Keys, writeset.EncodeKey(ch.table, pk...))
-		ws.Tables = append(ws.Tables, ch.table)
+		if n := len(ws.Tables); n == 0 || ws.Tables[n-1] != ch.table {
+			ws.Tables = append(ws.Tables, ch.table) // a changeset groups a table's rows
+		}
 		return nil
 	})
 }

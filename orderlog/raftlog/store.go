@@ -3,15 +3,19 @@ package raftlog
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"certa/orderlog"
+
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 )
 
@@ -61,7 +65,22 @@ var (
 	errRepairWait = errors.New("waiting to retry")
 	// errNoWAL is returned while the WAL is closed after a failed reopen.
 	errNoWAL = errors.New("raftlog: the log is unavailable: reopening it failed")
+	// errEntryTooLarge refuses to store an entry the WAL could not read back.
+	errEntryTooLarge = errors.New("raftlog: refusing to store an entry larger than the log can read back")
 )
+
+// maxStoredBytes bounds the data and extensions of an entry the store
+// writes: raft-wal writes a record of any size but refuses to read back one
+// over segment.MaxEntrySize (64 MiB) as corrupt, and a record holds the
+// entry's data and extensions plus at most 80 bytes of index, term, type,
+// lengths and time. Appends are refused long before, at
+// orderlog.MaxEntryBytes; this catches entries that reach a follower from
+// a leader that did not check (an older version).
+const maxStoredBytes = segment.MaxEntrySize - 1024
+
+// orderlog.MaxEntryBytes must fit under maxStoredBytes (this fails to
+// compile otherwise).
+const _ = uint(maxStoredBytes - orderlog.MaxEntryBytes)
 
 // openStore opens the WAL in dir, whose segments are segmentBytes long.
 func openStore(dir string, segmentBytes int, logger hclog.Logger) (*store, error) {
@@ -119,6 +138,12 @@ func freeBytes(dir string) uint64 {
 // appendEntries), and looks for them in the log ("log not found") until it
 // restarts. Such an append goes to the tail segment's preallocated space.
 func (s *store) StoreLogs(logs []*raft.Log) error {
+	for _, l := range logs {
+		if len(l.Data)+len(l.Extensions) > maxStoredBytes {
+			s.logger.Error("refusing to store a log entry too large to be read back", "index", l.Index, "bytes", len(l.Data)+len(l.Extensions))
+			return fmt.Errorf("%w: entry %d has %d bytes", errEntryTooLarge, l.Index, len(l.Data)+len(l.Extensions))
+		}
+	}
 	if !s.truncatedTail.Swap(false) && !s.roomFor() {
 		s.full()
 		return errNoRoom
@@ -196,9 +221,26 @@ func (s *store) LastIndex() (i uint64, err error) {
 	return i, err
 }
 
-// GetLog implements raft.LogStore.
+// GetLog implements raft.LogStore. An entry over raft-wal's read limit
+// (written by a version of certa without a size limit) is reported with
+// its cause: Raft stops the node on it, and the node cannot restart from
+// its own log past that entry.
 func (s *store) GetLog(index uint64, l *raft.Log) error {
-	return s.with(func(w *wal.WAL) error { return w.GetLog(index, l) })
+	err := s.with(func(w *wal.WAL) error { return w.GetLog(index, l) })
+	if err != nil && errors.Is(err, types.ErrCorrupt) && strings.Contains(err.Error(), "MaxEntrySize") {
+		err = fmt.Errorf("%w: %w", errOversizedEntry{index}, err)
+		s.logger.Error(err.Error())
+	}
+	return err
+}
+
+// errOversizedEntry reports a log entry the WAL cannot read back.
+type errOversizedEntry struct{ index uint64 }
+
+func (e errOversizedEntry) Error() string {
+	return fmt.Sprintf("raftlog: log entry %d is larger than 64 MiB, which the log (raft-wal) cannot read back; "+
+		"it was written by a certa version without a write-set size limit. This node cannot replay its log past it; "+
+		"it can only be brought back with a state transfer (a snapshot taken after entry %d, from a member that has one)", e.index, e.index)
 }
 
 // DeleteRange implements raft.LogStore.
