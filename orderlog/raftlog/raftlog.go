@@ -33,9 +33,9 @@ var (
 
 // Config configures the Raft log of one node.
 type Config struct {
-	ID        string // node id, unique in the cluster
-	Dir       string // directory for the log, stable store and snapshots
-	RaftAddr  string // host:port to listen on and to advertise to peers
+	ID       string // node id, unique in the cluster
+	Dir      string // directory for the log, stable store and snapshots
+	RaftAddr string // host:port to listen on and to advertise to peers
 	// Bootstrap makes this node a new cluster of one. Dir must hold no
 	// Raft state (ErrHasState otherwise): a node that has been a member
 	// of a cluster never forms one of its own.
