@@ -130,6 +130,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 		Self:             self,
 		CommitTimeout:    f.commitTimeout,
 		StatementTimeout: f.statementTimeout,
+		JoinAddrs:        joinAddrs(f.join),
 		ObserveCommit:    api.ObserveCommit,
 		Logger:           logger,
 		Fatal: func(err error) {
@@ -179,7 +180,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if !resumed && f.join != "" {
 		logger.Info("joining cluster", "via", f.join)
 		jctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		err := node.JoinVia(jctx, strings.Split(f.join, ","))
+		err := node.JoinVia(jctx, joinAddrs(f.join))
 		cancel()
 		if err != nil {
 			return err
@@ -208,6 +209,14 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return nil
+}
+
+// joinAddrs splits --join.
+func joinAddrs(join string) []string {
+	if join == "" {
+		return nil
+	}
+	return strings.Split(join, ",")
 }
 
 // backend opens replica sessions for pgwire connections.
