@@ -111,6 +111,10 @@ func (n *Node) cutOffReason() string {
 			continue
 		}
 		if s.Address != n.cfg.Self.RaftAddr {
+			if len(n.announceAddrs()) == 0 {
+				return fmt.Sprintf("the cluster knows this node's Raft address as %s, but it listens on %s, and it knows no member's HTTP address to ask for an update: "+
+					"restart it with --join <HTTP address of a member>, or with --raft-addr %s", s.Address, n.cfg.Self.RaftAddr, s.Address)
+			}
 			return fmt.Sprintf("the cluster knows this node's Raft address as %s, but it listens on %s: "+
 				"it asks the members it knows (and those of --join) to update it, and stays cut off until one that reaches the leader does",
 				s.Address, n.cfg.Self.RaftAddr)
@@ -145,14 +149,7 @@ func (n *Node) reannounce() bool {
 	if known == "" || known == n.cfg.Self.RaftAddr {
 		return false
 	}
-	var addrs []string
-	for _, mb := range n.sm.memberList() {
-		if mb.ID != n.cfg.Self.ID && mb.HTTPAddr != "" {
-			addrs = append(addrs, mb.HTTPAddr)
-		}
-	}
-	addrs = append(addrs, n.cfg.JoinAddrs...)
-	for _, a := range addrs {
+	for _, a := range n.announceAddrs() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := n.peers.Join(ctx, a, n.cfg.Self)
 		cancel()
@@ -163,4 +160,17 @@ func (n *Node) reannounce() bool {
 		n.cfg.Logger.Debug("announce addresses", "via", a, "err", err)
 	}
 	return false
+}
+
+// announceAddrs are the HTTP addresses reannounce asks: the other members
+// known from the log (a restarted node knows those of its newest snapshot
+// until it hears from the leader), then --join's.
+func (n *Node) announceAddrs() []string {
+	var addrs []string
+	for _, mb := range n.sm.memberList() {
+		if mb.ID != n.cfg.Self.ID && mb.HTTPAddr != "" {
+			addrs = append(addrs, mb.HTTPAddr)
+		}
+	}
+	return append(addrs, n.cfg.JoinAddrs...)
 }

@@ -56,6 +56,15 @@ type Node struct {
 	exitErr error       // as cmd.Wait reported it; set before done closes
 }
 
+// PID returns the process id of the node's current or last process (0:
+// never started).
+func (n *Node) PID() int {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
 // Exit is a node process that ended without being killed.
 type Exit struct {
 	Node string
@@ -268,10 +277,16 @@ type Status struct {
 	SnapshotIndex  uint64 `json:"log_snapshot_index"`
 	StateTransfers uint64 `json:"state_transfers"`
 	Members        []struct {
-		ID     string `json:"id"`
-		PGAddr string `json:"pg_addr"`
-		Voter  bool   `json:"voter"`
+		ID       string `json:"id"`
+		PGAddr   string `json:"pg_addr"`
+		RaftAddr string `json:"raft_addr"`
+		Voter    bool   `json:"voter"`
 	} `json:"members"`
+	// Connected is false while the node knows no leader; CutOffSince and
+	// CutOff then say since when and why.
+	Connected   bool   `json:"connected"`
+	CutOffSince string `json:"cut_off_since"`
+	CutOff      string `json:"cut_off"`
 }
 
 // Status fetches node i's status.
