@@ -110,8 +110,8 @@ func TestWipedNodeRejoinsItsCluster(t *testing.T) {
 	}
 
 	c.Restart(0)
-	if err := c.Wait(0, 20*time.Second); err == nil {
-		t.Fatalf("wiped node without --join or --bootstrap did not fail to start:\n%s", c.LogTail(0, 2000))
+	if err := c.Wait(0, 20*time.Second); err == nil || c.Nodes[0].Running() {
+		t.Fatalf("wiped node without --join or --bootstrap did not fail to start (%v):\n%s", err, c.LogTail(0, 2000))
 	}
 	if log := c.LogTail(0, 2000); !strings.Contains(log, "holds no node state") {
 		t.Fatalf("wiped node's log does not say why it stopped:\n%s", log)
