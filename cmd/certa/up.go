@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -132,7 +133,7 @@ func stopAll(procs []*child) {
 }
 
 // waitForCluster polls every node's status until all of them report the
-// whole membership and a leader.
+// whole membership and a leader, and take clients.
 func waitForCluster(ctx context.Context, portBase, n int) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
@@ -153,6 +154,12 @@ func waitForCluster(ctx context.Context, portBase, n int) error {
 			complete := st.Leader != "" && len(st.Members) == n
 			for _, m := range st.Members {
 				complete = complete && m.PGAddr != ""
+			}
+			if complete { // a joining node takes clients once it has joined
+				c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", portBase+k-1), time.Second)
+				if complete = err == nil; complete {
+					c.Close()
+				}
 			}
 			if complete {
 				ready++
