@@ -280,3 +280,38 @@ func TestNewRaftAddr(t *testing.T) {
 	}
 	c.WaitConverged(60 * time.Second)
 }
+
+// TestNewRaftAddrAfterSnapshot restarts a node that has a snapshot (so it
+// knows its members' HTTP addresses) on another Raft address, without
+// --join: it has the cluster update its address by itself.
+func TestNewRaftAddrAfterSnapshot(t *testing.T) {
+	c := testcluster.Start(t, 3, snapshotArgs...)
+	mustExec(t, c.Conn(0), "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
+	insertRows(t, c, []int{0, 1}, 1, 50)
+	c.WaitConverged(30 * time.Second)
+	snapshotAdvanced(t, c, 2, 0)
+	c.Kill(2)
+	addr, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Nodes[2].RaftAddr = addr
+	c.Restart(2)
+	c.Eventually(30*time.Second, "n3 connected on its new address", func() error {
+		st, err := c.Status(2)
+		if err != nil {
+			return err
+		}
+		if !st.Connected {
+			return fmt.Errorf("status %+v", st)
+		}
+		for _, m := range st.Members {
+			if m.ID == c.Nodes[2].ID && m.RaftAddr != addr {
+				return fmt.Errorf("member %s at %s", m.ID, m.RaftAddr)
+			}
+		}
+		return nil
+	})
+	mustExec(t, syncConn(t, c, 2), "INSERT INTO acked VALUES (1000, 2)")
+	c.WaitConverged(60 * time.Second)
+}
