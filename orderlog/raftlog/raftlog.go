@@ -129,17 +129,23 @@ func (c *Config) Validate() error {
 // logCacheSize is how many of the newest entries are kept in memory.
 const logCacheSize = 1024
 
+// closingTransport is a Raft transport that Log closes.
+type closingTransport interface {
+	raft.Transport
+	raft.WithClose
+}
+
 // Log is an orderlog.Log backed by hashicorp/raft.
 type Log struct {
 	raft      *raft.Raft
 	wal       *store
-	transport *raft.NetworkTransport
-	logs      raft.LogStore // the store Raft reads, behind its cache
-	applied   *appliedIndex // what the state machine has applied (readindex.go)
-	nudge     chan struct{} // see nudgeFollowers
-	inFlight  atomic.Int64  // appends and barriers not yet finished
-	done      chan struct{} // closed by Close
-	resumed   bool          // Dir held Raft state when opened
+	transport closingTransport // the TCP transport, or the gate over it (catchup.go)
+	logs      raft.LogStore    // the store Raft reads, behind its cache
+	applied   *appliedIndex    // what the state machine has applied (readindex.go)
+	nudge     chan struct{}    // see nudgeFollowers
+	inFlight  atomic.Int64     // appends and barriers not yet finished
+	done      chan struct{}    // closed by Close
+	resumed   bool             // Dir held Raft state when opened
 }
 
 var _ orderlog.Log = (*Log)(nil)
@@ -191,6 +197,18 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	case !existing && cfg.RequireState:
 		w.Close()
 		return nil, fmt.Errorf("%w (%s)", ErrNoState, cfg.Dir)
+	}
+	// A node that starts with no state to join a cluster stays out of
+	// elections until it has caught up (catchup.go).
+	marker := filepath.Join(cfg.Dir, catchingUpFile)
+	_, err = os.Stat(marker)
+	gated := err == nil
+	if !existing && !cfg.Bootstrap && !gated {
+		if err := writeSynced(marker); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("raftlog: %w", err)
+		}
+		gated = true
 	}
 	w.reserve = snaps.room // a node must always be able to snapshot, to compact its log
 	if hooks.roomFor != nil {
@@ -254,13 +272,17 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
 	applied := newAppliedIndex()
-	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, trans)
+	var rt closingTransport = trans
+	if gated {
+		rt = newGatedTransport(trans, w, marker, cfg.Logger)
+	}
+	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, rt)
 	if err != nil {
-		trans.Close()
+		rt.Close()
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	l := &Log{raft: r, wal: w, transport: trans, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
+	l := &Log{raft: r, wal: w, transport: rt, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
 	go l.nudgeLoop()
 	go l.compactLoop(compact)
 	return l, nil
@@ -304,6 +326,27 @@ func (l *Log) snapshotKeepingFew() {
 		defer l.raft.ReloadConfig(usual)
 	}
 	l.raft.Snapshot().Error() // nothing new to snapshot is fine
+}
+
+// writeSynced creates an empty file at path and makes it durable.
+func writeSynced(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
 
 // Resumed reports whether Dir held Raft state when the log was opened.
