@@ -31,6 +31,10 @@ type Status struct {
 	// Both are empty while it is connected.
 	CutOffSince string `json:"cut_off_since,omitempty"`
 	CutOff      string `json:"cut_off,omitempty"`
+	// CatchingUp: this node joined with no state (new, or its data
+	// directory was lost) and takes no part in elections until its log
+	// holds everything committed in the cluster.
+	CatchingUp bool `json:"catching_up,omitempty"`
 	// AppliedSeqno is the last log position this node has certified and applied.
 	AppliedSeqno uint64 `json:"applied_seqno"`
 	// CommitSeqno is the position of the last write set that passed certification.
@@ -73,6 +77,7 @@ func (n *Node) Status() Status {
 		LogTerm:          st.Term,
 		LogSnapshotIndex: st.SnapshotIndex,
 		ApplyStalled:     n.sm.stalledReason(),
+		CatchingUp:       st.CatchingUp,
 	}
 	if s.Connected = s.Leader != ""; !s.Connected {
 		since := n.cut.cutOffSince()

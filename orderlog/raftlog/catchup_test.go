@@ -81,6 +81,9 @@ func TestWipedVoterElectsNoStaleLeader(t *testing.T) {
 	}
 	nodes[1] = openNode(1, false)
 	nodes[0] = openNode(0, false) // wiped, restarted to rejoin
+	if !nodes[0].Stats().CatchingUp || nodes[1].Stats().CatchingUp {
+		t.Fatal("Stats.CatchingUp is not true for the wiped n1 alone")
+	}
 
 	// Ten election timeouts: without the gate n2 is elected within two.
 	deadline := time.Now().Add(3 * time.Second)
@@ -99,6 +102,9 @@ func TestWipedVoterElectsNoStaleLeader(t *testing.T) {
 	eventually(t, 10*time.Second, "n1 caught up", func() bool { return caughtUp(0) })
 	if at := nodes[0].transport.(*gatedTransport).openedAt.Load(); at < e {
 		t.Fatalf("n1 took part in elections again at log index %d, before it held entry %d", at, e)
+	}
+	if nodes[0].Stats().CatchingUp {
+		t.Fatal("Stats.CatchingUp still true for n1")
 	}
 	// n1 votes again: with n3 down, n1 and n2 elect a leader.
 	closeNode(2)

@@ -1,6 +1,10 @@
 // Package raftlog implements orderlog.Log with hashicorp/raft, raft-wal as the
 // fsync'd log and stable store, file snapshots and TCP transport. It is the
 // only package of ours that imports Raft.
+//
+// A node bootstraps a cluster only when asked to (Config.Bootstrap), never
+// over earlier state; a node that joins with no state stays out of
+// elections until it has caught up (catchup.go).
 package raftlog
 
 import (
@@ -484,7 +488,14 @@ func (l *Log) Stats() orderlog.Stats {
 		AppliedIndex:  l.raft.AppliedIndex(),
 		Term:          term,
 		LastContact:   l.raft.LastContact(),
+		CatchingUp:    l.catchingUp(),
 	}
+}
+
+// catchingUp reports whether the node is kept out of elections (catchup.go).
+func (l *Log) catchingUp() bool {
+	g, ok := l.transport.(*gatedTransport)
+	return ok && !g.open.Load()
 }
 
 // Close implements orderlog.Log.
