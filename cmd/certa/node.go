@@ -163,7 +163,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	defer lg.Close()
 	resumed := lg.Resumed()
 	if resumed && f.join != "" {
-		logger.Info("resuming from the data directory; --join is ignored", "dir", f.dataDir)
+		logger.Info("resuming from the data directory: --join only serves to have the cluster update a changed Raft address", "dir", f.dataDir)
 	}
 	node.Start(lg, httpapi.NewClient())
 	defer node.Close()
