@@ -149,8 +149,17 @@ func (n *Node) reannounce() bool {
 	if known == "" || known == n.cfg.Self.RaftAddr {
 		return false
 	}
+	stopped, cancelAll := context.WithCancel(context.Background())
+	defer cancelAll()
+	go func() { // Close must not wait for these requests
+		select {
+		case <-n.stop:
+			cancelAll()
+		case <-stopped.Done():
+		}
+	}()
 	for _, a := range n.announceAddrs() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(stopped, 2*time.Second)
 		err := n.peers.Join(ctx, a, n.cfg.Self)
 		cancel()
 		if err == nil {
