@@ -163,6 +163,14 @@ func TestWipedNodeRejoinsItsCluster(t *testing.T) {
 			t.Fatalf("%s: %d members, connected %v", st.ID, len(st.Members), st.Connected)
 		}
 	}
+	// Once caught up, it takes part in elections again: without it, n2
+	// and n3 keep a majority only together.
+	c.Eventually(30*time.Second, "the wiped node caught up", func() error {
+		if st, err := c.Status(0); err != nil || st.CatchingUp {
+			return fmt.Errorf("catching up (%v)", err)
+		}
+		return nil
+	})
 	sync0 := syncConn(t, c, 0)
 	if got := values(t, sync0, "SELECT id, v FROM t ORDER BY id"); got != "1=before" {
 		t.Fatalf("wiped node after rejoining: %s, want 1=before", got)

@@ -287,6 +287,9 @@ type Status struct {
 	Connected   bool   `json:"connected"`
 	CutOffSince string `json:"cut_off_since"`
 	CutOff      string `json:"cut_off"`
+	// CatchingUp: the node joined with no state and takes no part in
+	// elections until it has caught up.
+	CatchingUp bool `json:"catching_up"`
 }
 
 // Status fetches node i's status.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -44,9 +45,13 @@ type gatedTransport struct {
 	open     atomic.Bool
 	openedAt atomic.Uint64 // the log index the node had when the gate opened
 	logs     raft.LogStore // the node's log, to read an entry's term
-	marker   string        // catchingUpFile's path, removed when the gate opens
-	logger   *slog.Logger
-	done     chan struct{}
+	// snapIndex and snapTerm are of the last entry in the newest snapshot
+	// the leader sent: that entry is not in the log.
+	snapMu              sync.Mutex
+	snapIndex, snapTerm uint64
+	marker              string // catchingUpFile's path, removed when the gate opens
+	logger              *slog.Logger
+	done                chan struct{}
 }
 
 func newGatedTransport(t *raft.NetworkTransport, logs raft.LogStore, marker string, logger *slog.Logger) *gatedTransport {
@@ -95,6 +100,10 @@ func (g *gatedTransport) admit(rpc *raft.RPC) bool {
 	case *raft.RequestVoteRequest, *raft.RequestPreVoteRequest:
 		rpc.Respond(nil, errCatchingUp)
 		return false
+	case *raft.InstallSnapshotRequest:
+		g.snapMu.Lock()
+		g.snapIndex, g.snapTerm = req.LastLogIndex, req.LastLogTerm
+		g.snapMu.Unlock()
 	case *raft.AppendEntriesRequest:
 		orig := rpc.RespChan
 		watched := make(chan raft.RPCResponse, 1)
@@ -128,10 +137,12 @@ func (g *gatedTransport) caughtUp(req *raft.AppendEntriesRequest, resp *raft.App
 		}
 	}
 	var e raft.Log
-	if err := g.logs.GetLog(commit, &e); err != nil {
-		return false
+	if err := g.logs.GetLog(commit, &e); err == nil {
+		return e.Term == req.Term
 	}
-	return e.Term == req.Term
+	g.snapMu.Lock()
+	defer g.snapMu.Unlock()
+	return commit == g.snapIndex && g.snapTerm == req.Term
 }
 
 // openGate lets the node take part in elections from now on.

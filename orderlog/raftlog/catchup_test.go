@@ -137,4 +137,16 @@ func TestCaughtUp(t *testing.T) {
 			t.Errorf("term %d, commit %d, last %d: caughtUp %v, want %v", c.term, c.commit, c.last, got, c.want)
 		}
 	}
+	// After a snapshot up to the commit index, its last entry is not in
+	// the log: its term comes from the snapshot.
+	g = &gatedTransport{logs: raft.NewInmemStore(), snapIndex: 9, snapTerm: 3}
+	for _, c := range []struct {
+		term, commit uint64
+		want         bool
+	}{{3, 9, true}, {4, 9, false}, {3, 8, false}} {
+		req := &raft.AppendEntriesRequest{Term: c.term, LeaderCommitIndex: c.commit}
+		if got := g.caughtUp(req, &raft.AppendEntriesResponse{Success: true, LastLog: 9}); got != c.want {
+			t.Errorf("after a snapshot to 9 of term 3: term %d, commit %d: caughtUp %v, want %v", c.term, c.commit, got, c.want)
+		}
+	}
 }
