@@ -103,6 +103,12 @@ func (h *Handler) SetNode(n Node) {
 		}
 		return 0
 	})
+	gauge("certa_connected", "1 if this node knows a leader; 0 if it is cut off from its cluster (see cut_off in /status).", func(s replica.Status) float64 {
+		if s.Connected {
+			return 1
+		}
+		return 0
+	})
 	gauge("certa_log_commit_index", "Raft commit index known to this node.", func(s replica.Status) float64 { return float64(s.LogCommitIndex) })
 	gauge("certa_log_apply_lag", "Committed log entries not yet applied on this node.", func(s replica.Status) float64 {
 		if s.LogCommitIndex > s.LogAppliedIndex {

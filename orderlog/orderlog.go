@@ -113,4 +113,7 @@ type Stats struct {
 	// SnapshotIndex is the index of the newest snapshot this node took or
 	// received (0: none); entries up to it may have been compacted away.
 	SnapshotIndex uint64
+	// CatchingUp: this node joined with no state and takes no part in
+	// elections until its log holds everything committed.
+	CatchingUp bool
 }

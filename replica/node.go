@@ -48,6 +48,10 @@ type Config struct {
 	// Fatal is called when the node cannot go on without diverging (a batch
 	// that cannot be applied). Default: panic.
 	Fatal func(error)
+	// JoinAddrs are HTTP addresses of members (--join). Besides the members
+	// the node knows from the log, it asks them to update its addresses
+	// when the cluster knows it by another Raft address (connection.go).
+	JoinAddrs []string
 	// ObserveCommit, if set, receives the latency of every successful commit.
 	ObserveCommit func(time.Duration)
 	Logger        *slog.Logger
@@ -128,6 +132,7 @@ type Node struct {
 
 	readIndexes syncGroup     // rounds of read index confirmation (syncpoint.go, readindex.go)
 	readyTerm   atomic.Uint64 // the term whose barrier made the commit index usable
+	cut         *cutOff       // whether and since when no leader is known (connection.go)
 }
 
 // New creates a node's core over eng. Call StateMachine to open the log,
@@ -137,7 +142,8 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, engine: eng, waiters: &waiters{}, queue: make(chan *writeset.WriteSet, 8192), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, engine: eng, waiters: &waiters{}, queue: make(chan *writeset.WriteSet, 8192), stop: make(chan struct{}),
+		cut: newCutOff(time.Now())}
 	// TxIDs start at a random point so that write sets of an earlier run of
 	// this node, still in the log, never wake a session of this run.
 	var b [8]byte
@@ -157,13 +163,14 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 // StateMachine returns what the order log must feed committed entries to.
 func (n *Node) StateMachine() orderlog.StateMachine { return n.sm }
 
-// Start begins submitting write sets through log and announcing this node's
-// addresses to the cluster.
+// Start begins submitting write sets through log, announcing this node's
+// addresses to the cluster and watching whether it is cut off from it.
 func (n *Node) Start(log orderlog.Log, peers Peers) {
 	n.log, n.peers = log, peers
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.submitLoop()
 	go n.announceLoop()
+	go n.watchLoop()
 }
 
 // Close stops the node's goroutines. The log and engine are closed by their owner.
@@ -340,11 +347,13 @@ func (n *Node) JoinVia(ctx context.Context, httpAddrs []string) error {
 }
 
 // announceLoop makes sure the cluster knows this node's current addresses
-// (after bootstrap, or after a restart with new addresses).
+// (after bootstrap, or after a restart with new addresses: see reannounce
+// for a new Raft address).
 func (n *Node) announceLoop() {
 	defer n.wg.Done()
 	t := time.NewTicker(300 * time.Millisecond)
 	defer t.Stop()
+	var lastReannounce time.Time
 	for {
 		select {
 		case <-n.stop:
@@ -355,6 +364,11 @@ func (n *Node) announceLoop() {
 			return
 		}
 		switch leader := n.log.Leader(); {
+		case leader == "":
+			if time.Since(lastReannounce) >= 2*time.Second {
+				n.reannounce()
+				lastReannounce = time.Now()
+			}
 		case leader == n.cfg.Self.ID:
 			if err := n.Join(n.cfg.Self); err != nil {
 				n.cfg.Logger.Warn("announce addresses", "err", err)

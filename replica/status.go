@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"time"
 
 	"certa/engine"
 )
@@ -21,6 +22,19 @@ type Status struct {
 	Role    string         `json:"role"`
 	Leader  string         `json:"leader"`
 	Members []MemberStatus `json:"members"`
+	// Connected says whether this node knows a leader. A node that does
+	// not is cut off from its cluster: it refuses writes and 'sync' reads
+	// (57P03), and its 'local' reads may be stale.
+	Connected bool `json:"connected"`
+	// CutOffSince is when a node that is not connected lost sight of a
+	// leader (or started), RFC 3339 in UTC; CutOff says why it is cut off.
+	// Both are empty while it is connected.
+	CutOffSince string `json:"cut_off_since,omitempty"`
+	CutOff      string `json:"cut_off,omitempty"`
+	// CatchingUp: this node joined with no state (new, or its data
+	// directory was lost) and takes no part in elections until its log
+	// holds everything committed in the cluster.
+	CatchingUp bool `json:"catching_up,omitempty"`
 	// AppliedSeqno is the last log position this node has certified and applied.
 	AppliedSeqno uint64 `json:"applied_seqno"`
 	// CommitSeqno is the position of the last write set that passed certification.
@@ -63,6 +77,15 @@ func (n *Node) Status() Status {
 		LogTerm:          st.Term,
 		LogSnapshotIndex: st.SnapshotIndex,
 		ApplyStalled:     n.sm.stalledReason(),
+		CatchingUp:       st.CatchingUp,
+	}
+	if s.Connected = s.Leader != ""; !s.Connected {
+		since := n.cut.cutOffSince()
+		if since.IsZero() { // lost since the last observation
+			since = time.Now()
+		}
+		s.CutOffSince = since.UTC().Format(time.RFC3339)
+		s.CutOff = n.cutOffReason()
 	}
 	servers, _ := n.log.Servers()
 	for _, sv := range servers {

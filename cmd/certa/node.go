@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"certa/datadir"
 	"certa/engine/sqlite"
 	"certa/httpapi"
 	"certa/orderlog/raftlog"
@@ -29,6 +30,7 @@ import (
 // nodeFlags are the settings of one node.
 type nodeFlags struct {
 	id, dataDir, pgAddr, raftAddr, httpAddr, join string
+	bootstrap                                     bool
 	applyGrace, lockTimeout, commitTimeout        time.Duration
 	snapshotEntries, trailingEntries              uint64
 	snapshotInterval                              time.Duration
@@ -54,7 +56,8 @@ func runNode(args []string) error {
 	fs.StringVar(&f.pgAddr, "pg-addr", "127.0.0.1:5433", "address for PostgreSQL clients")
 	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7433", "address for Raft traffic between nodes")
 	fs.StringVar(&f.httpAddr, "http-addr", "127.0.0.1:8433", "address for the HTTP API (status, metrics, join)")
-	fs.StringVar(&f.join, "join", "", "HTTP address(es) of members to join, comma-separated; omit to bootstrap a new cluster")
+	fs.StringVar(&f.join, "join", "", "HTTP address(es) of members to join, comma-separated, for a node with no state yet (ignored once it has state)")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "start a new cluster with this node as its only member; only for the first start of the first node (refused on a data directory with state)")
 	fs.DurationVar(&f.applyGrace, "apply-grace", 100*time.Millisecond, "how long replication waits for a local transaction holding the write lock before aborting it")
 	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock held by another local transaction")
 	fs.DurationVar(&f.commitTimeout, "commit-timeout", 8*time.Second, "how long COMMIT waits for the cluster before reporting an unknown outcome (40003)")
@@ -84,11 +87,22 @@ func runNode(args []string) error {
 		fs.Usage()
 		return errors.New("--id and --data-dir are required")
 	}
+	if f.bootstrap && f.join != "" {
+		return errors.New("--bootstrap and --join exclude each other: --bootstrap starts a new cluster, --join joins an existing one")
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", f.id)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serveNode(ctx, f, logger)
 }
+
+// Errors of a node that refuses to start because of what its data
+// directory holds.
+var (
+	errNoState = errors.New("the data directory holds no node state: pass --join <HTTP address of a member> to join a cluster " +
+		"(also to bring back a member whose data directory was lost), or --bootstrap to start a new cluster with this node as its first member")
+	errHasState = errors.New("the data directory holds the state of a cluster member: --bootstrap is only for the first start of a new cluster; restart without it")
+)
 
 // serveNode runs a node until ctx ends, then shuts it down cleanly.
 func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
@@ -102,8 +116,16 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err := pgCfg.Validate(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.dataDir, 0o755); err != nil {
+	// The lock comes first: a second node on the same directory must fail
+	// here, before it opens files that the first one holds.
+	lock, err := datadir.Acquire(f.dataDir)
+	if err != nil {
 		return err
+	}
+	defer lock.Release()
+	raftDir := filepath.Join(f.dataDir, "raft")
+	if !raftlog.HasState(raftDir) && !f.bootstrap && f.join == "" {
+		return fmt.Errorf("%w (%s)", errNoState, f.dataDir)
 	}
 	eng, err := sqlite.Open(sqlite.Config{
 		Path:        filepath.Join(f.dataDir, "data.db"),
@@ -122,6 +144,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 		CommitTimeout:    f.commitTimeout,
 		StatementTimeout: f.statementTimeout,
 		MaxWriteSetBytes: int(f.maxWriteSet),
+		JoinAddrs:        joinAddrs(f.join),
 		ObserveCommit:    api.ObserveCommit,
 		Logger:           logger,
 		Fatal: func(err error) {
@@ -133,21 +156,29 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	raftDir := filepath.Join(f.dataDir, "raft")
-	resumed := raftlog.HasState(raftDir)
 	lg, err := raftlog.Open(raftlog.Config{
 		ID: f.id, Dir: raftDir, RaftAddr: f.raftAddr,
-		Bootstrap:         !resumed && f.join == "",
+		Bootstrap:         f.bootstrap,
+		RequireState:      !f.bootstrap && f.join == "",
 		SnapshotThreshold: f.snapshotEntries,
 		SnapshotInterval:  f.snapshotInterval,
 		TrailingLogs:      f.trailingEntries,
 		SegmentBytes:      f.logSegmentBytes,
 		Logger:            logger,
 	}, node.StateMachine())
-	if err != nil {
+	switch {
+	case errors.Is(err, raftlog.ErrNoState):
+		return fmt.Errorf("%w (%s)", errNoState, f.dataDir)
+	case errors.Is(err, raftlog.ErrHasState):
+		return fmt.Errorf("%w (%s)", errHasState, f.dataDir)
+	case err != nil:
 		return err
 	}
 	defer lg.Close()
+	resumed := lg.Resumed()
+	if resumed && f.join != "" {
+		logger.Info("resuming from the data directory: --join only serves to have the cluster update a changed Raft address", "dir", f.dataDir)
+	}
 	node.Start(lg, httpapi.NewClient())
 	defer node.Close()
 	api.SetNode(node)
@@ -163,7 +194,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if !resumed && f.join != "" {
 		logger.Info("joining cluster", "via", f.join)
 		jctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		err := node.JoinVia(jctx, strings.Split(f.join, ","))
+		err := node.JoinVia(jctx, joinAddrs(f.join))
 		cancel()
 		if err != nil {
 			return err
@@ -192,6 +223,14 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return nil
+}
+
+// joinAddrs splits --join.
+func joinAddrs(join string) []string {
+	if join == "" {
+		return nil
+	}
+	return strings.Split(join, ",")
 }
 
 // backend opens replica sessions for pgwire connections.

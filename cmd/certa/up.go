@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"certa/orderlog/raftlog"
 )
 
 // runUp starts a local cluster of child `certa node` processes and stays in
@@ -38,16 +41,31 @@ func runUp(args []string) error {
 
 	var procs []*child
 	var wg sync.WaitGroup
-	firstHTTP := fmt.Sprintf("127.0.0.1:%d", *portBase+100)
+	// Only a cluster whose nodes all start afresh is bootstrapped (by
+	// node1). A node without state joins through a node that has some: a
+	// node whose directory was removed must never start a cluster of its
+	// own beside the one it belonged to.
+	dirs := make([]string, *nodes+1)
+	member := 0 // the first node with state
+	for k := *nodes; k >= 1; k-- {
+		dirs[k] = filepath.Join(*dataDir, fmt.Sprintf("node%d", k))
+		if raftlog.HasState(filepath.Join(dirs[k], "raft")) {
+			member = k
+		}
+	}
 	for k := 1; k <= *nodes; k++ {
 		id := fmt.Sprintf("node%d", k)
-		dir := filepath.Join(*dataDir, id)
-		a := []string{"node", "--id", id, "--data-dir", dir,
+		a := []string{"node", "--id", id, "--data-dir", dirs[k],
 			"--pg-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+k-1),
 			"--http-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+100+k-1),
 			"--raft-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+200+k-1)}
-		if _, err := os.Stat(filepath.Join(dir, "raft")); k > 1 && err != nil {
-			a = append(a, "--join", firstHTTP) // a new node joins node1
+		switch {
+		case member == 0 && k == 1:
+			a = append(a, "--bootstrap")
+		case member == 0:
+			a = append(a, "--join", fmt.Sprintf("127.0.0.1:%d", *portBase+100)) // join node1
+		case !raftlog.HasState(filepath.Join(dirs[k], "raft")):
+			a = append(a, "--join", fmt.Sprintf("127.0.0.1:%d", *portBase+100+member-1))
 		}
 		cmd := exec.Command(exe, a...)
 		out, _ := cmd.StdoutPipe()
@@ -115,7 +133,7 @@ func stopAll(procs []*child) {
 }
 
 // waitForCluster polls every node's status until all of them report the
-// whole membership and a leader.
+// whole membership and a leader, and take clients.
 func waitForCluster(ctx context.Context, portBase, n int) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
@@ -136,6 +154,12 @@ func waitForCluster(ctx context.Context, portBase, n int) error {
 			complete := st.Leader != "" && len(st.Members) == n
 			for _, m := range st.Members {
 				complete = complete && m.PGAddr != ""
+			}
+			if complete { // a joining node takes clients once it has joined
+				c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", portBase+k-1), time.Second)
+				if complete = err == nil; complete {
+					c.Close()
+				}
 			}
 			if complete {
 				ready++

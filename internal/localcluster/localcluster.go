@@ -53,6 +53,16 @@ type Node struct {
 	cmd     *exec.Cmd
 	done    chan struct{}
 	killing atomic.Bool // Kill ended it
+	exitErr error       // as cmd.Wait reported it; set before done closes
+}
+
+// PID returns the process id of the node's current or last process (0:
+// never started).
+func (n *Node) PID() int {
+	if n.cmd == nil || n.cmd.Process == nil {
+		return 0
+	}
+	return n.cmd.Process.Pid
 }
 
 // Exit is a node process that ended without being killed.
@@ -91,8 +101,9 @@ func (c *Cluster) Exits() []Exit {
 	return append([]Exit(nil), c.exits...)
 }
 
-// Start starts an n-node cluster: the first node bootstraps, the others
-// join through it. It does not wait for the cluster to be ready (Ready).
+// Start starts an n-node cluster: the first node bootstraps (--bootstrap),
+// the others join through it. It does not wait for the cluster to be ready
+// (Ready).
 func Start(cfg Config, n int) (*Cluster, error) {
 	c := &Cluster{cfg: cfg}
 	for range n {
@@ -101,11 +112,11 @@ func Start(cfg Config, n int) (*Cluster, error) {
 		}
 	}
 	for i := range c.Nodes {
-		join := ""
+		args := []string{"--bootstrap"}
 		if i > 0 {
-			join = c.Nodes[0].HTTPAddr
+			args = []string{"--join", c.Nodes[0].HTTPAddr}
 		}
-		if err := c.start(i, join); err != nil {
+		if err := c.start(i, args...); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -147,16 +158,15 @@ func (c *Cluster) Add(via int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return i, c.start(i, c.Nodes[via].HTTPAddr)
+	return i, c.start(i, "--join", c.Nodes[via].HTTPAddr)
 }
 
-func (c *Cluster) start(i int, join string) error {
+// start starts node i's process with the cluster's flags and extra.
+func (c *Cluster) start(i int, extra ...string) error {
 	n := c.Nodes[i]
 	args := []string{"node", "--id", n.ID, "--data-dir", n.DataDir,
 		"--pg-addr", n.PGAddr, "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr}
-	if join != "" {
-		args = append(args, "--join", join)
-	}
+	args = append(args, extra...)
 	args = append(args, c.cfg.Args...)
 	logf, err := os.OpenFile(n.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -176,6 +186,7 @@ func (c *Cluster) start(i int, join string) error {
 	go func() {
 		err := cmd.Wait()
 		logf.Close()
+		n.exitErr = err
 		if !n.killing.Load() {
 			c.mu.Lock()
 			c.exits = append(c.exits, Exit{Node: n.ID, Err: err})
@@ -206,12 +217,29 @@ func (c *Cluster) Kill(i int) {
 	<-n.done
 }
 
-// Restart starts node i again on its data directory (after Kill).
-func (c *Cluster) Restart(i int) error {
+// Restart starts node i again on its data directory (after Kill), with
+// extra flags for this start only (e.g. "--join", addr after its data
+// directory was removed).
+func (c *Cluster) Restart(i int, extra ...string) error {
 	if c.Nodes[i].Running() {
 		return fmt.Errorf("%s is still running", c.Nodes[i].ID)
 	}
-	return c.start(i, "")
+	return c.start(i, extra...)
+}
+
+// Wait waits until node i's process has ended (it must have been started)
+// and returns how it ended: nil after Kill or a clean exit.
+func (c *Cluster) Wait(i int, timeout time.Duration) error {
+	n := c.Nodes[i]
+	select {
+	case <-n.done:
+	case <-time.After(timeout):
+		return fmt.Errorf("%s still running after %s", n.ID, timeout)
+	}
+	if n.killing.Load() {
+		return nil
+	}
+	return n.exitErr
 }
 
 // Pause stops node i with SIGSTOP; Resume continues it.
@@ -249,10 +277,19 @@ type Status struct {
 	SnapshotIndex  uint64 `json:"log_snapshot_index"`
 	StateTransfers uint64 `json:"state_transfers"`
 	Members        []struct {
-		ID     string `json:"id"`
-		PGAddr string `json:"pg_addr"`
-		Voter  bool   `json:"voter"`
+		ID       string `json:"id"`
+		PGAddr   string `json:"pg_addr"`
+		RaftAddr string `json:"raft_addr"`
+		Voter    bool   `json:"voter"`
 	} `json:"members"`
+	// Connected is false while the node knows no leader; CutOffSince and
+	// CutOff then say since when and why.
+	Connected   bool   `json:"connected"`
+	CutOffSince string `json:"cut_off_since"`
+	CutOff      string `json:"cut_off"`
+	// CatchingUp: the node joined with no state and takes no part in
+	// elections until it has caught up.
+	CatchingUp bool `json:"catching_up"`
 }
 
 // Status fetches node i's status.

@@ -132,10 +132,11 @@ func (c *Cluster) Add(via int) int {
 	return i
 }
 
-// Restart starts node i again on its data directory (after Kill).
-func (c *Cluster) Restart(i int) {
+// Restart starts node i again on its data directory (after Kill), with
+// extra flags for this start only.
+func (c *Cluster) Restart(i int, extra ...string) {
 	c.t.Helper()
-	if err := c.Cluster.Restart(i); err != nil {
+	if err := c.Cluster.Restart(i, extra...); err != nil {
 		c.t.Fatal(err)
 	}
 }

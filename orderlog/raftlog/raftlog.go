@@ -1,6 +1,10 @@
 // Package raftlog implements orderlog.Log with hashicorp/raft, raft-wal as the
 // fsync'd log and stable store, file snapshots and TCP transport. It is the
 // only package of ours that imports Raft.
+//
+// A node bootstraps a cluster only when asked to (Config.Bootstrap), never
+// over earlier state; a node that joins with no state stays out of
+// elections until it has caught up (catchup.go).
 package raftlog
 
 import (
@@ -23,12 +27,28 @@ import (
 	wal "github.com/hashicorp/raft-wal"
 )
 
+// Errors of Open about the state found in Config.Dir.
+var (
+	// ErrHasState: Bootstrap was asked for, but the directory holds Raft
+	// state from an earlier run.
+	ErrHasState = errors.New("raftlog: the directory holds Raft state from an earlier run")
+	// ErrNoState: RequireState was set, but the directory holds no Raft state.
+	ErrNoState = errors.New("raftlog: the directory holds no Raft state")
+)
+
 // Config configures the Raft log of one node.
 type Config struct {
-	ID        string // node id, unique in the cluster
-	Dir       string // directory for the log, stable store and snapshots
-	RaftAddr  string // host:port to listen on and to advertise to peers
-	Bootstrap bool   // start a new single-node cluster if there is no state yet
+	ID       string // node id, unique in the cluster
+	Dir      string // directory for the log, stable store and snapshots
+	RaftAddr string // host:port to listen on and to advertise to peers
+	// Bootstrap makes this node a new cluster of one. Dir must hold no
+	// Raft state (ErrHasState otherwise): a node that has been a member
+	// of a cluster never forms one of its own.
+	Bootstrap bool
+	// RequireState refuses a Dir without Raft state from an earlier run
+	// (ErrNoState). Without it and without Bootstrap, a node with no state
+	// starts empty and waits to be added to a cluster by its leader.
+	RequireState bool
 
 	// HeartbeatTimeout and ElectionTimeout bound how fast a lost leader is
 	// noticed; default 1s each. LeaderLeaseTimeout (default 500ms) bounds how
@@ -105,6 +125,9 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.RaftAddr); err != nil {
 		return fmt.Errorf("raftlog: RaftAddr %q: %w", c.RaftAddr, err)
 	}
+	if c.Bootstrap && c.RequireState {
+		return errors.New("raftlog: Bootstrap and RequireState exclude each other")
+	}
 	return nil
 }
 
@@ -173,22 +196,30 @@ func (c *smallEntryCache) DeleteRange(min, max uint64) error {
 	return c.LogCache.DeleteRange(min, max)
 }
 
+// closingTransport is a Raft transport that Log closes.
+type closingTransport interface {
+	raft.Transport
+	raft.WithClose
+}
+
 // Log is an orderlog.Log backed by hashicorp/raft.
 type Log struct {
 	raft      *raft.Raft
 	wal       *store
-	transport *transport
-	logs      raft.LogStore // the store Raft reads, behind its cache
-	applied   *appliedIndex // what the state machine has applied (readindex.go)
-	nudge     chan struct{} // see nudgeFollowers
-	inFlight  atomic.Int64  // appends and barriers not yet finished
-	done      chan struct{} // closed by Close
+	transport closingTransport // the TCP transport, or the gate over it (catchup.go)
+	logs      raft.LogStore    // the store Raft reads, behind its cache
+	applied   *appliedIndex    // what the state machine has applied (readindex.go)
+	nudge     chan struct{}    // see nudgeFollowers
+	inFlight  atomic.Int64     // appends and barriers not yet finished
+	done      chan struct{}    // closed by Close
+	resumed   bool             // Dir held Raft state when opened
 }
 
 var _ orderlog.Log = (*Log)(nil)
 
-// Open starts the node's Raft instance feeding sm. With Bootstrap set and no
-// existing state, it bootstraps a one-node cluster of itself.
+// Open starts the node's Raft instance feeding sm. With Bootstrap it makes
+// a one-node cluster of itself in an empty Dir; see Config for what it
+// requires of Dir (ErrHasState, ErrNoState).
 func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 	return open(cfg, sm, testHooks{})
 }
@@ -220,6 +251,31 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	if err != nil {
 		w.Close()
 		return nil, err
+	}
+	existing, err := raft.HasExistingState(w, w, snaps)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("raftlog: %w", err)
+	}
+	switch {
+	case existing && cfg.Bootstrap:
+		w.Close()
+		return nil, fmt.Errorf("%w (%s): bootstrap is only for a new cluster", ErrHasState, cfg.Dir)
+	case !existing && cfg.RequireState:
+		w.Close()
+		return nil, fmt.Errorf("%w (%s)", ErrNoState, cfg.Dir)
+	}
+	// A node that starts with no state to join a cluster stays out of
+	// elections until it has caught up (catchup.go).
+	marker := filepath.Join(cfg.Dir, catchingUpFile)
+	_, err = os.Stat(marker)
+	gated := err == nil
+	if !existing && !cfg.Bootstrap && !gated {
+		if err := writeSynced(marker); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("raftlog: %w", err)
+		}
+		gated = true
 	}
 	w.reserve = snaps.room // a node must always be able to snapshot, to compact its log
 	if hooks.roomFor != nil {
@@ -260,13 +316,7 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	rc.SnapshotInterval = cfg.SnapshotInterval
 	rc.TrailingLogs = cfg.TrailingLogs
 
-	existing, err := raft.HasExistingState(w, w, snaps)
-	if err != nil {
-		trans.Close()
-		w.Close()
-		return nil, fmt.Errorf("raftlog: %w", err)
-	}
-	if !existing && cfg.Bootstrap {
+	if cfg.Bootstrap {
 		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}}
 		if err := raft.BootstrapCluster(rc, w, w, snaps, trans, conf); err != nil {
 			trans.Close()
@@ -288,13 +338,17 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	}
 	logs := &smallEntryCache{LogCache: cache, store: logStore}
 	applied := newAppliedIndex()
-	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, trans)
+	var rt closingTransport = trans
+	if gated {
+		rt = newGatedTransport(trans, w, marker, cfg.Logger)
+	}
+	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, rt)
 	if err != nil {
-		trans.Close()
+		rt.Close()
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	l := &Log{raft: r, wal: w, transport: trans, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{})}
+	l := &Log{raft: r, wal: w, transport: rt, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
 	go l.nudgeLoop()
 	go l.compactLoop(compact)
 	return l, nil
@@ -340,7 +394,33 @@ func (l *Log) snapshotKeepingFew() {
 	l.raft.Snapshot().Error() // nothing new to snapshot is fine
 }
 
-// HasState reports whether dir holds Raft state from an earlier run.
+// writeSynced creates an empty file at path and makes it durable.
+func writeSynced(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// Resumed reports whether Dir held Raft state when the log was opened.
+func (l *Log) Resumed() bool { return l.resumed }
+
+// HasState reports whether dir holds the files of an earlier run (it may
+// still hold no Raft state, if that run never heard from a cluster: Open
+// then says ErrNoState or starts empty).
 func HasState(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "wal", "wal-meta.db"))
 	return err == nil
@@ -473,7 +553,14 @@ func (l *Log) Stats() orderlog.Stats {
 		AppliedIndex:  l.raft.AppliedIndex(),
 		Term:          term,
 		LastContact:   l.raft.LastContact(),
+		CatchingUp:    l.catchingUp(),
 	}
+}
+
+// catchingUp reports whether the node is kept out of elections (catchup.go).
+func (l *Log) catchingUp() bool {
+	g, ok := l.transport.(*gatedTransport)
+	return ok && !g.open.Load()
 }
 
 // Close implements orderlog.Log.
