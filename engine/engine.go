@@ -91,9 +91,47 @@ type Engine interface {
 	// same seqno must report the same checksums.
 	Checksums(ctx context.Context) (Checksums, error)
 
+	// SequencesWanted returns the channel on which the engine names the
+	// sequences (of SERIAL and identity columns) this node needs values
+	// of: it has none left, or few. The caller reserves them
+	// (ReserveSequence) and grants them (GrantSequence). A name may come
+	// again later; one that no longer exists is ignored by ReserveSequence.
+	SequencesWanted() <-chan string
+
+	// ReserveSequence returns the write set that reserves the next block of
+	// values of a sequence, read at the latest applied state, and the block
+	// it reserves: commit the write set through the log, and once it has
+	// committed, GrantSequence(block). Two nodes reserving at once conflict
+	// in certification, so no two nodes ever get the same block. It returns
+	// a nil write set if the sequence does not exist (any more).
+	ReserveSequence(ctx context.Context, name string) (*writeset.WriteSet, SequenceBlock, error)
+
+	// GrantSequence gives this node a committed block of values to hand
+	// out. A block of a sequence that was dropped (or dropped and made
+	// again) since it was reserved is ignored. A block of Count 0 (the
+	// reservation did not commit) lets the engine ask for the name again.
+	GrantSequence(b SequenceBlock)
+
+	// WaitSequenceValues waits until this node has values of every
+	// sequence (or of the one named, if name is not empty), or ctx ends.
+	WaitSequenceValues(ctx context.Context, name string) error
+
 	// Close closes the engine; open transactions fail.
 	Close() error
 }
+
+// SequenceBlock is a range of values of a sequence reserved for one node.
+type SequenceBlock struct {
+	Name    string
+	Created uint64 // the seqno of the schema change that made the sequence
+	First   int64
+	Count   int64
+}
+
+// ErrNoSequenceValues is wrapped in the error of a statement that needed a
+// value of a sequence while this node had none reserved; the statement may
+// be run again once WaitSequenceValues returns.
+var ErrNoSequenceValues = errors.New("no values of the sequence are reserved on this node")
 
 // DDL is a schema statement checked by CheckDDL.
 type DDL struct {

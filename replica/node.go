@@ -164,13 +164,15 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 func (n *Node) StateMachine() orderlog.StateMachine { return n.sm }
 
 // Start begins submitting write sets through log, announcing this node's
-// addresses to the cluster and watching whether it is cut off from it.
+// addresses to the cluster, watching whether it is cut off from it and
+// reserving values of sequences.
 func (n *Node) Start(log orderlog.Log, peers Peers) {
 	n.log, n.peers = log, peers
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.submitLoop()
 	go n.announceLoop()
 	go n.watchLoop()
+	go n.sequenceLoop()
 }
 
 // Close stops the node's goroutines. The log and engine are closed by their owner.

@@ -287,6 +287,12 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 		if sqlerr.Code(err) != sqlerr.SerializationFailure || attempt >= s.node.cfg.AutocommitRetries {
 			return err
 		}
+		// A statement that needed values of a sequence this node had none
+		// of yet waits for them (they are being reserved) before it runs
+		// again.
+		if errors.Is(err, engine.ErrNoSequenceValues) && !s.node.waitSequenceValues(execCtx, err) {
+			return err
+		}
 	}
 }
 
@@ -475,6 +481,11 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 		return err
 	}
 	s.lastCommit = seqno
+	// A table made with SERIAL or identity columns can be written at once
+	// on this node: wait (briefly) for the first values to be reserved.
+	wctx, cancel := context.WithTimeout(ctx, sequenceWait)
+	s.node.engine.WaitSequenceValues(wctx, "")
+	cancel()
 	return w.Complete(ddlTag(st.words))
 }
 

@@ -15,10 +15,12 @@ import (
 	"certa/writeset"
 )
 
-// emptyEngine is a new engine; only AppliedSeqno is used by these tests.
+// emptyEngine is a new engine with no sequences; only AppliedSeqno is
+// used by these tests.
 type emptyEngine struct{ engine.Engine }
 
-func (emptyEngine) AppliedSeqno() (uint64, error) { return 0, nil }
+func (emptyEngine) AppliedSeqno() (uint64, error)  { return 0, nil }
+func (emptyEngine) SequencesWanted() <-chan string { return nil }
 
 // recordingLog is a log whose leader is node n1. It records the entries
 // appended and answers each with refuse(entry) (nil: committed).

@@ -31,6 +31,7 @@ const (
 	InvalidParameterValue       = "22023"
 	UniqueViolation             = "23505"
 	NotNullViolation            = "23502"
+	SequenceLimitExceeded       = "2200H"
 	CheckViolation              = "23514"
 	ForeignKeyViolation         = "23503"
 	ProtocolViolation           = "08P01"

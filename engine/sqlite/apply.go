@@ -52,6 +52,15 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	}
 	e.applied.Store(upTo)
 	e.hist.add(changes)
+	for _, it := range items {
+		if it.WS.DDL != "" && it.Err == nil {
+			// A schema change may have made or dropped sequences.
+			if err := e.seqs.load(c); err != nil {
+				return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
+			}
+			break
+		}
+	}
 	return nil
 }
 
@@ -185,7 +194,7 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 	ws := it.WS
 	ch = change{seqno: it.Seqno, tables: lowerAll(ws.Tables)}
 	if ws.DDL != "" {
-		_, tables, err := runDDL(c, ws.DDL)
+		_, tables, err := runDDL(c, ws.DDL, it.Seqno)
 		if err != nil {
 			if isTransient(err) {
 				return ch, nil, err

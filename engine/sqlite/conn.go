@@ -33,6 +33,21 @@ type conn struct {
 	// statements.
 	cache  map[string]*cachedStmt
 	cached map[*sqlite.Stmt]struct{}
+
+	// seqLog is the values of sequences the transaction using c took
+	// (sequence.go), nil when no Tx uses it; funcErr is the first error of
+	// our SQL functions in the running statement (see registerNextval).
+	seqLog  *seqLog
+	funcErr *sqlerr.Error
+}
+
+// takeFuncErr returns (and forgets) the first error of our SQL functions
+// since it was last called: the statement that ran them failed with it,
+// whatever SQLite said.
+func (c *conn) takeFuncErr() *sqlerr.Error {
+	fe := c.funcErr
+	c.funcErr = nil
+	return fe
 }
 
 // tableInfo is what we need to know of one table.

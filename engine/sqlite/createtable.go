@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"certa/pgparse"
-	"certa/sqlerr"
 )
 
 // translateCreateTable rewrites a PostgreSQL CREATE TABLE so that SQLite
@@ -19,17 +18,18 @@ import (
 //     request for the next free value (two nodes would hand out the same),
 //     where PostgreSQL refuses it with 23502;
 //   - columns whose values PostgreSQL generates (SERIAL, BIGSERIAL,
-//     SMALLSERIAL, GENERATED ... AS IDENTITY) are refused with 0A000 until
-//     certa generates values that no two nodes hand out twice: in SQLite they
-//     would be NULL.
+//     SMALLSERIAL, GENERATED ... AS IDENTITY) become integer columns with
+//     NOT NULL DEFAULT (nextval('table_column_seq')), whose values no two
+//     nodes hand out twice (sequence.go). GENERATED ALWAYS accepts a value
+//     given explicitly, as BY DEFAULT does (PostgreSQL refuses it).
 //
 // Statements PostgreSQL's parser does not read as a CREATE TABLE with
 // columns are returned unchanged; keys.go checks the table they make. The
 // rewrite is idempotent, so a translated statement may be translated again.
-func translateCreateTable(sql string) (string, error) {
+func translateCreateTable(sql string) string {
 	ct := pgparse.ParseCreateTable(sql)
 	if ct == nil {
-		return sql, nil
+		return sql
 	}
 	type edit struct {
 		at, end int // replace sql[at:end]
@@ -37,35 +37,43 @@ func translateCreateTable(sql string) (string, error) {
 	}
 	var edits []edit
 	for _, col := range ct.Columns {
-		switch {
-		case generatedTypes[col.Type]:
-			return "", sqlerr.New(sqlerr.FeatureNotSupported,
-				"column %q of table %q: %s is not supported yet: certa does not generate cluster-wide unique values; declare the column integer or bigint and give its values explicitly",
-				col.Name, ct.Table, col.Type)
-		case col.Identity != nil:
-			return "", sqlerr.New(sqlerr.FeatureNotSupported,
-				"column %q of table %q: identity columns are not supported yet: certa does not generate cluster-wide unique values; give the column's values explicitly",
-				col.Name, ct.Table)
+		notNull := col.PrimaryKey
+		seq := ""
+		if typ, ok := generatedTypes[col.Type]; ok {
+			seq = sequenceFor(ct.Table, col.Name)
+			edits = append(edits, edit{col.TypeWord.Start, col.TypeWord.End, typ})
+			edits = append(edits, edit{col.End, col.End, " DEFAULT (nextval(" + seq + "))"})
+			notNull = true
 		}
-		if !col.PrimaryKey {
-			continue
+		if col.Identity != nil {
+			seq = sequenceFor(ct.Table, col.Name)
+			edits = append(edits, edit{col.Identity.Start, col.Identity.End, "DEFAULT (nextval(" + seq + "))"})
+			notNull = true
 		}
-		if w := col.TypeWord; strings.EqualFold(sql[w.Start:w.End], "integer") {
+		if w := col.TypeWord; col.PrimaryKey && seq == "" && strings.EqualFold(sql[w.Start:w.End], "integer") {
 			edits = append(edits, edit{w.Start, w.End, "INT"})
 		}
-		if !col.NotNull {
+		if notNull && !col.NotNull {
 			edits = append(edits, edit{col.End, col.End, " NOT NULL"})
 		}
 	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
 	for _, e := range edits {
 		sql = sql[:e.at] + e.text + sql[e.end:]
 	}
-	return sql, nil
+	return sql
 }
 
-// generatedTypes are PostgreSQL's type names that give a column a sequence.
-var generatedTypes = map[string]bool{
-	"serial": true, "serial4": true, "bigserial": true, "serial8": true,
-	"smallserial": true, "serial2": true,
+// generatedTypes maps PostgreSQL's type names that give a column a
+// sequence to the integer type it has. INT, not INTEGER: an INTEGER PRIMARY
+// KEY would be SQLite's rowid, which fills in a NULL itself.
+var generatedTypes = map[string]string{
+	"serial": "INT", "serial4": "INT", "bigserial": "BIGINT", "serial8": "BIGINT",
+	"smallserial": "SMALLINT", "serial2": "SMALLINT",
+}
+
+// sequenceFor is the quoted name of the sequence of a generated column, as
+// PostgreSQL names it.
+func sequenceFor(table, column string) string {
+	return "'" + strings.ReplaceAll(table+"_"+column+"_seq", "'", "''") + "'"
 }

@@ -66,7 +66,7 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		}
 		return engine.DDL{Statement: stmt, Tables: tables}, nil
 	}
-	ran, tables, err := runDDL(tx.conn, stmt)
+	ran, tables, err := runDDL(tx.conn, stmt, 0)
 	if err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
@@ -137,20 +137,20 @@ func (c *conn) readSchema() (map[string]schemaEntry, error) {
 }
 
 // runDDL executes one schema statement on c inside the caller's transaction
-// and checks that the result can be replicated. It returns the statement as
+// and checks that the result can be replicated; it keeps the sequences in
+// step with the columns that use them (syncSequences), seqno being the
+// statement's position (0 when it is only tried). It returns the statement as
 // it ran (translated: createtable.go) and the tables the
 // statement touched, found by comparing the schema before and after (this
 // also catches the new name of a renamed table and the tables whose schema a
 // rename rewrote). Errors are *sqlerr.Error refusals or SQLite errors.
-func runDDL(c *conn, sql string) (ran string, tables []string, err error) {
+func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err error) {
 	sql = skipBlank(sql)
 	if sql == "" {
 		return "", nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
 	}
 	if firstKeyword(sql) == "CREATE" {
-		if sql, err = translateCreateTable(sql); err != nil {
-			return "", nil, err
-		}
+		sql = translateCreateTable(sql)
 	}
 	before, err := c.readSchema()
 	if err != nil {
@@ -219,6 +219,9 @@ func runDDL(c *conn, sql string) (ran string, tables []string, err error) {
 		if ti.keyProblem != "" {
 			return "", nil, errKeyProblem(ti.keyProblem)
 		}
+	}
+	if err := syncSequences(c, seqno); err != nil {
+		return "", nil, err
 	}
 	tables = make([]string, 0, len(touched))
 	for t := range touched {

@@ -22,6 +22,7 @@ type Engine struct {
 	pool    *pool
 	applier *conn // used only while holding the write lock with priority
 	hist    history
+	seqs    *sequences
 
 	applied atomic.Uint64 // the applied seqno, as committed by the last Apply
 	epoch   atomic.Uint64 // bumped by Restore: older transactions must fail
@@ -33,12 +34,15 @@ type Engine struct {
 const applierBusyTimeout = 10 * time.Second
 
 // schemaSQL creates certa's own tables: the applied seqno, recorded in the
-// same transaction as each applied batch, and the seqnos of write sets that
-// failed deterministically in Apply (so that a replay certifies as before).
+// same transaction as each applied batch, the seqnos of write sets that
+// failed deterministically in Apply (so that a replay certifies as before),
+// and the sequences of SERIAL and identity columns (sequence.go).
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS _certa_meta (id INTEGER PRIMARY KEY CHECK (id = 1), seqno INTEGER NOT NULL);
 INSERT OR IGNORE INTO _certa_meta (id, seqno) VALUES (1, 0);
 CREATE TABLE IF NOT EXISTS _certa_failed (seqno INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS _certa_sequences (name TEXT NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, col TEXT NOT NULL,
+	reserved INTEGER NOT NULL, created INTEGER NOT NULL, maxval INTEGER NOT NULL);
 `
 
 // Open opens (creating if needed) the database at cfg.Path.
@@ -77,8 +81,22 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return fail(err)
 	}
-	e := &Engine{cfg: cfg, applier: applier}
-	e.pool = newPool(cfg.MaxConns, func() (*conn, error) { return openConn(cfg.Path) })
+	e := &Engine{cfg: cfg, applier: applier, seqs: newSequences()}
+	if err := e.registerNextval(applier); err != nil {
+		return fail(err)
+	}
+	if err := e.seqs.load(applier); err != nil {
+		return fail(err)
+	}
+	e.pool = newPool(cfg.MaxConns, func() (*conn, error) {
+		c, err := openConn(cfg.Path)
+		if err == nil {
+			if err = e.registerNextval(c); err != nil {
+				c.close()
+			}
+		}
+		return c, err
+	})
 	e.applied.Store(uint64(seqno))
 	e.hist.reset(uint64(seqno))
 	return e, nil

@@ -2,12 +2,15 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/engine"
 	"certa/sqlerr"
 )
 
@@ -85,21 +88,89 @@ func TestKeysEqualAsSQLiteDoes(t *testing.T) {
 	}
 }
 
-// SERIAL and identity columns are refused until certa generates values:
-// in SQLite they were NULL, and the rows were lost.
-func TestGeneratedColumnsRefused(t *testing.T) {
-	e := openTest(t, Config{})
-	for _, ddl := range []string{
-		"CREATE TABLE s1 (id SERIAL, k INTEGER, PRIMARY KEY (id))",
-		"CREATE TABLE s2 (id bigserial PRIMARY KEY)",
-		"CREATE TABLE s3 (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY)",
-		"CREATE TABLE s4 (id int PRIMARY KEY, n smallserial)",
-	} {
-		_, err := e.CheckDDL(context.Background(), ddl)
-		if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "not supported yet") {
-			t.Errorf("%s: %v", ddl, err)
-		}
+// reserve reserves and grants a block of sequence name, as replica does.
+func (e *testEngine) reserve(name string) engine.SequenceBlock {
+	e.t.Helper()
+	ws, b, err := e.ReserveSequence(context.Background(), name)
+	if err != nil || ws == nil {
+		e.t.Fatalf("reserve %s: %v %v", name, ws, err)
 	}
+	if items := e.apply(ws); items[0].Err != nil {
+		e.t.Fatal(items[0].Err)
+	}
+	e.GrantSequence(b)
+	return b
+}
+
+// SERIAL and identity columns get their values from blocks the node
+// reserved through the log (in SQLite alone they were NULL, and the rows
+// were lost).
+func TestGeneratedColumns(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE s1 (id SERIAL, k INTEGER, PRIMARY KEY (id))")
+	e.ddl("CREATE TABLE s2 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, n smallserial, v text)")
+	tx := e.begin()
+	code, err := execErr(tx, "INSERT INTO s1 (k) VALUES (1)")
+	if code != sqlerr.SerializationFailure || !errors.Is(err, engine.ErrNoSequenceValues) {
+		t.Fatalf("insert before any reservation: %v", err)
+	}
+	tx.Rollback()
+	if b := e.reserve("s1_id_seq"); b.First != 1 || b.Count != sequenceBlock {
+		t.Fatalf("first block %+v", b)
+	}
+	if b := e.reserve("s1_id_seq"); b.First != 1+sequenceBlock {
+		t.Fatalf("second block %+v", b)
+	}
+	e.reserve("s2_id_seq")
+	e.reserve("s2_n_seq")
+	e.commit("INSERT INTO s1 (k) VALUES (10), (20)")
+	tx = e.begin()
+	wantRows(t, exec(t, tx, "INSERT INTO s2 (v) VALUES ('a') RETURNING id, n, v").rows, row(int64(1), int64(1), "a"))
+	tx.Rollback() // values are not given back, as in PostgreSQL
+	e.commit("INSERT INTO s2 (v) VALUES ('b')")
+	wantRows(t, e.query("SELECT id, k FROM s1 ORDER BY id"), row(int64(1), int64(10)), row(int64(2), int64(20)))
+	wantRows(t, e.query("SELECT id, n, v FROM s2"), row(int64(2), int64(2), "b"))
+	// Two nodes reserving at once write the same row: certification lets
+	// one through.
+	w1, _, _ := e.ReserveSequence(context.Background(), "s1_id_seq")
+	w2, _, _ := e.ReserveSequence(context.Background(), "s1_id_seq")
+	if len(w1.Keys) != 1 || w1.Keys[0] != w2.Keys[0] || w1.Snapshot != w2.Snapshot {
+		t.Fatalf("reservations %v and %v do not conflict", fmtKeys(w1.Keys), fmtKeys(w2.Keys))
+	}
+	// Dropping the table drops its sequence; making it again starts over.
+	e.ddl("DROP TABLE s1")
+	if ws, _, err := e.ReserveSequence(context.Background(), "s1_id_seq"); ws != nil || err != nil {
+		t.Fatalf("reserve of a dropped sequence: %v %v", ws, err)
+	}
+	e.ddl("CREATE TABLE s1 (id SERIAL PRIMARY KEY)")
+	if b := e.reserve("s1_id_seq"); b.First != 1 {
+		t.Fatalf("block of the new sequence %+v", b)
+	}
+	// An explicit NULL is refused, as in PostgreSQL.
+	tx = e.begin()
+	if code, err := execErr(tx, "INSERT INTO s1 VALUES (NULL)"); code != sqlerr.NotNullViolation {
+		t.Fatalf("explicit NULL: %v", err)
+	}
+	tx.Rollback()
+}
+
+// A transaction parked and re-run takes the values it took the first time,
+// so what INSERT ... RETURNING told the client stays true.
+func TestGeneratedValuesSurviveRerun(t *testing.T) {
+	e := openTest(t, Config{ApplyGrace: time.Hour})
+	e.ddl("CREATE TABLE s (id SERIAL PRIMARY KEY, v text)")
+	e.reserve("s_id_seq")
+	tx := e.begin()
+	wantRows(t, exec(t, tx, "INSERT INTO s (v) VALUES ('a') RETURNING id").rows, row(int64(1)))
+	e.apply(e.capture("INSERT INTO s VALUES (500, 'other')")) // parks tx; its table changed: re-run
+	wantRows(t, exec(t, tx, "INSERT INTO s (v) VALUES ('b') RETURNING id").rows, row(int64(2)))
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id, v FROM s ORDER BY id"), row(int64(1), "a"), row(int64(2), "b"), row(int64(500), "other"))
 }
 
 // A table an older version created with a key that can hold NULL is not

@@ -253,6 +253,8 @@ func (tx *Tx) revalidate(ctx context.Context) bool {
 	stmts := tx.rlog.stmts
 	tx.rlog.off = true // the re-runs are not logged again
 	defer func() { tx.rlog.off = false }()
+	tx.seqs.startReplay() // and take the values of sequences they took
+	defer tx.seqs.stopReplay()
 	tx.sps = nil // the savepoint commands rebuild the stack
 	for _, s := range stmts {
 		if s.sp != spNone {

@@ -51,7 +51,9 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		c.release(stmt)
 		c.endStatement()
 	}()
-	if !isBlank(tail) || len(rec.writes) > 0 {
+	// nextval takes values (not read-only) and reports failure only to a
+	// Tx (execOnce).
+	if !isBlank(tail) || len(rec.writes) > 0 || hasKeyword(sql, "NEXTVAL") {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {

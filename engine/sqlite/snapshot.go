@@ -211,6 +211,13 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) (err error) {
 	if got != seqno {
 		return fmt.Errorf("restored applied seqno %d, want %d", got, seqno)
 	}
+	// A snapshot of an older version may lack certa's newer tables.
+	if err := execScript(dst.c, schemaSQL); err != nil {
+		return err
+	}
+	if err := e.seqs.load(dst); err != nil {
+		return err
+	}
 	e.applied.Store(uint64(seqno))
 	e.hist.reset(uint64(seqno))
 	return nil

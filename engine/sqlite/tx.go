@@ -39,6 +39,7 @@ type Tx struct {
 	holdsLock   bool
 	reads       map[string]struct{} // lower-cased tables read by finished statements
 	writes      map[string]struct{} // lower-cased tables written
+	seqs        seqLog              // values of sequences taken (sequence.go)
 	rlog        stmtLog             // the statements run so far (moveforward.go)
 	view        uint64              // seqno up to which what the Tx sees has been checked
 	parked      bool                // the lock was given up (park.go)
@@ -104,7 +105,9 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{e: e, epoch: epoch, conn: c}, nil
+	tx := &Tx{e: e, epoch: epoch, conn: c}
+	c.seqLog = &tx.seqs
+	return tx, nil
 }
 
 // begin starts a deferred transaction and pins its read snapshot by reading
@@ -156,6 +159,7 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	broken := tx.endLocked()
+	tx.conn.seqLog = nil
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
 	tx.parked, tx.spill, tx.img, tx.sps = false, nil, nil, nil
@@ -340,7 +344,11 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	}
 	tx.stmtWrote = len(rec.writes) > 0
 	tx.pending = pendingStmt{sql, rec}
+	c.takeFuncErr() // none of an earlier statement's
 	err = tx.run(stmt, sql, &rec, w)
+	if fe := c.takeFuncErr(); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
+		return fe // the statement failed, whatever SQLite said (registerNextval)
+	}
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		// A statement that will be re-run on a newer snapshot has read
 		// nothing yet that matters.

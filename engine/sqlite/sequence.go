@@ -1,0 +1,411 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/engine"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// Sequences give SERIAL, BIGSERIAL, SMALLSERIAL and identity columns their
+// values (createtable.go makes their DEFAULT nextval('table_column_seq')),
+// and no two nodes ever hand out the same value:
+//
+//   - _certa_sequences, replicated like any table, holds each sequence with
+//     the first value no node has reserved yet. Schema statements keep it in
+//     step with the columns whose default calls nextval (syncSequences).
+//   - A node hands out values only from blocks of sequenceBlock values it
+//     reserved through the log: the reservation is an ordinary write set
+//     that moves the sequence's row forward by a block, so two nodes
+//     reserving at once conflict in certification and one tries again
+//     (ReserveSequence; replica commits it and calls GrantSequence).
+//   - A node asks for a block before it runs out (SequencesWanted); one
+//     that has none fails the statement with engine.ErrNoSequenceValues
+//     (40001), which the session retries once values are there. SQLite
+//     evaluates defaults while the statement holds the write lock, so the
+//     statement cannot wait for a reservation, which the applier must apply.
+//   - Values are not transactional, as in PostgreSQL: a rolled-back insert
+//     leaves a gap, and so does a restart (the rest of its blocks).
+//   - A transaction re-run after parking (moveforward.go) takes again the
+//     values it took the first time (seqLog), so that what it returned to
+//     the client (INSERT ... RETURNING id) stays true.
+//
+// Values are increasing on each node, not across nodes: node A may hand out
+// 1, 2, 3 while node B hands out 1001, 1002.
+
+// sequenceBlock is how many values one reservation gives a node.
+const sequenceBlock = 1000
+
+// sequences is what an engine knows of its sequences and the values it
+// holds. Safe for concurrent use.
+type sequences struct {
+	mu      sync.Mutex
+	known   map[string]seqInfo                // by name, as _certa_sequences says
+	blocks  map[string][]engine.SequenceBlock // values not handed out yet
+	pending map[string]bool                   // asked for, not granted yet
+	wanted  chan string
+	granted chan struct{} // closed (and replaced) when values are granted
+}
+
+type seqInfo struct {
+	created uint64
+	max     int64
+}
+
+func newSequences() *sequences {
+	return &sequences{
+		known: map[string]seqInfo{}, blocks: map[string][]engine.SequenceBlock{}, pending: map[string]bool{},
+		wanted: make(chan string, 256), granted: make(chan struct{}),
+	}
+}
+
+// load reads the sequences from _certa_sequences on c (outside a
+// transaction, or in the one whose view it should take), drops the blocks
+// of sequences gone or made again, and asks for values of those without.
+func (s *sequences) load(c *conn) error {
+	known := map[string]seqInfo{}
+	err := c.execResult("SELECT name, created, maxval FROM _certa_sequences", func(st *sqlite.Stmt) {
+		known[st.ColumnText(0)] = seqInfo{created: uint64(st.ColumnInt64(1)), max: st.ColumnInt64(2)}
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known = known
+	for name, bs := range s.blocks {
+		if info, ok := known[name]; !ok || len(bs) > 0 && bs[0].Created != info.created {
+			delete(s.blocks, name)
+		}
+	}
+	for name := range known {
+		if len(s.blocks[name]) == 0 {
+			s.ask(name)
+		}
+	}
+	return nil
+}
+
+// ask names a sequence on the wanted channel unless it was already asked
+// for. s.mu is held.
+func (s *sequences) ask(name string) {
+	if s.pending[name] {
+		return
+	}
+	select {
+	case s.wanted <- name:
+		s.pending[name] = true
+	default: // full: asked again at the next take
+	}
+}
+
+// take hands out the next value of sequence name.
+func (s *sequences) take(name string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info, ok := s.known[name]
+	if !ok {
+		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	bs := s.blocks[name]
+	if len(bs) == 0 {
+		s.ask(name)
+		return 0, sqlerr.Wrap(engine.ErrNoSequenceValues, sqlerr.SerializationFailure,
+			"could not serialize access: no values of sequence %q are reserved on this node yet; retry the transaction", name)
+	}
+	b := &bs[0]
+	v := b.First
+	b.First++
+	b.Count--
+	if b.Count == 0 {
+		s.blocks[name] = bs[1:]
+	}
+	if left := s.left(name); left < sequenceBlock/2 {
+		s.ask(name)
+	}
+	if v > info.max {
+		return 0, sqlerr.New(sqlerr.SequenceLimitExceeded, "nextval: reached maximum value of sequence %q (%d)", name, info.max)
+	}
+	return v, nil
+}
+
+// left counts the values of name not handed out. s.mu is held.
+func (s *sequences) left(name string) int64 {
+	var n int64
+	for _, b := range s.blocks[name] {
+		n += b.Count
+	}
+	return n
+}
+
+// grant adds a committed block and clears the request for its sequence
+// (a block of no values only clears the request: the reservation failed).
+func (s *sequences) grant(b engine.SequenceBlock) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, b.Name)
+	if info, ok := s.known[b.Name]; ok && info.created == b.Created && b.Count > 0 {
+		s.blocks[b.Name] = append(s.blocks[b.Name], b)
+	}
+	close(s.granted)
+	s.granted = make(chan struct{})
+}
+
+// wait waits until every known sequence (or name, if not empty) has values.
+func (s *sequences) wait(ctx context.Context, name string) error {
+	for {
+		s.mu.Lock()
+		ready := true
+		for n := range s.known {
+			if (name == "" || n == name) && s.left(n) == 0 {
+				ready = false
+				s.ask(n)
+			}
+		}
+		granted := s.granted
+		s.mu.Unlock()
+		if ready {
+			return nil
+		}
+		select {
+		case <-granted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// seqLog is the values one transaction took, by sequence, so that a re-run
+// takes the same ones. It is used by the transaction's goroutine only.
+type seqLog struct {
+	taken  map[string][]int64
+	pos    map[string]int // next value to take again, while replaying
+	replay bool
+}
+
+func (l *seqLog) startReplay() {
+	l.replay = true
+	clear(l.pos)
+}
+
+func (l *seqLog) stopReplay() { l.replay = false }
+
+// next returns the value name took at this point the first time, if any.
+func (l *seqLog) next(name string) (int64, bool) {
+	if !l.replay {
+		return 0, false
+	}
+	i := l.pos[name]
+	if i >= len(l.taken[name]) {
+		return 0, false
+	}
+	if l.pos == nil {
+		l.pos = map[string]int{}
+	}
+	l.pos[name] = i + 1
+	return l.taken[name][i], true
+}
+
+func (l *seqLog) record(name string, v int64) {
+	if l.taken == nil {
+		l.taken = map[string][]int64{}
+	}
+	l.taken[name] = append(l.taken[name], v)
+	if l.replay {
+		if l.pos == nil {
+			l.pos = map[string]int{}
+		}
+		l.pos[name] = len(l.taken[name])
+	}
+}
+
+// registerNextval makes nextval(name) on c hand out values of e's
+// sequences. A failure is kept on c (funcErr) and nextval returns NULL: an
+// error returned by a Go function does not fail the statement through
+// zombiezen.com/go/sqlite v1.4.2 (the statement goes on with the error's
+// text as the value), so the statement's runner reports it (execOnce), and
+// NULL makes the column's NOT NULL stop the row first.
+func (e *Engine) registerNextval(c *conn) error {
+	return c.c.CreateFunction("nextval", &sqlite.FunctionImpl{
+		NArgs: 1,
+		// Column defaults call it; only certa's own DDL can put it there.
+		AllowIndirect: true,
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			name := sequenceName(args[0].Text())
+			if c.seqLog != nil {
+				if v, ok := c.seqLog.next(name); ok {
+					return sqlite.IntegerValue(v), nil
+				}
+			}
+			v, err := e.seqs.take(name)
+			if err != nil {
+				if c.funcErr == nil {
+					c.funcErr = err.(*sqlerr.Error)
+				}
+				return sqlite.Value{}, nil // NULL
+			}
+			if c.seqLog != nil {
+				c.seqLog.record(name, v)
+			}
+			return sqlite.IntegerValue(v), nil
+		},
+	})
+}
+
+// sequenceName is a sequence's name as nextval's argument gives it:
+// 'public.t_id_seq' and '"t_id_seq"' name t_id_seq; unquoted names fold to
+// lower case, as in PostgreSQL.
+func sequenceName(arg string) string {
+	arg = strings.TrimSpace(arg)
+	if strings.HasSuffix(arg, `"`) && len(arg) >= 2 {
+		// The last part is quoted: find its opening quote ("" is a quote).
+		i := len(arg) - 2
+		for i >= 0 {
+			if arg[i] == '"' {
+				if i > 0 && arg[i-1] == '"' {
+					i -= 2
+					continue
+				}
+				break
+			}
+			i--
+		}
+		if i >= 0 {
+			return strings.ReplaceAll(arg[i+1:len(arg)-1], `""`, `"`)
+		}
+	}
+	if i := strings.LastIndexByte(arg, '.'); i >= 0 {
+		arg = arg[i+1:]
+	}
+	return strings.ToLower(arg)
+}
+
+// nextvalDefault matches a column default that calls nextval.
+var nextvalDefault = regexp.MustCompile(`^\(?\s*nextval\s*\(\s*'((?:[^']|'')*)'\s*\)\s*\)?$`)
+
+// syncSequences makes _certa_sequences hold exactly the sequences that
+// column defaults call, with the column that owns each (the last schema
+// statement may have made, renamed or dropped some). created is the seqno
+// of that statement (0 when it is only tried). It runs in the statement's
+// transaction, on every node alike.
+func syncSequences(c *conn, created uint64) error {
+	type owner struct {
+		table, column string
+		max           int64
+	}
+	want := map[string]owner{}
+	var tables []string
+	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
+		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		err := c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+			if m := nextvalDefault.FindStringSubmatch(s.ColumnText(2)); m != nil {
+				want[sequenceName(strings.ReplaceAll(m[1], "''", "'"))] = owner{t, s.ColumnText(0), maxOfType(s.ColumnText(1))}
+			}
+		}, t)
+		if err != nil {
+			return err
+		}
+	}
+	have := map[string]bool{}
+	if err := c.execResult("SELECT name FROM _certa_sequences", func(s *sqlite.Stmt) { have[s.ColumnText(0)] = true }); err != nil {
+		return err
+	}
+	for name := range have {
+		if _, ok := want[name]; !ok {
+			if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
+				return err
+			}
+		}
+	}
+	for name, o := range want {
+		if have[name] {
+			err = c.exec("UPDATE _certa_sequences SET tbl = ?, col = ?, maxval = ? WHERE name = ?", o.table, o.column, o.max, name)
+		} else {
+			err = c.exec("INSERT INTO _certa_sequences (name, tbl, col, reserved, created, maxval) VALUES (?, ?, ?, 1, ?, ?)",
+				name, o.table, o.column, int64(created), o.max)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxOfType is the largest value a column of this declared type holds in
+// PostgreSQL.
+func maxOfType(decl string) int64 {
+	switch strings.ToUpper(strings.TrimSpace(decl)) {
+	case "SMALLINT", "INT2":
+		return 1<<15 - 1
+	case "INT", "INTEGER", "INT4":
+		return 1<<31 - 1
+	}
+	return 1<<63 - 1
+}
+
+// ReserveSequence implements engine.Engine.
+func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.WriteSet, engine.SequenceBlock, error) {
+	tx, err := e.newTx(ctx)
+	if err != nil {
+		return nil, engine.SequenceBlock{}, err
+	}
+	defer tx.Rollback()
+	if err := tx.begin(); err != nil {
+		return nil, engine.SequenceBlock{}, mapErr(err)
+	}
+	var row []rowValue
+	err = tx.conn.execResult("SELECT name, tbl, col, reserved, created, maxval FROM _certa_sequences WHERE name = ?",
+		func(s *sqlite.Stmt) {
+			row = []rowValue{textValue(s.ColumnText(0)), textValue(s.ColumnText(1)), textValue(s.ColumnText(2)),
+				{kind: kindInt, i: s.ColumnInt64(3)}, {kind: kindInt, i: s.ColumnInt64(4)}, {kind: kindInt, i: s.ColumnInt64(5)}}
+		}, name)
+	if err != nil || row == nil {
+		return nil, engine.SequenceBlock{}, mapErr(err)
+	}
+	first, max := row[3].i, row[5].i
+	if first > max {
+		return nil, engine.SequenceBlock{}, sqlerr.New(sqlerr.SequenceLimitExceeded,
+			"nextval: reached maximum value of sequence %q (%d)", name, max)
+	}
+	after := append([]rowValue(nil), row...)
+	after[3] = rowValue{kind: kindInt, i: first + sequenceBlock}
+	changed := []bool{false, false, false, true, false, false}
+	pkPos := []byte{1, 0, 0, 0, 0, 0}
+	b := []byte{'T'}
+	b = putVarint(b, uint64(len(row)))
+	b = append(b, pkPos...)
+	b = append(b, "_certa_sequences"...)
+	b = append(b, 0, opUpdate, 0)
+	b = appendUpdateOld(b, row, changed, pkPos)
+	b = appendRecord(b, after, changed)
+	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: b}
+	if err := changesetKeys(ws); err != nil {
+		return nil, engine.SequenceBlock{}, fmt.Errorf("reserve sequence %s: %w", name, err)
+	}
+	ws.Normalize()
+	return ws, engine.SequenceBlock{Name: name, Created: uint64(row[4].i), First: first, Count: sequenceBlock}, nil
+}
+
+func textValue(s string) rowValue { return rowValue{kind: kindText, bytes: []byte(s)} }
+
+// SequencesWanted implements engine.Engine.
+func (e *Engine) SequencesWanted() <-chan string { return e.seqs.wanted }
+
+// GrantSequence implements engine.Engine.
+func (e *Engine) GrantSequence(b engine.SequenceBlock) { e.seqs.grant(b) }
+
+// WaitSequenceValues implements engine.Engine.
+func (e *Engine) WaitSequenceValues(ctx context.Context, name string) error {
+	return e.seqs.wait(ctx, name)
+}
