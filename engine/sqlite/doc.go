@@ -29,7 +29,9 @@
 // do), writelock.go, tx.go (local transactions), park.go, abort.go
 // (interrupts and brute-force abort), savepoint.go, exec.go (running a statement and reporting its
 // result), capture.go (write sets from changesets), moveforward.go,
-// history.go, ddl.go (schema statements), apply.go, snapshot.go (state
+// history.go, ddl.go (schema statements), createtable.go (PostgreSQL's CREATE
+// TABLE made to mean the same in SQLite), keys.go (keys certification can
+// follow), sequence.go (SERIAL and identity values), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
 // lexing), baseline.go (the no-replication baseline for benchmarks).
 package sqlite
