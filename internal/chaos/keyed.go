@@ -13,15 +13,18 @@ import (
 // keyed walks the paths issue 16 found unguarded: multi-row inserts into a
 // table with a composite text and integer key, some of which try to store a
 // NULL key (they must fail, whole, with 23502), larger transactions of
-// keyedBlock rows made by INSERT ... SELECT, and schema changes (CREATE and
-// DROP INDEX) in the middle of the writes. At the end every acknowledged
-// insert must be on every node with all its rows, no insert that failed may
-// have left a row, and no row may hold a NULL key.
+// keyedBlock rows made by INSERT ... SELECT, inserts whose key a BIGSERIAL
+// generates (RETURNING it), and schema changes (CREATE and DROP INDEX) in
+// the middle of the writes. At the end every acknowledged insert must be on
+// every node with all its rows, no insert that failed may have left a row,
+// no row may hold a NULL key, and no generated key may have been returned
+// twice.
 type keyed struct {
 	next atomic.Int64
 	counts
-	mu       sync.Mutex
-	outcomes map[int64]keyedOp // by the insert's first id
+	mu        sync.Mutex
+	outcomes  map[int64]keyedOp // by the insert's first id
+	generated map[int64]int     // generated keys returned, and how often
 }
 
 // keyedOp is one insert: rows first .. first+rows-1, and its outcome.
@@ -35,12 +38,17 @@ type keyedOp struct {
 // keyedBlock is the size of the large transactions.
 const keyedBlock = 5000
 
-func newKeyed() *keyed { return &keyed{outcomes: make(map[int64]keyedOp)} }
+func newKeyed() *keyed {
+	return &keyed{outcomes: make(map[int64]keyedOp), generated: make(map[int64]int)}
+}
 
 func (w *keyed) Name() string { return "keys-and-ddl" }
 
 func (w *keyed) Setup(ctx context.Context, addr string) error {
-	return execOn(ctx, addr, "CREATE TABLE keyed (a text, b integer, n integer, PRIMARY KEY (a, b))")
+	if err := execOn(ctx, addr, "CREATE TABLE keyed (a text, b integer, n integer, PRIMARY KEY (a, b))"); err != nil {
+		return err
+	}
+	return execOn(ctx, addr, "CREATE TABLE generated (id bigserial PRIMARY KEY, n integer)")
 }
 
 func (w *keyed) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
@@ -52,7 +60,17 @@ func (w *keyed) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
 		}
 		_, err := conn.Exec(ctx, sql)
 		return err == nil || pgclient.SQLState(err) != ""
-	case p < 7:
+	case p < 20:
+		rows, err := conn.Query(ctx, "INSERT INTO generated (n) VALUES (1) RETURNING id")
+		o := classify(err)
+		w.add(o)
+		if err == nil && len(rows) == 1 {
+			w.mu.Lock()
+			w.generated[toInt64(rows[0][0])]++
+			w.mu.Unlock()
+		}
+		return err == nil || pgclient.SQLState(err) != ""
+	case p < 23:
 		first := w.next.Add(keyedBlock) - keyedBlock + 1
 		sql := fmt.Sprintf(`WITH RECURSIVE s(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM s WHERE i < %d)
 			INSERT INTO keyed SELECT 'k' || i, i, i %% 97 FROM s`, first, first+keyedBlock-1)
@@ -100,14 +118,37 @@ func (w *keyed) Check(ctx context.Context, addrs []string) Report {
 			anomalies = append(anomalies, fmt.Sprintf("an insert with a NULL key at id %d failed with %s, not 23502", first, op.sqlstate))
 		}
 	}
+	for id, n := range w.generated {
+		if n > 1 {
+			anomalies = append(anomalies, fmt.Sprintf("generated key %d was returned %d times", id, n))
+		}
+	}
 	for _, addr := range addrs {
 		conn, err := pgclient.Connect(ctx, addr)
 		if err != nil {
 			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
 			continue
 		}
+		gen, gerr := conn.Query(ctx, "SELECT id FROM generated")
 		rows, err := conn.Query(ctx, "SELECT b FROM keyed")
 		conn.Close()
+		if gerr != nil {
+			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, gerr))
+			continue
+		}
+		stored := make(map[int64]bool, len(gen))
+		for _, r := range gen {
+			stored[toInt64(r[0])] = true
+		}
+		missing := 0
+		for id := range w.generated {
+			if !stored[id] {
+				missing++
+			}
+		}
+		if missing > 0 {
+			anomalies = append(anomalies, fmt.Sprintf("%s lost %d acknowledged inserts of generated keys", addr, missing))
+		}
 		if err != nil {
 			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
 			continue
