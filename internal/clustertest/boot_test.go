@@ -295,6 +295,7 @@ func TestNewRaftAddr(t *testing.T) {
 func TestNewRaftAddrAfterSnapshot(t *testing.T) {
 	c := testcluster.Start(t, 3, snapshotArgs...)
 	mustExec(t, c.Conn(0), "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
+	mustExec(t, syncConn(t, c, 1), "SELECT 1 FROM acked") // node 2 has the table
 	insertRows(t, c, []int{0, 1}, 1, 50)
 	c.WaitConverged(30 * time.Second)
 	snapshotAdvanced(t, c, 2, 0)

@@ -14,6 +14,7 @@ func TestSavepointsNestedTransactions(t *testing.T) {
 	a, b, other := c.Conn(0), c.Conn(1), c.Conn(0)
 	mustExec(t, a, "CREATE TABLE items (id integer PRIMARY KEY, v text)")
 	mustExec(t, a, "INSERT INTO items VALUES (10, 'x')")
+	mustExec(t, syncConn(t, c, 1), "SELECT 1 FROM items") // node 2 has applied both
 
 	// GORM: db.Transaction(func(tx) { tx.Create(1); tx.Transaction(func(tx2)
 	// { tx2.Create(2); return err }); tx.Create(3) }).
