@@ -47,7 +47,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	applier, err := openConn(cfg.Path)
+	applier, err := openConn(cfg.Path, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite engine: %w", err)
 	}
@@ -78,7 +78,7 @@ func Open(cfg Config) (*Engine, error) {
 		return fail(err)
 	}
 	e := &Engine{cfg: cfg, applier: applier}
-	e.pool = newPool(cfg.MaxConns, func() (*conn, error) { return openConn(cfg.Path) })
+	e.pool = newPool(cfg.MaxConns, func() (*conn, error) { return openConn(cfg.Path, true) })
 	e.applied.Store(uint64(seqno))
 	e.hist.reset(uint64(seqno))
 	return e, nil

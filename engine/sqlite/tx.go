@@ -59,6 +59,10 @@ type Tx struct {
 	// usedSavepoints: the Tx ran a savepoint command; it never enters
 	// image mode, and keeps going after a failed statement.
 	usedSavepoints bool
+	// fkWrites: the Tx wrote a table with foreign keys on either side. Its
+	// changes are never re-applied on its connection, where foreign-key
+	// actions would run again: it parks to be re-run (fkeys.go).
+	fkWrites bool
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -341,6 +345,9 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	tx.stmtWrote = len(rec.writes) > 0
 	tx.pending = pendingStmt{sql, rec}
 	err = tx.run(stmt, sql, &rec, w)
+	if sqlite.ErrCode(err) == sqlite.ResultConstraintForeignKey {
+		err = errFKStatement(err, &rec, c)
+	}
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		// A statement that will be re-run on a newer snapshot has read
 		// nothing yet that matters.
@@ -386,6 +393,9 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		}
 		if ti.keyProblem != "" {
 			return errKeyProblem(ti.keyProblem)
+		}
+		if ti.hasForeignKeys() {
+			tx.fkWrites = true
 		}
 	}
 	if !tx.holdsLock {
