@@ -272,3 +272,43 @@ func TestFKSelfReferenceCascade(t *testing.T) {
 	wantRows(t, b.query("SELECT id FROM tree"), row(int64(1)))
 	_ = context.Background()
 }
+
+// A child insert whose parent was deleted by a commit after the
+// transaction's snapshot fails with 40001, as in PostgreSQL: the insert runs
+// on the latest state, where the parent is gone, while the transaction
+// certifies from its snapshot (it wrote before, so its snapshot stays). One
+// that has not written yet moves its snapshot forward first (nothing it
+// read changed: moveforward.go), and there the parent is simply absent:
+// 23503, as for a transaction begun after the delete.
+func TestFKParentDeletedSinceSnapshot(t *testing.T) {
+	e := openFK(t)
+	e.ddl("CREATE TABLE other (id INTEGER PRIMARY KEY)")
+	e.commit("INSERT INTO p VALUES (1, 'a')")
+	tx := e.begin()
+	exec(t, tx, "INSERT INTO other VALUES (1)")
+	e.commit("DELETE FROM p WHERE id = 1") // parks tx, then applies
+	_, err := execErr(tx, "INSERT INTO cascade_c VALUES (1, 1)")
+	wantCode(t, err, sqlerr.SerializationFailure)
+	tx.Rollback()
+
+	e.commit("INSERT INTO p VALUES (1, 'a')")
+	tx = e.begin()
+	exec(t, tx, "SELECT count(*) FROM other")
+	e.commit("DELETE FROM p WHERE id = 1")
+	_, err = execErr(tx, "INSERT INTO cascade_c VALUES (1, 1)")
+	wantCode(t, err, sqlerr.ForeignKeyViolation)
+}
+
+// A parked transaction is re-run on the latest state with its foreign keys
+// checked as the first time: a child whose parent a commit deleted
+// meanwhile fails the re-run, and the transaction with it (40001).
+func TestFKReRunAfterParentDeleted(t *testing.T) {
+	e := openFK(t)
+	e.commit("INSERT INTO p VALUES (1, 'a'), (2, 'b')")
+	tx := e.begin()
+	exec(t, tx, "INSERT INTO cascade_c VALUES (1, 1)")
+	e.commit("DELETE FROM p WHERE id = 1") // parks tx, then applies
+	_, err := execErr(tx, "INSERT INTO cascade_c VALUES (2, 2)")
+	wantCode(t, err, sqlerr.SerializationFailure)
+	wantRows(t, e.query("SELECT id FROM cascade_c"))
+}

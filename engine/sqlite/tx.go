@@ -236,6 +236,15 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 			return tx.failNow(errWriteConflict)
 		}
 	}
+	if sqlite.ErrCode(err) == sqlite.ResultConstraintForeignKey &&
+		tx.e.hist.changed(tx.snapshot.Load(), tx.pending.rec.tables()) {
+		// The statement ran on a newer state than the snapshot (SQLite
+		// writes only there), and a table its foreign-key check read was
+		// changed since: the parent deleted or the child inserted by a
+		// concurrent commit. PostgreSQL reports that as a serialization
+		// failure too.
+		return tx.failNow(errWriteConflict)
+	}
 	return tx.logged(sql, args, logged, err)
 }
 
