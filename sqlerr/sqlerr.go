@@ -33,6 +33,7 @@ const (
 	NotNullViolation            = "23502"
 	CheckViolation              = "23514"
 	ForeignKeyViolation         = "23503"
+	DependentObjectsStillExist  = "2BP01" // DROP of a table another table's foreign key references
 	ProtocolViolation           = "08P01"
 	InvalidTableDefinition      = "42P16"
 	LockNotAvailable            = "55P03"

@@ -379,3 +379,31 @@ func errFKStatement(err error, rec *record, c *conn) *sqlerr.Error {
 	}
 	return sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, msg, table)
 }
+
+// checkDropReferenced refuses DROP TABLE of a table that another table's
+// foreign key references, as PostgreSQL does without CASCADE: SQLite would
+// drop it (the applier runs without foreign keys) and leave the children
+// referencing a table that is gone.
+func (c *conn) checkDropReferenced(stmt string, tables []string) error {
+	if firstKeyword(stmt) != "DROP" || firstKeyword(skipBlank(stmt)[len("DROP"):]) != "TABLE" {
+		return nil
+	}
+	if err := c.refreshSchema(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		ti, err := c.table(t)
+		if err != nil {
+			return err
+		}
+		for _, fk := range ti.refs {
+			if !strings.EqualFold(fk.child, ti.name) {
+				err := sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop table %s because other objects depend on it", ti.name)
+				err.Detail = fmt.Sprintf("constraint %s on table %s depends on table %s", fkName(&fk), fk.child, ti.name)
+				err.Hint = "Drop the tables that reference it (or their foreign keys) first."
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -270,7 +270,6 @@ func TestFKSelfReferenceCascade(t *testing.T) {
 		t.Fatal(items[0].Err)
 	}
 	wantRows(t, b.query("SELECT id FROM tree"), row(int64(1)))
-	_ = context.Background()
 }
 
 // A child insert whose parent was deleted by a commit after the
@@ -311,4 +310,17 @@ func TestFKReRunAfterParentDeleted(t *testing.T) {
 	_, err := execErr(tx, "INSERT INTO cascade_c VALUES (2, 2)")
 	wantCode(t, err, sqlerr.SerializationFailure)
 	wantRows(t, e.query("SELECT id FROM cascade_c"))
+}
+
+// DROP TABLE of a referenced table is refused (2BP01), as in PostgreSQL
+// without CASCADE; once its children are gone it is not.
+func TestFKDropReferencedTable(t *testing.T) {
+	e := openFK(t)
+	for _, s := range []string{"DROP TABLE p", "DROP TABLE IF EXISTS p"} {
+		_, err := e.CheckDDL(context.Background(), s)
+		wantCode(t, err, sqlerr.DependentObjectsStillExist)
+	}
+	for _, s := range []string{"DROP TABLE cascade_c", "DROP TABLE null_c", "DROP TABLE restrict_c", "DROP TABLE p"} {
+		e.ddl(s)
+	}
 }
