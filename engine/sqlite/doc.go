@@ -29,7 +29,8 @@
 // do), writelock.go, tx.go (local transactions), park.go, abort.go
 // (interrupts and brute-force abort), savepoint.go, exec.go (running a statement and reporting its
 // result), capture.go (write sets from changesets), moveforward.go,
-// history.go, ddl.go (schema statements), apply.go, snapshot.go (state
+// history.go, ddl.go (schema statements), fkeys.go (foreign keys: parent
+// keys in write sets, deferred checks), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
 // lexing), baseline.go (the no-replication baseline for benchmarks).
 package sqlite
