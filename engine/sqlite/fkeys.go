@@ -39,11 +39,14 @@ import (
 // Re-applying a transaction's changes on its own connection (a parked
 // transaction's spill, park.go; row images, rowimage.go) would run the
 // actions again, and PRAGMA foreign_keys cannot change inside a
-// transaction. So a transaction that wrote a table with foreign keys on
-// either side parks to be re-run, never with its changes set aside
-// (Tx.fkWrites), and such tables are never key writes (keywrite.go) nor
-// written in image mode (SQLite counts only the named row in changes(), not
-// the rows an action changed).
+// transaction. So a transaction that wrote a table referenced by a foreign
+// key with an action parks to be re-run, never with its changes set aside
+// (Tx.fkActions); and tables with foreign keys on either side are never key
+// writes (keywrite.go) nor written in image mode (SQLite counts only the
+// named row in changes(), not the rows an action changed). Re-applying
+// other changes runs only checks, on a state where the tables the
+// transaction read (parents and children included) are unchanged; one that
+// fails there fails the transaction (40001), never silently.
 
 // foreignKey is one foreign key of table child referencing table parent.
 type foreignKey struct {
@@ -53,34 +56,50 @@ type foreignKey struct {
 	// deferrable: the child table declares a deferred foreign key; this one
 	// may be checked only at COMMIT.
 	deferrable bool
+	// action: deleting or updating a parent row changes children (CASCADE,
+	// SET NULL, SET DEFAULT).
+	action bool
 }
 
 // hasForeignKeys reports whether ti has foreign keys or is referenced by one.
 func (ti *tableInfo) hasForeignKeys() bool { return len(ti.fks) > 0 || len(ti.refs) > 0 }
 
+// hasActions reports whether changing a row of ti may make SQLite change
+// rows of a child table.
+func (ti *tableInfo) hasActions() bool {
+	for _, fk := range ti.refs {
+		if fk.action {
+			return true
+		}
+	}
+	return false
+}
+
 // loadForeignKeys reads ti's foreign keys and those that reference it.
 func (c *conn) loadForeignKeys(ti *tableInfo) error {
 	var err error
-	ti.fks, err = c.readForeignKeys(`SELECT ?1, f.id, f."table", f."from", f."to"
+	ti.fks, err = c.readForeignKeys(`SELECT ?1, f.id, f."table", f."from", f."to", f.on_update, f.on_delete
 		FROM pragma_foreign_key_list(?1, 'main') f ORDER BY f.id, f.seq`, ti.name)
 	if err != nil {
 		return err
 	}
-	ti.refs, err = c.readForeignKeys(`SELECT m.name, f.id, f."table", f."from", f."to"
+	ti.refs, err = c.readForeignKeys(`SELECT m.name, f.id, f."table", f."from", f."to", f.on_update, f.on_delete
 		FROM sqlite_schema m JOIN pragma_foreign_key_list(m.name, 'main') f
 		WHERE m.type = 'table' AND f."table" = ?1 COLLATE NOCASE ORDER BY m.name, f.id, f.seq`, ti.name)
 	return err
 }
 
-// readForeignKeys runs query (rows of child, id, parent, from, to, one per
-// column) and groups its rows into foreign keys.
+// readForeignKeys runs query (rows of child, id, parent, from, to,
+// on_update, on_delete, one per column) and groups its rows into foreign
+// keys.
 func (c *conn) readForeignKeys(query, table string) ([]foreignKey, error) {
 	var fks []foreignKey
 	lastChild, lastID := "", int64(-1)
 	err := c.execResult(query, func(s *sqlite.Stmt) {
 		child, id := s.ColumnText(0), s.ColumnInt64(1)
 		if child != lastChild || id != lastID {
-			fks = append(fks, foreignKey{child: child, parent: s.ColumnText(2)})
+			fks = append(fks, foreignKey{child: child, parent: s.ColumnText(2),
+				action: isAction(s.ColumnText(5)) || isAction(s.ColumnText(6))})
 			lastChild, lastID = child, id
 		}
 		fk := &fks[len(fks)-1]
@@ -109,6 +128,14 @@ func (c *conn) readForeignKeys(query, table string) ([]foreignKey, error) {
 		fk.deferrable = strings.Contains(strings.Join(strings.Fields(strings.ToLower(decl)), " "), "initially deferred")
 	}
 	return fks, nil
+}
+
+func isAction(a string) bool {
+	switch strings.ToUpper(a) {
+	case "NO ACTION", "RESTRICT", "":
+		return false
+	}
+	return true
 }
 
 // parentColumns returns the parent columns fk references.

@@ -324,3 +324,31 @@ func TestFKDropReferencedTable(t *testing.T) {
 		e.ddl(s)
 	}
 }
+
+// A transaction that only wrote child rows (no actions can run) and has
+// read parks with its changes set aside, as any such transaction does; at
+// COMMIT they are restored to look its parents up, and its write set still
+// carries their keys.
+func TestFKChildOnlyTxSpills(t *testing.T) {
+	e := openFK(t)
+	e.ddl("CREATE TABLE other (id INTEGER PRIMARY KEY)")
+	e.commit("INSERT INTO p VALUES (1, 'a'), (2, 'b')")
+	other := e.capture("INSERT INTO other VALUES (1)")
+	tx := e.begin().(*Tx)
+	exec(t, tx, "SELECT count(*) FROM p")
+	exec(t, tx, "INSERT INTO restrict_c VALUES (1, 'b')")
+	e.apply(other) // parks tx
+	tx.mu.Lock()
+	spilled := tx.parked && tx.spill != nil
+	tx.mu.Unlock()
+	if !spilled {
+		t.Fatal("the transaction did not park with its changes set aside")
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasKey(ws, writeset.EncodeKey("p", int64(2))) {
+		t.Fatalf("keys %v lack the parent's", fmtKeys(ws.Keys))
+	}
+}

@@ -79,18 +79,18 @@ func (tx *Tx) park() bool {
 	if !tx.holdsLock {
 		return true
 	}
-	if tx.img != nil || tx.rlog.replayable() || tx.fkWrites && tx.rlog.active() {
+	if tx.img != nil || tx.rlog.replayable() || tx.fkActions && tx.rlog.active() {
 		// Re-running is cheaper than writing the changes out and
 		// applying them again; in image mode they are out already. A Tx
-		// that wrote tables with foreign keys is always re-run: applying
-		// its changes again would run their actions again (fkeys.go).
+		// whose changes may run foreign-key actions is always re-run:
+		// applying its changes again would run them again (fkeys.go).
 		tx.parked, tx.spill = true, nil
 		if broken := tx.rollbackLocked(true); broken {
 			tx.fail(errAborted)
 		}
 		return true
 	}
-	if tx.fkWrites {
+	if tx.fkActions {
 		// Neither re-runnable nor re-appliable: it keeps the lock, as
 		// if busy (the applier aborts it after its grace).
 		return false
@@ -140,7 +140,7 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	// A Tx whose reads are unchecked has written only by key since
 	// (keywrite.go): its changes are re-applied whatever changed, and its
 	// reads stay unchecked.
-	if tx.spill == nil || tx.fkWrites || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
+	if tx.spill == nil || tx.fkActions || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
 		if err := tx.rerun(ctx); err != nil {
 			return err
 		}

@@ -59,10 +59,12 @@ type Tx struct {
 	// usedSavepoints: the Tx ran a savepoint command; it never enters
 	// image mode, and keeps going after a failed statement.
 	usedSavepoints bool
-	// fkWrites: the Tx wrote a table with foreign keys on either side. Its
-	// changes are never re-applied on its connection, where foreign-key
-	// actions would run again: it parks to be re-run (fkeys.go).
-	fkWrites bool
+	// fkWrites: the Tx wrote a table with foreign keys on either side:
+	// WriteSet looks up parent rows in its state (fkeys.go). fkActions:
+	// it wrote a table whose changes may run foreign-key actions; its
+	// changes are never re-applied on its connection, where the actions
+	// would run again: it parks to be re-run.
+	fkWrites, fkActions bool
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -405,6 +407,9 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		}
 		if ti.hasForeignKeys() {
 			tx.fkWrites = true
+		}
+		if ti.hasActions() {
+			tx.fkActions = true
 		}
 	}
 	if !tx.holdsLock {
