@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -350,5 +351,49 @@ func TestFKChildOnlyTxSpills(t *testing.T) {
 	}
 	if !hasKey(ws, writeset.EncodeKey("p", int64(2))) {
 		t.Fatalf("keys %v lack the parent's", fmtKeys(ws.Keys))
+	}
+}
+
+// Savepoints with actions, parked after every step (with and without a read
+// first): what the actions did inside a savepoint rolled back is in no write
+// set, and what survives applies exactly on another engine.
+func TestFKSavepointsParked(t *testing.T) {
+	for _, read := range []bool{false, true} {
+		a, b := openFK(t), openFK(t)
+		a.ddl("CREATE TABLE other (id INTEGER PRIMARY KEY)")
+		b.ddl("CREATE TABLE other (id INTEGER PRIMARY KEY)")
+		b.apply(a.commit("INSERT INTO p VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+			"INSERT INTO cascade_c VALUES (10, 1), (11, 2), (12, 3)", "INSERT INTO null_c VALUES (20, 1), (21, 2)"))
+		n := 0
+		park := func() {
+			n++
+			a.apply(a.capture("INSERT INTO other VALUES (" + strconv.Itoa(n) + ")"))
+		}
+		tx := a.begin()
+		steps := []string{"SAVEPOINT", "DELETE FROM p WHERE id = 1", "ROLLBACK TO 1", "DELETE FROM p WHERE id = 2",
+			"SAVEPOINT", "DELETE FROM p WHERE id = 3", "RELEASE 2", "!INSERT INTO cascade_c VALUES (13, 3)"}
+		if read {
+			steps = append([]string{"SELECT count(*) FROM null_c"}, steps...)
+		}
+		spScenario(t, a, tx, steps, park)
+		ws, err := tx.WriteSet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.Rollback()
+		for _, k := range []writeset.Key{writeset.EncodeKey("p", int64(1)), writeset.EncodeKey("cascade_c", int64(10)), writeset.EncodeKey("null_c", int64(20))} {
+			if hasKey(ws, k) {
+				t.Fatalf("read %v: key %q of a rolled-back action in %v", read, k, fmtKeys(ws.Keys))
+			}
+		}
+		for i := 1; i <= n; i++ {
+			b.apply(b.capture("INSERT INTO other VALUES (" + strconv.Itoa(i) + ")"))
+		}
+		if items := b.apply(ws); items[0].Err != nil {
+			t.Fatalf("read %v: apply: %v", read, items[0].Err)
+		}
+		wantRows(t, b.query("SELECT id FROM p"), row(int64(1)))
+		wantRows(t, b.query("SELECT id, pid FROM cascade_c"), row(int64(10), int64(1)))
+		wantRows(t, b.query("SELECT id, coalesce(pid, -1) FROM null_c ORDER BY id"), row(int64(20), int64(1)), row(int64(21), int64(-1)))
 	}
 }
