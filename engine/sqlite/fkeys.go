@@ -39,11 +39,15 @@ import (
 // Re-applying a transaction's changes on its own connection (a parked
 // transaction's spill, park.go; row images, rowimage.go) would run the
 // actions again, and PRAGMA foreign_keys cannot change inside a
-// transaction. So a transaction that wrote a table referenced by a foreign
-// key with an action parks to be re-run, never with its changes set aside
-// (Tx.fkActions); and tables with foreign keys on either side are never key
-// writes (keywrite.go) nor written in image mode (SQLite counts only the
-// named row in changes(), not the rows an action changed). Re-applying
+// transaction. An action run again changes only rows whose own recorded
+// changes then no longer match (every row the first run's action changed is
+// among them, with its old values), so re-applying fails (40001) rather
+// than diverging; but it would fail every time. So a transaction that wrote
+// a table referenced by a foreign key with an action is re-run when it
+// parks (Tx.fkActions), as long as its statement log allows; and tables
+// with foreign keys on either side are never key writes (keywrite.go) nor
+// written in image mode (SQLite counts only the named row in changes(), not
+// the rows an action changed, and the images would miss them). Re-applying
 // other changes runs only checks, on a state where the tables the
 // transaction read (parents and children included) are unchanged; one that
 // fails there fails the transaction (40001), never silently.

@@ -90,11 +90,6 @@ func (tx *Tx) park() bool {
 		}
 		return true
 	}
-	if tx.fkActions {
-		// Neither re-runnable nor re-appliable: it keeps the lock, as
-		// if busy (the applier aborts it after its grace).
-		return false
-	}
 	var spill bytes.Buffer
 	var err error
 	if tx.sess != nil {
@@ -140,7 +135,9 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	// A Tx whose reads are unchecked has written only by key since
 	// (keywrite.go): its changes are re-applied whatever changed, and its
 	// reads stay unchecked.
-	if tx.spill == nil || tx.fkActions || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
+	// Re-applying changes that ran foreign-key actions would run them
+	// again: re-run instead while the log allows (fkeys.go).
+	if tx.spill == nil || tx.fkActions && tx.rlog.active() || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
 		if err := tx.rerun(ctx); err != nil {
 			return err
 		}
