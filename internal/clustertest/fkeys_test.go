@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -99,6 +100,28 @@ func TestForeignKeysReplicated(t *testing.T) {
 		}
 	}
 	checkNoOrphans(t, c)
+
+	// A deferred key is checked at COMMIT: an orphan left at the end fails
+	// the COMMIT with 23503 and nothing reaches the log.
+	mustExec(t, a, "CREATE TABLE later (id integer PRIMARY KEY, pid integer REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+	conn := syncConn(t, c, 2)
+	mustExec(t, conn, "BEGIN")
+	mustExec(t, conn, "INSERT INTO later VALUES (1, 500)") // parent comes later
+	mustExec(t, conn, "INSERT INTO parent VALUES (500, 'late')")
+	mustExec(t, conn, "COMMIT")
+	before := settledSeqnos(t, c)
+	mustExec(t, conn, "BEGIN")
+	mustExec(t, conn, "INSERT INTO later VALUES (2, 501)")
+	mustFail(t, conn, "23503", "COMMIT")
+	mustExec(t, conn, "SELECT 1") // the session goes on
+	if after := settledSeqnos(t, c); after != before {
+		t.Fatalf("applied seqnos %s after a refused COMMIT, %s before: something was appended", after, before)
+	}
+	for i := range c.Nodes {
+		if got := values(t, syncConn(t, c, i), "SELECT id, pid FROM later ORDER BY id"); got != "1=500" {
+			t.Fatalf("node %d: later holds %q", i, got)
+		}
+	}
 	c.WaitConverged(20 * time.Second)
 }
 
@@ -112,4 +135,14 @@ func checkNoOrphans(t *testing.T, c *testcluster.Cluster) {
 			t.Fatalf("node %d: %d orphans (%v)", i, n, err)
 		}
 	}
+}
+
+// settledSeqnos returns every node's applied seqno once each has applied
+// everything committed (a sync read on each).
+func settledSeqnos(t *testing.T, c *testcluster.Cluster) string {
+	t.Helper()
+	for i := range c.Nodes {
+		mustExec(t, syncConn(t, c, i), "SELECT 1")
+	}
+	return fmt.Sprint(appliedSeqnos(t, c))
 }
