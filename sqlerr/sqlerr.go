@@ -34,6 +34,7 @@ const (
 	SequenceLimitExceeded       = "2200H"
 	CheckViolation              = "23514"
 	ForeignKeyViolation         = "23503"
+	DependentObjectsStillExist  = "2BP01" // DROP of a table another table's foreign key references
 	ProtocolViolation           = "08P01"
 	InvalidTableDefinition      = "42P16"
 	LockNotAvailable            = "55P03"

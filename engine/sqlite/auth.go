@@ -36,6 +36,18 @@ type record struct {
 	schemaObjects []string
 }
 
+// tables returns the tables r read or wrote, lower-cased.
+func (r *record) tables() map[string]struct{} {
+	m := make(map[string]struct{}, len(r.reads)+len(r.writes))
+	for _, t := range lowerAll(r.reads) {
+		m[t] = struct{}{}
+	}
+	for _, t := range lowerAll(r.writes) {
+		m[t] = struct{}{}
+	}
+	return m
+}
+
 func addName(list []string, name string) []string {
 	for _, n := range list {
 		if strings.EqualFold(n, name) {

@@ -66,3 +66,59 @@ func openBench(b *testing.B) *Engine {
 	}
 	return e
 }
+
+// BenchmarkAutocommitInsertChild is BenchmarkAutocommitInsert on a table
+// with a foreign key (fk: SQLite's check, at capture the parent's lookup for
+// its certification key, fkeys.go, and no row images) and without one.
+func BenchmarkAutocommitInsertChild(b *testing.B) {
+	b.Run("fk", func(b *testing.B) { benchInsertChild(b, "REFERENCES t (id)") })
+	b.Run("nofk", func(b *testing.B) { benchInsertChild(b, "") })
+}
+
+func benchInsertChild(b *testing.B, references string) {
+	e := openBench(b)
+	ctx := context.Background()
+	seq := uint64(1)
+	for _, ddl := range []string{"CREATE TABLE c (id INTEGER PRIMARY KEY, tid INTEGER " + references + ", v TEXT)"} {
+		seq++
+		ws := &writeset.WriteSet{DDL: ddl}
+		if err := e.Apply(ctx, []engine.ApplyItem{{Seqno: seq, WS: ws}}, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tx, err := e.Begin(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "INSERT INTO t VALUES (1, 'parent')", &recorder{}); err != nil {
+		b.Fatal(err)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx.Rollback()
+	seq++
+	if err := e.Apply(ctx, []engine.ApplyItem{{Seqno: seq, WS: ws}}, seq); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx, err := e.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO c VALUES (%d, 1, 'value')", i), &recorder{}); err != nil {
+			b.Fatal(err)
+		}
+		ws, err := tx.WriteSet()
+		if err != nil {
+			b.Fatal(err)
+		}
+		tx.Rollback()
+		seq++
+		if err := e.Apply(ctx, []engine.ApplyItem{{Seqno: seq, WS: ws}}, seq); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,8 +20,10 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if tx.img != nil {
 		return tx.imagedWriteSet()
 	}
-	if tx.parked && tx.spill == nil {
+	if tx.parked && (tx.spill == nil || tx.fkWrites) {
 		// Parked to be re-run: re-run it, to capture what it writes now.
+		// (Parent rows of a Tx with foreign keys are looked up in its own
+		// state, fkeys.go.)
 		if err := tx.unpark(context.Background()); err != nil {
 			return nil, tx.classify(err)
 		}
@@ -43,6 +45,11 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
 	if err := changesetKeys(ws); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+	}
+	if tx.fkWrites {
+		if err := tx.foreignKeyRows(ws); err != nil {
+			return nil, tx.classify(err)
+		}
 	}
 	// Rows read FOR UPDATE certify as if written (forupdate.go).
 	ws.Keys = append(ws.Keys, tx.locked...)

@@ -67,11 +67,19 @@ type tableInfo struct {
 	// hasRowid: the table has a rowid no column hides (rowimage.go); known
 	// once rowidChecked.
 	hasRowid, rowidChecked bool
+	// fks are the table's foreign keys, refs those of other tables (or its
+	// own) that reference it (fkeys.go).
+	fks, refs []foreignKey
 }
 
 // openConn opens a connection to path with the pragmas every connection
-// needs. WAL is a property of the file, set once by Open.
-func openConn(path string) (*conn, error) {
+// needs. WAL is a property of the file, set once by Open. foreignKeys is
+// true for connections that run client statements: foreign keys are checked
+// and their ON DELETE/ON UPDATE actions run in the origin's local
+// transaction, whose session records the rows the actions change. The
+// applier's connection has them off: it applies those recorded rows exactly,
+// and the actions must not run a second time (fkeys.go).
+func openConn(path string, foreignKeys bool) (*conn, error) {
 	sc, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -79,12 +87,14 @@ func openConn(path string) (*conn, error) {
 	c := &conn{c: sc}
 	// synchronous=NORMAL: in WAL mode a crash may lose the last commits but
 	// never corrupts; the fsync'd Raft log is the source of truth and the
-	// node replays it from the recorded applied seqno. Foreign keys stay off:
-	// changesets are applied row by row and ON DELETE actions would run a
-	// second time on replicas. No mmap: SQLite unmaps the whole file at
-	// every read transaction after a commit elsewhere, and A/B runs showed
-	// no gain over pread.
-	for _, p := range []string{"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=OFF"} {
+	// node replays it from the recorded applied seqno. No mmap: SQLite
+	// unmaps the whole file at every read transaction after a commit
+	// elsewhere, and A/B runs showed no gain over pread.
+	fk := "PRAGMA foreign_keys=OFF"
+	if foreignKeys {
+		fk = "PRAGMA foreign_keys=ON"
+	}
+	for _, p := range []string{"PRAGMA synchronous=NORMAL", fk} {
 		if err := c.exec(p); err != nil {
 			sc.Close()
 			return nil, fmt.Errorf("open %s: %s: %w", path, p, err)
@@ -265,6 +275,11 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	}
 	if ti.exists && ti.hasPK {
 		if ti.keyProblem, err = c.keyProblem(ti, nullable); err != nil {
+			return nil, err
+		}
+	}
+	if ti.exists {
+		if err := c.loadForeignKeys(ti); err != nil {
 			return nil, err
 		}
 	}

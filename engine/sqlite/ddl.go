@@ -61,6 +61,9 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	}
 	if !needsTrial(stmt) {
 		tables, err := prepareDDL(tx.conn, stmt)
+		if err == nil {
+			err = tx.conn.checkDropReferenced(stmt, tables)
+		}
 		if err != nil {
 			return engine.DDL{}, tx.classify(err)
 		}

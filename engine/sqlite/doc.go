@@ -31,7 +31,8 @@
 // result), capture.go (write sets from changesets), moveforward.go,
 // history.go, ddl.go (schema statements), createtable.go (PostgreSQL's CREATE
 // TABLE made to mean the same in SQLite), keys.go (keys certification can
-// follow), sequence.go (SERIAL and identity values), apply.go, snapshot.go (state
+// follow), sequence.go (SERIAL and identity values), fkeys.go (foreign keys:
+// parent keys in write sets, deferred checks), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
 // lexing), baseline.go (the no-replication baseline for benchmarks).
 package sqlite

@@ -51,7 +51,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	applier, err := openConn(cfg.Path)
+	applier, err := openConn(cfg.Path, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite engine: %w", err)
 	}
@@ -89,7 +89,7 @@ func Open(cfg Config) (*Engine, error) {
 		return fail(err)
 	}
 	e.pool = newPool(cfg.MaxConns, func() (*conn, error) {
-		c, err := openConn(cfg.Path)
+		c, err := openConn(cfg.Path, true)
 		if err == nil {
 			if err = e.registerNextval(c); err != nil {
 				c.close()

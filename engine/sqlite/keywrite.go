@@ -54,6 +54,11 @@ func (c *conn) keyWrite(sql string, rec record) bool {
 	if err != nil || !ti.exists || !ti.hasPK || !strings.EqualFold(ti.name, rec.writes[0]) {
 		return false
 	}
+	if ti.hasForeignKeys() {
+		// A foreign-key action may change other rows, even of this
+		// table (fkeys.go).
+		return false
+	}
 	if where < 0 {
 		return isWord(toks[0], "insert")
 	}

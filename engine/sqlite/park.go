@@ -79,9 +79,11 @@ func (tx *Tx) park() bool {
 	if !tx.holdsLock {
 		return true
 	}
-	if tx.img != nil || tx.rlog.replayable() {
+	if tx.img != nil || tx.rlog.replayable() || tx.fkActions && tx.rlog.active() {
 		// Re-running is cheaper than writing the changes out and
-		// applying them again; in image mode they are out already.
+		// applying them again; in image mode they are out already. A Tx
+		// whose changes may run foreign-key actions is always re-run:
+		// applying its changes again would run them again (fkeys.go).
 		tx.parked, tx.spill = true, nil
 		if broken := tx.rollbackLocked(true); broken {
 			tx.fail(errAborted)
@@ -133,7 +135,9 @@ func (tx *Tx) unpark(ctx context.Context) error {
 	// A Tx whose reads are unchecked has written only by key since
 	// (keywrite.go): its changes are re-applied whatever changed, and its
 	// reads stay unchecked.
-	if tx.spill == nil || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
+	// Re-applying changes that ran foreign-key actions would run them
+	// again: re-run instead while the log allows (fkeys.go).
+	if tx.spill == nil || tx.fkActions && tx.rlog.active() || !tx.unchecked && tx.e.hist.changed(tx.view, tx.touched()) {
 		if err := tx.rerun(ctx); err != nil {
 			return err
 		}

@@ -60,6 +60,12 @@ type Tx struct {
 	// usedSavepoints: the Tx ran a savepoint command; it never enters
 	// image mode, and keeps going after a failed statement.
 	usedSavepoints bool
+	// fkWrites: the Tx wrote a table with foreign keys on either side:
+	// WriteSet looks up parent rows in its state (fkeys.go). fkActions:
+	// it wrote a table whose changes may run foreign-key actions; its
+	// changes are never re-applied on its connection, where the actions
+	// would run again: it parks to be re-run.
+	fkWrites, fkActions bool
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -236,6 +242,15 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 			return tx.failNow(errWriteConflict)
 		}
 	}
+	if sqlite.ErrCode(err) == sqlite.ResultConstraintForeignKey &&
+		tx.e.hist.changed(tx.snapshot.Load(), tx.pending.rec.tables()) {
+		// The statement ran on a newer state than the snapshot (SQLite
+		// writes only there), and a table its foreign-key check read was
+		// changed since: the parent deleted or the child inserted by a
+		// concurrent commit. PostgreSQL reports that as a serialization
+		// failure too.
+		return tx.failNow(errWriteConflict)
+	}
 	return tx.logged(sql, args, logged, err)
 }
 
@@ -349,6 +364,9 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	if fe := c.takeFuncErr(); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		return fe // the statement failed, whatever SQLite said (registerNextval)
 	}
+	if sqlite.ErrCode(err) == sqlite.ResultConstraintForeignKey {
+		err = errFKStatement(err, &rec, c)
+	}
 	if sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		// A statement that will be re-run on a newer snapshot has read
 		// nothing yet that matters.
@@ -394,6 +412,12 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		}
 		if ti.keyProblem != "" {
 			return errKeyProblem(ti.keyProblem)
+		}
+		if ti.hasForeignKeys() {
+			tx.fkWrites = true
+		}
+		if ti.hasActions() {
+			tx.fkActions = true
 		}
 	}
 	if !tx.holdsLock {

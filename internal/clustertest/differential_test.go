@@ -29,6 +29,12 @@ var diffTables = []diffTable{
 		func(r *rand.Rand) string { return diffText(r) }},
 	{"tc", "CREATE TABLE tc (a text, id integer, k integer, v text, PRIMARY KEY (a, id))", "a, id",
 		func(r *rand.Rand) string { return diffText(r) + ", " + diffInt(r) }},
+	// Children of ti by k: inserts and updates of k meet missing parents
+	// (23503); deletes and key updates of ti set k NULL or follow.
+	{"tf", "CREATE TABLE tf (id integer PRIMARY KEY, k integer REFERENCES ti (id) ON DELETE SET NULL ON UPDATE CASCADE, v text)", "id",
+		func(r *rand.Rand) string { return diffInt(r) }},
+	{"tg", "CREATE TABLE tg (id integer PRIMARY KEY, k integer REFERENCES ti (id) ON DELETE CASCADE, v text)", "id",
+		func(r *rand.Rand) string { return diffInt(r) }},
 }
 
 // diffInt is a key value from a small domain (so that statements meet),
@@ -88,7 +94,7 @@ func diffStatement(r *rand.Rand, t diffTable) string {
 		if t.name == "tc" {
 			return fmt.Sprintf("UPDATE %s SET id = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
-		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'"}[t.name]
+		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000"}[t.name]
 		return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s, k, v FROM %s WHERE k = %d", t.name, cols, shifted, t.name, r.IntN(10))
 	}
 }
@@ -163,7 +169,8 @@ func diffContents(ctx context.Context, c *pgclient.Conn) (string, error) {
 }
 
 // Issue 16: random transactions of multi-row INSERTs, upserts, RETURNING,
-// INSERT ... SELECT, key updates, NULL keys, DELETEs and savepoints run on random nodes
+// INSERT ... SELECT, key updates, NULL keys, DELETEs, foreign keys (with
+// ON DELETE SET NULL, ON UPDATE CASCADE, ON DELETE CASCADE) and savepoints run on random nodes
 // of a 3-node cluster and on a real PostgreSQL server; every transaction
 // must have the same outcome (committed, or the same SQLSTATE) and every
 // node the same contents as PostgreSQL after it.
