@@ -133,7 +133,17 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	}
 	switch st.kind {
 	case kindOther:
-		return s.node.engine.Describe(ctx, st.sql)
+		params, cols, err = s.node.engine.Describe(ctx, st.sql)
+		if err != nil && !s.inBlock && (s.consistency == "sync" || s.waitFor > 0) {
+			// What the statement names may be committed but not applied
+			// here yet (a table created on another node): a session that
+			// asked to see it waits, as its statements do, and tries again.
+			if werr := s.readWait(ctx); werr != nil {
+				return nil, nil, werr
+			}
+			return s.node.engine.Describe(ctx, st.sql)
+		}
+		return params, cols, err
 	case kindCatalog:
 		return s.describeCatalog(ctx, st)
 	case kindShow:
