@@ -128,10 +128,21 @@ type SequenceBlock struct {
 	Count   int64
 }
 
-// ErrNoSequenceValues is wrapped in the error of a statement that needed a
-// value of a sequence while this node had none reserved; the statement may
-// be run again once WaitSequenceValues returns.
+// ErrNoSequenceValues is wrapped, as a *NoSequenceValuesError naming the
+// sequence, in the error of a statement that needed a value of a sequence
+// while this node had none reserved; the statement may be run again once
+// WaitSequenceValues for that sequence returns.
 var ErrNoSequenceValues = errors.New("no values of the sequence are reserved on this node")
+
+// NoSequenceValuesError names the sequence of an ErrNoSequenceValues.
+type NoSequenceValuesError struct{ Sequence string }
+
+func (e *NoSequenceValuesError) Error() string {
+	return "no values of sequence " + e.Sequence + " are reserved on this node"
+}
+
+// Is makes errors.Is(err, ErrNoSequenceValues) true.
+func (e *NoSequenceValuesError) Is(target error) bool { return target == ErrNoSequenceValues }
 
 // DDL is a schema statement checked by CheckDDL.
 type DDL struct {

@@ -59,13 +59,14 @@ func (n *Node) reserveSequence(name string) {
 const sequenceWait = 5 * time.Second
 
 // waitSequenceValues waits until the engine has values of the sequence err
-// (engine.ErrNoSequenceValues) was about, and reports whether it may be run
-// again.
+// (engine.ErrNoSequenceValues) was about, and reports whether the statement
+// may be run again.
 func (n *Node) waitSequenceValues(ctx context.Context, err error) bool {
-	if !errors.Is(err, engine.ErrNoSequenceValues) {
+	var ne *engine.NoSequenceValuesError
+	if !errors.As(err, &ne) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, sequenceWait)
 	defer cancel()
-	return n.engine.WaitSequenceValues(ctx, "") == nil
+	return n.engine.WaitSequenceValues(ctx, ne.Sequence) == nil
 }

@@ -31,6 +31,9 @@ type record struct {
 	deniedKind bool
 	// schemaWrite is set when a client statement writes the schema table.
 	schemaWrite bool
+	// nextval: the statement calls nextval (set by prepareCached; the
+	// authorizer is not told function names), which takes values.
+	nextval bool
 	// schemaObjects are the tables and views a schema statement creates,
 	// alters or drops (or whose indexes it creates or drops).
 	schemaObjects []string

@@ -123,6 +123,10 @@ func TestGeneratedColumns(t *testing.T) {
 	}
 	e.reserve("s2_id_seq")
 	e.reserve("s2_n_seq")
+	// nextval takes values: never a read-only statement.
+	if err := e.Read(context.Background(), "select NextVal('s1_id_seq')", &recorder{}); !errors.Is(err, engine.ErrNotReadOnly) {
+		t.Fatalf("Read of nextval: %v", err)
+	}
 	e.commit("INSERT INTO s1 (k) VALUES (10), (20)")
 	tx = e.begin()
 	wantRows(t, exec(t, tx, "INSERT INTO s2 (v) VALUES ('a') RETURNING id, n, v").rows, row(int64(1), int64(1), "a"))

@@ -53,7 +53,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	}()
 	// nextval takes values (not read-only) and reports failure only to a
 	// Tx (execOnce).
-	if !isBlank(tail) || len(rec.writes) > 0 || hasKeyword(sql, "NEXTVAL") {
+	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {

@@ -117,7 +117,7 @@ func (s *sequences) take(name string) (int64, error) {
 	bs := s.blocks[name]
 	if len(bs) == 0 {
 		s.ask(name)
-		return 0, sqlerr.Wrap(engine.ErrNoSequenceValues, sqlerr.SerializationFailure,
+		return 0, sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: name}, sqlerr.SerializationFailure,
 			"could not serialize access: no values of sequence %q are reserved on this node yet; retry the transaction", name)
 	}
 	b := &bs[0]

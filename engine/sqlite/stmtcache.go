@@ -35,6 +35,7 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 	if err != nil || !isBlank(trailing) {
 		return stmt, rec, trailing, err
 	}
+	rec.nextval = hasKeyword(sql, "NEXTVAL") // once per text, not per run
 	if len(c.cache) >= maxCachedStmts {
 		c.dropCache()
 	}
