@@ -6,6 +6,7 @@
 package localcluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -242,9 +243,44 @@ func (c *Cluster) Wait(i int, timeout time.Duration) error {
 	return n.exitErr
 }
 
-// Pause stops node i with SIGSTOP; Resume continues it.
-func (c *Cluster) Pause(i int)  { c.signal(i, syscall.SIGSTOP) }
+// Pause stops node i with SIGSTOP and waits (up to 5 s) until every
+// thread of the process has stopped. The kernel stops the threads one after
+// another, the last ones only once the first has taken the signal: on a
+// busy machine a thread of a "paused" node went on answering Raft for a
+// while, and a write on the minority committed.
+func (c *Cluster) Pause(i int) {
+	c.signal(i, syscall.SIGSTOP)
+	if n := c.Nodes[i]; n.Running() {
+		deadline := time.Now().Add(5 * time.Second)
+		for !allThreadsStopped(n.cmd.Process.Pid) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// Resume continues node i after Pause.
 func (c *Cluster) Resume(i int) { c.signal(i, syscall.SIGCONT) }
+
+// allThreadsStopped reports whether every thread of process pid is in the
+// stopped state ('T' in /proc/pid/task/*/stat).
+func allThreadsStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		end := bytes.LastIndexByte(b, ')')
+		if end < 0 || end+2 >= len(b) || b[end+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
 
 func (c *Cluster) signal(i int, sig syscall.Signal) {
 	if n := c.Nodes[i]; n.Running() {
