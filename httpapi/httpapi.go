@@ -97,6 +97,8 @@ func (h *Handler) SetNode(n Node) {
 	gauge("certa_commit_seqno", "Position of the last write set that passed certification.", func(s replica.Status) float64 { return float64(s.CommitSeqno) })
 	counter("certa_certified_total", "Write sets that passed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Certified) })
 	counter("certa_conflicts_total", "Write sets that failed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Conflicts) })
+	counter("certa_unforeseen_conflicts_total", "Certified write sets that did not match this node's rows at apply since start (should stay 0: compare the nodes' checksums).",
+		func(s replica.Status) float64 { return float64(s.UnforeseenConflicts) })
 	gauge("certa_is_leader", "1 if this node is the Raft leader.", func(s replica.Status) float64 {
 		if s.Role == "leader" {
 			return 1

@@ -47,6 +47,9 @@ type stateMachine struct {
 	committed atomic.Uint64 // last seqno that passed certification
 	certified atomic.Uint64 // number of write sets that passed
 	conflicts atomic.Uint64 // number that failed
+	// unforeseen counts certified write sets that failed at apply with a
+	// serialization failure (Status.UnforeseenConflicts).
+	unforeseen atomic.Uint64
 	// transfers counts snapshots whose database replaced this node's
 	// (state transfers).
 	transfers atomic.Uint64
@@ -142,6 +145,9 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 		m.engineSeqno = m.seqno
 	}
 	for _, it := range items {
+		if it.Err != nil {
+			m.itemFailed(it)
+		}
 		if it.WS.Origin == m.self {
 			notify = append(notify, outcomeFor{it.WS.TxID, outcome{it.Seqno, it.Err}})
 		}
@@ -161,6 +167,26 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 		}()
 	}
 }
+
+// itemFailed records a certified write set that failed at apply. Most
+// such failures are expected (a unique index other than the key, a table
+// dropped meanwhile) and fail the same on every node. A serialization
+// failure is not: certification let the write set through, yet its rows
+// had changed, so either certification missed a conflict or this node's
+// data differs from the cluster's. It is logged as an error and counted.
+func (m *stateMachine) itemFailed(it engine.ApplyItem) {
+	if sqlerr.Code(it.Err) != sqlerr.SerializationFailure {
+		m.logger.Debug("certified write set failed at apply", "seqno", it.Seqno, "origin", it.WS.Origin, "err", it.Err)
+		return
+	}
+	m.unforeseen.Add(1)
+	m.logger.Error(UnforeseenConflictLog+": certification missed a conflict, or this node's data differs from the cluster's (compare GET /checksum across nodes)",
+		"seqno", it.Seqno, "origin", it.WS.Origin, "snapshot", it.WS.Snapshot, "err", it.Err)
+}
+
+// UnforeseenConflictLog starts the message logged for each certified write
+// set that did not match the node's rows (tests look for it).
+const UnforeseenConflictLog = "certified write set did not match this node's rows"
 
 // freeMemoryAfterBytes is the size of applied entries after which the node
 // gives the memory it freed back to the system at once. A large write set

@@ -43,6 +43,12 @@ type Status struct {
 	// certification on this node since it started.
 	Certified uint64 `json:"certified"`
 	Conflicts uint64 `json:"conflicts"`
+	// UnforeseenConflicts counts certified write sets whose changes did
+	// not match this node's rows at apply (failed with 40001). Certification
+	// should make that impossible: each one means a conflict it missed, or
+	// that this node's data differs from the cluster's. Compare the nodes'
+	// GET /checksum.
+	UnforeseenConflicts uint64 `json:"unforeseen_conflicts"`
 	// StateTransfers counts the times this node's database was replaced
 	// by a snapshot from the cluster since it started.
 	StateTransfers uint64 `json:"state_transfers"`
@@ -63,21 +69,22 @@ type Status struct {
 func (n *Node) Status() Status {
 	st := n.log.Stats()
 	s := Status{
-		ID:               n.cfg.Self.ID,
-		Role:             n.log.State(),
-		Leader:           n.log.Leader(),
-		AppliedSeqno:     n.sm.applied.get(),
-		CommitSeqno:      n.sm.committed.Load(),
-		Certified:        n.sm.certified.Load(),
-		Conflicts:        n.sm.conflicts.Load(),
-		StateTransfers:   n.sm.transfers.Load(),
-		LogLastIndex:     st.LastIndex,
-		LogCommitIndex:   st.CommitIndex,
-		LogAppliedIndex:  st.AppliedIndex,
-		LogTerm:          st.Term,
-		LogSnapshotIndex: st.SnapshotIndex,
-		ApplyStalled:     n.sm.stalledReason(),
-		CatchingUp:       st.CatchingUp,
+		ID:                  n.cfg.Self.ID,
+		Role:                n.log.State(),
+		Leader:              n.log.Leader(),
+		AppliedSeqno:        n.sm.applied.get(),
+		CommitSeqno:         n.sm.committed.Load(),
+		Certified:           n.sm.certified.Load(),
+		Conflicts:           n.sm.conflicts.Load(),
+		UnforeseenConflicts: n.sm.unforeseen.Load(),
+		StateTransfers:      n.sm.transfers.Load(),
+		LogLastIndex:        st.LastIndex,
+		LogCommitIndex:      st.CommitIndex,
+		LogAppliedIndex:     st.AppliedIndex,
+		LogTerm:             st.Term,
+		LogSnapshotIndex:    st.SnapshotIndex,
+		ApplyStalled:        n.sm.stalledReason(),
+		CatchingUp:          st.CatchingUp,
 	}
 	if s.Connected = s.Leader != ""; !s.Connected {
 		since := n.cut.cutOffSince()

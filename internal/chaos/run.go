@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -145,6 +146,16 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 	// stops (fails closed), which the suite still reports.
 	for _, x := range c.Exits() {
 		rows[0].Anomalies = append(rows[0].Anomalies, fmt.Sprintf("node %s exited by itself: %v", x.Node, x.Err))
+	}
+	// Signs of divergence are counted in the logs, which outlive restarts.
+	for _, n := range c.Nodes {
+		if log, err := os.ReadFile(n.Log); err == nil {
+			for _, msg := range localcluster.DivergenceLogs {
+				if k := bytes.Count(log, []byte(msg)); k > 0 {
+					rows[0].Anomalies = append(rows[0].Anomalies, fmt.Sprintf("node %s logged %q %d times", n.ID, msg, k))
+				}
+			}
+		}
 	}
 	if anyFailed(rows) {
 		for i := range c.Nodes {

@@ -21,6 +21,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"certa/orderlog/raftlog"
+	"certa/replica"
 )
 
 // Config describes a cluster to start.
@@ -243,6 +246,10 @@ func (c *Cluster) Wait(i int, timeout time.Duration) error {
 	return n.exitErr
 }
 
+// DivergenceLogs are messages a node logs only when its data may differ
+// from the cluster's: tests fail when a node logs one.
+var DivergenceLogs = []string{replica.UnforeseenConflictLog, raftlog.TruncatingCommittedLog}
+
 // Pause stops node i with SIGSTOP and waits (up to 5 s) until every
 // thread of the process has stopped. The kernel stops the threads one after
 // another, the last ones only once the first has taken the signal: on a
@@ -309,6 +316,9 @@ type Status struct {
 	CommitSeqno  uint64 `json:"commit_seqno"`
 	Certified    uint64 `json:"certified"`
 	Conflicts    uint64 `json:"conflicts"`
+	// UnforeseenConflicts: certified write sets that did not match the
+	// node's rows at apply (should stay 0).
+	UnforeseenConflicts uint64 `json:"unforeseen_conflicts"`
 	// SnapshotIndex is the newest Raft snapshot the node took or received.
 	SnapshotIndex  uint64 `json:"log_snapshot_index"`
 	StateTransfers uint64 `json:"state_transfers"`

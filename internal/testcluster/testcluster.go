@@ -5,6 +5,7 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -113,6 +114,17 @@ func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
 
 func (c *Cluster) stop() {
 	c.Stop()
+	// Every cluster test also checks that no node logged a sign of
+	// divergence (localcluster.DivergenceLogs).
+	for _, n := range c.Nodes {
+		if log, err := os.ReadFile(n.Log); err == nil {
+			for _, msg := range localcluster.DivergenceLogs {
+				if bytes.Contains(log, []byte(msg)) {
+					c.t.Errorf("%s logged %q: a node diverged, or certification missed a conflict", n.ID, msg)
+				}
+			}
+		}
+	}
 	if c.t.Failed() {
 		for i, n := range c.Nodes {
 			c.t.Logf("---- log of %s (tail) ----\n%s", n.ID, c.LogTail(i, 6000))

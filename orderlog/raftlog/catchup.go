@@ -36,9 +36,8 @@ const catchingUpFile = "catching-up"
 // errCatchingUp answers vote requests while the gate is closed.
 var errCatchingUp = errors.New("raftlog: this node is catching up with the leader and takes no part in elections yet")
 
-// gatedTransport is the node's transport while it catches up: it keeps
-// votes out and opens once the node has caught up, then passes everything
-// through.
+// gatedTransport is the node's transport (incoming.go). While the node
+// catches up, it keeps votes out; it opens once the node has caught up.
 type gatedTransport struct {
 	*transport // the TCP transport (transport.go)
 	consumer   chan raft.RPC
@@ -54,8 +53,11 @@ type gatedTransport struct {
 	done                chan struct{}
 }
 
-func newGatedTransport(t *transport, logs raft.LogStore, marker string, logger *slog.Logger) *gatedTransport {
+// newGatedTransport returns the node's transport over t; catchingUp says
+// whether the gate starts closed.
+func newGatedTransport(t *transport, logs raft.LogStore, catchingUp bool, marker string, logger *slog.Logger) *gatedTransport {
 	g := &gatedTransport{transport: t, consumer: make(chan raft.RPC), logs: logs, marker: marker, logger: logger, done: make(chan struct{})}
+	g.open.Store(!catchingUp)
 	go g.run()
 	return g
 }
@@ -71,26 +73,6 @@ func (g *gatedTransport) Close() error {
 		close(g.done)
 	}
 	return g.transport.Close()
-}
-
-func (g *gatedTransport) run() {
-	in := g.NetworkTransport.Consumer()
-	for {
-		var rpc raft.RPC
-		select {
-		case rpc = <-in:
-		case <-g.done:
-			return
-		}
-		if !g.open.Load() && !g.admit(&rpc) {
-			continue
-		}
-		select {
-		case g.consumer <- rpc:
-		case <-g.done:
-			return
-		}
-	}
 }
 
 // admit answers vote requests itself, and watches the answers to appends

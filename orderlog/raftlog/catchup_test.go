@@ -100,7 +100,7 @@ func TestWipedVoterElectsNoStaleLeader(t *testing.T) {
 		eventually(t, 10*time.Second, fmt.Sprintf("n%d holds entry %d", i+1, e), func() bool { return nodes[i].Stats().LastIndex >= e })
 	}
 	eventually(t, 10*time.Second, "n1 caught up", func() bool { return caughtUp(0) })
-	if at := nodes[0].transport.(*gatedTransport).openedAt.Load(); at < e {
+	if at := nodes[0].transport.openedAt.Load(); at < e {
 		t.Fatalf("n1 took part in elections again at log index %d, before it held entry %d", at, e)
 	}
 	if nodes[0].Stats().CatchingUp {

@@ -153,6 +153,10 @@ type smallEntryCache struct {
 
 	mu    sync.Mutex
 	large *raft.Log // the newest large entry stored, if any
+
+	// committed is Raft's commit index, once Raft runs (see DeleteRange).
+	committed atomic.Pointer[func() uint64]
+	logger    *slog.Logger
 }
 
 func (c *smallEntryCache) StoreLogs(logs []*raft.Log) error {
@@ -189,30 +193,45 @@ func (c *smallEntryCache) GetLog(index uint64, l *raft.Log) error {
 	return c.LogCache.GetLog(index, l)
 }
 
+// errTruncatingCommitted refuses to remove committed entries.
+var errTruncatingCommitted = errors.New(TruncatingCommittedLog)
+
+// TruncatingCommittedLog starts the error logged when Raft would remove
+// committed entries from the end of the log (tests look for it).
+const TruncatingCommittedLog = "raftlog: refusing to remove committed entries from the end of the log"
+
+// DeleteRange removes entries. Raft removes entries from the end of a
+// follower's log that conflict with the leader's; those were never
+// committed. Removing one at or below the commit index would mean this
+// node has applied an entry the cluster did not commit (its data now
+// differs from the cluster's): that is refused, and the node stops
+// following the leader instead of going on diverged.
 func (c *smallEntryCache) DeleteRange(min, max uint64) error {
+	if committed := c.committed.Load(); committed != nil {
+		if first, err := c.LogCache.FirstIndex(); err == nil && min > first && min <= (*committed)() {
+			err := fmt.Errorf("%w: entries %d to %d, commit index %d; this node applied entries the cluster did not commit, so its data may differ from the cluster's: "+
+				"stop it, move its data directory away, and start it again with --join to rejoin with a copy of the cluster's data", errTruncatingCommitted, min, max, (*committed)())
+			c.logger.Error(err.Error())
+			return err
+		}
+	}
 	c.mu.Lock()
 	c.large = nil
 	c.mu.Unlock()
 	return c.LogCache.DeleteRange(min, max)
 }
 
-// closingTransport is a Raft transport that Log closes.
-type closingTransport interface {
-	raft.Transport
-	raft.WithClose
-}
-
 // Log is an orderlog.Log backed by hashicorp/raft.
 type Log struct {
 	raft      *raft.Raft
 	wal       *store
-	transport closingTransport // the TCP transport, or the gate over it (catchup.go)
-	logs      raft.LogStore    // the store Raft reads, behind its cache
-	applied   *appliedIndex    // what the state machine has applied (readindex.go)
-	nudge     chan struct{}    // see nudgeFollowers
-	inFlight  atomic.Int64     // appends and barriers not yet finished
-	done      chan struct{}    // closed by Close
-	resumed   bool             // Dir held Raft state when opened
+	transport *gatedTransport // the TCP transport and the filter of what comes in (incoming.go)
+	logs      raft.LogStore   // the store Raft reads, behind its cache
+	applied   *appliedIndex   // what the state machine has applied (readindex.go)
+	nudge     chan struct{}   // see nudgeFollowers
+	inFlight  atomic.Int64    // appends and barriers not yet finished
+	done      chan struct{}   // closed by Close
+	resumed   bool            // Dir held Raft state when opened
 }
 
 var _ orderlog.Log = (*Log)(nil)
@@ -336,18 +355,17 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
-	logs := &smallEntryCache{LogCache: cache, store: logStore}
+	logs := &smallEntryCache{LogCache: cache, store: logStore, logger: cfg.Logger}
 	applied := newAppliedIndex()
-	var rt closingTransport = trans
-	if gated {
-		rt = newGatedTransport(trans, w, marker, cfg.Logger)
-	}
+	rt := newGatedTransport(trans, w, gated, marker, cfg.Logger)
 	r, err := raft.NewRaft(rc, &fsm{sm: sm, applied: applied, snaps: snaps}, logs, w, snaps, rt)
 	if err != nil {
 		rt.Close()
 		w.Close()
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
+	commitIndex := r.CommitIndex
+	logs.committed.Store(&commitIndex)
 	l := &Log{raft: r, wal: w, transport: rt, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
 	go l.nudgeLoop()
 	go l.compactLoop(compact)
@@ -559,8 +577,7 @@ func (l *Log) Stats() orderlog.Stats {
 
 // catchingUp reports whether the node is kept out of elections (catchup.go).
 func (l *Log) catchingUp() bool {
-	g, ok := l.transport.(*gatedTransport)
-	return ok && !g.open.Load()
+	return !l.transport.open.Load()
 }
 
 // Close implements orderlog.Log.
