@@ -35,6 +35,9 @@ var diffTables = []diffTable{
 		func(r *rand.Rand) string { return diffInt(r) }},
 	{"tg", "CREATE TABLE tg (id integer PRIMARY KEY, k integer REFERENCES ti (id) ON DELETE CASCADE, v text)", "id",
 		func(r *rand.Rand) string { return diffInt(r) }},
+	// Defaults fill what an INSERT leaves out; v may not be NULL (23502).
+	{"td", "CREATE TABLE td (id varchar(10) PRIMARY KEY, k integer DEFAULT 7, v text NOT NULL DEFAULT 'dflt')", "id",
+		func(r *rand.Rand) string { return diffText(r) }},
 }
 
 // diffInt is a key value from a small domain (so that statements meet),
@@ -68,7 +71,9 @@ func diffValue(r *rand.Rand) string {
 func diffStatement(r *rand.Rand, t diffTable) string {
 	cols := t.key + ", k, v"
 	row := func() string { return fmt.Sprintf("(%s, %d, %s)", t.keyVals(r), r.IntN(10), diffValue(r)) }
-	switch r.IntN(9) {
+	switch r.IntN(10) {
+	case 9:
+		return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.name, t.key, t.keyVals(r))
 	case 0, 1:
 		rows := []string{row()}
 		for r.IntN(2) == 0 {
@@ -84,7 +89,7 @@ func diffStatement(r *rand.Rand, t diffTable) string {
 	case 5:
 		return fmt.Sprintf("UPDATE %s SET k = k + 1, v = %s WHERE k < %d", t.name, diffValue(r), r.IntN(10))
 	case 6:
-		if t.name == "tt" || t.name == "tc" {
+		if t.name == "tt" || t.name == "tc" || t.name == "td" {
 			return fmt.Sprintf("UPDATE %s SET k = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
 		return fmt.Sprintf("UPDATE %s SET id = id + 100 WHERE k = %d", t.name, r.IntN(10))
@@ -94,7 +99,7 @@ func diffStatement(r *rand.Rand, t diffTable) string {
 		if t.name == "tc" {
 			return fmt.Sprintf("UPDATE %s SET id = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
-		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000"}[t.name]
+		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000", "td": "id || 'x'"}[t.name]
 		return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s, k, v FROM %s WHERE k = %d", t.name, cols, shifted, t.name, r.IntN(10))
 	}
 }
@@ -169,7 +174,7 @@ func diffContents(ctx context.Context, c *pgclient.Conn) (string, error) {
 }
 
 // Issue 16: random transactions of multi-row INSERTs, upserts, RETURNING,
-// INSERT ... SELECT, key updates, NULL keys, DELETEs, foreign keys (with
+// INSERT ... SELECT, key updates, NULL keys, defaults, DELETEs, foreign keys (with
 // ON DELETE SET NULL, ON UPDATE CASCADE, ON DELETE CASCADE) and savepoints run on random nodes
 // of a 3-node cluster and on a real PostgreSQL server; every transaction
 // must have the same outcome (committed, or the same SQLSTATE) and every
