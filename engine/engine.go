@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"certa/result"
 	"certa/writeset"
@@ -175,6 +176,10 @@ type TableChecksum struct {
 // ErrNotReadOnly is Read's answer for a statement it does not run.
 var ErrNotReadOnly = errors.New("statement is not read-only")
 
+// ErrAbortedForApply is wrapped by the 40001 of a local transaction the
+// engine aborted because applying a replicated commit needed what it held.
+var ErrAbortedForApply = errors.New("aborted so that a replicated commit could be applied")
+
 // ErrNoSpace means the engine ran out of disk space.
 var ErrNoSpace = errors.New("no space left on the device")
 
@@ -222,6 +227,13 @@ type Tx interface {
 	// and Changes are set; Origin and TxID are the caller's. It returns nil if
 	// the transaction changed nothing.
 	WriteSet() (*writeset.WriteSet, error)
+
+	// Prioritize lets the transaction's statements run up to d before
+	// applying a replicated commit on this node aborts them (normally the
+	// engine waits a short grace; ErrAbortedForApply). Meanwhile this
+	// node applies nothing. For the retry of a statement aborted that way:
+	// a long statement would otherwise never finish while other nodes write.
+	Prioritize(d time.Duration)
 
 	// Rollback ends the transaction, discarding its local changes and
 	// releasing its connection and the write lock. It must always be called,

@@ -288,14 +288,20 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	if err := s.node.engine.Read(execCtx, st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
 		return err
 	}
+	var patience time.Duration
 	for attempt := 0; ; attempt++ {
 		buf := &result.Buffer{}
-		err := s.runOnce(ctx, execCtx, st, buf)
+		err := s.runOnce(ctx, execCtx, st, buf, patience)
 		if err == nil {
 			return buf.Replay(w)
 		}
 		if sqlerr.Code(err) != sqlerr.SerializationFailure || attempt >= s.node.cfg.AutocommitRetries {
 			return err
+		}
+		// A statement the applier aborted runs again with priority, or a
+		// long one would never finish while other nodes write.
+		if errors.Is(err, engine.ErrAbortedForApply) {
+			patience = abortedStatementPatience
 		}
 		// A statement that needed values of a sequence this node had none
 		// of yet waits for them (they are being reserved) before it runs
@@ -306,14 +312,24 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	}
 }
 
+// abortedStatementPatience is how long a statement re-run after the
+// applier aborted it may hold up applying on this node (engine.Tx's
+// Prioritize). A bulk INSERT ... SELECT that takes seconds was otherwise
+// aborted at each try while other nodes wrote, and never ran.
+const abortedStatementPatience = 10 * time.Second
+
 // runOnce runs st in its own transaction: execution under execCtx (the
-// statement timeout), the commit under ctx.
-func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.Writer) error {
+// statement timeout), the commit under ctx; the applier waits up to
+// patience for it (0: the engine's usual grace).
+func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.Writer, patience time.Duration) error {
 	tx, err := s.node.engine.Begin(execCtx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if patience > 0 {
+		tx.Prioritize(patience)
+	}
 	if err := tx.Exec(execCtx, st.sql, w, st.args...); err != nil {
 		return err
 	}

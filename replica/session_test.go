@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"certa/engine"
 	"certa/result"
@@ -66,6 +67,8 @@ func (tx *fakeTx) WriteSet() (*writeset.WriteSet, error) {
 	tx.e.committed = append(tx.e.committed, append([]string{}, tx.ran...))
 	return nil, nil
 }
+
+func (tx *fakeTx) Prioritize(time.Duration) {}
 
 func (tx *fakeTx) Rollback() error {
 	if !tx.done {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"sync"
+	"time"
 
 	"certa/sqlerr"
 )
@@ -53,6 +54,12 @@ func (tx *Tx) interruptOn(ctx context.Context) (done func()) {
 		}
 	}
 }
+
+// Prioritize implements engine.Tx.
+func (tx *Tx) Prioritize(d time.Duration) { tx.patient.Store(int64(d)) }
+
+// patience implements lockHolder.
+func (tx *Tx) patience() time.Duration { return time.Duration(tx.patient.Load()) }
 
 // bruteForceAbort implements lockHolder: the applier needs the write lock.
 // The running statement is interrupted; once Exec has let go of the

@@ -8,12 +8,13 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/engine"
 	"certa/sqlerr"
 )
 
 // Errors a local transaction reports; all are 40001 so that clients retry.
 var (
-	errAborted = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+	errAborted = &sqlerr.Error{Code: sqlerr.SerializationFailure, Err: engine.ErrAbortedForApply,
 		Message: "could not serialize access: transaction aborted so that a replicated commit could be applied; retry the transaction"}
 	errLockWait = &sqlerr.Error{Code: sqlerr.SerializationFailure,
 		Message: "could not serialize access: another local transaction held the write lock too long; retry the transaction"}

@@ -37,6 +37,7 @@ type Tx struct {
 	sess        *sqlite.Session
 	sessSchema  int64 // the schema version sess was created at
 	holdsLock   bool
+	patient     atomic.Int64        // Prioritize's d, in nanoseconds
 	reads       map[string]struct{} // lower-cased tables read by finished statements
 	writes      map[string]struct{} // lower-cased tables written
 	seqs        seqLog              // values of sequences taken (sequence.go)

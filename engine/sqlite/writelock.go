@@ -31,6 +31,9 @@ type lockHolder interface {
 	// its transaction back and releases the lock before returning. It may
 	// be called more than once and concurrently with the holder's own use.
 	bruteForceAbort()
+	// patience is how long the applier waits for the holder's running
+	// statement before aborting it, if longer than the engine's grace.
+	patience() time.Duration
 }
 
 // writeLock is the Go-level lock every SQLite writer of an engine takes before
@@ -152,10 +155,11 @@ func (l *writeLock) lock(ctx context.Context, h lockHolder, timeout, parkIdle ti
 // lockPriority takes the lock for the applier (or another engine-internal
 // user such as Restore). Local transactions stop taking the lock as soon as
 // it is called. An idle local holder is parked at once; one busy in a
-// statement is waited for at most grace, then brute-force aborted. It fails
+// statement is waited for at most grace (or the holder's patience, if
+// longer), then brute-force aborted. It fails
 // only when ctx ends.
 func (l *writeLock) lockPriority(ctx context.Context, grace time.Duration) error {
-	deadline := time.Now().Add(grace)
+	start := time.Now()
 	var aborted lockHolder
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -169,6 +173,7 @@ func (l *writeLock) lockPriority(ctx context.Context, grace time.Duration) error
 		}
 		var wake time.Time
 		if h := l.holder; h != nil && h != aborted {
+			deadline := start.Add(max(grace, h.patience()))
 			if _, ok := h.idle(); ok {
 				l.mu.Unlock()
 				parked := h.park()

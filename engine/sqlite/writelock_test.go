@@ -17,6 +17,7 @@ type fakeHolder struct {
 	since   atomic.Int64 // UnixNano
 	parked  atomic.Int32
 	aborted atomic.Int32
+	patient atomic.Int64 // patience, in nanoseconds
 }
 
 func (h *fakeHolder) idle() (time.Time, bool) {
@@ -41,6 +42,8 @@ func (h *fakeHolder) bruteForceAbort() {
 	h.aborted.Add(1)
 	h.release()
 }
+
+func (h *fakeHolder) patience() time.Duration { return time.Duration(h.patient.Load()) }
 
 func (h *fakeHolder) release() {
 	if h.held.CompareAndSwap(true, false) {
@@ -211,6 +214,25 @@ func TestWriteLockPriorityAbortsBusyHolderAfterGrace(t *testing.T) {
 	}
 	if d := time.Since(start); d < 20*time.Millisecond {
 		t.Fatalf("aborted after %v, before the grace", d)
+	}
+	if n := h.aborted.Load(); n != 1 {
+		t.Fatalf("holder aborted %d times, want 1", n)
+	}
+	l.unlock()
+}
+
+// A holder given patience (Tx.Prioritize) is aborted only after it, when
+// that is longer than the grace.
+func TestWriteLockPriorityWaitsForPatientHolder(t *testing.T) {
+	var l writeLock
+	h := lockLocal(t, &l, false)
+	h.patient.Store(int64(150 * time.Millisecond))
+	start := time.Now()
+	if err := l.lockPriority(context.Background(), 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("aborted after %v, before the holder's patience", d)
 	}
 	if n := h.aborted.Load(); n != 1 {
 		t.Fatalf("holder aborted %d times, want 1", n)

@@ -120,6 +120,43 @@ func TestCreateIndexUnderLoad(t *testing.T) {
 	checkConverged(t, c)
 }
 
+// A bulk INSERT ... SELECT that takes seconds commits while two other
+// nodes write: the applier aborts it once to apply their commits, and its
+// automatic retry runs with priority (it held up every apply on its node
+// until it was done, and was aborted at every try before).
+func TestBulkInsertUnderLoad(t *testing.T) {
+	c := testcluster.Start(t, 3, testArgs...)
+	a := c.Conn(0)
+	mustExec(t, a, "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
+	mustExec(t, a, "CREATE TABLE big (id integer PRIMARY KEY, v text)")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	writers := []*writer{{c: c, node: 1, id: 1}, {c: c, node: 2, id: 2}}
+	for _, w := range writers {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run(stop) }()
+	}
+	c.Eventually(20*time.Second, "writes on two nodes", func() error {
+		if writers[0].count() < 20 || writers[1].count() < 20 {
+			return fmt.Errorf("%d and %d writes", writers[0].count(), writers[1].count())
+		}
+		return nil
+	})
+	start := time.Now()
+	mustExec(t, a, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000)
+		INSERT INTO big SELECT i, 'value ' || i FROM s`)
+	t.Logf("INSERT ... SELECT of 300,000 rows under load: %v", time.Since(start))
+	close(stop)
+	wg.Wait()
+	for i := range c.Nodes {
+		n, err := syncConn(t, c, i).QueryInt(ctxT(t), "SELECT count(*) FROM big")
+		if err != nil || n != 300000 {
+			t.Fatalf("node %d: %d rows, %v", i, n, err)
+		}
+	}
+	checkConverged(t, c)
+}
+
 // Issue 16: SERIAL, BIGSERIAL and identity columns get values on every
 // node, and no two nodes hand out the same value: concurrent inserts on all
 // nodes never collide on the key, RETURNING tells the stored value, and a
