@@ -6,6 +6,7 @@
 package pgparse
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -33,10 +34,36 @@ type Column struct {
 	// parenthesis that follows it): where a constraint can be appended.
 	End int
 	// NotNull: declared NOT NULL. PrimaryKey: a PRIMARY KEY column, by a
-	// column constraint or the table's PRIMARY KEY (...).
-	NotNull, PrimaryKey bool
-	// Identity is the GENERATED ... AS IDENTITY [( ... )] clause, if any.
-	Identity *Span
+	// column constraint or the table's PRIMARY KEY (...). Default: it has a
+	// DEFAULT clause.
+	NotNull, PrimaryKey, Default bool
+	// Identity is the GENERATED ... AS IDENTITY [( ... )] clause, if any;
+	// Identities counts such clauses (PostgreSQL allows one).
+	Identity   *Identity
+	Identities int
+}
+
+// Identity is a GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [( options )]
+// clause; its Span covers the whole clause.
+type Identity struct {
+	Span
+	Always  bool // GENERATED ALWAYS, else BY DEFAULT
+	Options []SeqOption
+}
+
+// SeqOption is one sequence option of an identity column, named as
+// PostgreSQL's parser names it: "start", "increment", "minvalue",
+// "maxvalue", "cache", "cycle", "restart", "as", "sequence_name",
+// "owned_by".
+type SeqOption struct {
+	Name string
+	// Value is the option's number and HasValue says there is one: NO
+	// MINVALUE and NO MAXVALUE have none, and neither has a number that
+	// is not an integer of 64 bits. Cycle is CYCLE's value (NO CYCLE:
+	// false).
+	Value    int64
+	HasValue bool
+	Cycle    bool
 }
 
 // ParseCreateTable returns the description of sql if it is one CREATE TABLE
@@ -86,8 +113,16 @@ func ParseCreateTable(sql string) *CreateTable {
 				col.NotNull = true
 			case pg_query.ConstrType_CONSTR_PRIMARY:
 				col.PrimaryKey = true
+			case pg_query.ConstrType_CONSTR_DEFAULT:
+				col.Default = true
 			case pg_query.ConstrType_CONSTR_IDENTITY:
-				col.Identity = identitySpan(toks, c.Location)
+				col.Identities++
+				if col.Identity != nil {
+					break
+				}
+				if sp := identitySpan(toks, c.Location); sp != nil {
+					col.Identity = &Identity{Span: *sp, Always: c.GeneratedWhen == "a", Options: seqOptions(c.Options)}
+				}
 			}
 		}
 		byName[col.Name] = len(ct.Columns)
@@ -99,6 +134,31 @@ func ParseCreateTable(sql string) *CreateTable {
 		}
 	}
 	return ct
+}
+
+// seqOptions describes the sequence options of an identity constraint.
+func seqOptions(nodes []*pg_query.Node) []SeqOption {
+	var out []SeqOption
+	for _, n := range nodes {
+		d := n.GetDefElem()
+		if d == nil {
+			continue
+		}
+		o := SeqOption{Name: d.Defname}
+		switch {
+		case d.Arg == nil:
+		case d.Arg.GetInteger() != nil:
+			o.Value, o.HasValue = int64(d.Arg.GetInteger().Ival), true
+		case d.Arg.GetFloat() != nil:
+			// Integers beyond 32 bits come as Float, with their text.
+			v, err := strconv.ParseInt(d.Arg.GetFloat().Fval, 10, 64)
+			o.Value, o.HasValue = v, err == nil
+		case d.Arg.GetBoolean() != nil:
+			o.Cycle = d.Arg.GetBoolean().Boolval
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // stringList returns the String nodes of a list (names, key columns).

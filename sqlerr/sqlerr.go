@@ -23,6 +23,8 @@ const (
 	UndefinedColumn             = "42703"
 	UndefinedObject             = "42704"
 	UndefinedParameter          = "42P02"
+	UndefinedFunction           = "42883"
+	GeneratedAlways             = "428C9" // a value for a GENERATED ALWAYS column
 	InvalidTextRepresentation   = "22P02"
 	InvalidBinaryRepresentation = "22P03"
 	NumericValueOutOfRange      = "22003"

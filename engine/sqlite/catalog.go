@@ -10,6 +10,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -62,11 +63,110 @@ type catalogTable struct {
 	name    string
 	cols    []catalogColumn
 	indexes []catalogIndex
+	fks     []catalogFK
 }
 
 type catalogColumn struct {
 	name, decl, dflt string
 	notNull, pk      bool
+	// identity is 'a' (GENERATED ALWAYS) or 'd' (BY DEFAULT) for an
+	// identity column, whose default is then not shown (pg_attribute's
+	// attidentity).
+	identity string
+}
+
+// catalogFK is one foreign key of a table, as pg_constraint shows it.
+type catalogFK struct {
+	name                string
+	cols                []string
+	parent              string // as the schema spells it
+	parentCols          []string
+	update, delete      byte // confupdtype, confdeltype: a r c n d
+	match               byte // confmatchtype: s f p
+	deferrable, defered bool
+}
+
+// column returns the attnum of column name (0 if there is none).
+func (t *catalogTable) column(name string) int {
+	for i, c := range t.cols {
+		if strings.EqualFold(c.name, name) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// fkAction is the pg_constraint code of a foreign-key action as SQLite's
+// PRAGMA foreign_key_list names it.
+func fkAction(a string) byte {
+	switch strings.ToUpper(a) {
+	case "RESTRICT":
+		return 'r'
+	case "CASCADE":
+		return 'c'
+	case "SET NULL":
+		return 'n'
+	case "SET DEFAULT":
+		return 'd'
+	}
+	return 'a'
+}
+
+// def is the foreign key as PostgreSQL's pg_get_constraintdef prints it.
+func (fk *catalogFK) def() string {
+	var b strings.Builder
+	b.WriteString("FOREIGN KEY (")
+	b.WriteString(quoteIdentList(fk.cols))
+	b.WriteString(") REFERENCES ")
+	b.WriteString(pgQuoteIdent(fk.parent))
+	b.WriteString("(")
+	b.WriteString(quoteIdentList(fk.parentCols))
+	b.WriteString(")")
+	switch fk.match {
+	case 'f':
+		b.WriteString(" MATCH FULL")
+	case 'p':
+		b.WriteString(" MATCH PARTIAL")
+	}
+	actions := map[byte]string{'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
+	if a, ok := actions[fk.update]; ok {
+		b.WriteString(" ON UPDATE " + a)
+	}
+	if a, ok := actions[fk.delete]; ok {
+		b.WriteString(" ON DELETE " + a)
+	}
+	if fk.deferrable {
+		b.WriteString(" DEFERRABLE")
+	}
+	if fk.defered {
+		b.WriteString(" INITIALLY DEFERRED")
+	}
+	return b.String()
+}
+
+// pgQuoteIdent quotes an identifier where PostgreSQL's quote_ident would:
+// unless it is lower-case letters, digits and underscores, not starting
+// with a digit. (PostgreSQL also quotes keywords; few table and column
+// names are.)
+func pgQuoteIdent(s string) string {
+	plain := s != ""
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func quoteIdentList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = pgQuoteIdent(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 type catalogIndex struct {
@@ -91,10 +191,24 @@ func readCatalog(c *conn) ([]*catalogTable, error) {
 		t.oid = oid
 		oid++
 		err := execResult(c.c, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
-			t.cols = append(t.cols, catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1), notNull: s.ColumnInt64(2) != 0 || s.ColumnInt64(4) > 0,
-				dflt: s.ColumnText(3), pk: s.ColumnInt64(4) > 0})
+			col := catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1), notNull: s.ColumnInt64(2) != 0 || s.ColumnInt64(4) > 0,
+				dflt: s.ColumnText(3), pk: s.ColumnInt64(4) > 0}
+			if d, ok := parseSequenceDefault(col.dflt); ok {
+				switch d.identity {
+				case identityAlways:
+					col.identity, col.dflt = "a", ""
+				case identityByDefault:
+					col.identity, col.dflt = "d", ""
+				default: // SERIAL, as PostgreSQL shows it
+					col.dflt = "nextval('" + strings.ReplaceAll(d.seq, "'", "''") + "'::regclass)"
+				}
+			}
+			t.cols = append(t.cols, col)
 		}, t.name)
 		if err != nil {
+			return nil, err
+		}
+		if t.fks, err = readCatalogFKs(c, t.name); err != nil {
 			return nil, err
 		}
 		var idx []catalogIndex
@@ -128,11 +242,17 @@ func readCatalog(c *conn) ([]*catalogTable, error) {
 				idx = append(idx, catalogIndex{name: t.name + "_pkey", unique: true, primary: true, cols: pk})
 			}
 		}
+		for i := range idx {
+			switch {
+			case idx[i].primary:
+				idx[i].name = t.name + "_pkey"
+			case strings.HasPrefix(idx[i].name, "sqlite_autoindex_"):
+				// A UNIQUE constraint's index, named as PostgreSQL names it.
+				idx[i].name = t.name + "_" + strings.Join(idx[i].cols, "_") + "_key"
+			}
+		}
 		sort.Slice(idx, func(i, j int) bool { return idx[i].name < idx[j].name })
 		for i := range idx {
-			if idx[i].primary {
-				idx[i].name = t.name + "_pkey"
-			}
 			// PostgreSQL's pg_get_indexdef form, which psql shortens to
 			// "btree (cols)".
 			kind := "UNIQUE INDEX"
@@ -146,6 +266,100 @@ func readCatalog(c *conn) ([]*catalogTable, error) {
 		t.indexes = idx
 	}
 	return tables, nil
+}
+
+// readCatalogFKs reads the foreign keys of table: what SQLite enforces
+// from PRAGMA foreign_key_list, and their names, MATCH and DEFERRABLE
+// from the declaration (the pragma does not tell), read with PostgreSQL's
+// parser. A key the declaration does not name gets PostgreSQL's name,
+// table_columns_fkey.
+func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
+	var fks []catalogFK
+	lastID := int64(-1)
+	var hasTo []bool
+	err := execResult(c.c, `SELECT id, "table", "from", "to", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq`, func(s *sqlite.Stmt) {
+		if id := s.ColumnInt64(0); id != lastID {
+			fks = append(fks, catalogFK{parent: s.ColumnText(1), update: fkAction(s.ColumnText(4)), delete: fkAction(s.ColumnText(5)), match: 's'})
+			hasTo = append(hasTo, true)
+			lastID = id
+		}
+		fk := &fks[len(fks)-1]
+		fk.cols = append(fk.cols, s.ColumnText(2))
+		if s.ColumnType(3) == sqlite.TypeNull {
+			hasTo[len(hasTo)-1] = false
+		} else {
+			fk.parentCols = append(fk.parentCols, s.ColumnText(3))
+		}
+	}, table)
+	if err != nil || len(fks) == 0 {
+		return nil, err
+	}
+	// SQLite lists the keys last declared first.
+	for i, j := 0, len(fks)-1; i < j; i, j = i+1, j-1 {
+		fks[i], fks[j] = fks[j], fks[i]
+		hasTo[i], hasTo[j] = hasTo[j], hasTo[i]
+	}
+	var decl string
+	err = execResult(c.c, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, table)
+	if err != nil {
+		return nil, err
+	}
+	declared, _ := pgparse.ParseForeignKeys(decl)
+	used := map[string]bool{}
+	var out []catalogFK
+	for i := range fks {
+		fk := &fks[i]
+		// The parent's actual spelling, and its key when the foreign key
+		// names no columns; a key to a missing table is left out.
+		var parent string
+		err := execResult(c.c, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+			func(s *sqlite.Stmt) { parent = s.ColumnText(0) }, fk.parent)
+		if err != nil {
+			return nil, err
+		}
+		if parent == "" {
+			continue
+		}
+		fk.parent = parent
+		if !hasTo[i] {
+			fk.parentCols = nil
+			err := execResult(c.c, "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
+				func(s *sqlite.Stmt) { fk.parentCols = append(fk.parentCols, s.ColumnText(0)) }, parent)
+			if err != nil {
+				return nil, err
+			}
+		}
+		for j, d := range declared {
+			if used[fmt.Sprint(j)] || !strings.EqualFold(d.RefTable, parent) || !strings.EqualFold(strings.Join(d.Columns, ","), strings.Join(fk.cols, ",")) {
+				continue
+			}
+			used[fmt.Sprint(j)] = true
+			fk.name, fk.deferrable, fk.defered = d.Name, d.Deferrable, d.InitiallyDeferred
+			fk.match = map[string]byte{"FULL": 'f', "PARTIAL": 'p'}[d.Match]
+			if fk.match == 0 {
+				fk.match = 's'
+			}
+			break
+		}
+		out = append(out, *fk)
+	}
+	names := map[string]bool{}
+	for _, fk := range out {
+		names[fk.name] = true
+	}
+	for i := range out {
+		if out[i].name != "" {
+			continue
+		}
+		base := table + "_" + strings.Join(out[i].cols, "_") + "_fkey"
+		name := base
+		for n := 1; names[name]; n++ {
+			name = fmt.Sprintf("%s%d", base, n)
+		}
+		names[name] = true
+		out[i].name = name
+	}
+	return out, nil
 }
 
 // catalogSchema creates the emulated catalogs. Columns psql and drivers
@@ -168,7 +382,8 @@ CREATE TABLE pg_index (indexrelid INTEGER, indrelid INTEGER, indisprimary BOOLEA
   indkey TEXT, indimmediate BOOLEAN, indisexclusion BOOLEAN, indnullsnotdistinct BOOLEAN, indisready BOOLEAN, indislive BOOLEAN);
 CREATE TABLE pg_constraint (oid INTEGER, conname TEXT, connamespace INTEGER, contype TEXT, condeferrable BOOLEAN,
   condeferred BOOLEAN, convalidated BOOLEAN, conrelid INTEGER, conindid INTEGER, confrelid INTEGER,
-  conkey TEXT, confkey TEXT, conparentid INTEGER, conislocal BOOLEAN, connoinherit BOOLEAN);
+  conkey TEXT, confkey TEXT, conparentid INTEGER, conislocal BOOLEAN, connoinherit BOOLEAN,
+  confupdtype TEXT, confdeltype TEXT, confmatchtype TEXT, contypid INTEGER, coninhcount INTEGER);
 CREATE TABLE pg_type (oid INTEGER, typname TEXT, typnamespace INTEGER, typlen INTEGER, typtype TEXT,
   typcollation INTEGER, typbasetype INTEGER, typelem INTEGER, typarray INTEGER, typinput TEXT,
   typoutput TEXT, typrelid INTEGER, typnotnull BOOLEAN, typdelim TEXT, typowner INTEGER, typcategory TEXT, typtypmod INTEGER);
@@ -196,7 +411,8 @@ CREATE TABLE pg_partitioned_table (partrelid INTEGER, partstrat TEXT);
 CREATE TABLE pg_rewrite (oid INTEGER, ev_class INTEGER, rulename TEXT);
 CREATE TABLE information_schema_tables (table_catalog TEXT, table_schema TEXT, table_name TEXT, table_type TEXT);
 CREATE TABLE information_schema_columns (table_catalog TEXT, table_schema TEXT, table_name TEXT, column_name TEXT,
-  ordinal_position INTEGER, column_default TEXT, is_nullable TEXT, data_type TEXT, udt_name TEXT);
+  ordinal_position INTEGER, column_default TEXT, is_nullable TEXT, data_type TEXT, udt_name TEXT,
+  is_identity TEXT, identity_generation TEXT);
 CREATE TABLE information_schema_schemata (catalog_name TEXT, schema_name TEXT, schema_owner TEXT);
 `
 
@@ -254,8 +470,25 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 	}
 	indexDefs := map[int64]string{}
 	constraintDefs := map[int64]string{}
-	if err := registerCatalogFunctions(sc, indexDefs, constraintDefs); err != nil {
+	relNames := map[int64]string{}
+	if err := registerCatalogFunctions(sc, indexDefs, constraintDefs, relNames); err != nil {
 		return nil, err
+	}
+	// Tables with foreign keys on either side have "triggers" (PostgreSQL
+	// checks foreign keys with internal triggers), which is what makes
+	// psql's \d look for foreign keys.
+	byName := map[string]*catalogTable{}
+	for _, t := range tables {
+		byName[strings.ToLower(t.name)] = t
+		relNames[t.oid] = pgQuoteIdent(t.name)
+	}
+	hasFK := map[*catalogTable]bool{}
+	for _, t := range tables {
+		for _, fk := range t.fks {
+			if p := byName[strings.ToLower(fk.parent)]; p != nil {
+				hasFK[t], hasFK[p] = true, true
+			}
+		}
 	}
 	ins := func(sql string, args ...any) {
 		if err == nil {
@@ -277,8 +510,8 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 		ins(`INSERT INTO pg_class (oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex,
 			relhasrules, relhastriggers, relrowsecurity, relforcerowsecurity, relispartition, reltablespace, reloftype,
 			relpersistence, relreplident, reltoastrelid, relnatts, reltuples, relhassubclass, relpages)
-			VALUES (?, ?, ?, 'r', ?, ?, 0, ?, 0, 0, 0, 0, 0, 0, 0, 'p', 'd', 0, ?, -1, 0, 0)`,
-			t.oid, t.name, oidPublic, oidUser, oidHeapAM, len(t.indexes) > 0, len(t.cols))
+			VALUES (?, ?, ?, 'r', ?, ?, 0, ?, 0, ?, 0, 0, 0, 0, 0, 'p', 'd', 0, ?, -1, 0, 0)`,
+			t.oid, t.name, oidPublic, oidUser, oidHeapAM, len(t.indexes) > 0, hasFK[t], len(t.cols))
 		ins("INSERT INTO information_schema_tables VALUES ('certa', 'public', ?, 'BASE TABLE')", t.name)
 		for i, col := range t.cols {
 			typ := declaredType(col.decl)
@@ -288,8 +521,8 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 			typoid := int64(typ.OID())
 			ins(`INSERT INTO pg_attribute (attrelid, attname, atttypid, atttypmod, attnum, attnotnull, atthasdef,
 				attisdropped, attcollation, attidentity, attgenerated, attlen, attstorage, attcompression,
-				attstattarget, attislocal, attinhcount) VALUES (?, ?, ?, -1, ?, ?, ?, 0, 0, '', '', -1, 'x', '', -1, 1, 0)`,
-				t.oid, col.name, typoid, i+1, col.notNull, col.dflt != "")
+				attstattarget, attislocal, attinhcount) VALUES (?, ?, ?, -1, ?, ?, ?, 0, 0, ?, '', -1, 'x', '', -1, 1, 0)`,
+				t.oid, col.name, typoid, i+1, col.notNull, col.dflt != "", col.identity)
 			if col.dflt != "" {
 				ins("INSERT INTO pg_attrdef VALUES (?, ?, ?, ?)", t.oid*1000+int64(i+1), t.oid, i+1, col.dflt)
 			}
@@ -297,8 +530,15 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 			if col.notNull {
 				nullable = "NO"
 			}
-			ins("INSERT INTO information_schema_columns VALUES ('certa', 'public', ?, ?, ?, ?, ?, ?, ?)",
-				t.name, col.name, i+1, nullIfEmpty(col.dflt), nullable, typeNameByOID(typoid), typeNameByOID(typoid))
+			isIdentity, generation := "NO", any(nil)
+			switch col.identity {
+			case "a":
+				isIdentity, generation = "YES", "ALWAYS"
+			case "d":
+				isIdentity, generation = "YES", "BY DEFAULT"
+			}
+			ins("INSERT INTO information_schema_columns VALUES ('certa', 'public', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+				t.name, col.name, i+1, nullIfEmpty(col.dflt), nullable, typeNameByOID(typoid), typeNameByOID(typoid), isIdentity, generation)
 		}
 		for _, ix := range t.indexes {
 			ins(`INSERT INTO pg_class (oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex,
@@ -322,10 +562,41 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 				if ix.primary {
 					contype, def = "p", "PRIMARY KEY ("+strings.Join(ix.cols, ", ")+")"
 				}
-				ins(`INSERT INTO pg_constraint VALUES (?, ?, ?, ?, 0, 0, 1, ?, ?, 0, ?, NULL, 0, 1, 1)`,
+				ins(`INSERT INTO pg_constraint VALUES (?, ?, ?, ?, 0, 0, 1, ?, ?, 0, ?, NULL, 0, 1, 1, ' ', ' ', ' ', 0, 0)`,
 					ix.oid+500000, ix.name, oidPublic, contype, t.oid, ix.oid, "{"+strings.Join(keys, ",")+"}")
 				constraintDefs[ix.oid+500000] = def
 			}
+		}
+	}
+	// Foreign keys, once every table has its oid and indexes.
+	fkOID := int64(900000)
+	for _, t := range tables {
+		for _, fk := range t.fks {
+			p := byName[strings.ToLower(fk.parent)]
+			if p == nil {
+				continue
+			}
+			fk.parent = p.name
+			var conkey, confkey []string
+			for _, c := range fk.cols {
+				conkey = append(conkey, fmt.Sprint(t.column(c)))
+			}
+			for _, c := range fk.parentCols {
+				confkey = append(confkey, fmt.Sprint(p.column(c)))
+			}
+			// conindid: the parent's unique index on the referenced columns.
+			var index int64
+			for _, ix := range p.indexes {
+				if ix.unique && strings.EqualFold(strings.Join(ix.cols, ","), strings.Join(fk.parentCols, ",")) {
+					index = ix.oid
+				}
+			}
+			fkOID++
+			ins(`INSERT INTO pg_constraint VALUES (?, ?, ?, 'f', ?, ?, 1, ?, ?, ?, ?, ?, 0, 1, 1, ?, ?, ?, 0, 0)`,
+				fkOID, fk.name, oidPublic, fk.deferrable, fk.defered, t.oid, index, p.oid,
+				"{"+strings.Join(conkey, ",")+"}", "{"+strings.Join(confkey, ",")+"}",
+				string(fk.update), string(fk.delete), string(fk.match))
+			constraintDefs[fkOID] = fk.def()
 		}
 	}
 	if err != nil {
@@ -343,9 +614,20 @@ func nullIfEmpty(s string) any {
 }
 
 // registerCatalogFunctions adds the functions catalog queries call.
-func registerCatalogFunctions(c *sqlite.Conn, indexDefs, constraintDefs map[int64]string) error {
+// relNames holds the tables' names as regclass prints them, by oid.
+func registerCatalogFunctions(c *sqlite.Conn, indexDefs, constraintDefs, relNames map[int64]string) error {
 	text := func(v string) sqlite.Value { return sqlite.TextValue(v) }
 	fns := map[string]func(args []sqlite.Value) sqlite.Value{
+		// x::regclass where x is an oid column (translateCatalogSQL): the
+		// relation's name, as PostgreSQL prints a regclass.
+		"certa_regclass": func(a []sqlite.Value) sqlite.Value {
+			if name, ok := relNames[a[0].Int64()]; ok && a[0].Type() == sqlite.TypeInteger {
+				return text(name)
+			}
+			return a[0]
+		},
+		// No partitions: a table is its own only ancestor.
+		"pg_partition_ancestors":          func(a []sqlite.Value) sqlite.Value { return a[0] },
 		"pg_get_userbyid":                 func([]sqlite.Value) sqlite.Value { return text("certa") },
 		"pg_table_is_visible":             func([]sqlite.Value) sqlite.Value { return sqlite.IntegerValue(1) },
 		"pg_type_is_visible":              func([]sqlite.Value) sqlite.Value { return sqlite.IntegerValue(1) },
@@ -353,6 +635,7 @@ func registerCatalogFunctions(c *sqlite.Conn, indexDefs, constraintDefs map[int6
 		"format_type":                     func(a []sqlite.Value) sqlite.Value { return text(typeNameByOID(a[0].Int64())) },
 		"pg_get_indexdef":                 func(a []sqlite.Value) sqlite.Value { return text(indexDefs[a[0].Int64()]) },
 		"pg_get_constraintdef":            func(a []sqlite.Value) sqlite.Value { return text(constraintDefs[a[0].Int64()]) },
+		"pg_get_triggerdef":               func([]sqlite.Value) sqlite.Value { return sqlite.Value{} },
 		"pg_get_expr":                     func(a []sqlite.Value) sqlite.Value { return a[0] },
 		"array_to_string":                 func(a []sqlite.Value) sqlite.Value { return a[0] },
 		"quote_ident":                     func(a []sqlite.Value) sqlite.Value { return a[0] },
@@ -388,7 +671,8 @@ func registerCatalogFunctions(c *sqlite.Conn, indexDefs, constraintDefs map[int6
 		err := c.CreateFunction(name, &sqlite.FunctionImpl{
 			NArgs: -1,
 			Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-				if len(args) == 0 && (name == "regexp" || name == "format_type" || name == "pg_get_expr") {
+				if len(args) == 0 && (name == "regexp" || name == "format_type" || name == "pg_get_expr" ||
+					name == "certa_regclass" || name == "pg_partition_ancestors") {
 					return sqlite.Value{}, fmt.Errorf("%s needs arguments", name)
 				}
 				return fn(args), nil
@@ -447,8 +731,15 @@ var catalogRewrites = []struct {
 	{regexp.MustCompile(`!~`), " NOT REGEXP "},
 	{regexp.MustCompile(`~`), " REGEXP "},
 	{regexp.MustCompile(`(?i)COLLATE\s+(pg_catalog\s*\.\s*)?"?(default|C)"?`), ""},
+	// A column cast to regclass prints the table's name (a literal cast
+	// to regclass stays an oid: the cast below drops it).
+	{regexp.MustCompile(`(?i)\b((?:[a-z_]\w*\s*\.\s*)?[a-z_]\w*)\s*::\s*(?:pg_catalog\s*\.\s*)?regclass\b`), "certa_regclass($1)"},
 	{regexp.MustCompile(`::\s*("?[\w]+"?\s*\.\s*)?"?[\w]+"?(\s*\[\s*\])?`), ""},
 	{regexp.MustCompile(`(?i)\bpg_catalog\s*\.\s*`), ""},
+	// psql's \d lists the triggers of a table with foreign keys, with a
+	// parent trigger's table found through the partition ancestors.
+	{regexp.MustCompile(`(?i)\bpg_partition_ancestors\s*\(([^()]*)\)\s+WITH\s+ORDINALITY\s+AS\s+(\w+)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)`),
+		"(SELECT $1 AS $3, 1 AS $4) AS $2"},
 	{regexp.MustCompile(`(?i)\barray\s*\(\s*select\b`), "(SELECT"},
 	{regexp.MustCompile(`(?i)=\s*any\s*\(`), " IN ("},
 	{regexp.MustCompile(`(?i)\bgenerate_series\s*\(([^()]|\([^()]*(\([^()]*\))?[^()]*\))*\)`), "(SELECT 0 AS value)"},

@@ -70,6 +70,11 @@ type tableInfo struct {
 	// fks are the table's foreign keys, refs those of other tables (or its
 	// own) that reference it (fkeys.go).
 	fks, refs []foreignKey
+	// defaults holds the columns' defaults as SQLite's expressions, by
+	// lower-cased name (none: no default), and identity the identity
+	// columns' kinds, identityAlways or identityByDefault (identity.go).
+	defaults map[string]string
+	identity map[string]string
 }
 
 // openConn opens a connection to path with the pragmas every connection
@@ -245,9 +250,22 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	pkPos := map[int64]string{}
 	pkCol := map[int64]int{}
 	nullable := map[string]bool{}
-	err := c.execResult("SELECT name, type, pk, \"notnull\" FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
+	err := c.execResult("SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
 		ti.exists = true
 		ti.columns = append(ti.columns, s.ColumnText(0))
+		if s.ColumnType(4) != sqlite.TypeNull {
+			if ti.defaults == nil {
+				ti.defaults = map[string]string{}
+			}
+			col := strings.ToLower(s.ColumnText(0))
+			ti.defaults[col] = s.ColumnText(4)
+			if d, ok := parseSequenceDefault(s.ColumnText(4)); ok && d.identity != "" {
+				if ti.identity == nil {
+					ti.identity = map[string]string{}
+				}
+				ti.identity[col] = d.identity
+			}
+		}
 		if decl := s.ColumnText(1); decl != "" {
 			// Columns declared without a type are typed by their values.
 			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)

@@ -1,10 +1,13 @@
 package sqlite
 
 import (
+	"fmt"
+	"math"
 	"sort"
 	"strings"
 
 	"certa/pgparse"
+	"certa/sqlerr"
 )
 
 // translateCreateTable rewrites a PostgreSQL CREATE TABLE so that SQLite
@@ -20,16 +23,23 @@ import (
 //   - columns whose values PostgreSQL generates (SERIAL, BIGSERIAL,
 //     SMALLSERIAL, GENERATED ... AS IDENTITY) become integer columns with
 //     NOT NULL DEFAULT (nextval('table_column_seq')), whose values no two
-//     nodes hand out twice (sequence.go). GENERATED ALWAYS accepts a value
-//     given explicitly, as BY DEFAULT does (PostgreSQL refuses it).
+//     nodes hand out twice (sequence.go). An identity column's default
+//     says more: nextval('table_column_seq', 'always' or 'by default',
+//     first value, maximum value). The schema is then all there is to
+//     know about it, on every node and in every snapshot: the sequence
+//     starts at the first value (syncSequences), and statements that give
+//     a GENERATED ALWAYS column a value of their own are refused
+//     (identity.go). The identity options are checked as PostgreSQL does;
+//     those certa's sequences cannot honour are refused (identityBounds).
 //
 // Statements PostgreSQL's parser does not read as a CREATE TABLE with
 // columns are returned unchanged; keys.go checks the table they make. The
-// rewrite is idempotent, so a translated statement may be translated again.
-func translateCreateTable(sql string) string {
+// rewrite is idempotent, so a translated statement may be translated again
+// (and is, when the log replicates it to the other nodes).
+func translateCreateTable(sql string) (string, error) {
 	ct := pgparse.ParseCreateTable(sql)
 	if ct == nil {
-		return sql
+		return sql, nil
 	}
 	type edit struct {
 		at, end int // replace sql[at:end]
@@ -39,18 +49,33 @@ func translateCreateTable(sql string) string {
 	for _, col := range ct.Columns {
 		notNull := col.PrimaryKey
 		seq := ""
+		_, serial := generatedTypes[col.Type]
+		switch {
+		case col.Identities > 1:
+			return "", sqlerr.New(sqlerr.SyntaxError, "multiple identity specifications for column %q of table %q", col.Name, ct.Table)
+		case col.Identity != nil && (col.Default || serial):
+			return "", sqlerr.New(sqlerr.SyntaxError, "both default and identity specified for column %q of table %q", col.Name, ct.Table)
+		}
 		if typ, ok := generatedTypes[col.Type]; ok {
 			seq = sequenceFor(ct.Table, col.Name)
 			edits = append(edits, edit{col.TypeWord.Start, col.TypeWord.End, typ})
 			edits = append(edits, edit{col.End, col.End, " DEFAULT (nextval(" + seq + "))"})
 			notNull = true
 		}
-		if col.Identity != nil {
+		if id := col.Identity; id != nil {
+			start, max, err := identityBounds(col.Type, id.Options)
+			if err != nil {
+				return "", err
+			}
 			seq = sequenceFor(ct.Table, col.Name)
-			edits = append(edits, edit{col.Identity.Start, col.Identity.End, "DEFAULT (nextval(" + seq + "))"})
+			kind := identityByDefault
+			if id.Always {
+				kind = identityAlways
+			}
+			edits = append(edits, edit{id.Start, id.End, fmt.Sprintf("DEFAULT (nextval(%s, '%s', %d, %d))", seq, kind, start, max)})
 			notNull = true
 		}
-		if w := col.TypeWord; col.PrimaryKey && seq == "" && strings.EqualFold(sql[w.Start:w.End], "integer") {
+		if w := col.TypeWord; col.PrimaryKey && !serial && strings.EqualFold(sql[w.Start:w.End], "integer") {
 			edits = append(edits, edit{w.Start, w.End, "INT"})
 		}
 		if notNull && !col.NotNull {
@@ -61,7 +86,109 @@ func translateCreateTable(sql string) string {
 	for _, e := range edits {
 		sql = sql[:e.at] + e.text + sql[e.end:]
 	}
-	return sql
+	return sql, nil
+}
+
+// The kinds of identity column, as an identity column's default names
+// them (createtable.go writes them, parseSequenceDefault reads them).
+const (
+	identityAlways    = "always"
+	identityByDefault = "by default"
+)
+
+// identityBounds checks an identity column's type and sequence options as
+// PostgreSQL does (22023 for values it refuses) and returns the sequence's
+// first and largest value. certa's sequences count up by one from their
+// first value, in blocks each node reserves (sequence.go), so options that
+// would change that are refused (0A000, naming the option); MINVALUE only
+// bounds START, and CACHE changes nothing a client can tell (PostgreSQL's
+// cache, like certa's blocks, only leaves gaps).
+func identityBounds(typ string, opts []pgparse.SeqOption) (start, max int64, err error) {
+	var min int64 = 1
+	switch typ {
+	case "int2":
+		max = math.MaxInt16
+	case "int4":
+		max = math.MaxInt32
+	case "int8":
+		max = math.MaxInt64
+	default:
+		return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "identity column type must be smallint, integer, or bigint")
+	}
+	typeName := map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint"}[typ]
+	typeMin := -max - 1
+	seen := map[string]bool{}
+	hasStart := false
+	for _, o := range opts {
+		if seen[o.Name] {
+			return 0, 0, sqlerr.New(sqlerr.SyntaxError, "conflicting or redundant options")
+		}
+		seen[o.Name] = true
+		switch o.Name {
+		case "start", "increment", "minvalue", "maxvalue", "cache":
+			if !o.HasValue && (o.Name != "minvalue" && o.Name != "maxvalue") {
+				return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "identity option %s needs an integer value", strings.ToUpper(o.Name))
+			}
+		}
+		switch o.Name {
+		case "start":
+			start, hasStart = o.Value, true
+		case "increment":
+			if o.Value == 0 {
+				return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "INCREMENT must not be zero")
+			}
+			if o.Value != 1 {
+				return 0, 0, sqlerr.New(sqlerr.FeatureNotSupported,
+					"identity option INCREMENT BY %d is not supported: certa's sequences count up by 1", o.Value)
+			}
+		case "minvalue":
+			if o.HasValue {
+				if o.Value < typeMin || o.Value > max {
+					return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "MINVALUE (%d) is out of range for sequence data type %s", o.Value, typeName)
+				}
+				min = o.Value
+			}
+		case "maxvalue":
+			if o.HasValue {
+				if o.Value < typeMin || o.Value > max {
+					return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "MAXVALUE (%d) is out of range for sequence data type %s", o.Value, typeName)
+				}
+				max = o.Value
+			}
+		case "cache":
+			if o.Value <= 0 {
+				return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "CACHE (%d) must be greater than zero", o.Value)
+			}
+		case "cycle":
+			if o.Cycle {
+				return 0, 0, sqlerr.New(sqlerr.FeatureNotSupported,
+					"identity option CYCLE is not supported: certa's sequences never hand out a value twice")
+			}
+		case "as":
+			// The column's type is the sequence's: PostgreSQL refuses
+			// another.
+			return 0, 0, sqlerr.New(sqlerr.SyntaxError, "conflicting or redundant options")
+		default:
+			name := map[string]string{"sequence_name": "SEQUENCE NAME", "owned_by": "OWNED BY"}[o.Name]
+			if name == "" {
+				name = strings.ToUpper(o.Name)
+			}
+			return 0, 0, sqlerr.New(sqlerr.FeatureNotSupported, "identity option %s is not supported", name)
+		}
+	}
+	if min >= max {
+		return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "MINVALUE (%d) must be less than MAXVALUE (%d)", min, max)
+	}
+	if !hasStart {
+		start = min
+	}
+	if start < min {
+		return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "START value (%d) cannot be less than MINVALUE (%d)", start, min)
+	}
+	if start > max {
+		return 0, 0, sqlerr.New(sqlerr.InvalidParameterValue, "START value (%d) cannot be greater than MAXVALUE (%d)", start, max)
+	}
+	return start, max, nil
 }
 
 // generatedTypes maps PostgreSQL's type names that give a column a

@@ -153,7 +153,9 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		return "", nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
 	}
 	if firstKeyword(sql) == "CREATE" {
-		sql = translateCreateTable(sql)
+		if sql, err = translateCreateTable(sql); err != nil {
+			return "", nil, err
+		}
 	}
 	before, err := c.readSchema()
 	if err != nil {

@@ -81,7 +81,17 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	if req, ok := parseLocking(sql); ok {
 		sql = req.sql // FOR UPDATE changes neither parameters nor columns
 	}
-	stmt, _, tail, err := c.prepare(sql, modeLocal)
+	if err := c.refreshSchema(); err != nil {
+		return nil, nil, mapErr(err)
+	}
+	// DEFAULT, OVERRIDING and identity columns (identity.go): refused at
+	// Parse, as PostgreSQL does.
+	orig := sql
+	sql, parsed, err := c.rewriteWrite(sql)
+	if err != nil {
+		return nil, nil, mapErr(err)
+	}
+	stmt, rec, tail, err := c.prepare(sql, modeLocal)
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}
@@ -94,6 +104,9 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	}
 	defer c.internal()()
 	if err := c.refreshSchema(); err != nil {
+		return nil, nil, mapErr(err)
+	}
+	if err := c.checkWrites(orig, parsed, &rec); err != nil {
 		return nil, nil, mapErr(err)
 	}
 	count := 0

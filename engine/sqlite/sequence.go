@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -50,8 +52,13 @@ type sequences struct {
 	known   map[string]seqInfo                // by name, as _certa_sequences says
 	blocks  map[string][]engine.SequenceBlock // values not handed out yet
 	pending map[string]bool                   // asked for, not granted yet
-	wanted  chan string
-	granted chan struct{} // closed (and replaced) when values are granted
+	// exhausted holds the sequences that reached their largest value
+	// (with the seqno that made them, as seqInfo.created): a statement
+	// that needs one more fails with 2200H instead of waiting for a block
+	// that will never come.
+	exhausted map[string]uint64
+	wanted    chan string
+	granted   chan struct{} // closed (and replaced) when values are granted
 }
 
 type seqInfo struct {
@@ -62,7 +69,7 @@ type seqInfo struct {
 func newSequences() *sequences {
 	return &sequences{
 		known: map[string]seqInfo{}, blocks: map[string][]engine.SequenceBlock{}, pending: map[string]bool{},
-		wanted: make(chan string, 256), granted: make(chan struct{}),
+		exhausted: map[string]uint64{}, wanted: make(chan string, 256), granted: make(chan struct{}),
 	}
 }
 
@@ -85,6 +92,11 @@ func (s *sequences) load(c *conn) error {
 			delete(s.blocks, name)
 		}
 	}
+	for name, created := range s.exhausted {
+		if info, ok := known[name]; !ok || info.created != created {
+			delete(s.exhausted, name)
+		}
+	}
 	for name := range known {
 		if len(s.blocks[name]) == 0 {
 			s.ask(name)
@@ -93,10 +105,25 @@ func (s *sequences) load(c *conn) error {
 	return nil
 }
 
+// exhaust records that sequence name, made at seqno created, has no value
+// left to reserve.
+func (s *sequences) exhaust(name string, created uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exhausted[name] = created
+}
+
+// isExhausted reports whether name has no value left to reserve. s.mu is
+// held.
+func (s *sequences) isExhausted(name string) bool {
+	created, ok := s.exhausted[name]
+	return ok && s.known[name].created == created
+}
+
 // ask names a sequence on the wanted channel unless it was already asked
 // for. s.mu is held.
 func (s *sequences) ask(name string) {
-	if s.pending[name] {
+	if s.pending[name] || s.isExhausted(name) {
 		return
 	}
 	select {
@@ -115,6 +142,9 @@ func (s *sequences) take(name string) (int64, error) {
 		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 	}
 	bs := s.blocks[name]
+	if len(bs) == 0 && s.isExhausted(name) {
+		return 0, sqlerr.New(sqlerr.SequenceLimitExceeded, "nextval: reached maximum value of sequence %q (%d)", name, info.max)
+	}
 	if len(bs) == 0 {
 		s.ask(name)
 		return 0, sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: name}, sqlerr.SerializationFailure,
@@ -164,7 +194,7 @@ func (s *sequences) wait(ctx context.Context, name string) error {
 		s.mu.Lock()
 		ready := true
 		for n := range s.known {
-			if (name == "" || n == name) && s.left(n) == 0 {
+			if (name == "" || n == name) && s.left(n) == 0 && !s.isExhausted(n) {
 				ready = false
 				s.ask(n)
 			}
@@ -234,10 +264,19 @@ func (l *seqLog) record(name string, v int64) {
 // NULL makes the column's NOT NULL stop the row first.
 func (e *Engine) registerNextval(c *conn) error {
 	return c.c.CreateFunction("nextval", &sqlite.FunctionImpl{
-		NArgs: 1,
+		// One argument, the sequence; an identity column's default gives
+		// three more that describe the column (createtable.go) and do not
+		// change what nextval does.
+		NArgs: -1,
 		// Column defaults call it; only certa's own DDL can put it there.
 		AllowIndirect: true,
 		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			if len(args) == 0 {
+				if c.funcErr == nil {
+					c.funcErr = sqlerr.New(sqlerr.UndefinedFunction, "function nextval() does not exist")
+				}
+				return sqlite.Value{}, nil
+			}
 			name := sequenceName(args[0].Text())
 			if c.seqLog != nil {
 				if v, ok := c.seqLog.next(name); ok {
@@ -287,8 +326,39 @@ func sequenceName(arg string) string {
 	return strings.ToLower(arg)
 }
 
-// nextvalDefault matches a column default that calls nextval.
-var nextvalDefault = regexp.MustCompile(`^\(?\s*nextval\s*\(\s*'((?:[^']|'')*)'\s*\)\s*\)?$`)
+// nextvalDefault matches a column default that calls nextval: that of a
+// SERIAL column, nextval('t_c_seq'), or that of an identity column,
+// nextval('t_c_seq', 'always' or 'by default', first value, largest value)
+// (createtable.go).
+var nextvalDefault = regexp.MustCompile(`^\(?\s*nextval\s*\(\s*'((?:[^']|'')*)'\s*(?:,\s*'(always|by default)'\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*)?\)\s*\)?$`)
+
+// seqDefault is what a column default that calls nextval says.
+type seqDefault struct {
+	seq string // the sequence
+	// identity is "always" or "by default" for an identity column, ""
+	// for SERIAL; start and max are then its first and largest value.
+	identity   string
+	start, max int64
+}
+
+// parseSequenceDefault reads a column default (as PRAGMA table_info gives
+// it) that calls nextval; ok is false for any other.
+func parseSequenceDefault(dflt string) (d seqDefault, ok bool) {
+	m := nextvalDefault.FindStringSubmatch(dflt)
+	if m == nil {
+		return d, false
+	}
+	d.seq = sequenceName(strings.ReplaceAll(m[1], "''", "'"))
+	if m[2] != "" {
+		start, err1 := strconv.ParseInt(m[3], 10, 64)
+		max, err2 := strconv.ParseInt(m[4], 10, 64)
+		if err1 != nil || err2 != nil {
+			return d, false
+		}
+		d.identity, d.start, d.max = m[2], start, max
+	}
+	return d, true
+}
 
 // syncSequences makes _certa_sequences hold exactly the sequences that
 // column defaults call, with the column that owns each (the last schema
@@ -298,7 +368,7 @@ var nextvalDefault = regexp.MustCompile(`^\(?\s*nextval\s*\(\s*'((?:[^']|'')*)'\
 func syncSequences(c *conn, created uint64) error {
 	type owner struct {
 		table, column string
-		max           int64
+		start, max    int64
 	}
 	want := map[string]owner{}
 	var tables []string
@@ -309,8 +379,12 @@ func syncSequences(c *conn, created uint64) error {
 	}
 	for _, t := range tables {
 		err := c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
-			if m := nextvalDefault.FindStringSubmatch(s.ColumnText(2)); m != nil {
-				want[sequenceName(strings.ReplaceAll(m[1], "''", "'"))] = owner{t, s.ColumnText(0), maxOfType(s.ColumnText(1))}
+			if d, ok := parseSequenceDefault(s.ColumnText(2)); ok {
+				o := owner{t, s.ColumnText(0), 1, maxOfType(s.ColumnText(1))}
+				if d.identity != "" {
+					o.start, o.max = d.start, min(d.max, o.max)
+				}
+				want[d.seq] = o
 			}
 		}, t)
 		if err != nil {
@@ -332,8 +406,8 @@ func syncSequences(c *conn, created uint64) error {
 		if have[name] {
 			err = c.exec("UPDATE _certa_sequences SET tbl = ?, col = ?, maxval = ? WHERE name = ?", o.table, o.column, o.max, name)
 		} else {
-			err = c.exec("INSERT INTO _certa_sequences (name, tbl, col, reserved, created, maxval) VALUES (?, ?, ?, 1, ?, ?)",
-				name, o.table, o.column, int64(created), o.max)
+			err = c.exec("INSERT INTO _certa_sequences (name, tbl, col, reserved, created, maxval) VALUES (?, ?, ?, ?, ?, ?)",
+				name, o.table, o.column, o.start, int64(created), o.max)
 		}
 		if err != nil {
 			return err
@@ -373,13 +447,25 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	if err != nil || row == nil {
 		return nil, engine.SequenceBlock{}, mapErr(err)
 	}
-	first, max := row[3].i, row[5].i
-	if first > max {
+	first, max, created := row[3].i, row[5].i, uint64(row[4].i)
+	// A block holds no value past max (uint64: the true difference, even
+	// from a negative first value). The row must say where the next
+	// block starts, so a block that would end at the largest int64 stops
+	// before it: that one value is never handed out.
+	count := int64(sequenceBlock)
+	if left := uint64(max) - uint64(first); first <= max && left < sequenceBlock {
+		count = int64(left) + 1
+	}
+	if first > math.MaxInt64-count {
+		count--
+	}
+	if first > max || count <= 0 {
+		e.seqs.exhaust(name, created)
 		return nil, engine.SequenceBlock{}, sqlerr.New(sqlerr.SequenceLimitExceeded,
 			"nextval: reached maximum value of sequence %q (%d)", name, max)
 	}
 	after := append([]rowValue(nil), row...)
-	after[3] = rowValue{kind: kindInt, i: first + sequenceBlock}
+	after[3] = rowValue{kind: kindInt, i: first + count}
 	changed := []bool{false, false, false, true, false, false}
 	pkPos := []byte{1, 0, 0, 0, 0, 0}
 	b := []byte{'T'}
@@ -394,7 +480,7 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 		return nil, engine.SequenceBlock{}, fmt.Errorf("reserve sequence %s: %w", name, err)
 	}
 	ws.Normalize()
-	return ws, engine.SequenceBlock{Name: name, Created: uint64(row[4].i), First: first, Count: sequenceBlock}, nil
+	return ws, engine.SequenceBlock{Name: name, Created: created, First: first, Count: count}, nil
 }
 
 func textValue(s string) rowValue { return rowValue{kind: kindText, bytes: []byte(s)} }

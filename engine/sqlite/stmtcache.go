@@ -31,11 +31,21 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 		c.mode = modeLocal
 		return cs.stmt, cs.rec, "", nil
 	}
-	stmt, rec, trailing, err = c.prepare(sql, modeLocal)
+	// PostgreSQL's DEFAULT, OVERRIDING and identity rules (identity.go).
+	run, parsed, err := c.rewriteWrite(sql)
+	if err != nil {
+		return nil, record{}, "", err
+	}
+	stmt, rec, trailing, err = c.prepare(run, modeLocal)
 	if err != nil || !isBlank(trailing) {
 		return stmt, rec, trailing, err
 	}
-	rec.nextval = hasKeyword(sql, "NEXTVAL") // once per text, not per run
+	if err := c.checkWrites(sql, parsed, &rec); err != nil {
+		stmt.Finalize()
+		c.endStatement()
+		return nil, record{}, "", err
+	}
+	rec.nextval = hasKeyword(run, "NEXTVAL") // once per text, not per run
 	if len(c.cache) >= maxCachedStmts {
 		c.dropCache()
 	}

@@ -13,7 +13,9 @@ import (
 
 // psql against a cluster that requires SCRAM-SHA-256: DDL, writes and
 // reads, a transaction that loses to a commit made meanwhile by another
-// psql (40001), and the describe commands \dt, \d, \d TABLE, \l.
+// psql (40001), and the describe commands \dt, \d, \d TABLE, \l; \d
+// shows identity columns, foreign keys and the keys that reference a
+// table as PostgreSQL 15 does.
 func TestPsql(t *testing.T) {
 	c := startWithPassword(t)
 	out := psql(t, c, 0, "CREATE TABLE accounts (id integer PRIMARY KEY, owner text NOT NULL, balance integer DEFAULT 0)",
@@ -45,6 +47,27 @@ func TestPsql(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("psql output lacks %q", want)
 		}
+	}
+	if t.Failed() {
+		t.Logf("psql output:\n%s", out)
+	}
+	psql(t, c, 0, "CREATE TABLE entries (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, account int REFERENCES accounts ON DELETE CASCADE, note text)")
+	out = psql(t, c, 1, `\d entries`, `\d accounts`)
+	for _, want := range []string{
+		" id      | integer |           | not null | generated always as identity",
+		"Foreign-key constraints:\n" +
+			`    "entries_account_fkey" FOREIGN KEY (account) REFERENCES accounts(id) ON DELETE CASCADE`,
+		"Referenced by:\n" +
+			`    TABLE "entries" CONSTRAINT "entries_account_fkey" FOREIGN KEY (account) REFERENCES accounts(id) ON DELETE CASCADE`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("psql output lacks %q", want)
+		}
+	}
+	out = psqlUnchecked(t, c, 2, "INSERT INTO entries (id, account) VALUES (5, 1)")
+	if !strings.Contains(out, `ERROR:  cannot insert a non-DEFAULT value into column "id"`) ||
+		!strings.Contains(out, "HINT:  Use OVERRIDING SYSTEM VALUE to override.") {
+		t.Errorf("psql output of an explicit id:\n%s", out)
 	}
 	if t.Failed() {
 		t.Logf("psql output:\n%s", out)

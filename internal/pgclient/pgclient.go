@@ -182,3 +182,13 @@ func SQLState(err error) string {
 	}
 	return ""
 }
+
+// ErrorFields returns the SQLSTATE, message, detail and hint of a server's
+// error ("" for any other error).
+func ErrorFields(err error) (code, message, detail, hint string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code, pe.Message, pe.Detail, pe.Hint
+	}
+	return "", "", "", ""
+}
