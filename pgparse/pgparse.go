@@ -30,6 +30,11 @@ type Column struct {
 	// TypeWord is the first word of the type as written ("serial" in
 	// "id serial"): the whole name of one-word types.
 	TypeWord Span
+	// TypeMods are the type's integer modifiers: [20] for varchar(20),
+	// [10 2] for numeric(10,2).
+	TypeMods []int64
+	// Checks names the column's named CHECK constraints.
+	Checks []string
 	// End is just past the definition's last token (before the comma or
 	// parenthesis that follows it): where a constraint can be appended.
 	End int
@@ -103,6 +108,11 @@ func ParseCreateTable(sql string) *CreateTable {
 		if t := tokenAt(toks, cd.TypeName.Location); t != nil {
 			col.TypeWord = Span{int(t.Start), int(t.End)}
 		}
+		for _, m := range cd.TypeName.Typmods {
+			if c := m.GetAConst(); c != nil && c.GetIval() != nil {
+				col.TypeMods = append(col.TypeMods, int64(c.GetIval().Ival))
+			}
+		}
 		for _, n := range cd.Constraints {
 			c := n.GetConstraint()
 			if c == nil {
@@ -115,6 +125,10 @@ func ParseCreateTable(sql string) *CreateTable {
 				col.PrimaryKey = true
 			case pg_query.ConstrType_CONSTR_DEFAULT:
 				col.Default = true
+			case pg_query.ConstrType_CONSTR_CHECK:
+				if c.Conname != "" {
+					col.Checks = append(col.Checks, c.Conname)
+				}
 			case pg_query.ConstrType_CONSTR_IDENTITY:
 				col.Identities++
 				if col.Identity != nil {

@@ -2,6 +2,7 @@ package pgparse
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,21 @@ func TestParseForeignKeys(t *testing.T) {
 		"{Name: Columns:[x y] RefTable:pair RefColumns:[x y] Match:FULL Deferrable:true InitiallyDeferred:true}]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestParseTypeMods(t *testing.T) {
+	ct := ParseCreateTable(`CREATE TABLE t (a varchar(20), b numeric(10,2), c text, d character varying(5) CONSTRAINT "x y" CHECK (d <> ''))`)
+	if ct == nil {
+		t.Fatal("not parsed")
+	}
+	want := [][]int64{{20}, {10, 2}, nil, {5}}
+	for i, c := range ct.Columns {
+		if !slices.Equal(c.TypeMods, want[i]) {
+			t.Errorf("%s: type modifiers %v, want %v", c.Name, c.TypeMods, want[i])
+		}
+	}
+	if c := ct.Columns[3]; c.Type != "varchar" || !slices.Equal(c.Checks, []string{"x y"}) {
+		t.Errorf("d: type %q, checks %q", c.Type, c.Checks)
 	}
 }

@@ -28,6 +28,7 @@ const (
 	InvalidTextRepresentation   = "22P02"
 	InvalidBinaryRepresentation = "22P03"
 	NumericValueOutOfRange      = "22003"
+	StringDataRightTruncation   = "22001"
 	InvalidDatetimeFormat       = "22007"
 	DuplicateTable              = "42P07"
 	InvalidParameterValue       = "22023"

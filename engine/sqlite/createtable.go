@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,12 +82,58 @@ func translateCreateTable(sql string) (string, error) {
 		if notNull && !col.NotNull {
 			edits = append(edits, edit{col.End, col.End, " NOT NULL"})
 		}
+		for _, c := range typeChecks(col) {
+			edits = append(edits, edit{col.End, col.End, c})
+		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
 	for _, e := range edits {
 		sql = sql[:e.at] + e.text + sql[e.end:]
 	}
 	return sql, nil
+}
+
+// typeChecks returns the CHECK constraints that make SQLite refuse what
+// PostgreSQL's column type refuses and SQLite would store: a string longer
+// than varchar(n) or char(n) allows (22001), an integer out of the range of
+// smallint or integer (22003; SQLite's integers are all 64 bits). Each
+// constraint is named with PostgreSQL's message, which SQLite reports and
+// mapErr turns back into its SQLSTATE (typeCheckCode). A column that
+// already has the constraint (a statement translated again) gets none.
+func typeChecks(col pgparse.Column) []string {
+	q := quoteIdent(col.Name)
+	var named [][2]string // name, condition
+	switch {
+	case col.Type == "varchar" && len(col.TypeMods) == 1:
+		n := col.TypeMods[0]
+		named = append(named, [2]string{fmt.Sprintf("value too long for type character varying(%d)", n), fmt.Sprintf("length(%s) <= %d", q, n)})
+	case col.Type == "bpchar" && len(col.TypeMods) == 1:
+		n := col.TypeMods[0]
+		named = append(named, [2]string{fmt.Sprintf("value too long for type character(%d)", n), fmt.Sprintf("length(%s) <= %d", q, n)})
+	case col.Type == "int4" || col.Type == "serial" || col.Type == "serial4":
+		named = append(named, [2]string{"integer out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt32, math.MaxInt32)})
+	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
+		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
+	}
+	var out []string
+	for _, nc := range named {
+		if !slices.Contains(col.Checks, nc[0]) {
+			out = append(out, fmt.Sprintf(" CONSTRAINT %s CHECK (%s)", quoteIdent(nc[0]), nc[1]))
+		}
+	}
+	return out
+}
+
+// typeCheckCode is the SQLSTATE of a constraint typeChecks made, given
+// its name, or "".
+func typeCheckCode(name string) string {
+	switch {
+	case strings.HasPrefix(name, "value too long for type "):
+		return sqlerr.StringDataRightTruncation
+	case name == "integer out of range", name == "smallint out of range":
+		return sqlerr.NumericValueOutOfRange
+	}
+	return ""
 }
 
 // The kinds of identity column, as an identity column's default names

@@ -70,6 +70,10 @@ func mapErr(err error) error {
 	case sqlite.ResultConstraintNotNull:
 		return sqlerr.Wrap(err, sqlerr.NotNullViolation, "%s", notNullMessage(msg))
 	case sqlite.ResultConstraintCheck:
+		name := strings.TrimPrefix(msg, "CHECK constraint failed: ")
+		if code := typeCheckCode(name); code != "" {
+			return sqlerr.Wrap(err, code, "%s", name)
+		}
 		return sqlerr.Wrap(err, sqlerr.CheckViolation, "%s", msg)
 	case sqlite.ResultConstraintForeignKey:
 		return sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, "%s", msg)

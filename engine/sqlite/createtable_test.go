@@ -1,0 +1,59 @@
+package sqlite
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"certa/sqlerr"
+)
+
+// What PostgreSQL's column types refuse, certa refuses with PostgreSQL's
+// SQLSTATE and message; SQLite would store it (it ignores lengths, and
+// its integers are all 64 bits).
+func TestTypeLimits(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE t (id integer PRIMARY KEY, v varchar(5), c char(2), s smallint, "Odd col" character varying(3))`)
+	for _, c := range []struct{ stmt, code, msg string }{
+		{"INSERT INTO t (id, v) VALUES (1, 'abcdef')", sqlerr.StringDataRightTruncation, "value too long for type character varying(5)"},
+		{"INSERT INTO t (id, c) VALUES (2, 'abc')", sqlerr.StringDataRightTruncation, "value too long for type character(2)"},
+		{`INSERT INTO t (id, "Odd col") VALUES (3, 'abcd')`, sqlerr.StringDataRightTruncation, "value too long for type character varying(3)"},
+		{"INSERT INTO t (id) VALUES (3000000000)", sqlerr.NumericValueOutOfRange, "integer out of range"},
+		{"INSERT INTO t (id, s) VALUES (4, 40000)", sqlerr.NumericValueOutOfRange, "smallint out of range"},
+	} {
+		tx := e.begin()
+		code, err := execErr(tx, c.stmt)
+		var se *sqlerr.Error
+		if code != c.code || !errors.As(err, &se) || se.Message != c.msg {
+			t.Errorf("%s: %s %v, want %s %q", c.stmt, code, err, c.code, c.msg)
+		}
+		tx.Rollback()
+	}
+	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü')")
+	tx := e.begin()
+	if code, err := execErr(tx, "UPDATE t SET v = v || 'x'"); code != sqlerr.StringDataRightTruncation {
+		t.Errorf("update past the length: %s %v", code, err)
+	}
+	tx.Rollback()
+}
+
+// A translated CREATE TABLE translated again (as every node does with
+// the replicated statement) is unchanged.
+func TestTranslateCreateTableIdempotent(t *testing.T) {
+	for _, sql := range []string{
+		`CREATE TABLE t (id serial PRIMARY KEY, v varchar(5), n integer, s smallint, c char(3))`,
+		`CREATE TABLE u (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k integer)`,
+	} {
+		once, err := translateCreateTable(sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twice, err := translateCreateTable(once)
+		if err != nil || twice != once {
+			t.Errorf("translated again: %v\n%s\n%s", err, once, twice)
+		}
+		if strings.Count(once, "CHECK") == 0 && strings.Contains(sql, "varchar") {
+			t.Errorf("no length check: %s", once)
+		}
+	}
+}
