@@ -101,44 +101,7 @@ func ParseCreateTable(sql string) *CreateTable {
 		if cd == nil || cd.TypeName == nil {
 			continue
 		}
-		col := Column{Name: cd.Colname, End: elementEnd(toks, int32(cd.Location))}
-		if names := stringList(cd.TypeName.Names); len(names) > 0 {
-			col.Type = strings.ToLower(names[len(names)-1])
-		}
-		if t := tokenAt(toks, cd.TypeName.Location); t != nil {
-			col.TypeWord = Span{int(t.Start), int(t.End)}
-		}
-		for _, m := range cd.TypeName.Typmods {
-			if c := m.GetAConst(); c != nil && c.GetIval() != nil {
-				col.TypeMods = append(col.TypeMods, int64(c.GetIval().Ival))
-			}
-		}
-		for _, n := range cd.Constraints {
-			c := n.GetConstraint()
-			if c == nil {
-				continue
-			}
-			switch c.Contype {
-			case pg_query.ConstrType_CONSTR_NOTNULL:
-				col.NotNull = true
-			case pg_query.ConstrType_CONSTR_PRIMARY:
-				col.PrimaryKey = true
-			case pg_query.ConstrType_CONSTR_DEFAULT:
-				col.Default = true
-			case pg_query.ConstrType_CONSTR_CHECK:
-				if c.Conname != "" {
-					col.Checks = append(col.Checks, c.Conname)
-				}
-			case pg_query.ConstrType_CONSTR_IDENTITY:
-				col.Identities++
-				if col.Identity != nil {
-					break
-				}
-				if sp := identitySpan(toks, c.Location); sp != nil {
-					col.Identity = &Identity{Span: *sp, Always: c.GeneratedWhen == "a", Options: seqOptions(c.Options)}
-				}
-			}
-		}
+		col := columnDef(cd, toks)
 		byName[col.Name] = len(ct.Columns)
 		ct.Columns = append(ct.Columns, col)
 	}
@@ -148,6 +111,76 @@ func ParseCreateTable(sql string) *CreateTable {
 		}
 	}
 	return ct
+}
+
+// columnDef describes a column definition; toks are the statement's tokens.
+func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
+	col := Column{Name: cd.Colname, End: elementEnd(toks, int32(cd.Location))}
+	if names := stringList(cd.TypeName.Names); len(names) > 0 {
+		col.Type = strings.ToLower(names[len(names)-1])
+	}
+	if t := tokenAt(toks, cd.TypeName.Location); t != nil {
+		col.TypeWord = Span{int(t.Start), int(t.End)}
+	}
+	for _, m := range cd.TypeName.Typmods {
+		if c := m.GetAConst(); c != nil && c.GetIval() != nil {
+			col.TypeMods = append(col.TypeMods, int64(c.GetIval().Ival))
+		}
+	}
+	for _, n := range cd.Constraints {
+		c := n.GetConstraint()
+		if c == nil {
+			continue
+		}
+		switch c.Contype {
+		case pg_query.ConstrType_CONSTR_NOTNULL:
+			col.NotNull = true
+		case pg_query.ConstrType_CONSTR_PRIMARY:
+			col.PrimaryKey = true
+		case pg_query.ConstrType_CONSTR_DEFAULT:
+			col.Default = true
+		case pg_query.ConstrType_CONSTR_CHECK:
+			if c.Conname != "" {
+				col.Checks = append(col.Checks, c.Conname)
+			}
+		case pg_query.ConstrType_CONSTR_IDENTITY:
+			col.Identities++
+			if col.Identity != nil {
+				break
+			}
+			if sp := identitySpan(toks, c.Location); sp != nil {
+				col.Identity = &Identity{Span: *sp, Always: c.GeneratedWhen == "a", Options: seqOptions(c.Options)}
+			}
+		}
+	}
+	return col
+}
+
+// ParseAddColumn returns the column an ALTER TABLE that adds one column
+// (and does nothing else) defines, else nil.
+func ParseAddColumn(sql string) *Column {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	at := tree.Stmts[0].Stmt.GetAlterTableStmt()
+	if at == nil || len(at.Cmds) != 1 {
+		return nil
+	}
+	cmd := at.Cmds[0].GetAlterTableCmd()
+	if cmd == nil || cmd.Subtype != pg_query.AlterTableType_AT_AddColumn || cmd.Def == nil {
+		return nil
+	}
+	cd := cmd.Def.GetColumnDef()
+	if cd == nil || cd.TypeName == nil {
+		return nil
+	}
+	scan, err := pg_query.Scan(sql)
+	if err != nil {
+		return nil
+	}
+	col := columnDef(cd, scan.Tokens)
+	return &col
 }
 
 // seqOptions describes the sequence options of an identity constraint.
@@ -217,7 +250,7 @@ func elementEnd(toks []*pg_query.ScanToken, offset int32) int {
 				return end
 			}
 			depth--
-		case pg_query.Token_ASCII_44: // ,
+		case pg_query.Token_ASCII_44, pg_query.Token_ASCII_59: // , ;
 			if depth == 0 {
 				return end
 			}

@@ -93,6 +93,17 @@ func translateCreateTable(sql string) (string, error) {
 	return sql, nil
 }
 
+// translateAddColumn gives a column that ALTER TABLE ... ADD COLUMN adds
+// the CHECK constraints of its type (typeChecks), as CREATE TABLE does.
+// Other statements are returned unchanged; so is one translated already.
+func translateAddColumn(sql string) string {
+	col := pgparse.ParseAddColumn(sql)
+	if col == nil {
+		return sql
+	}
+	return sql[:col.End] + strings.Join(typeChecks(*col), "") + sql[col.End:]
+}
+
 // typeChecks returns the CHECK constraints that make SQLite refuse what
 // PostgreSQL's column type refuses and SQLite would store: a string longer
 // than varchar(n) or char(n) allows (22001), an integer out of the range of

@@ -29,8 +29,14 @@ func TestTypeLimits(t *testing.T) {
 		}
 		tx.Rollback()
 	}
-	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü')")
+	e.ddl("ALTER TABLE t ADD COLUMN w varchar(2);")
 	tx := e.begin()
+	if code, err := execErr(tx, "INSERT INTO t (id, w) VALUES (9, 'abc')"); code != sqlerr.StringDataRightTruncation {
+		t.Errorf("added column: %s %v", code, err)
+	}
+	tx.Rollback()
+	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü', 'xy')")
+	tx = e.begin()
 	if code, err := execErr(tx, "UPDATE t SET v = v || 'x'"); code != sqlerr.StringDataRightTruncation {
 		t.Errorf("update past the length: %s %v", code, err)
 	}
@@ -55,5 +61,9 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 		if strings.Count(once, "CHECK") == 0 && strings.Contains(sql, "varchar") {
 			t.Errorf("no length check: %s", once)
 		}
+	}
+	add := translateAddColumn("ALTER TABLE t ADD COLUMN w varchar(2)")
+	if again := translateAddColumn(add); again != add || !strings.Contains(add, "CHECK (length(\"w\") <= 2)") {
+		t.Errorf("ADD COLUMN: %s\nagain: %s", add, again)
 	}
 }

@@ -152,10 +152,13 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 	if sql == "" {
 		return "", nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
 	}
-	if firstKeyword(sql) == "CREATE" {
+	switch firstKeyword(sql) {
+	case "CREATE":
 		if sql, err = translateCreateTable(sql); err != nil {
 			return "", nil, err
 		}
+	case "ALTER":
+		sql = translateAddColumn(sql)
 	}
 	before, err := c.readSchema()
 	if err != nil {
