@@ -77,7 +77,15 @@ func (n *Node) submitLoop() {
 // (its limit is lower than ours) is sent again one write set at a time, so
 // that only the write sets over its limit are refused.
 func (n *Node) dispatch(batch []*writeset.WriteSet) {
-	err := n.appendEntry(writeset.EncodeBatch(batch))
+	entry := writeset.EncodeBatch(batch)
+	if len(batch) == 1 {
+		// The entry holds all of it now; nothing reads a write set's
+		// rows and keys after submission (the origin applies it from the
+		// log like every node), and dropping them lets the collector free
+		// a large one while it replicates and applies.
+		batch[0].Changes, batch[0].Keys = nil, nil
+	}
+	err := n.appendEntry(entry)
 	switch {
 	case errors.Is(err, orderlog.ErrTooLarge) && len(batch) > 1:
 		for _, ws := range batch {

@@ -43,11 +43,7 @@ type nodeFlags struct {
 
 func runNode(args []string) error {
 	if os.Getenv("GOGC") == "" {
-		// A node's heap is small (tens of MB) and its garbage is mostly
-		// short-lived per-statement buffers: collecting at 4x the live heap
-		// rather than 2x cut the collector's share of a node's CPU under
-		// oltp-write from 2% to 0.5%.
-		debug.SetGCPercent(400)
+		paceGC() // gc.go
 	}
 	var f nodeFlags
 	fs := flag.NewFlagSet("certa node", flag.ExitOnError)

@@ -24,3 +24,16 @@ func TestByteSizeFlag(t *testing.T) {
 		t.Errorf("memory limit for the default write-set limit: %d, want 1 GiB", got)
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 400}, {1 << 20, 400}, {16 << 20, 400}, {32 << 20, 200}, {64 << 20, 100}, {1 << 30, 100},
+	} {
+		if got := gcPercent(c.live); got != c.want {
+			t.Errorf("gcPercent(%d MB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}

@@ -38,6 +38,11 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 			return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 		}
 		changes = buf.Bytes()
+		if cap(changes) > len(changes)+len(changes)/8 {
+			// The buffer grew by doubling: a large write set would keep
+			// up to twice its size live until it has committed.
+			changes = bytes.Clone(changes)
+		}
 	}
 	if len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 {
 		return nil, nil
