@@ -351,15 +351,22 @@ func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
 		if out[i].name != "" {
 			continue
 		}
-		base := table + "_" + strings.Join(out[i].cols, "_") + "_fkey"
-		name := base
-		for n := 1; names[name]; n++ {
-			name = fmt.Sprintf("%s%d", base, n)
-		}
-		names[name] = true
-		out[i].name = name
+		out[i].name = foreignKeyName(table, out[i].cols, names)
 	}
 	return out, nil
+}
+
+// foreignKeyName is the name PostgreSQL gives an unnamed foreign key of
+// table on cols, table_cols_fkey, numbered past the names taken; it takes
+// the name.
+func foreignKeyName(table string, cols []string, taken map[string]bool) string {
+	base := table + "_" + strings.Join(cols, "_") + "_fkey"
+	name := base
+	for n := 1; taken[name]; n++ {
+		name = fmt.Sprintf("%s%d", base, n)
+	}
+	taken[name] = true
+	return name
 }
 
 // catalogSchema creates the emulated catalogs. Columns psql and drivers

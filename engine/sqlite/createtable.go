@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"certa/pgparse"
 	"certa/sqlerr"
@@ -47,6 +48,10 @@ func translateCreateTable(sql string) (string, error) {
 		text    string
 	}
 	var edits []edit
+	fullChecks, err := matchFullChecks(sql, ct.Table)
+	if err != nil {
+		return "", err
+	}
 	for _, col := range ct.Columns {
 		notNull := col.PrimaryKey
 		seq := ""
@@ -82,7 +87,7 @@ func translateCreateTable(sql string) (string, error) {
 		if notNull && !col.NotNull {
 			edits = append(edits, edit{col.End, col.End, " NOT NULL"})
 		}
-		for _, c := range typeChecks(col) {
+		for _, c := range append(typeChecks(col), missingChecks(col, fullChecks[col.Name])...) {
 			edits = append(edits, edit{col.End, col.End, c})
 		}
 	}
@@ -126,9 +131,29 @@ func typeChecks(col pgparse.Column) []string {
 	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
 		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
 	}
+	return missingChecks(col, named)
+}
+
+// truncatedIdent is name as PostgreSQL's parser reads it: at most 63
+// bytes, cut at a character boundary. (SQLite keeps, and reports, the
+// whole name.)
+func truncatedIdent(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	n := 63
+	for n > 0 && !utf8.RuneStart(name[n]) {
+		n--
+	}
+	return name[:n]
+}
+
+// missingChecks returns the column constraints that declare named's
+// (name, condition) CHECK constraints, but for those col has already.
+func missingChecks(col pgparse.Column, named [][2]string) []string {
 	var out []string
 	for _, nc := range named {
-		if !slices.Contains(col.Checks, nc[0]) {
+		if !slices.Contains(col.Checks, nc[0]) && !slices.Contains(col.Checks, truncatedIdent(nc[0])) {
 			out = append(out, fmt.Sprintf(" CONSTRAINT %s CHECK (%s)", quoteIdent(nc[0]), nc[1]))
 		}
 	}

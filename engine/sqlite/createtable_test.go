@@ -49,6 +49,7 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 	for _, sql := range []string{
 		`CREATE TABLE t (id serial PRIMARY KEY, v varchar(5), n integer, s smallint, c char(3))`,
 		`CREATE TABLE u (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k integer)`,
+		`CREATE TABLE f (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p (x, y) MATCH FULL)`,
 	} {
 		once, err := translateCreateTable(sql)
 		if err != nil {
@@ -65,5 +66,41 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 	add := translateAddColumn("ALTER TABLE t ADD COLUMN w varchar(2)")
 	if again := translateAddColumn(add); again != add || !strings.Contains(add, "CHECK (length(\"w\") <= 2)") {
 		t.Errorf("ADD COLUMN: %s\nagain: %s", add, again)
+	}
+}
+
+// A foreign key MATCH FULL refuses a key that is partly NULL, as
+// PostgreSQL does; SQLite alone would take it unchecked. MATCH PARTIAL is
+// refused as PostgreSQL refuses it.
+func TestForeignKeyMatchFull(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE p (x int, y int, PRIMARY KEY (x, y))`)
+	e.ddl(`CREATE TABLE c (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p MATCH FULL)`)
+	e.ddl(`CREATE TABLE s (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p)`)
+	e.commit("INSERT INTO p VALUES (1, 1)")
+	for _, c := range []struct{ stmt, code string }{
+		{"INSERT INTO c VALUES (1, 1, NULL)", sqlerr.ForeignKeyViolation},
+		{"INSERT INTO c VALUES (2, NULL, 7)", sqlerr.ForeignKeyViolation},
+		{"INSERT INTO c VALUES (3, 2, 2)", sqlerr.ForeignKeyViolation},
+		{"INSERT INTO c VALUES (4, NULL, NULL)", ""},
+		{"INSERT INTO c VALUES (5, 1, 1)", ""},
+		{"INSERT INTO s VALUES (1, 1, NULL)", ""}, // MATCH SIMPLE: not checked
+	} {
+		tx := e.begin()
+		code, err := execErr(tx, c.stmt)
+		if code != c.code {
+			t.Errorf("%s: %s %v, want %q", c.stmt, code, err, c.code)
+		}
+		var se *sqlerr.Error
+		if c.stmt == "INSERT INTO c VALUES (1, 1, NULL)" && (!errors.As(err, &se) ||
+			se.Message != `insert or update on table "c" violates foreign key constraint "c_a_b_fkey"` || se.Detail != matchFullDetail) {
+			t.Errorf("partly NULL key: %#v", se)
+		}
+		tx.Rollback()
+	}
+	tx := e.begin()
+	defer tx.Rollback()
+	if code, err := execErr(tx, `CREATE TABLE q (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p MATCH PARTIAL)`); code != sqlerr.FeatureNotSupported {
+		t.Errorf("MATCH PARTIAL: %s %v", code, err)
 	}
 }

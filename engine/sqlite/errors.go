@@ -74,6 +74,11 @@ func mapErr(err error) error {
 		if code := typeCheckCode(name); code != "" {
 			return sqlerr.Wrap(err, code, "%s", name)
 		}
+		if isMatchFullCheck(name) {
+			e := sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, "%s", name)
+			e.Detail = matchFullDetail
+			return e
+		}
 		return sqlerr.Wrap(err, sqlerr.CheckViolation, "%s", msg)
 	case sqlite.ResultConstraintForeignKey:
 		return sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, "%s", msg)

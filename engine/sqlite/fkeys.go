@@ -6,6 +6,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/pgparse"
 	"certa/sqlerr"
 	"certa/writeset"
 )
@@ -437,4 +438,57 @@ func (c *conn) checkDropReferenced(stmt string, tables []string) error {
 		}
 	}
 	return nil
+}
+
+// matchFullChecks returns, per column, the named CHECK constraints (name,
+// condition) that enforce
+// what SQLite ignores in the foreign keys of the CREATE TABLE sql: MATCH
+// FULL, under which a key of several columns is either all NULL or has no
+// NULL (SQLite treats every key as MATCH SIMPLE, which lets a partly NULL
+// key through unchecked). Each constraint goes with the key's last column
+// (SQLite lets a column's CHECK read the others), named with PostgreSQL's
+// message, which mapErr turns back into 23503 (matchFullCode). MATCH
+// PARTIAL, which PostgreSQL does not implement either, is refused.
+func matchFullChecks(sql, table string) (map[string][][2]string, error) {
+	fks, ok := pgparse.ParseForeignKeys(sql)
+	if !ok {
+		return nil, nil
+	}
+	taken := map[string]bool{}
+	for _, fk := range fks {
+		taken[fk.Name] = fk.Name != ""
+	}
+	checks := map[string][][2]string{}
+	for _, fk := range fks {
+		name := fk.Name
+		if name == "" {
+			name = foreignKeyName(table, fk.Columns, taken)
+		}
+		switch {
+		case fk.Match == "PARTIAL":
+			return nil, sqlerr.New(sqlerr.FeatureNotSupported, "MATCH PARTIAL not yet implemented")
+		case fk.Match != "FULL" || len(fk.Columns) < 2:
+			continue
+		}
+		var all, none []string
+		for _, c := range fk.Columns {
+			all = append(all, quoteIdent(c)+" IS NULL")
+			none = append(none, quoteIdent(c)+" IS NOT NULL")
+		}
+		last := fk.Columns[len(fk.Columns)-1]
+		constraint := fmt.Sprintf("insert or update on table %q violates foreign key constraint %q", table, name)
+		checks[last] = append(checks[last], [2]string{constraint,
+			fmt.Sprintf("(%s) OR (%s)", strings.Join(all, " AND "), strings.Join(none, " AND "))})
+	}
+	return checks, nil
+}
+
+// matchFullDetail is PostgreSQL's detail for a MATCH FULL key that is
+// partly NULL.
+const matchFullDetail = "MATCH FULL does not allow mixing of null and nonnull key values."
+
+// isMatchFullCheck reports whether a CHECK constraint's name is one that
+// matchFullChecks made.
+func isMatchFullCheck(name string) bool {
+	return strings.HasPrefix(name, "insert or update on table ") && strings.Contains(name, " violates foreign key constraint ")
 }
