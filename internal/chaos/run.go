@@ -211,14 +211,15 @@ func startCluster(cfg Config, nem Nemesis, seed uint64) (e *env, cleanup func(),
 		return nil, nil, err
 	}
 	var undo []func()
-	cleanup = func() {
+	undoAll := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
+	cleanup = undoAll
 	defer func() {
 		if err != nil {
-			cleanup()
+			undoAll() // cleanup, a named result, is nil by now
 		}
 	}()
 	// The undo steps hold their own reference: returning an error sets e
