@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,26 +20,35 @@ import (
 
 // Client calls other nodes' HTTP APIs. It implements replica.Peers.
 type Client struct {
-	http *http.Client
-	rpc  rpcClients
+	http   *http.Client
+	scheme string // "https" with peer TLS, else "http"
+	rpc    rpcClients
 }
 
 var _ replica.Peers = (*Client)(nil)
 
 // NewClient returns a client with keep-alive connections sized for
-// forwarding many batches at once.
-func NewClient() *Client {
+// forwarding many batches at once. With peerTLS (peertls.Config.Client)
+// it speaks HTTPS, presenting the node's certificate and trusting only
+// servers with one of the cluster's CA; nil: plain HTTP.
+func NewClient(peerTLS *tls.Config) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		TLSClientConfig:     peerTLS,
+		TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     time.Minute,
 	}
-	return &Client{http: &http.Client{Transport: tr}}
+	c := &Client{http: &http.Client{Transport: tr}, scheme: "http", rpc: rpcClients{tls: peerTLS}}
+	if peerTLS != nil {
+		c.scheme = "https"
+	}
+	return c
 }
 
 // Forward implements replica.Peers.
 func (c *Client) Forward(ctx context.Context, addr string, entry []byte) error {
-	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/internal/append", bytes.NewReader(entry))
+	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+"/internal/append", bytes.NewReader(entry))
 	if err != nil {
 		return err
 	}
@@ -92,7 +102,7 @@ func (c *Client) Join(ctx context.Context, addr string, m writeset.Member) error
 
 func (c *Client) join(ctx context.Context, addr string, m writeset.Member, forwarded bool) error {
 	body, _ := json.Marshal(m)
-	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/join", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+"/join", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"certa/engine"
 	"certa/orderlog"
+	"certa/peertls"
 	"certa/replica"
 	"certa/writeset"
 
@@ -60,9 +61,14 @@ type Handler struct {
 }
 
 // NewHandler builds the handler. node may be set later with SetNode (the
-// node needs the handler's latency observer before it exists).
-func NewHandler(log *slog.Logger) *Handler {
-	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: NewClient(), log: log}
+// node needs the handler's latency observer before it exists). client
+// passes on joins to the leader. With peer TLS, everything but /status and
+// /metrics answers only requests that came with a certificate of the
+// cluster's CA (403 otherwise); with a nil peer, everything answers
+// everyone, which only a node on loopback addresses or started with
+// --insecure-peers does.
+func NewHandler(log *slog.Logger, client *Client, peer *peertls.Config) *Handler {
+	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: client, log: log}
 	h.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "certa_commit_latency_seconds",
 		Help:    "Time from submitting a write set to its commit being applied on this node.",
@@ -70,15 +76,16 @@ func NewHandler(log *slog.Logger) *Handler {
 	})
 	h.registry.MustRegister(h.latency)
 	h.mux.HandleFunc("GET /status", h.status)
-	h.mux.HandleFunc("GET /checksum", h.checksum)
 	h.mux.Handle("GET /metrics", promhttp.HandlerFor(h.registry, promhttp.HandlerOpts{}))
-	h.mux.HandleFunc("POST /join", h.join)
-	h.mux.HandleFunc("POST /internal/append", h.appendEntry)
-	h.mux.Handle("CONNECT "+rpcPath, newRPCServer(h))
+	peerOnly := func(pattern string, f http.Handler) { h.mux.Handle(pattern, peer.RequirePeer(f)) }
+	peerOnly("GET /checksum", http.HandlerFunc(h.checksum))
+	peerOnly("POST /join", http.HandlerFunc(h.join))
+	peerOnly("POST /internal/append", http.HandlerFunc(h.appendEntry))
+	peerOnly("CONNECT "+rpcPath, newRPCServer(h))
 	// Go's profiler, for diagnosing a slow node in place.
-	h.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	h.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	h.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	peerOnly("GET /debug/pprof/", http.HandlerFunc(pprof.Index))
+	peerOnly("GET /debug/pprof/profile", http.HandlerFunc(pprof.Profile))
+	peerOnly("GET /debug/pprof/trace", http.HandlerFunc(pprof.Trace))
 	return h
 }
 

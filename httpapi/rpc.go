@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -70,8 +71,9 @@ func newRPCServer(h *Handler) *rpc.Server {
 
 // rpcClients keeps one connection per peer address.
 type rpcClients struct {
-	mu sync.Mutex
-	m  map[string]*peerConn
+	tls *tls.Config // dial with peer TLS; nil: plain TCP
+	mu  sync.Mutex
+	m   map[string]*peerConn
 }
 
 // peerConn is the connection to one peer: open, being dialled, or failed.
@@ -146,7 +148,7 @@ func (c *rpcClients) get(ctx context.Context, addr string) (*rpc.Client, error) 
 		c.mu.Unlock()
 
 		dctx, cancel := context.WithTimeout(ctx, rpcDialTimeout)
-		cl, err := dialRPC(dctx, addr)
+		cl, err := dialRPC(dctx, addr, c.tls)
 		cancel()
 		c.mu.Lock()
 		p.dialing = nil
@@ -172,8 +174,14 @@ func (c *rpcClients) drop(addr string, cl *rpc.Client) {
 
 // dialRPC connects to the RPC server on the HTTP port at addr, as
 // rpc.DialHTTPPath does, within ctx.
-func dialRPC(ctx context.Context, addr string) (*rpc.Client, error) {
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+func dialRPC(ctx context.Context, addr string, peerTLS *tls.Config) (*rpc.Client, error) {
+	var conn net.Conn
+	var err error
+	if peerTLS != nil {
+		conn, err = (&tls.Dialer{Config: peerTLS}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, err
 	}

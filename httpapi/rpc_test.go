@@ -32,7 +32,7 @@ func (f *fakeNode) LeaderReadIndex() (uint64, uint64, error) {
 
 func serve(t *testing.T, n Node) string {
 	t.Helper()
-	h := NewHandler(slog.Default())
+	h := NewHandler(slog.Default(), NewClient(nil), nil)
 	h.SetNode(n)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,7 +49,7 @@ func serve(t *testing.T, n Node) string {
 func TestRPC(t *testing.T) {
 	node := &fakeNode{term: 7, leader: "n1"}
 	addr := serve(t, node)
-	c := NewClient()
+	c := NewClient(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

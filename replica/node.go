@@ -334,11 +334,16 @@ func (n *Node) LeaderHTTPAddr() (string, bool) {
 // to add this node to their cluster.
 func (n *Node) JoinVia(ctx context.Context, httpAddrs []string) error {
 	var last error
+	var logged time.Time // failures are logged at once, then every 10 s
 	for {
 		for _, a := range httpAddrs {
 			if last = n.peers.Join(ctx, a, n.cfg.Self); last == nil {
 				return nil
 			}
+		}
+		if time.Since(logged) >= 10*time.Second {
+			n.cfg.Logger.Warn("join attempt failed; retrying", "via", httpAddrs, "err", last)
+			logged = time.Now()
 		}
 		select {
 		case <-ctx.Done():

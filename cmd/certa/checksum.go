@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"certa/peertls"
 )
 
 // nodeChecksums is a node's GET /checksum answer.
@@ -28,12 +30,24 @@ type nodeChecksums struct {
 func runChecksum(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("certa checksum", flag.ExitOnError)
 	nodes := fs.String("http", "127.0.0.1:5533,127.0.0.1:5534,127.0.0.1:5535", "HTTP addresses of the nodes, comma-separated")
+	var files peertls.Files
+	fs.StringVar(&files.Cert, "peer-cert", "", "with peer TLS: a certificate of the cluster's CA (a node's)")
+	fs.StringVar(&files.Key, "peer-key", "", "its key")
+	fs.StringVar(&files.CA, "peer-ca", "", "the cluster CA's certificate")
 	fs.Parse(args)
+	client, scheme := http.DefaultClient, "http"
+	if files != (peertls.Files{}) {
+		peer, err := peertls.Load(files)
+		if err != nil {
+			return err
+		}
+		client, scheme = &http.Client{Transport: &http.Transport{TLSClientConfig: peer.Client()}}, "https"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var all []nodeChecksums
 	for _, addr := range strings.Split(*nodes, ",") {
-		cs, err := fetchChecksums(ctx, addr)
+		cs, err := fetchChecksums(ctx, client, scheme+"://"+addr)
 		if err != nil {
 			return err
 		}
@@ -55,20 +69,20 @@ func runChecksum(args []string, out io.Writer) error {
 	return nil
 }
 
-func fetchChecksums(ctx context.Context, addr string) (nodeChecksums, error) {
+func fetchChecksums(ctx context.Context, client *http.Client, base string) (nodeChecksums, error) {
 	var cs nodeChecksums
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/checksum", nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/checksum", nil)
 	if err != nil {
 		return cs, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return cs, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return cs, fmt.Errorf("%s: %s: %s", addr, resp.Status, b)
+		return cs, fmt.Errorf("%s: %s: %s", base, resp.Status, b)
 	}
 	return cs, json.NewDecoder(resp.Body).Decode(&cs)
 }

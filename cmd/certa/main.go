@@ -5,6 +5,7 @@
 //	certa up    ...   run a local cluster for trying certa out
 //	certa bench ...   measure a cluster against a local SQLite baseline
 //	certa passwd USER print a users-file line for USER (password on stdin)
+//	certa cert  ...   make the cluster CA and node certificates for peer TLS
 //	certa checksum    compare the nodes' data (per-table checksums)
 //	certa chaos       run the fault-injection suite and print its table
 package main
@@ -21,6 +22,7 @@ commands:
   up      start a local cluster (3 nodes on embedded SQLite) and print how to connect
   bench   measure commits/s and latency of a cluster against a local SQLite baseline
   passwd  print a --users-file line for a user, reading the password from standard input
+  cert    make the cluster's CA (cert ca) and node certificates (cert node) for peer TLS
   checksum print every node's per-table checksums and whether the nodes agree
   chaos   run the fault-injection suite (kills, pauses) with checked workloads
 
@@ -44,6 +46,8 @@ func main() {
 		err = runChaos(os.Args[2:])
 	case "checksum":
 		err = runChecksum(os.Args[2:], os.Stdout)
+	case "cert":
+		err = runCert(os.Args[2:], os.Stdout)
 	case "passwd":
 		err = runPasswd(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +40,8 @@ type nodeFlags struct {
 	maxWriteSet                                   byteSize
 	usersFile, tlsCert, tlsKey                    string
 	requireTLS                                    bool
+	peerCert, peerKey, peerCA                     string
+	insecurePeers                                 bool
 }
 
 func runNode(args []string) error {
@@ -70,6 +73,10 @@ func runNode(args []string) error {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS with clients; needs --tls-key. Omit to refuse TLS (clients connect in the clear)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.BoolVar(&f.requireTLS, "require-tls", false, "refuse clients that do not use TLS (needs --tls-cert)")
+	fs.StringVar(&f.peerCert, "peer-cert", "", "PEM certificate of this node, signed by the cluster's CA, with --id as its common name (see 'certa cert'): node-to-node traffic is then mutual TLS")
+	fs.StringVar(&f.peerKey, "peer-key", "", "PEM private key of --peer-cert")
+	fs.StringVar(&f.peerCA, "peer-ca", "", "PEM certificate of the cluster's CA: only nodes with a certificate it signed may join, replicate, vote or call internal endpoints")
+	fs.BoolVar(&f.insecurePeers, "insecure-peers", false, "allow Raft and HTTP addresses that are not loopback without peer TLS: anyone who reaches them owns the cluster (for trying out on a trusted private network only)")
 	fs.Parse(args)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// With the collector at 4x the live heap, committing a large
@@ -106,6 +113,14 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	peer, err := peerSecurity(f) // peersec.go
+	if err != nil {
+		return err
+	}
+	var peerServerTLS, peerClientTLS, httpTLS *tls.Config
+	if peer != nil {
+		peerServerTLS, peerClientTLS, httpTLS = peer.Server(), peer.Client(), peer.ServerPeerOptional()
+	}
 	pgCfg.Logger = logger
 	pgCfg.IdleInTransactionTimeout = f.idleInTxTimeout
 	pgCfg.MaxConns = f.maxConnections
@@ -133,7 +148,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	}
 	defer eng.Close()
 
-	api := httpapi.NewHandler(logger)
+	api := httpapi.NewHandler(logger, httpapi.NewClient(peerClientTLS), peer)
 	self := writeset.Member{ID: f.id, PGAddr: f.pgAddr, RaftAddr: f.raftAddr, HTTPAddr: f.httpAddr}
 	node, err := replica.New(replica.Config{
 		Self:             self,
@@ -160,6 +175,8 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 		SnapshotInterval:  f.snapshotInterval,
 		TrailingLogs:      f.trailingEntries,
 		SegmentBytes:      f.logSegmentBytes,
+		ServerTLS:         peerServerTLS,
+		ClientTLS:         peerClientTLS,
 		Logger:            logger,
 	}, node.StateMachine())
 	switch {
@@ -175,13 +192,16 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if resumed && f.join != "" {
 		logger.Info("resuming from the data directory: --join only serves to have the cluster update a changed Raft address", "dir", f.dataDir)
 	}
-	node.Start(lg, httpapi.NewClient())
+	node.Start(lg, httpapi.NewClient(peerClientTLS))
 	defer node.Close()
 	api.SetNode(node)
 
 	httpLn, err := net.Listen("tcp", f.httpAddr)
 	if err != nil {
 		return fmt.Errorf("listen for HTTP: %w", err)
+	}
+	if httpTLS != nil {
+		httpLn = tls.NewListener(httpLn, httpTLS)
 	}
 	httpSrv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
 	go httpSrv.Serve(httpLn)
@@ -214,7 +234,14 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if pgCfg.RequireTLS {
 		tlsMode = "required"
 	}
-	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed, "auth", auth, "tls", tlsMode)
+	peerMode := "tls"
+	switch {
+	case peer == nil && f.insecurePeers:
+		peerMode = "insecure"
+	case peer == nil:
+		peerMode = "loopback"
+	}
+	logger.Info("node ready", "pg", f.pgAddr, "http", f.httpAddr, "raft", f.raftAddr, "resumed", resumed, "auth", auth, "tls", tlsMode, "peers", peerMode)
 
 	<-ctx.Done()
 	logger.Info("shutting down")

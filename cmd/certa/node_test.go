@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	"certa/peertls"
 	"certa/replica"
 )
 
@@ -34,6 +37,50 @@ func TestGCPercent(t *testing.T) {
 	} {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d MB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+func TestPeerSecurityFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	if err := peertls.MakeCA(dir, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := peertls.MakeNodeCert(dir, "n1", []string{"10.0.0.1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	files := peertls.NodeFiles(dir, "n1")
+	withTLS := func(f nodeFlags) nodeFlags {
+		f.peerCert, f.peerKey, f.peerCA = files.Cert, files.Key, files.CA
+		return f
+	}
+	loop := nodeFlags{id: "n1", raftAddr: "127.0.0.1:7433", httpAddr: "localhost:8433"}
+	open := nodeFlags{id: "n1", raftAddr: "10.0.0.1:7433", httpAddr: "127.0.0.1:8433"}
+	all := nodeFlags{id: "n1", raftAddr: ":7433", httpAddr: "127.0.0.1:8433"}
+	insecure := open
+	insecure.insecurePeers = true
+	otherID := withTLS(open)
+	otherID.id = "n2"
+	for _, c := range []struct {
+		name   string
+		f      nodeFlags
+		secure bool
+		err    string
+	}{
+		{"loopback without TLS", loop, false, ""},
+		{"other host without TLS", open, false, "reachable from other machines"},
+		{"all interfaces without TLS", all, false, "reachable from other machines"},
+		{"--insecure-peers", insecure, false, ""},
+		{"peer TLS", withTLS(open), true, ""},
+		{"peer TLS and --insecure-peers", withTLS(insecure), false, "exclude each other"},
+		{"another node's certificate", otherID, false, `node "n1"'s, not "n2"'s`},
+	} {
+		cfg, err := peerSecurity(c.f)
+		switch {
+		case c.err == "" && err != nil, c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.err)
+		case err == nil && (cfg != nil) != c.secure:
+			t.Errorf("%s: peer TLS %v, want %v", c.name, cfg != nil, c.secure)
 		}
 	}
 }

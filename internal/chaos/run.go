@@ -236,7 +236,7 @@ func startCluster(cfg Config, nem Nemesis, seed uint64) (e *env, cleanup func(),
 		}
 		undo = append(undo, env.disks.unmount)
 	}
-	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net}, cfg.Nodes)
+	e.c, err = localcluster.Start(localcluster.Config{Binary: cfg.Binary, Dir: dir, Args: cfg.NodeArgs, Net: e.net, PeerTLS: true}, cfg.Nodes)
 	if err != nil {
 		return nil, nil, err
 	}

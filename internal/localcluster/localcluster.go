@@ -17,12 +17,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"certa/orderlog/raftlog"
+	"certa/peertls"
 	"certa/replica"
 )
 
@@ -34,6 +36,10 @@ type Config struct {
 	// Net places the nodes in a network of their own; nil runs them on
 	// loopback ports.
 	Net Network
+	// PeerTLS makes node-to-node traffic mutual TLS, with a CA made in
+	// Dir/certs and a certificate per node (CertFiles); the cluster's own
+	// HTTP calls present node 1's.
+	PeerTLS bool
 }
 
 // Network is where nodes run when they do not share loopback.
@@ -92,6 +98,9 @@ func (n *Node) Running() bool {
 type Cluster struct {
 	Nodes []*Node
 	cfg   Config
+	http  *http.Client
+	// scheme of the nodes' HTTP API: "https" with PeerTLS.
+	scheme string
 
 	mu    sync.Mutex
 	exits []Exit
@@ -109,11 +118,25 @@ func (c *Cluster) Exits() []Exit {
 // the others join through it. It does not wait for the cluster to be ready
 // (Ready).
 func Start(cfg Config, n int) (*Cluster, error) {
-	c := &Cluster{cfg: cfg}
+	c := &Cluster{cfg: cfg, http: &http.Client{Timeout: 10 * time.Second}, scheme: "http"}
 	for range n {
 		if _, err := c.newNode(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.PeerTLS {
+		if err := peertls.MakeCA(c.CertDir(), 24*time.Hour); err != nil {
+			return nil, err
+		}
+		if err := c.makeCert(0); err != nil {
+			return nil, err
+		}
+		peer, err := peertls.Load(c.CertFiles(0))
+		if err != nil {
+			return nil, err
+		}
+		c.http.Transport = &http.Transport{TLSClientConfig: peer.Client()}
+		c.scheme = "https"
 	}
 	for i := range c.Nodes {
 		args := []string{"--bootstrap"}
@@ -165,11 +188,40 @@ func (c *Cluster) Add(via int) (int, error) {
 	return i, c.start(i, "--join", c.Nodes[via].HTTPAddr)
 }
 
+// CertDir is where a PeerTLS cluster's CA and node certificates are.
+func (c *Cluster) CertDir() string { return filepath.Join(c.cfg.Dir, "certs") }
+
+// CertFiles are node i's peer TLS files.
+func (c *Cluster) CertFiles(i int) peertls.Files { return peertls.NodeFiles(c.CertDir(), NodeID(i)) }
+
+// makeCert makes node i's certificate, for the hosts of its addresses,
+// unless it has one.
+func (c *Cluster) makeCert(i int) error {
+	if _, err := os.Stat(c.CertFiles(i).Cert); err == nil {
+		return nil
+	}
+	n := c.Nodes[i]
+	var hosts []string
+	for _, a := range []string{n.HTTPAddr, n.RaftAddr} {
+		if h, _, err := net.SplitHostPort(a); err == nil && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return peertls.MakeNodeCert(c.CertDir(), n.ID, hosts, 24*time.Hour)
+}
+
 // start starts node i's process with the cluster's flags and extra.
 func (c *Cluster) start(i int, extra ...string) error {
 	n := c.Nodes[i]
 	args := []string{"node", "--id", n.ID, "--data-dir", n.DataDir,
 		"--pg-addr", n.PGAddr, "--http-addr", n.HTTPAddr, "--raft-addr", n.RaftAddr}
+	if c.cfg.PeerTLS {
+		if err := c.makeCert(i); err != nil {
+			return err
+		}
+		f := c.CertFiles(i)
+		args = append(args, "--peer-cert", f.Cert, "--peer-key", f.Key, "--peer-ca", f.CA)
+	}
 	args = append(args, extra...)
 	args = append(args, c.cfg.Args...)
 	logf, err := os.OpenFile(n.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -321,6 +373,7 @@ type Status struct {
 	UnforeseenConflicts uint64 `json:"unforeseen_conflicts"`
 	// SnapshotIndex is the newest Raft snapshot the node took or received.
 	SnapshotIndex  uint64 `json:"log_snapshot_index"`
+	Term           uint64 `json:"log_term"`
 	StateTransfers uint64 `json:"state_transfers"`
 	Members        []struct {
 		ID       string `json:"id"`
@@ -341,7 +394,7 @@ type Status struct {
 // Status fetches node i's status.
 func (c *Cluster) Status(i int) (Status, error) {
 	var st Status
-	err := getJSON(c.Nodes[i].HTTPAddr, "/status", &st)
+	err := c.getJSON(c.Nodes[i].HTTPAddr, "/status", &st)
 	return st, err
 }
 
@@ -352,7 +405,7 @@ func (c *Cluster) Checksums(i int) (seqno uint64, tables string, err error) {
 		Seqno  uint64            `json:"applied_seqno"`
 		Tables []json.RawMessage `json:"tables"`
 	}
-	if err := getJSON(c.Nodes[i].HTTPAddr, "/checksum", &cs); err != nil {
+	if err := c.getJSON(c.Nodes[i].HTTPAddr, "/checksum", &cs); err != nil {
 		return 0, "", err
 	}
 	for _, t := range cs.Tables {
@@ -364,8 +417,7 @@ func (c *Cluster) Checksums(i int) (seqno uint64, tables string, err error) {
 // Goroutines returns node i's goroutine dump (GET /debug/pprof/goroutine),
 // to see where a stuck node waits.
 func (c *Cluster) Goroutines(i int) ([]byte, error) {
-	cl := http.Client{Timeout: 10 * time.Second}
-	resp, err := cl.Get("http://" + c.Nodes[i].HTTPAddr + "/debug/pprof/goroutine?debug=2")
+	resp, err := c.http.Get(c.scheme + "://" + c.Nodes[i].HTTPAddr + "/debug/pprof/goroutine?debug=2")
 	if err != nil {
 		return nil, err
 	}
@@ -373,9 +425,8 @@ func (c *Cluster) Goroutines(i int) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-func getJSON(addr, path string, v any) error {
-	cl := http.Client{Timeout: 10 * time.Second}
-	resp, err := cl.Get("http://" + addr + path)
+func (c *Cluster) getJSON(addr, path string, v any) error {
+	resp, err := c.http.Get(c.scheme + "://" + addr + path)
 	if err != nil {
 		return err
 	}

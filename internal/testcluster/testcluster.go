@@ -102,7 +102,19 @@ type Status = localcluster.Status
 // the nodes' log tails printed if the test failed).
 func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
 	t.Helper()
-	lc, err := localcluster.Start(localcluster.Config{Binary: Binary(t), Dir: t.TempDir(), Args: extraArgs}, n)
+	return start(t, localcluster.Config{Binary: Binary(t), Dir: t.TempDir(), Args: extraArgs}, n)
+}
+
+// StartPeerTLS is Start with node-to-node traffic over mutual TLS
+// (localcluster.Config.PeerTLS).
+func StartPeerTLS(t testing.TB, n int, extraArgs ...string) *Cluster {
+	t.Helper()
+	return start(t, localcluster.Config{Binary: Binary(t), Dir: t.TempDir(), Args: extraArgs, PeerTLS: true}, n)
+}
+
+func start(t testing.TB, cfg localcluster.Config, n int) *Cluster {
+	t.Helper()
+	lc, err := localcluster.Start(cfg, n)
 	if err != nil {
 		t.Fatal(err)
 	}

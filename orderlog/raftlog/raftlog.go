@@ -8,6 +8,7 @@
 package raftlog
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +81,11 @@ type Config struct {
 	// so a lagging follower is sent a snapshot only once the entries it
 	// needs are in a freed file.
 	SegmentBytes int
-	Logger       *slog.Logger
+	// ServerTLS and ClientTLS, when set, make the Raft transport mutual
+	// TLS: the listener's and the dialler's configs (package peertls).
+	// Nil: plain TCP.
+	ServerTLS, ClientTLS *tls.Config
+	Logger               *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -124,6 +129,9 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.RaftAddr); err != nil {
 		return fmt.Errorf("raftlog: RaftAddr %q: %w", c.RaftAddr, err)
+	}
+	if (c.ServerTLS == nil) != (c.ClientTLS == nil) {
+		return errors.New("raftlog: ServerTLS and ClientTLS go together")
 	}
 	if c.Bootstrap && c.RequireState {
 		return errors.New("raftlog: Bootstrap and RequireState exclude each other")
@@ -316,7 +324,7 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	// a follower that refuses one append on a healthy connection (its disk
 	// is full) can deadlock the leader's pipeline to it, and that follower
 	// then gets heartbeats but never another entry (hashicorp/raft#612).
-	trans, err := newTransport(cfg.RaftAddr, addr, hlog)
+	trans, err := newTransport(cfg.RaftAddr, addr, hlog, cfg.ServerTLS, cfg.ClientTLS)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("raftlog: listen on %s: %w", cfg.RaftAddr, err)

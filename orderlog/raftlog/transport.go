@@ -1,6 +1,7 @@
 package raftlog
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -33,17 +34,122 @@ type transport struct {
 	bulk *raft.NetworkTransport
 }
 
-func newTransport(bind string, advertise net.Addr, logger hclog.Logger) (*transport, error) {
-	main, err := raft.NewTCPTransportWithConfig(bind, advertise, &raft.NetworkTransportConfig{
-		MaxPool: 5, Timeout: requestTimeout, Logger: logger, MaxRPCsInFlight: 1,
-	})
-	if err != nil {
-		return nil, err
+// newTransport listens on bind. With serverTLS (and clientTLS to dial) the
+// transport speaks mutual TLS (package peertls makes the configs): a
+// connection without a certificate of the cluster's CA fails its handshake
+// before Raft reads a byte of it.
+func newTransport(bind string, advertise net.Addr, logger hclog.Logger, serverTLS, clientTLS *tls.Config) (*transport, error) {
+	cfg := func(stream raft.StreamLayer, timeout time.Duration, pool int) *raft.NetworkTransportConfig {
+		return &raft.NetworkTransportConfig{Stream: stream, MaxPool: pool, Timeout: timeout, Logger: logger, MaxRPCsInFlight: 1}
 	}
-	bulk := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: newDialOnly(advertise), MaxPool: 2, Timeout: bulkTimeout, Logger: logger, MaxRPCsInFlight: 1,
-	})
+	var main *raft.NetworkTransport
+	if serverTLS == nil {
+		var err error
+		main, err = raft.NewTCPTransportWithConfig(bind, advertise, cfg(nil, requestTimeout, 5))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		ln, err := tls.Listen("tcp", bind, serverTLS)
+		if err != nil {
+			return nil, err
+		}
+		main = raft.NewNetworkTransportWithConfig(cfg(newTLSStream(ln, advertise, clientTLS), requestTimeout, 5))
+	}
+	bulk := raft.NewNetworkTransportWithConfig(cfg(newDialOnly(advertise, clientTLS), bulkTimeout, 2))
 	return &transport{NetworkTransport: main, bulk: bulk}, nil
+}
+
+// Handshakes on the Raft port: each must finish within handshakeTimeout,
+// and at most maxHandshakes run at once (further connections wait to be
+// accepted), so that connections that never finish theirs cannot hold a
+// node's memory or keep its peers out for long.
+const (
+	handshakeTimeout = 5 * time.Second
+	maxHandshakes    = 64
+)
+
+// tlsStream is a raft.StreamLayer over mutual TLS. It hands Raft only
+// connections whose handshake succeeded: those of the cluster's nodes.
+type tlsStream struct {
+	net.Listener // a tls.Listener
+	advertise    net.Addr
+	client       *tls.Config
+	ready        chan net.Conn
+	closed       chan struct{}
+	once         sync.Once
+}
+
+func newTLSStream(ln net.Listener, advertise net.Addr, client *tls.Config) *tlsStream {
+	s := &tlsStream{Listener: ln, advertise: advertise, client: client, ready: make(chan net.Conn), closed: make(chan struct{})}
+	go s.acceptLoop()
+	return s
+}
+
+func (s *tlsStream) acceptLoop() {
+	slots := make(chan struct{}, maxHandshakes)
+	for {
+		conn, err := s.Listener.Accept()
+		if err != nil {
+			select {
+			case <-s.closed:
+				return
+			default:
+			}
+			time.Sleep(10 * time.Millisecond) // transient (e.g. out of file descriptors)
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-s.closed:
+			conn.Close()
+			return
+		}
+		go func() {
+			defer func() { <-slots }()
+			tc := conn.(*tls.Conn)
+			tc.SetDeadline(time.Now().Add(handshakeTimeout))
+			if err := tc.Handshake(); err != nil {
+				conn.Close()
+				return
+			}
+			tc.SetDeadline(time.Time{})
+			select {
+			case s.ready <- conn:
+			case <-s.closed:
+				conn.Close()
+			}
+		}()
+	}
+}
+
+// Accept returns the next connection whose handshake succeeded.
+func (s *tlsStream) Accept() (net.Conn, error) {
+	select {
+	case conn := <-s.ready:
+		return conn, nil
+	case <-s.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (s *tlsStream) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return s.Listener.Close()
+}
+
+func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return dial(string(address), timeout, s.client)
+}
+
+func (s *tlsStream) Addr() net.Addr { return s.advertise }
+
+// dial connects to a peer's Raft port, over TLS with client set.
+func dial(address string, timeout time.Duration, client *tls.Config) (net.Conn, error) {
+	if client == nil {
+		return net.DialTimeout("tcp", address, timeout)
+	}
+	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", address, client)
 }
 
 // AppendEntries sends large requests through the bulk transport.
@@ -68,14 +174,17 @@ func (t *transport) Close() error {
 // requests of other nodes come in through the main transport.
 type dialOnly struct {
 	addr   net.Addr
+	client *tls.Config // nil: plain TCP
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newDialOnly(addr net.Addr) *dialOnly { return &dialOnly{addr: addr, closed: make(chan struct{})} }
+func newDialOnly(addr net.Addr, client *tls.Config) *dialOnly {
+	return &dialOnly{addr: addr, client: client, closed: make(chan struct{})}
+}
 
 func (d *dialOnly) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("tcp", string(address), timeout)
+	return dial(string(address), timeout, d.client)
 }
 
 func (d *dialOnly) Accept() (net.Conn, error) {
