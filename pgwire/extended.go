@@ -208,7 +208,7 @@ func (c *conn) sendRowDescription(cols []result.Column, formats []int16) error {
 		t := textIfUnknown(col.Type)
 		fields[i] = pgproto3.FieldDescription{
 			Name: []byte(col.Name), DataTypeOID: t.OID(), DataTypeSize: typeSize(t),
-			TypeModifier: -1, Format: formatAt(formats, i),
+			TypeModifier: col.WireMod(), Format: formatAt(formats, i),
 		}
 	}
 	return c.send(&pgproto3.RowDescription{Fields: fields})

@@ -54,7 +54,7 @@ func (w *resultWriter) Columns(cols []result.Column) error {
 			Name:         []byte(col.Name),
 			DataTypeOID:  col.Type.OID(),
 			DataTypeSize: typeSize(col.Type),
-			TypeModifier: -1,
+			TypeModifier: col.WireMod(),
 			Format:       pgproto3.TextFormat,
 		})
 	}

@@ -72,6 +72,27 @@ func TypeForOID(oid uint32) (t Type, ok bool) {
 type Column struct {
 	Name string
 	Type Type
+	// Mod is PostgreSQL's type modifier (atttypmod) of a column taken
+	// straight from a table: numeric(p,s) is (p<<16 | s) + 4; 0 for none
+	// (sent to clients as -1).
+	Mod int32
+}
+
+// Scale returns the scale of a numeric(p,s) column (ok false for others
+// and for unconstrained numeric).
+func (c Column) Scale() (scale int, ok bool) {
+	if c.Type != Numeric || c.Mod < 4 {
+		return 0, false
+	}
+	return int((c.Mod - 4) & 0xffff), true
+}
+
+// WireMod is Mod as the wire protocol carries it: -1 for none.
+func (c Column) WireMod() int32 {
+	if c.Mod == 0 {
+		return -1
+	}
+	return c.Mod
 }
 
 // Value is one cell: nil (SQL NULL), int64, float64, string, []byte or bool.

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"strconv"
 	"fmt"
 	"strings"
 
@@ -55,6 +56,7 @@ type tableInfo struct {
 	exists  bool
 	hasPK   bool
 	types   map[string]result.Type // lower-cased column name -> declared type, if any
+	mods    map[string]int32       // lower-cased column name -> PostgreSQL type modifier, if any (declaredMod)
 	columns []string               // column names in table order
 	name    string                 // the table's name as the schema spells it
 	pk      []string               // primary-key columns in key order
@@ -269,6 +271,12 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		if decl := s.ColumnText(1); decl != "" {
 			// Columns declared without a type are typed by their values.
 			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)
+			if mod := declaredMod(decl); mod != 0 {
+				if ti.mods == nil {
+					ti.mods = map[string]int32{}
+				}
+				ti.mods[strings.ToLower(s.ColumnText(0))] = mod
+			}
 		}
 		if p := s.ColumnInt64(2); p > 0 {
 			ti.hasPK = true
@@ -303,6 +311,33 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	}
 	c.tables[key] = ti
 	return ti, nil
+}
+
+// declaredMod returns PostgreSQL's type modifier of a declared numeric(p,s)
+// or decimal(p,s) (p alone: scale 0); 0 for any other type. (char(n) and
+// varchar(n) have one in PostgreSQL too, but certa reports them as text,
+// whose modifier is always none.)
+func declaredMod(decl string) int32 {
+	open := strings.IndexByte(decl, '(')
+	end := strings.LastIndexByte(decl, ')')
+	if open < 0 || end < open {
+		return 0
+	}
+	var mods []int32
+	for _, m := range strings.Split(decl[open+1:end], ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(m), 10, 32)
+		if err != nil || n < 0 || n > 0xffff {
+			return 0
+		}
+		mods = append(mods, int32(n))
+	}
+	switch name := strings.ToUpper(strings.TrimSpace(decl[:open])); {
+	case (name == "NUMERIC" || name == "DECIMAL") && len(mods) == 1:
+		return mods[0]<<16 + 4
+	case (name == "NUMERIC" || name == "DECIMAL") && len(mods) == 2:
+		return mods[0]<<16 | mods[1] + 4
+	}
+	return 0
 }
 
 // declaredType maps a column's declared type to the type certa reports,

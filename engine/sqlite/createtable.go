@@ -112,7 +112,12 @@ func translateAddColumn(sql string) string {
 // typeChecks returns the CHECK constraints that make SQLite refuse what
 // PostgreSQL's column type refuses and SQLite would store: a string longer
 // than varchar(n) or char(n) allows (22001), an integer out of the range of
-// smallint or integer (22003; SQLite's integers are all 64 bits). Each
+// smallint or integer (22003; SQLite's integers are all 64 bits), a
+// numeric that is no number (22P02) or too large for numeric(p,s) (22003).
+// SQLite keeps a numeric with a fraction as a double, so values it cannot
+// keep exactly are refused too (0A000; PostgreSQL would keep them): more
+// than 15 significant digits, or more decimals than numeric(p,s)'s scale
+// (PostgreSQL rounds those; here the client must round). Each
 // constraint is named with PostgreSQL's message, which SQLite reports and
 // mapErr turns back into its SQLSTATE (typeCheckCode). A column that
 // already has the constraint (a statement translated again) gets none.
@@ -130,9 +135,33 @@ func typeChecks(col pgparse.Column) []string {
 		named = append(named, [2]string{"integer out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt32, math.MaxInt32)})
 	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
 		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
+	case col.Type == "numeric":
+		named = append(named,
+			[2]string{numericSyntax, fmt.Sprintf("%s IS NULL OR typeof(%s) IN ('integer', 'real')", q, q)},
+			[2]string{numericDigits, fmt.Sprintf("typeof(%s) <> 'real' OR %s = CAST(printf('%%.15g', %s) AS REAL)", q, q, q)})
+		if len(col.TypeMods) == 0 {
+			break
+		}
+		p, scale := col.TypeMods[0], int64(0)
+		if len(col.TypeMods) > 1 {
+			scale = col.TypeMods[1]
+		}
+		if p-scale <= 308 { // a double has no larger magnitudes
+			named = append(named, [2]string{numericOverflow, fmt.Sprintf("%s IS NULL OR abs(%s) < 1e%d", q, q, p-scale)})
+		}
+		named = append(named, [2]string{fmt.Sprintf("%s%d,%d) keeps: round it to %d places first", numericScalePrefix, p, scale, scale),
+			fmt.Sprintf("typeof(%s) <> 'real' OR %s = round(%s, %d)", q, q, q, scale)})
 	}
 	return missingChecks(col, named)
 }
+
+// Names of the numeric column's constraints (typeChecks).
+const (
+	numericSyntax      = "invalid input syntax for type numeric"
+	numericOverflow    = "numeric field overflow"
+	numericDigits      = "numeric value with more than 15 significant digits: the embedded engine keeps no more exactly"
+	numericScalePrefix = "numeric value with more decimal places than numeric("
+)
 
 // truncatedIdent is name as PostgreSQL's parser reads it: at most 63
 // bytes, cut at a character boundary. (SQLite keeps, and reports, the
@@ -166,8 +195,12 @@ func typeCheckCode(name string) string {
 	switch {
 	case strings.HasPrefix(name, "value too long for type "):
 		return sqlerr.StringDataRightTruncation
-	case name == "integer out of range", name == "smallint out of range":
+	case name == "integer out of range", name == "smallint out of range", name == numericOverflow:
 		return sqlerr.NumericValueOutOfRange
+	case name == numericSyntax:
+		return sqlerr.InvalidTextRepresentation
+	case name == numericDigits, strings.HasPrefix(name, numericScalePrefix):
+		return sqlerr.FeatureNotSupported
 	}
 	return ""
 }

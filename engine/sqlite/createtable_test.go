@@ -50,6 +50,7 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 		`CREATE TABLE t (id serial PRIMARY KEY, v varchar(5), n integer, s smallint, c char(3))`,
 		`CREATE TABLE u (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k integer)`,
 		`CREATE TABLE f (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p (x, y) MATCH FULL)`,
+		`CREATE TABLE n (id int PRIMARY KEY, a numeric(18,4), b numeric, c decimal(10, 2), d numeric(5))`,
 	} {
 		once, err := translateCreateTable(sql)
 		if err != nil {
@@ -102,5 +103,56 @@ func TestForeignKeyMatchFull(t *testing.T) {
 	defer tx.Rollback()
 	if code, err := execErr(tx, `CREATE TABLE q (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p MATCH PARTIAL)`); code != sqlerr.FeatureNotSupported {
 		t.Errorf("MATCH PARTIAL: %s %v", code, err)
+	}
+}
+
+// NUMERIC keeps the digits it was given and numeric(p,s) prints with s
+// decimals, as PostgreSQL does; what SQLite's doubles cannot keep exactly
+// is refused rather than altered.
+func TestNumeric(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE n (id int PRIMARY KEY, a numeric(18,4), b numeric, c decimal(10, 2), d numeric(5))`)
+	e.commit(
+		"INSERT INTO n VALUES (1, 1234567890.5678, 1.50, 3.14, 12345)",
+		"INSERT INTO n VALUES (2, 1.5, 1e-7, 1, -7)",
+		"INSERT INTO n VALUES (3, -0.25, 123456789012345678, '2.5', 0)",
+		"INSERT INTO n VALUES (4, 99999999999.9999, 1e20, -0.0, NULL)",
+		"INSERT INTO n VALUES (5, 0.1, 0.1, 0.1, 1)")
+	wantRows(t, e.query("SELECT a, b, c, d FROM n ORDER BY id"),
+		row("1234567890.5678", "1.5", "3.14", "12345"),
+		row("1.5000", "0.0000001", "1.00", "-7"),
+		row("-0.2500", "123456789012345678", "2.50", "0"),
+		row("99999999999.9999", "100000000000000000000", "0.00", nil),
+		row("0.1000", "0.1", "0.10", "1"))
+	for _, c := range []struct{ stmt, code, msg string }{
+		{"INSERT INTO n (id, a) VALUES (10, 12345678901234.5678)", sqlerr.FeatureNotSupported, numericDigits},
+		{"INSERT INTO n (id, b) VALUES (11, 0.1 + 0.2)", sqlerr.FeatureNotSupported, numericDigits},
+		{"INSERT INTO n (id, b) VALUES (12, 12345678901234567890)", sqlerr.FeatureNotSupported, numericDigits},
+		{"INSERT INTO n (id, c) VALUES (13, 3.14159)", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(10,2) keeps: round it to 2 places first"},
+		{"INSERT INTO n (id, c) VALUES (14, 100000000)", sqlerr.NumericValueOutOfRange, numericOverflow},
+		{"INSERT INTO n (id, d) VALUES (15, 123456)", sqlerr.NumericValueOutOfRange, numericOverflow},
+		{"INSERT INTO n (id, d) VALUES (16, 1.5)", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(5,0) keeps: round it to 0 places first"},
+		{"INSERT INTO n (id, b) VALUES (17, 'abc')", sqlerr.InvalidTextRepresentation, numericSyntax},
+		{"UPDATE n SET c = c / 3 WHERE id = 1", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(10,2) keeps: round it to 2 places first"},
+	} {
+		tx := e.begin()
+		code, err := execErr(tx, c.stmt)
+		var se *sqlerr.Error
+		if code != c.code || !errors.As(err, &se) || se.Message != c.msg {
+			t.Errorf("%s: %s %v, want %s %q", c.stmt, code, err, c.code, c.msg)
+		}
+		tx.Rollback()
+	}
+	// Rounded by the client, the same values are kept.
+	e.commit("UPDATE n SET c = round(c / 3, 2) WHERE id = 1")
+	wantRows(t, e.query("SELECT c FROM n WHERE id = 1"), row("1.05"))
+	// The type modifier travels with the column, as PostgreSQL's atttypmod.
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT a, b, c, d, a + 1 AS e FROM n WHERE id = 1")
+	for i, want := range []int32{18<<16 | 4 + 4, 0, 10<<16 | 2 + 4, 5<<16 + 4, 0} {
+		if r.cols[i].Mod != want {
+			t.Errorf("column %s: typmod %d, want %d", r.cols[i].Name, r.cols[i].Mod, want)
+		}
 	}
 }

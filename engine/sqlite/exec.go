@@ -54,7 +54,7 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 	rows := 0
 	for hasRow {
 		for i, col := range cols {
-			vals[i] = columnValue(stmt, i, col.Type)
+			vals[i] = columnValue(stmt, i, col)
 		}
 		rows++
 		if err := call(func() error { return w.Row(vals) }); err != nil {
@@ -110,7 +110,7 @@ func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) 
 	cols := make([]result.Column, stmt.ColumnCount())
 	for i := range cols {
 		name := stmt.ColumnName(i)
-		typ, known := result.Text, false
+		typ, known, mod := result.Text, false, int32(0)
 		if tbl := stmt.ColumnTableName(i); tbl != "" && stmt.ColumnDatabaseName(i) == "main" {
 			ti, err := c.table(tbl)
 			if err != nil {
@@ -119,6 +119,9 @@ func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) 
 			// The result column's name is the source column's unless
 			// aliased; an aliased column falls back to its values.
 			typ, known = ti.types[strings.ToLower(name)]
+			if known {
+				mod = ti.mods[strings.ToLower(name)]
+			}
 		}
 		if !known && hasRow {
 			typ = runtimeType(stmt.ColumnType(i))
@@ -126,7 +129,7 @@ func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) 
 		if !known && !hasRow {
 			typ = result.Text
 		}
-		cols[i] = result.Column{Name: name, Type: typ}
+		cols[i] = result.Column{Name: name, Type: typ, Mod: mod}
 	}
 	return cols, nil
 }
@@ -145,16 +148,25 @@ func runtimeType(t sqlite.ColumnType) result.Type {
 	}
 }
 
-// columnValue returns column i of the current row as the Go type of t.
+// columnValue returns column i of the current row as the Go type of col.
 // SQLite columns are dynamically typed; a value that does not match its
 // column's type is converted with SQLite's own CAST rules (text '12' in an
 // INTEGER column reads as 12), so every value of a column has one Go type.
-func columnValue(stmt *sqlite.Stmt, i int, t result.Type) result.Value {
+// A numeric(p,s) column's values are written with s decimals, as
+// PostgreSQL writes them.
+func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 	ct := stmt.ColumnType(i)
 	if ct == sqlite.TypeNull {
 		return nil
 	}
-	switch t {
+	if scale, ok := col.Scale(); ok && (ct == sqlite.TypeInteger || ct == sqlite.TypeFloat) {
+		return fixedScale(stmt, i, ct, scale)
+	}
+	if col.Type == result.Numeric && ct == sqlite.TypeFloat {
+		// PostgreSQL writes numeric without an exponent.
+		return strconv.FormatFloat(stmt.ColumnFloat(i), 'f', -1, 64)
+	}
+	switch col.Type {
 	case result.Int8, result.Int4, result.Int2:
 		if ct == sqlite.TypeFloat {
 			if f := stmt.ColumnFloat(i); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
@@ -184,6 +196,25 @@ func columnValue(stmt *sqlite.Stmt, i int, t result.Type) result.Value {
 	default:
 		return stmt.ColumnText(i)
 	}
+}
+
+// fixedScale writes the number in column i with scale decimals. The
+// numeric(p,s) column's CHECK constraints (typeChecks) keep only values
+// with at most 15 significant digits and scale decimals, which a double
+// holds exactly enough for this to print the digits that were stored.
+func fixedScale(stmt *sqlite.Stmt, i int, ct sqlite.ColumnType, scale int) string {
+	if ct == sqlite.TypeInteger {
+		s := strconv.FormatInt(stmt.ColumnInt64(i), 10)
+		if scale > 0 {
+			s += "." + strings.Repeat("0", scale)
+		}
+		return s
+	}
+	s := strconv.FormatFloat(stmt.ColumnFloat(i), 'f', scale, 64)
+	if s == "-0" || strings.HasPrefix(s, "-0.") && strings.Trim(s[3:], "0") == "" {
+		s = s[1:] // PostgreSQL has no negative zero
+	}
+	return s
 }
 
 // commandTag returns the PostgreSQL command tag of a finished statement.

@@ -38,6 +38,15 @@ var diffTables = []diffTable{
 	// Defaults fill what an INSERT leaves out; v may not be NULL (23502).
 	{"td", "CREATE TABLE td (id varchar(10) PRIMARY KEY, k integer DEFAULT 7, v text NOT NULL DEFAULT 'dflt')", "id",
 		func(r *rand.Rand) string { return diffText(r) }},
+	// A numeric(8,2) key: 1.5 and 1.50 are one key; values print with
+	// two decimals.
+	{"tn", "CREATE TABLE tn (id numeric(8,2) PRIMARY KEY, k integer, v text)", "id",
+		func(r *rand.Rand) string {
+			if r.IntN(12) == 0 {
+				return "NULL"
+			}
+			return fmt.Sprintf("%d.%s", r.IntN(8), []string{"0", "25", "5", "50", "75"}[r.IntN(5)])
+		}},
 }
 
 // diffInt is a key value from a small domain (so that statements meet),
@@ -99,7 +108,7 @@ func diffStatement(r *rand.Rand, t diffTable) string {
 		if t.name == "tc" {
 			return fmt.Sprintf("UPDATE %s SET id = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
-		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000", "td": "id || 'x'"}[t.name]
+		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000", "td": "id || 'x'", "tn": "id + 1000"}[t.name]
 		return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s, k, v FROM %s WHERE k = %d", t.name, cols, shifted, t.name, r.IntN(10))
 	}
 }
