@@ -150,3 +150,24 @@ func TestParseTypeMods(t *testing.T) {
 		t.Errorf("d: type %q, checks %q", c.Type, c.Checks)
 	}
 }
+
+func TestFindCasts(t *testing.T) {
+	sql := `SELECT CAST(a AS integer), cast( 'x (AS) y' as  Character  Varying ( 5 ) ), CAST(CAST(b AS text) AS int[]) FROM t -- CAST(c AS d)`
+	casts, ok := FindCasts(sql)
+	if !ok || len(casts) != 3 {
+		t.Fatalf("%v %+v", ok, casts)
+	}
+	for i, want := range []struct{ whole, expr, typ string }{
+		{"CAST(a AS integer)", "a ", "integer"},
+		{"cast( 'x (AS) y' as  Character  Varying ( 5 ) )", " 'x (AS) y' ", "character varying(5)"},
+		{"CAST(CAST(b AS text) AS int[])", "CAST(b AS text) ", "int[]"},
+	} {
+		c := casts[i]
+		if sql[c.Start:c.End] != want.whole || sql[c.Expr.Start:c.Expr.End] != want.expr || c.Type != want.typ {
+			t.Errorf("cast %d: %q %q %q, want %+v", i, sql[c.Start:c.End], sql[c.Expr.Start:c.Expr.End], c.Type, want)
+		}
+	}
+	if _, ok := FindCasts("SELECT CAST(a) FROM t"); ok {
+		t.Error("a CAST without AS was read")
+	}
+}

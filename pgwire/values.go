@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"certa/pgtext"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -40,27 +41,24 @@ func decodeText(typ result.Type, oid uint32, s string) (any, error) {
 		}
 		return v, nil
 	case typ.IsFloat():
-		v, err := parseFloat(s)
+		v, err := pgtext.ParseFloat(s)
 		if err != nil {
 			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
 		}
 		return v, nil
 	case typ == result.Bool:
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "t", "true", "y", "yes", "on", "1":
-			return true, nil
-		case "f", "false", "n", "no", "off", "0":
-			return false, nil
+		if v, ok := pgtext.ParseBool(s); ok {
+			return v, nil
 		}
 		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
 	case typ == result.Date || typ == result.Time || typ == result.Timestamp || typ == result.Timestamptz:
 		// Stored in PostgreSQL's output form, so that it reads back as
 		// drivers expect whatever form they sent.
-		t, err := parseTime(typ, s)
+		t, err := pgtext.ParseTime(typ, s)
 		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", timeTypeName(typ), s)
+			return nil, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", pgtext.TimeTypeName(typ), s)
 		}
-		return formatTime(typ, t), nil
+		return pgtext.FormatTime(typ, t), nil
 	case typ == result.Bytea:
 		if strings.HasPrefix(s, `\x`) {
 			b, err := hex.DecodeString(s[2:])
@@ -72,18 +70,6 @@ func decodeText(typ result.Type, oid uint32, s string) (any, error) {
 		return []byte(s), nil
 	}
 	return s, nil
-}
-
-func parseFloat(s string) (float64, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "nan":
-		return math.NaN(), nil
-	case "infinity", "+infinity", "inf":
-		return math.Inf(1), nil
-	case "-infinity", "-inf":
-		return math.Inf(-1), nil
-	}
-	return strconv.ParseFloat(strings.TrimSpace(s), 64)
 }
 
 func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
@@ -127,11 +113,11 @@ func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
 	case result.Date:
 		if len(raw) == 4 {
 			days := int32(binary.BigEndian.Uint32(raw))
-			return formatTime(typ, pgEpoch.AddDate(0, 0, int(days))), nil
+			return pgtext.FormatTime(typ, pgEpoch.AddDate(0, 0, int(days))), nil
 		}
 	case result.Timestamp, result.Timestamptz, result.Time:
 		if len(raw) == 8 {
-			return formatTime(typ, pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw)))*time.Microsecond)), nil
+			return pgtext.FormatTime(typ, pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(raw)))*time.Microsecond)), nil
 		}
 	case result.Numeric:
 		return decodeNumeric(raw)
@@ -219,7 +205,7 @@ func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]b
 		return append(dst, b...), nil
 	case result.Date, result.Timestamp, result.Timestamptz, result.Time:
 		s, _ := appendText(nil, v)
-		t, err := parseTime(typ, string(s))
+		t, err := pgtext.ParseTime(typ, string(s))
 		if err != nil {
 			return dst, err
 		}
@@ -237,60 +223,6 @@ func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]b
 		return appendNumeric(dst, string(s))
 	}
 	return appendText(dst, v) // text, json, unknown: binary is the text
-}
-
-// timeLayouts are the text forms of dates and times accepted back from
-// storage: PostgreSQL's output and what drivers send, and SQLite's own.
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999Z07:00:00",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999Z07",
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02",
-	"15:04:05.999999999",
-}
-
-// formatTime is PostgreSQL's output form (DateStyle ISO, TimeZone UTC).
-func formatTime(typ result.Type, t time.Time) string {
-	switch typ {
-	case result.Date:
-		return t.Format("2006-01-02")
-	case result.Time:
-		return t.Format("15:04:05.999999")
-	case result.Timestamptz:
-		return t.UTC().Format("2006-01-02 15:04:05.999999") + "+00"
-	}
-	return t.Format("2006-01-02 15:04:05.999999")
-}
-
-func timeTypeName(typ result.Type) string {
-	switch typ {
-	case result.Date:
-		return "date"
-	case result.Time:
-		return "time"
-	case result.Timestamptz:
-		return "timestamp with time zone"
-	}
-	return "timestamp"
-}
-
-func parseTime(typ result.Type, s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			if typ == result.Timestamptz {
-				t = t.UTC()
-			}
-			if typ == result.Timestamp || typ == result.Date {
-				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-			}
-			return t, nil
-		}
-	}
-	return time.Time{}, sqlerr.New(sqlerr.InvalidDatetimeFormat, "value %q is not a valid %s", s, timeTypeName(typ))
 }
 
 func outOfRange(n int64, typ string) error {
@@ -325,7 +257,7 @@ func toFloat64(v result.Value) (float64, error) {
 	case int64:
 		return float64(v), nil
 	case string:
-		if f, err := parseFloat(v); err == nil {
+		if f, err := pgtext.ParseFloat(v); err == nil {
 			return f, nil
 		}
 	}

@@ -1,8 +1,8 @@
 package sqlite
 
 import (
-	"strconv"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -115,6 +115,10 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := registerCast(c); err != nil {
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return c, nil
 }
 
@@ -148,6 +152,9 @@ func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
 // a re-prepare by SQLite while stepping is checked the same way; our own
 // statements in between switch to modeInternal (see internal).
 func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record, trailing string, err error) {
+	if sql, err = rewriteCasts(sql); err != nil { // casts.go
+		return nil, record{}, "", err
+	}
 	c.rec = record{}
 	c.mode = mode
 	stmt, n, err := c.c.PrepareTransient(sql)

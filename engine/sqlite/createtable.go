@@ -138,7 +138,7 @@ func typeChecks(col pgparse.Column) []string {
 	case col.Type == "numeric":
 		named = append(named,
 			[2]string{numericSyntax, fmt.Sprintf("%s IS NULL OR typeof(%s) IN ('integer', 'real')", q, q)},
-			[2]string{numericDigits, fmt.Sprintf("typeof(%s) <> 'real' OR %s = CAST(printf('%%.15g', %s) AS REAL)", q, q, q)})
+			[2]string{numericDigits, fmt.Sprintf("typeof(%s) <> 'real' OR %s = printf('%%.15g', %s) + 0", q, q, q)})
 		if len(col.TypeMods) == 0 {
 			break
 		}

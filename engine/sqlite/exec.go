@@ -123,6 +123,11 @@ func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) 
 				mod = ti.mods[strings.ToLower(name)]
 			}
 		}
+		if !known {
+			if cc, ok := castColumn(name); ok { // casts.go
+				name, typ, mod, known = cc.Name, cc.Type, cc.Mod, true
+			}
+		}
 		if !known && hasRow {
 			typ = runtimeType(stmt.ColumnType(i))
 		}

@@ -51,9 +51,9 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		c.release(stmt)
 		c.endStatement()
 	}()
-	// nextval takes values (not read-only) and reports failure only to a
-	// Tx (execOnce).
-	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval {
+	// nextval takes values (not read-only); it and pg_cast (casts.go)
+	// report failure only to a Tx (execOnce).
+	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval || hasKeyword(sql, "CAST") {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {

@@ -1,0 +1,450 @@
+package sqlite
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/pgparse"
+	"certa/pgtext"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Casts. SQLite's CAST(x AS name) takes any name and decides by substrings
+// of it: CAST('2024-01-01 10:00:00+02' AS timestamptz) is 2024 and
+// CAST('12abc' AS integer) is 12, where PostgreSQL gives a timestamp and
+// an error. So before a statement reaches SQLite, each CAST of it is
+// rewritten to pg_cast(expr, 'type'[, modifiers]), which does what
+// PostgreSQL's cast to that type does, or the statement is refused: 0A000
+// for a PostgreSQL type certa cannot cast to, 42704 for a name that is no
+// PostgreSQL type. (The :: form is not SQLite syntax and fails as a
+// syntax error; issue 19 brings PostgreSQL's whole grammar.)
+
+// castFunction is the SQL function casts become.
+const castFunction = "pg_cast"
+
+// castTarget is what a CAST's type names: one of castKinds, with the
+// type's modifiers.
+type castTarget struct {
+	kind string
+	mods []int64
+}
+
+// castKinds maps PostgreSQL's type names to the kinds pg_cast knows.
+var castKinds = map[string]string{
+	"smallint": "int2", "int2": "int2",
+	"integer": "int4", "int": "int4", "int4": "int4",
+	"bigint": "int8", "int8": "int8",
+	"numeric": "numeric", "decimal": "numeric",
+	"double precision": "float8", "float8": "float8", "float": "float8",
+	"text": "text", "varchar": "varchar", "character varying": "varchar",
+	"boolean": "bool", "bool": "bool",
+	"date": "date", "timestamp": "timestamp", "timestamp without time zone": "timestamp",
+	"timestamptz": "timestamptz", "timestamp with time zone": "timestamptz",
+	"time": "time", "time without time zone": "time",
+	"uuid": "uuid", "json": "json",
+}
+
+// notPostgresTypes are names SQLite's CAST takes that name no PostgreSQL
+// type.
+var notPostgresTypes = map[string]bool{"blob": true, "string": true, "datetime": true, "clob": true, "tinyint": true, "mediumint": true, "nvarchar": true}
+
+// parseCastType reads a CAST's type (pgparse.Cast.Type).
+func parseCastType(t string) (castTarget, error) {
+	name, mods := strings.TrimPrefix(t, "pg_catalog."), ""
+	if i := strings.IndexByte(name, '('); i >= 0 && strings.HasSuffix(name, ")") {
+		name, mods = name[:i], name[i+1:len(name)-1]
+	}
+	var ct castTarget
+	for _, m := range strings.Split(mods, ",") {
+		if m == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(m, 10, 32)
+		if err != nil || n < 0 {
+			return ct, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants or identifiers")
+		}
+		ct.mods = append(ct.mods, n)
+	}
+	kind, ok := castKinds[name]
+	switch {
+	case strings.HasSuffix(t, "]"):
+		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to an array type (%s) is not supported by the embedded engine", t)
+	case name == "float" && len(ct.mods) == 1 && ct.mods[0] <= 24, name == "real", name == "float4":
+		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to real (float4) is not supported by the embedded engine: use double precision")
+	case name == "char" || name == "character" || name == "bpchar":
+		// PostgreSQL pads char(n) and drops the padding again in most
+		// uses; certa does not pad char(n) columns.
+		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine: use varchar", t)
+	case !ok && notPostgresTypes[name]:
+		return ct, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", name)
+	case !ok:
+		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine", t)
+	case kind == "float8" && len(ct.mods) > 0, kind == "numeric" && len(ct.mods) > 2,
+		kind != "numeric" && kind != "float8" && kind != "varchar" && len(ct.mods) > 0,
+		kind == "varchar" && len(ct.mods) > 1:
+		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine", t)
+	}
+	ct.kind = kind
+	return ct, nil
+}
+
+// rewriteCasts returns sql with every CAST rewritten to pg_cast, or the
+// refusal of a cast certa cannot do. Text PostgreSQL's scanner cannot read
+// is returned unchanged (SQLite then says what it makes of it).
+func rewriteCasts(sql string) (string, error) {
+	if !hasKeyword(sql, "CAST") {
+		return sql, nil
+	}
+	casts, ok := pgparse.FindCasts(sql)
+	if !ok || len(casts) == 0 {
+		return sql, nil
+	}
+	var b strings.Builder
+	last := 0
+	for _, c := range casts {
+		target, err := parseCastType(c.Type)
+		if err != nil {
+			return "", err
+		}
+		expr, err := rewriteCasts(sql[c.Expr.Start:c.Expr.End])
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(sql[last:c.Start])
+		fmt.Fprintf(&b, "%s(%s, '%s'", castFunction, expr, target.kind)
+		for _, m := range target.mods {
+			fmt.Fprintf(&b, ", %d", m)
+		}
+		b.WriteString(")")
+		last = c.End
+	}
+	b.WriteString(sql[last:])
+	return b.String(), nil
+}
+
+// registerCast makes pg_cast on c. A failure is kept on c (funcErr) and the
+// cast returns NULL, as nextval does (see registerNextval): the statement
+// that ran it fails with it.
+func registerCast(c *conn) error {
+	return c.c.CreateFunction(castFunction, &sqlite.FunctionImpl{
+		NArgs:         -1,
+		Deterministic: true,
+		AllowIndirect: true, // defaults and CHECK constraints of PostgreSQL DDL
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			if len(args) < 2 {
+				return sqlite.Value{}, nil
+			}
+			target := castTarget{kind: args[1].Text()}
+			for _, a := range args[2:] {
+				target.mods = append(target.mods, a.Int64())
+			}
+			v, err := castValue(args[0], target)
+			if err != nil {
+				if se, ok := err.(*sqlerr.Error); ok && c.funcErr == nil {
+					c.funcErr = se
+				}
+				return sqlite.Value{}, nil
+			}
+			return v, nil
+		},
+	})
+}
+
+// castValue is PostgreSQL's cast of v to target. SQLite's values carry no
+// PostgreSQL type: a REAL is taken as numeric (the type of PostgreSQL's
+// literals with a fraction), so casts to integer round halves away from
+// zero, as numeric's do.
+func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
+	if v.Type() == sqlite.TypeNull {
+		return v, nil
+	}
+	switch target.kind {
+	case "int2", "int4", "int8":
+		bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[target.kind]
+		return castInt(v, bits)
+	case "numeric":
+		return castNumeric(v, target.mods)
+	case "float8":
+		switch v.Type() {
+		case sqlite.TypeInteger, sqlite.TypeFloat:
+			return sqlite.FloatValue(v.Float()), nil
+		case sqlite.TypeText:
+			f, err := pgtext.ParseFloat(v.Text())
+			switch {
+			case err != nil:
+				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", v.Text())
+			case math.IsNaN(f):
+				return v, errNaN
+			}
+			return sqlite.FloatValue(f), nil
+		}
+	case "text", "varchar":
+		s := castText(v)
+		if n := target.mods; len(n) == 1 && utf8.RuneCountInString(s) > int(n[0]) {
+			s = string([]rune(s)[:n[0]]) // an explicit cast truncates
+		}
+		return sqlite.TextValue(s), nil
+	case "bool":
+		switch v.Type() {
+		case sqlite.TypeInteger:
+			return boolValue(v.Int64() != 0), nil
+		case sqlite.TypeText:
+			if b, ok := pgtext.ParseBool(v.Text()); ok {
+				return boolValue(b), nil
+			}
+			return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", v.Text())
+		}
+		return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to boolean", sqliteTypeName(v))
+	case "date", "timestamp", "timestamptz", "time":
+		typ := map[string]result.Type{"date": result.Date, "timestamp": result.Timestamp, "timestamptz": result.Timestamptz, "time": result.Time}[target.kind]
+		if v.Type() != sqlite.TypeText {
+			return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", sqliteTypeName(v), pgtext.TimeTypeName(typ))
+		}
+		t, err := pgtext.ParseTime(typ, v.Text())
+		if err != nil {
+			return v, err
+		}
+		return sqlite.TextValue(pgtext.FormatTime(typ, t)), nil
+	case "uuid":
+		if v.Type() != sqlite.TypeText {
+			return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to uuid", sqliteTypeName(v))
+		}
+		if u, ok := parseUUID(v.Text()); ok {
+			return sqlite.TextValue(u), nil
+		}
+		return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", v.Text())
+	case "json":
+		if s := castText(v); json.Valid([]byte(s)) {
+			return sqlite.TextValue(s), nil
+		}
+		return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+	}
+	return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", sqliteTypeName(v), target.kind)
+}
+
+func castInt(v sqlite.Value, bits int) (sqlite.Value, error) {
+	var n int64
+	switch v.Type() {
+	case sqlite.TypeInteger:
+		n = v.Int64()
+	case sqlite.TypeFloat:
+		f := roundHalfAway(v.Float(), 0)
+		if math.IsNaN(f) || f < -(1<<63) || f >= 1<<63 {
+			return v, pgtext.IntOutOfRange(bits)
+		}
+		n = int64(f)
+	case sqlite.TypeText:
+		var err error
+		if n, err = pgtext.ParseInt(v.Text(), 64); err != nil {
+			if se, ok := err.(*sqlerr.Error); ok && se.Code == sqlerr.InvalidTextRepresentation {
+				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgtext.IntTypeName(bits), v.Text())
+			}
+			return v, pgtext.IntOutOfRange(bits)
+		}
+	default:
+		return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type bytea to %s", pgtext.IntTypeName(bits))
+	}
+	if bits < 64 && (n < -(1<<(bits-1)) || n >= 1<<(bits-1)) {
+		return v, pgtext.IntOutOfRange(bits)
+	}
+	return sqlite.IntegerValue(n), nil
+}
+
+// castNumeric casts to numeric[(p[,s])]: rounded to s decimals (halves
+// away from zero), 22003 when it does not fit.
+func castNumeric(v sqlite.Value, mods []int64) (sqlite.Value, error) {
+	switch v.Type() {
+	case sqlite.TypeText:
+		s := strings.TrimSpace(v.Text())
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || strings.ContainsAny(s, "xXpP_") || strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") {
+			if lower := strings.ToLower(s); lower != "nan" && lower != "infinity" && lower != "-infinity" {
+				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", v.Text())
+			}
+			if f, _ = pgtext.ParseFloat(s); math.IsNaN(f) {
+				return v, errNaN
+			}
+		}
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(s, ".eE") {
+			v = sqlite.IntegerValue(int64(f))
+		} else {
+			v = sqlite.FloatValue(f)
+		}
+	case sqlite.TypeBlob:
+		return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type bytea to numeric")
+	}
+	if len(mods) == 0 {
+		return v, nil
+	}
+	p, s := mods[0], int64(0)
+	if len(mods) > 1 {
+		s = mods[1]
+	}
+	f := v.Float()
+	if v.Type() == sqlite.TypeFloat {
+		f = roundHalfAway(f, int(s))
+		v = sqlite.FloatValue(f)
+	}
+	if math.IsNaN(f) || math.Abs(f) >= math.Pow(10, float64(p-s)) {
+		return v, &sqlerr.Error{Code: sqlerr.NumericValueOutOfRange, Message: "numeric field overflow",
+			Detail: fmt.Sprintf("A field with precision %d, scale %d must round to an absolute value less than 10^%d.", p, s, p-s)}
+	}
+	return v, nil
+}
+
+// errNaN refuses NaN, which SQLite stores as NULL.
+var errNaN = sqlerr.New(sqlerr.FeatureNotSupported, "NaN is not supported by the embedded engine (SQLite stores it as NULL)")
+
+// roundHalfAway rounds f to s decimals, halves away from zero, as
+// PostgreSQL rounds numeric: on f's shortest decimal form (3.145, not the
+// double nearest to it, which is a little less).
+func roundHalfAway(f float64, s int) float64 {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return f
+	}
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'f', -1, 64))
+	if !ok {
+		return f
+	}
+	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s)), nil)
+	r.Mul(r, new(big.Rat).SetInt(scale))
+	// |r| + 1/2, truncated, with r's sign.
+	num, den := new(big.Int).Abs(r.Num()), r.Denom()
+	q := new(big.Int).Quo(new(big.Int).Add(new(big.Int).Mul(num, big.NewInt(2)), den), new(big.Int).Mul(den, big.NewInt(2)))
+	if r.Sign() < 0 {
+		q.Neg(q)
+	}
+	out, _ := new(big.Rat).SetFrac(q, scale).Float64()
+	return out
+}
+
+// castText is PostgreSQL's text of v: integers in decimal, numbers with a
+// fraction without exponent (as numeric prints them), bytea as \x hex.
+func castText(v sqlite.Value) string {
+	switch v.Type() {
+	case sqlite.TypeInteger:
+		return strconv.FormatInt(v.Int64(), 10)
+	case sqlite.TypeFloat:
+		return strconv.FormatFloat(v.Float(), 'f', -1, 64)
+	case sqlite.TypeBlob:
+		return `\x` + hex.EncodeToString(v.Blob())
+	}
+	return v.Text()
+}
+
+// boolValue is how certa stores booleans: 1 and 0.
+func boolValue(b bool) sqlite.Value {
+	if b {
+		return sqlite.IntegerValue(1)
+	}
+	return sqlite.IntegerValue(0)
+}
+
+// sqliteTypeName names v's storage class as PostgreSQL would name its type.
+func sqliteTypeName(v sqlite.Value) string {
+	switch v.Type() {
+	case sqlite.TypeInteger:
+		return "integer"
+	case sqlite.TypeFloat:
+		return "numeric"
+	case sqlite.TypeBlob:
+		return "bytea"
+	}
+	return "text"
+}
+
+// parseUUID reads PostgreSQL's uuid input (32 hex digits, optionally in
+// groups separated by hyphens, optionally in braces) and returns its
+// output form.
+func parseUUID(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+		t = t[1 : len(t)-1]
+	}
+	if strings.HasPrefix(t, "-") || strings.HasSuffix(t, "-") || strings.Contains(t, "--") {
+		return "", false
+	}
+	t = strings.ReplaceAll(t, "-", "")
+	b, err := hex.DecodeString(t)
+	if err != nil || len(b) != 16 {
+		return "", false
+	}
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], true
+}
+
+// castResults are the type of a cast's result, and the name PostgreSQL
+// gives a result column that is nothing but the cast, by kind.
+var castResults = map[string]struct {
+	typ  result.Type
+	name string
+}{
+	"int2": {result.Int2, "int2"}, "int4": {result.Int4, "int4"}, "int8": {result.Int8, "int8"},
+	"numeric": {result.Numeric, "numeric"}, "float8": {result.Float8, "float8"},
+	"text": {result.Text, "text"}, "varchar": {result.Text, "varchar"}, "bool": {result.Bool, "bool"},
+	"date": {result.Date, "date"}, "timestamp": {result.Timestamp, "timestamp"},
+	"timestamptz": {result.Timestamptz, "timestamptz"}, "time": {result.Time, "time"},
+	"uuid": {result.UUID, "uuid"}, "json": {result.JSON, "json"},
+}
+
+// castTail is the end of a rewritten cast: its kind and modifiers.
+var castTail = regexp.MustCompile(`, '([a-z0-9]+)'(?:, (\d+))?(?:, (\d+))?\)$`)
+
+// castColumn describes a result column that SQLite names name, when that
+// is a rewritten cast and nothing else (SQLite names an unaliased column
+// by its expression): PostgreSQL names it after the type, and its values
+// are of that type. ok is false for any other column.
+func castColumn(name string) (col result.Column, ok bool) {
+	if !strings.HasPrefix(name, castFunction+"(") || !closesFirstParen(name) {
+		return col, false
+	}
+	m := castTail.FindStringSubmatch(name)
+	if m == nil {
+		return col, false
+	}
+	r, ok := castResults[m[1]]
+	if !ok {
+		return col, false
+	}
+	col = result.Column{Name: r.name, Type: r.typ}
+	if r.typ == result.Numeric && m[2] != "" {
+		p, _ := strconv.Atoi(m[2])
+		s, _ := strconv.Atoi(m[3]) // "" for numeric(p): 0
+		col.Mod = int32(p<<16|s) + 4
+	}
+	return col, true
+}
+
+// closesFirstParen reports whether the last byte of s closes its first
+// parenthesis (quoted text skipped): s is one call.
+func closesFirstParen(s string) bool {
+	depth, quote := 0, byte(0)
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			}
+		case ch == '\'' || ch == '"':
+			quote = ch
+		case ch == '(':
+			depth++
+		case ch == ')':
+			depth--
+			if depth == 0 {
+				return i == len(s)-1
+			}
+		}
+	}
+	return false
+}

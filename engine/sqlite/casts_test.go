@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"testing"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+func TestRewriteCasts(t *testing.T) {
+	for in, want := range map[string]string{
+		"SELECT CAST(a AS integer) FROM t":                          "SELECT pg_cast(a , 'int4') FROM t",
+		"SELECT cast(cast(b as text) as numeric(10, 2))":            "SELECT pg_cast(pg_cast(b , 'text') , 'numeric', 10, 2)",
+		"SELECT 'CAST(x AS int)', x FROM t -- CAST(y AS date)":      "SELECT 'CAST(x AS int)', x FROM t -- CAST(y AS date)",
+		"SELECT CAST(x AS pg_catalog.timestamptz), CAST(y AS uuid)": "SELECT pg_cast(x , 'timestamptz'), pg_cast(y , 'uuid')",
+	} {
+		got, err := rewriteCasts(in)
+		if err != nil || got != want {
+			t.Errorf("rewriteCasts(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for sql, code := range map[string]string{
+		"SELECT CAST(x AS interval)": sqlerr.FeatureNotSupported,
+		"SELECT CAST(x AS int[])":    sqlerr.FeatureNotSupported,
+		"SELECT CAST(x AS blob)":     sqlerr.UndefinedObject,
+		"SELECT CAST(x AS real)":     sqlerr.FeatureNotSupported,
+	} {
+		_, err := rewriteCasts(sql)
+		wantCode(t, err, code)
+	}
+}
+
+// A result column that is only a cast is named and typed as PostgreSQL
+// names and types it.
+func TestCastColumns(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT CAST('yes' AS boolean), CAST(3 AS numeric(10,2)), CAST('7' AS bigint) + 1 AS x, CAST('2024-01-01 10:00:00+02' AS timestamptz)")
+	want := []result.Column{{Name: "bool", Type: result.Bool}, {Name: "numeric", Type: result.Numeric, Mod: 10<<16 | 2 + 4},
+		{Name: "x", Type: result.Int8}, {Name: "timestamptz", Type: result.Timestamptz}}
+	for i, w := range want {
+		if r.cols[i] != w {
+			t.Errorf("column %d: %+v, want %+v", i, r.cols[i], w)
+		}
+	}
+	wantRows(t, r.rows, row(true, "3.00", int64(8), "2024-01-01 08:00:00+00"))
+	if code, err := execErr(tx, "SELECT CAST('12abc' AS integer)"); code != sqlerr.InvalidTextRepresentation {
+		t.Errorf("12abc: %s %v", code, err)
+	}
+}
+
+func TestRoundHalfAway(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		s    int
+		want float64
+	}{{3.145, 2, 3.15}, {-3.145, 2, -3.15}, {2.5, 0, 3}, {-2.5, 0, -3}, {0.125, 2, 0.13}, {1.005, 2, 1.01}, {1234.5, 0, 1235}} {
+		if got := roundHalfAway(c.f, c.s); got != c.want {
+			t.Errorf("roundHalfAway(%v, %d) = %v, want %v", c.f, c.s, got, c.want)
+		}
+	}
+}

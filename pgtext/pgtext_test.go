@@ -1,0 +1,43 @@
+package pgtext
+
+import (
+	"testing"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+func TestParseBool(t *testing.T) {
+	for in, want := range map[string]bool{"t": true, "TRUE": true, " yes ": true, "y": true, "on": true, "1": true, "tr": true,
+		"f": false, "False": false, "no": false, "n": false, "off": false, "of": false, "0": false} {
+		if got, ok := ParseBool(in); !ok || got != want {
+			t.Errorf("ParseBool(%q) = %v, %v", in, got, ok)
+		}
+	}
+	for _, in := range []string{"", "o", "maybe", "2", "truee", "yess"} {
+		if _, ok := ParseBool(in); ok {
+			t.Errorf("ParseBool(%q) accepted", in)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	if v, err := ParseInt(" -42 ", 32); err != nil || v != -42 {
+		t.Errorf("-42: %d %v", v, err)
+	}
+	for in, code := range map[string]string{"12abc": sqlerr.InvalidTextRepresentation, "": sqlerr.InvalidTextRepresentation,
+		"--1": sqlerr.InvalidTextRepresentation, "4.5": sqlerr.InvalidTextRepresentation, "2147483648": sqlerr.NumericValueOutOfRange} {
+		if _, err := ParseInt(in, 32); err == nil || err.(*sqlerr.Error).Code != code {
+			t.Errorf("ParseInt(%q): %v, want %s", in, err, code)
+		}
+	}
+}
+
+func TestParseTimeErrors(t *testing.T) {
+	for in, code := range map[string]string{"2024-02-30": sqlerr.DatetimeFieldOverflow, "2024-01-0x": sqlerr.InvalidDatetimeFormat,
+		"Jan 1 2024": sqlerr.FeatureNotSupported} {
+		if _, err := ParseTime(result.Date, in); err == nil || err.(*sqlerr.Error).Code != code {
+			t.Errorf("ParseTime(%q): %v, want %s", in, err, code)
+		}
+	}
+}
