@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/xdg-go/scram"
@@ -29,6 +30,15 @@ func (c *conn) authenticate(user string) bool {
 	if lookup == nil {
 		return true
 	}
+	ok := c.scram(user, lookup)
+	if ok {
+		c.s.loginSucceeded(c.host)
+	}
+	return ok
+}
+
+// scram runs the SCRAM-SHA-256 exchange for user.
+func (c *conn) scram(user string, lookup func(string) (SCRAMCredential, bool)) bool {
 	cred, known := lookup(user)
 	if !known {
 		// As PostgreSQL: run the whole exchange with a made-up credential
@@ -84,7 +94,12 @@ func (c *conn) authenticate(user string) bool {
 	}
 	out, err = conv.Step(string(final.Data))
 	if out == scram.ErrInvalidProof {
-		c.log.Info("pgwire: password authentication failed", "user", user, "known_user", known)
+		delay := c.s.loginFailed(c.host) // slows this address's guessing (admission.go)
+		c.log.Info("pgwire: password authentication failed", "user", user, "known_user", known, "delay", delay)
+		select {
+		case <-time.After(delay):
+		case <-c.ctx.Done():
+		}
 		c.sendError("FATAL", sqlerr.New(codeInvalidPassword, "password authentication failed for user %q", user))
 		return false
 	}

@@ -21,7 +21,11 @@ const (
 	// DefaultMaxConns is the number of concurrent client connections.
 	DefaultMaxConns = 1000
 	// DefaultStartupTimeout is PostgreSQL's authentication_timeout.
-	DefaultStartupTimeout = time.Minute
+	DefaultStartupTimeout = 10 * time.Second
+	// DefaultMaxPendingPerAddress is the default of
+	// Config.MaxPendingPerAddress: room for a client's connection pool to
+	// open at once.
+	DefaultMaxPendingPerAddress = 32
 )
 
 // maxMessageSizeLimit is PostgreSQL's own ceiling for a message body
@@ -54,9 +58,17 @@ type Config struct {
 	MaxConns int
 
 	// StartupTimeout bounds the time a client may take from connecting to
-	// completing its startup message, so that silent connections do not hold
-	// a MaxConns slot forever. Default DefaultStartupTimeout.
+	// being authenticated, so that silent connections do not hold a slot
+	// for long. Default DefaultStartupTimeout.
 	StartupTimeout time.Duration
+
+	// MaxPending bounds the connections not yet authenticated, in all and
+	// from one client address (MaxPendingPerAddress); a connection beyond
+	// either is closed at once. Only authenticated connections count
+	// against MaxConns (admission.go). Defaults: a quarter of MaxConns but
+	// at least 128, and DefaultMaxPendingPerAddress.
+	MaxPending           int
+	MaxPendingPerAddress int
 
 	// IdleInTransactionTimeout ends a session that stays idle inside a
 	// transaction block longer than this (FATAL 25P03), as PostgreSQL's
@@ -104,6 +116,12 @@ func (c Config) withDefaults() Config {
 	if c.StartupTimeout == 0 {
 		c.StartupTimeout = DefaultStartupTimeout
 	}
+	if c.MaxPending == 0 {
+		c.MaxPending = max(128, c.MaxConns/4)
+	}
+	if c.MaxPendingPerAddress == 0 {
+		c.MaxPendingPerAddress = DefaultMaxPendingPerAddress
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -123,6 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConns < 1 {
 		errs = append(errs, fmt.Errorf("pgwire: MaxConns %d is less than 1", c.MaxConns))
+	}
+	if c.MaxPending < 1 || c.MaxPendingPerAddress < 1 {
+		errs = append(errs, fmt.Errorf("pgwire: MaxPending %d and MaxPendingPerAddress %d must be at least 1", c.MaxPending, c.MaxPendingPerAddress))
 	}
 	if c.IdleInTransactionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("pgwire: IdleInTransactionTimeout %v is negative", c.IdleInTransactionTimeout))

@@ -70,6 +70,11 @@ type conn struct {
 	tls bool
 	// startupDeadline bounds the startup phase (StartupTimeout).
 	startupDeadline time.Time
+	// host is the client's address, by which admission counts
+	// (admission.go); admitted is set once the connection counts against
+	// MaxConns.
+	host     string
+	admitted bool
 
 	// cancelKey is the BackendKeyData sent to the client, registered in
 	// s.cancels from then until close.
@@ -129,18 +134,21 @@ func (w connWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// serveConn runs one connection to its end and closes it. reject means the
-// server is full: the client is told so after its startup message.
-func (s *Server) serveConn(nc net.Conn, reject bool) {
+// serveConn runs one connection from host to its end and closes it. It
+// reports whether the connection was admitted (authenticated and counted
+// against MaxConns).
+func (s *Server) serveConn(nc net.Conn, host string) (admitted bool) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	c := &conn{
-		s:   s,
-		nc:  nc,
-		log: s.log.With("remote", remoteAddr(nc)),
-		ctx: ctx,
-		bw:  bufio.NewWriterSize(nc, writeBufferSize),
+		s:    s,
+		nc:   nc,
+		host: host,
+		log:  s.log.With("remote", remoteAddr(nc)),
+		ctx:  ctx,
+		bw:   bufio.NewWriterSize(nc, writeBufferSize),
 	}
+	defer func() { admitted = c.admitted }()
 	c.newBackend()
 
 	defer c.close()
@@ -153,10 +161,11 @@ func (s *Server) serveConn(nc net.Conn, reject bool) {
 		}
 	}()
 
-	if !c.startup(reject) {
+	if !c.startup() {
 		return
 	}
 	c.serve()
+	return
 }
 
 // newBackend makes the protocol decoder and encoder for the connection's

@@ -147,9 +147,12 @@ func FuzzConnection(f *testing.F) {
 		s := NewServer(cfg, backend)
 		nc := &memConn{in: bytes.NewReader(input)}
 		done := make(chan struct{})
+		if mode&fuzzReject != 0 {
+			s.adm.admitted = s.cfg.MaxConns // full: the client is refused after authenticating
+		}
 		go func() {
 			defer close(done)
-			s.serveConn(nc, mode&fuzzReject != 0)
+			serveMem(s, nc)
 		}()
 		select {
 		case <-done:
@@ -207,7 +210,7 @@ func TestMemConnHarness(t *testing.T) {
 	backend := &fakeBackend{}
 	s := NewServer(Config{Logger: discardLogger}, backend)
 	nc := &memConn{in: bytes.NewReader(input)}
-	s.serveConn(nc, false)
+	serveMem(s, nc)
 	out := nc.out.Bytes()
 	checkBackendStream(t, out)
 	for _, want := range []string{"D\x00\x00\x00\x0b\x00\x01\x00\x00\x00\x015", "C\x00\x00\x00\x0dSELECT 1\x00", "Z\x00\x00\x00\x05I", "SFATAL\x00", "CXX000\x00"} {
@@ -218,4 +221,10 @@ func TestMemConnHarness(t *testing.T) {
 	if o, c := backend.counts(); o != 1 || c != 1 {
 		t.Errorf("sessions opened %d, closed %d", o, c)
 	}
+}
+
+// serveMem serves one in-memory connection as start does a socket's.
+func serveMem(s *Server, nc net.Conn) {
+	s.adm.enter("mem", &s.cfg)
+	s.serveConn(nc, "mem")
 }

@@ -36,8 +36,7 @@ type Server struct {
 	closed    bool
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
-	admitted  int // connections counted against MaxConns
-	rejecting int // connections being told 53300
+	adm       admission // pending and admitted connections, failed logins (admission.go)
 	wg        sync.WaitGroup
 }
 
@@ -119,27 +118,29 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// start registers conn and runs it in a goroutine. Connections beyond
-// MaxConns still get a goroutine, to tell the client why it is refused;
-// those are themselves bounded by MaxConns, beyond which a connection is
-// dropped without a word rather than let a flood grow goroutines.
+// start registers conn and runs it in a goroutine, unless the limits on
+// connections not yet authenticated are reached (admission.go): it is
+// then closed at once.
 func (s *Server) start(conn net.Conn) {
+	host := remoteHost(conn)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		conn.Close()
 		return
 	}
-	reject := s.admitted >= s.cfg.MaxConns
-	if reject && s.rejecting >= s.cfg.MaxConns {
+	if !s.adm.enter(host, &s.cfg) {
+		logIt := time.Since(s.adm.lastRefusalLog) > time.Second
+		if logIt {
+			s.adm.lastRefusalLog = time.Now()
+		}
 		s.mu.Unlock()
 		conn.Close()
+		if logIt {
+			s.log.Warn("pgwire: too many connections waiting to authenticate; closing new ones",
+				"remote", host, "max_pending", s.cfg.MaxPending, "max_pending_per_address", s.cfg.MaxPendingPerAddress)
+		}
 		return
-	}
-	if reject {
-		s.rejecting++
-	} else {
-		s.admitted++
 	}
 	s.conns[conn] = struct{}{}
 	s.wg.Add(1)
@@ -147,18 +148,41 @@ func (s *Server) start(conn net.Conn) {
 
 	go func() {
 		defer s.wg.Done()
+		admitted := false
 		defer func() {
 			s.mu.Lock()
 			delete(s.conns, conn)
-			if reject {
-				s.rejecting--
+			if admitted {
+				s.adm.admitted--
 			} else {
-				s.admitted--
+				s.adm.leavePending(host)
 			}
 			s.mu.Unlock()
 		}()
-		s.serveConn(conn, reject)
+		admitted = s.serveConn(conn, host)
 	}()
+}
+
+// admit counts an authenticated connection from host against MaxConns;
+// false when the server is full.
+func (s *Server) admit(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.adm.admit(host, &s.cfg)
+}
+
+// loginFailed records a failed login from host and returns how long to
+// wait before saying so; loginSucceeded forgets host's failures.
+func (s *Server) loginFailed(host string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.adm.failed(host, time.Now())
+}
+
+func (s *Server) loginSucceeded(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.adm.succeeded(host)
 }
 
 func (s *Server) isClosed() bool {

@@ -20,7 +20,7 @@ const (
 // startup runs the connection's startup phase: encryption negotiation, the
 // startup message, authentication, the session and the initial parameters.
 // It reports whether the connection is ready for queries.
-func (c *conn) startup(reject bool) bool {
+func (c *conn) startup() bool {
 	c.startupDeadline = time.Now().Add(c.s.cfg.StartupTimeout)
 	if !c.setReadDeadline(c.startupDeadline) {
 		return false
@@ -70,7 +70,7 @@ func (c *conn) startup(reject bool) bool {
 			}
 			return false
 		case *pgproto3.StartupMessage:
-			return c.startSession(m, reject)
+			return c.startSession(m)
 		default:
 			c.sendError("FATAL", sqlerr.New(sqlerr.ProtocolViolation, "unexpected startup message %s", typeName(msg)))
 			return false
@@ -79,12 +79,7 @@ func (c *conn) startup(reject bool) bool {
 }
 
 // startSession answers a StartupMessage.
-func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
-	if reject {
-		c.log.Warn("pgwire: too many connections; refusing client", "max_conns", c.s.cfg.MaxConns)
-		c.sendError("FATAL", sqlerr.New(codeTooManyConnections, "sorry, too many clients already"))
-		return false
-	}
+func (c *conn) startSession(m *pgproto3.StartupMessage) bool {
 	if c.s.cfg.RequireTLS && !c.tls {
 		c.sendError("FATAL", &sqlerr.Error{
 			Code:    codeInvalidAuthorizationSpec,
@@ -125,6 +120,12 @@ func (c *conn) startSession(m *pgproto3.StartupMessage, reject bool) bool {
 	if !c.authenticate(user) {
 		return false
 	}
+	if !c.s.admit(c.host) {
+		c.log.Warn("pgwire: too many connections; refusing client", "max_conns", c.s.cfg.MaxConns)
+		c.sendError("FATAL", sqlerr.New(codeTooManyConnections, "sorry, too many clients already"))
+		return false
+	}
+	c.admitted = true
 	c.send(&pgproto3.AuthenticationOk{})
 
 	sess, err := c.s.backend.NewSession(c.ctx, user, database)

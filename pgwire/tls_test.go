@@ -114,7 +114,7 @@ func TestTLSDataAfterSSLRequest(t *testing.T) {
 	s := NewServer(Config{Logger: discardLogger, TLS: testcert.New(t).ServerConfig()}, &fakeBackend{})
 	in := append(encodeMsgs(&pgproto3.SSLRequest{}), fuzzStartup()...)
 	nc := &memConn{in: bytes.NewReader(in)}
-	s.serveConn(nc, false)
+	serveMem(s, nc)
 	out := nc.out.Bytes()
 	msg, err := pgproto3.NewFrontend(bytes.NewReader(out), nil).Receive()
 	e, ok := msg.(*pgproto3.ErrorResponse)

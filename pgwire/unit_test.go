@@ -15,7 +15,7 @@ func TestConfigDefaultsAndValidate(t *testing.T) {
 	}
 	d := zero.withDefaults()
 	if d.ServerVersion != DefaultServerVersion || d.MaxMessageSize != 64<<20 || d.MaxConns != 1000 ||
-		d.StartupTimeout != time.Minute || d.Logger == nil {
+		d.StartupTimeout != 10*time.Second || d.MaxPending != 250 || d.MaxPendingPerAddress != 32 || d.Logger == nil {
 		t.Fatalf("defaults: %+v", d)
 	}
 	for _, v := range []string{"16", "16.0", "16.0 (certa)", "9.6.24", "17beta1"} {

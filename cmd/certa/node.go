@@ -30,18 +30,18 @@ import (
 
 // nodeFlags are the settings of one node.
 type nodeFlags struct {
-	id, dataDir, pgAddr, raftAddr, httpAddr, join string
-	bootstrap                                     bool
-	applyGrace, lockTimeout, commitTimeout        time.Duration
-	snapshotEntries, trailingEntries              uint64
-	snapshotInterval                              time.Duration
-	statementTimeout, idleInTxTimeout             time.Duration
-	logSegmentBytes, maxConnections               int
-	maxWriteSet                                   byteSize
-	usersFile, tlsCert, tlsKey                    string
-	requireTLS                                    bool
-	peerCert, peerKey, peerCA                     string
-	insecurePeers                                 bool
+	id, dataDir, pgAddr, raftAddr, httpAddr, join  string
+	bootstrap                                      bool
+	applyGrace, lockTimeout, commitTimeout         time.Duration
+	snapshotEntries, trailingEntries               uint64
+	snapshotInterval                               time.Duration
+	statementTimeout, idleInTxTimeout, authTimeout time.Duration
+	logSegmentBytes, maxConnections                int
+	maxWriteSet                                    byteSize
+	usersFile, tlsCert, tlsKey                     string
+	requireTLS                                     bool
+	peerCert, peerKey, peerCA                      string
+	insecurePeers                                  bool
 }
 
 func runNode(args []string) error {
@@ -65,6 +65,7 @@ func runNode(args []string) error {
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
 	fs.DurationVar(&f.idleInTxTimeout, "idle-in-transaction-timeout", 0, "end sessions idle inside a transaction block longer than this, with 25P03 (0: never)")
+	fs.DurationVar(&f.authTimeout, "auth-timeout", pgwire.DefaultStartupTimeout, "time a client has from connecting to being authenticated; connections not yet authenticated do not count against --max-connections (at most 32 wait from one address)")
 	fs.IntVar(&f.maxConnections, "max-connections", pgwire.DefaultMaxConns, "client connections served at once; more get 53300")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	f.maxWriteSet = replica.DefaultMaxWriteSetBytes
@@ -123,6 +124,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	}
 	pgCfg.Logger = logger
 	pgCfg.IdleInTransactionTimeout = f.idleInTxTimeout
+	pgCfg.StartupTimeout = f.authTimeout
 	pgCfg.MaxConns = f.maxConnections
 	if err := pgCfg.Validate(); err != nil {
 		return err
