@@ -9,12 +9,16 @@ import (
 // authenticated, then admitted. Only admitted connections count against
 // MaxConns, so clients that connect and never finish their startup (or
 // guess passwords) cannot lock authenticated ones out: pending ones are
-// bounded by MaxPending in all and MaxPendingPerAddress from one address,
-// beyond which a connection is closed at once; each must authenticate
-// within StartupTimeout. A failed login from an address delays that
-// address's next failures (doubling from authFailDelay up to
-// maxAuthFailDelay), which does not slow other addresses down.
+// bounded by MaxPending in all and MaxPendingPerAddress from one address.
+// A connection beyond either waits, unread, until a slot frees (a pool
+// that opens many connections at once gets them all, a little later), up
+// to StartupTimeout, and at most maxWaiting connections wait: beyond, a
+// connection is closed at once. Each must authenticate within
+// StartupTimeout. A failed login from an address delays that address's
+// next failures (doubling from authFailDelay up to maxAuthFailDelay),
+// which does not slow other addresses down.
 const (
+	maxWaiting       = 1024
 	authFailDelay    = 250 * time.Millisecond
 	maxAuthFailDelay = 5 * time.Second
 	// authFailMemory is how long an address's failures are remembered.
@@ -26,10 +30,13 @@ const (
 // admission is the server's count of pending and admitted connections and
 // its record of failed logins. Its methods are called with Server.mu held.
 type admission struct {
-	pending        int
-	perAddr        map[string]int // pending connections by remote address
-	admitted       int
-	failures       map[string]authFailures
+	pending  int
+	perAddr  map[string]int // pending connections by remote address
+	admitted int
+	waiting  int           // connections waiting for a pending slot
+	freed    chan struct{} // closed (and replaced) when a pending slot frees
+	failures map[string]authFailures
+
 	lastRefusalLog time.Time
 }
 
@@ -52,12 +59,24 @@ func (a *admission) enter(addr string, cfg *Config) bool {
 	return true
 }
 
-// leavePending ends a pending connection's count.
+// leavePending ends a pending connection's count and wakes the waiting.
 func (a *admission) leavePending(addr string) {
 	a.pending--
 	if a.perAddr[addr]--; a.perAddr[addr] <= 0 {
 		delete(a.perAddr, addr)
 	}
+	if a.freed != nil {
+		close(a.freed)
+		a.freed = nil
+	}
+}
+
+// slotFreed returns a channel closed when a pending slot frees.
+func (a *admission) slotFreed() <-chan struct{} {
+	if a.freed == nil {
+		a.freed = make(chan struct{})
+	}
+	return a.freed
 }
 
 // admit turns a pending connection into an admitted one; false when

@@ -118,9 +118,9 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// start registers conn and runs it in a goroutine, unless the limits on
-// connections not yet authenticated are reached (admission.go): it is
-// then closed at once.
+// start registers conn and runs it in a goroutine, once it may be pending
+// (admission.go): it waits for a slot if need be, and is closed at once
+// when too many wait already.
 func (s *Server) start(conn net.Conn) {
 	host := remoteHost(conn)
 	s.mu.Lock()
@@ -129,18 +129,15 @@ func (s *Server) start(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	if !s.adm.enter(host, &s.cfg) {
-		logIt := time.Since(s.adm.lastRefusalLog) > time.Second
-		if logIt {
-			s.adm.lastRefusalLog = time.Now()
-		}
+	entered := s.adm.enter(host, &s.cfg)
+	if !entered && s.adm.waiting >= maxWaiting {
+		s.refused(host, "too many connections waiting to authenticate; closing new ones")
 		s.mu.Unlock()
 		conn.Close()
-		if logIt {
-			s.log.Warn("pgwire: too many connections waiting to authenticate; closing new ones",
-				"remote", host, "max_pending", s.cfg.MaxPending, "max_pending_per_address", s.cfg.MaxPendingPerAddress)
-		}
 		return
+	}
+	if !entered {
+		s.adm.waiting++
 	}
 	s.conns[conn] = struct{}{}
 	s.wg.Add(1)
@@ -148,6 +145,13 @@ func (s *Server) start(conn net.Conn) {
 
 	go func() {
 		defer s.wg.Done()
+		if !entered && !s.waitForSlot(host) {
+			s.mu.Lock()
+			delete(s.conns, conn)
+			s.mu.Unlock()
+			conn.Close()
+			return
+		}
 		admitted := false
 		defer func() {
 			s.mu.Lock()
@@ -161,6 +165,42 @@ func (s *Server) start(conn net.Conn) {
 		}()
 		admitted = s.serveConn(conn, host)
 	}()
+}
+
+// waitForSlot waits, up to StartupTimeout, until a connection from host
+// may be pending, and counts it; false if it may not (the connection is
+// to be closed).
+func (s *Server) waitForSlot(host string) bool {
+	timer := time.NewTimer(s.cfg.StartupTimeout)
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() { s.adm.waiting-- }()
+	for !s.adm.enter(host, &s.cfg) {
+		freed := s.adm.slotFreed()
+		s.mu.Unlock()
+		select {
+		case <-freed:
+			s.mu.Lock()
+		case <-timer.C:
+			s.mu.Lock()
+			s.refused(host, "a connection waited too long to start authenticating; closing it")
+			return false
+		case <-s.ctx.Done():
+			s.mu.Lock()
+			return false
+		}
+	}
+	return true
+}
+
+// refused logs a refused connection, at most once a second. s.mu is held.
+func (s *Server) refused(host, msg string) {
+	if time.Since(s.adm.lastRefusalLog) < time.Second {
+		return
+	}
+	s.adm.lastRefusalLog = time.Now()
+	s.log.Warn("pgwire: "+msg, "remote", host, "max_pending", s.cfg.MaxPending, "max_pending_per_address", s.cfg.MaxPendingPerAddress)
 }
 
 // admit counts an authenticated connection from host against MaxConns;

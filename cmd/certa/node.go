@@ -65,7 +65,7 @@ func runNode(args []string) error {
 	fs.Uint64Var(&f.trailingEntries, "trailing-entries", 10240, "log entries kept after a snapshot, so a lagging node can catch up without a full state transfer")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", 0, "default statement_timeout of sessions: longer statements are cancelled with 57014 (0: none)")
 	fs.DurationVar(&f.idleInTxTimeout, "idle-in-transaction-timeout", 0, "end sessions idle inside a transaction block longer than this, with 25P03 (0: never)")
-	fs.DurationVar(&f.authTimeout, "auth-timeout", pgwire.DefaultStartupTimeout, "time a client has from connecting to being authenticated; connections not yet authenticated do not count against --max-connections (at most 32 wait from one address)")
+	fs.DurationVar(&f.authTimeout, "auth-timeout", pgwire.DefaultStartupTimeout, "time a client has from connecting to being authenticated; connections not yet authenticated do not count against --max-connections (at most 32 from one address authenticate at once; more wait)")
 	fs.IntVar(&f.maxConnections, "max-connections", pgwire.DefaultMaxConns, "client connections served at once; more get 53300")
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	f.maxWriteSet = replica.DefaultMaxWriteSetBytes
