@@ -57,6 +57,7 @@ type Handler struct {
 	latency  prometheus.Histogram
 	registry *prometheus.Registry
 	client   *Client
+	peer     *peertls.Config // nil: peers are not authenticated
 	log      *slog.Logger
 }
 
@@ -68,7 +69,7 @@ type Handler struct {
 // everyone, which only a node on loopback addresses or started with
 // --insecure-peers does.
 func NewHandler(log *slog.Logger, client *Client, peer *peertls.Config) *Handler {
-	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: client, log: log}
+	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: client, peer: peer, log: log}
 	h.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "certa_commit_latency_seconds",
 		Help:    "Time from submitting a write set to its commit being applied on this node.",
@@ -176,6 +177,10 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad join request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if msg := h.joinRefusal(r, m); msg != "" {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
 	err := h.node.Join(m)
 	if errors.Is(err, orderlog.ErrNotLeader) {
 		// Pass the request on to the leader, so a joiner may name any member.
@@ -191,6 +196,29 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// joinRefusal says why a join request is refused ("" if it is not). With
+// peer TLS a node joins, or updates its addresses, only as itself: the id
+// it asks for must be its certificate's. A join passed on by a member
+// (X-Certa-Forwarded) was checked by that member, which must be one.
+func (h *Handler) joinRefusal(r *http.Request, m writeset.Member) string {
+	if h.peer == nil {
+		return ""
+	}
+	id, _ := peertls.PeerID(r.TLS)
+	if r.Header.Get("X-Certa-Forwarded") == "" {
+		if id != m.ID {
+			return fmt.Sprintf("a node may join only as itself: this certificate is node %q's, the request is for %q", id, m.ID)
+		}
+		return ""
+	}
+	for _, mb := range h.node.Status().Members {
+		if mb.ID == id {
+			return ""
+		}
+	}
+	return fmt.Sprintf("a join may be passed on only by a member; %q is none", id)
 }
 
 func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {

@@ -145,6 +145,29 @@ func TestPeerTLSKeepsOutsidersOut(t *testing.T) {
 		}
 	}
 
+	// A member's certificate joins only as that member: not as a ghost,
+	// nor with another member's id (which would move its address).
+	member, err := peertls.Load(c.CertFiles(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []writeset.Member{
+		{ID: "ghost", PGAddr: "10.255.0.1:5432", RaftAddr: "10.255.0.1:7000", HTTPAddr: "10.255.0.1:8000"},
+		{ID: "n3", PGAddr: c.Nodes[2].PGAddr, RaftAddr: "10.255.0.1:7000", HTTPAddr: c.Nodes[2].HTTPAddr},
+	} {
+		body, _ := json.Marshal(m)
+		for _, n := range c.Nodes {
+			resp, err := client(member.Client()).Post("https://"+n.HTTPAddr+"/join", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("n2's certificate joining as %s via %s: %s, want 403", m.ID, n.ID, resp.Status)
+			}
+		}
+	}
+
 	// A 250 MB body without a certificate is refused before it is read:
 	// the node's memory does not grow by it.
 	pid := c.Nodes[leader].PID()
