@@ -25,6 +25,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/semaphore"
 )
 
 // Node is what the HTTP API serves.
@@ -59,6 +60,8 @@ type Handler struct {
 	client   *Client
 	peer     *peertls.Config // nil: peers are not authenticated
 	log      *slog.Logger
+	// appendBudget bounds the bytes of forwarded entries in flight.
+	appendBudget *semaphore.Weighted
 }
 
 // NewHandler builds the handler. node may be set later with SetNode (the
@@ -69,7 +72,8 @@ type Handler struct {
 // everyone, which only a node on loopback addresses or started with
 // --insecure-peers does.
 func NewHandler(log *slog.Logger, client *Client, peer *peertls.Config) *Handler {
-	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: client, peer: peer, log: log}
+	h := &Handler{mux: http.NewServeMux(), registry: prometheus.NewRegistry(), client: client, peer: peer, log: log,
+		appendBudget: semaphore.NewWeighted(appendBudgetBytes)}
 	h.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "certa_commit_latency_seconds",
 		Help:    "Time from submitting a write set to its commit being applied on this node.",
@@ -221,7 +225,30 @@ func (h *Handler) joinRefusal(r *http.Request, m writeset.Member) string {
 	return fmt.Sprintf("a join may be passed on only by a member; %q is none", id)
 }
 
+// Bounds of forwarded entries: the bytes of those being read or appended
+// at once (more wait for their turn, within their request's lifetime), and
+// the time a body may take to arrive.
+const (
+	appendBudgetBytes = 2 * maxEntryBytes
+	appendBodyTimeout = 60 * time.Second
+)
+
 func (h *Handler) appendEntry(w http.ResponseWriter, r *http.Request) {
+	n := r.ContentLength
+	switch {
+	case n < 0:
+		http.Error(w, "entry without Content-Length", http.StatusLengthRequired)
+		return
+	case n > maxEntryBytes:
+		http.Error(w, fmt.Sprintf("entry larger than the log's limit of %d bytes", maxEntryBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := h.appendBudget.Acquire(r.Context(), n); err != nil {
+		http.Error(w, "gave up waiting for room to read the entry", statusNotLeader)
+		return
+	}
+	defer h.appendBudget.Release(n)
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(appendBodyTimeout))
 	var buf bytes.Buffer
 	if r.ContentLength > 0 && r.ContentLength <= maxEntryBytes {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead) // one allocation: entries can be tens of MB

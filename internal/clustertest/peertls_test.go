@@ -184,6 +184,33 @@ func TestPeerTLSKeepsOutsidersOut(t *testing.T) {
 		t.Errorf("a refused 250 MB body took the leader from %d to %d MB", rss0, rss)
 	}
 
+	// Even a member may not flood a node: forwarded entries in flight are
+	// bounded in bytes, garbage or oversized ones are refused (400, 413)
+	// before they reach the log, and the node stays up.
+	flood := make(chan error, 6)
+	for range 6 {
+		go func() {
+			body := bytes.Repeat([]byte{0xff}, 40<<20)
+			resp, err := client(member.Client()).Post("https://"+c.Nodes[leader].HTTPAddr+"/internal/append", "application/octet-stream", bytes.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusRequestEntityTooLarge {
+					err = fmt.Errorf("%s", resp.Status)
+				}
+			}
+			flood <- err
+		}()
+	}
+	for range 6 {
+		if err := <-flood; err != nil {
+			t.Errorf("a 40 MB garbage entry from a member: %v, want 400 or 413", err)
+		}
+	}
+	if rss := rssMB(t, pid); rss > rss0+400 {
+		t.Errorf("six 40 MB entries at once took the leader from %d to %d MB", rss0, rss)
+	}
+	t.Logf("leader RSS %d MB before the floods, %d MB after", rss0, rssMB(t, pid))
+
 	// A node with another CA's certificate cannot join.
 	dir := t.TempDir()
 	jctx, cancel := context.WithTimeout(ctx, 15*time.Second) // it retries until its join times out
