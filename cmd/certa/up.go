@@ -28,9 +28,17 @@ func runUp(args []string) error {
 	nodes := fs.Int("nodes", 3, "number of nodes")
 	dataDir := fs.String("data-dir", "certa-data", "directory holding one data directory per node")
 	portBase := fs.Int("port-base", 5433, "node k listens for clients on port-base+k-1, HTTP on port-base+100+k-1, Raft on port-base+200+k-1")
+	secure := fs.Bool("secure", false, "run the cluster as in production: certificates for TLS between nodes and with clients (a CA in data-dir/certs), and a user certa whose password is printed")
 	fs.Parse(args)
 	if *nodes < 1 || *nodes > 9 {
 		return errors.New("--nodes must be between 1 and 9")
+	}
+	var sec *upSecurity // upsecure.go
+	if *secure {
+		var err error
+		if sec, err = secureUp(*dataDir, *nodes); err != nil {
+			return fmt.Errorf("--secure: %w", err)
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -67,6 +75,9 @@ func runUp(args []string) error {
 		case !raftlog.HasState(filepath.Join(dirs[k], "raft")):
 			a = append(a, "--join", fmt.Sprintf("127.0.0.1:%d", *portBase+100+member-1))
 		}
+		if sec != nil {
+			a = append(a, sec.nodeArgs(id)...)
+		}
 		cmd := exec.Command(exe, a...)
 		out, _ := cmd.StdoutPipe()
 		cmd.Stderr = cmd.Stdout
@@ -91,15 +102,32 @@ func runUp(args []string) error {
 		}()
 	}
 
-	if err := waitForCluster(ctx, *portBase, *nodes); err != nil {
+	status := &http.Client{Timeout: 5 * time.Second}
+	scheme := "http"
+	if sec != nil {
+		status.Transport = &http.Transport{TLSClientConfig: sec.status}
+		scheme = "https"
+	}
+	if err := waitForCluster(ctx, status, scheme, *portBase, *nodes); err != nil {
 		stopAll(procs)
 		return err
 	}
 	fmt.Printf("\ncerta: %d-node cluster is up (data in %s). Connect with psql:\n", *nodes, *dataDir)
 	for k := 1; k <= *nodes; k++ {
-		fmt.Printf("  psql \"host=127.0.0.1 port=%d user=certa dbname=certa sslmode=disable\"\n", *portBase+k-1)
+		if sec != nil {
+			fmt.Printf("  psql \"%s\"\n", sec.connString(*portBase+k-1))
+		} else {
+			fmt.Printf("  psql \"host=127.0.0.1 port=%d user=certa dbname=certa sslmode=disable\"\n", *portBase+k-1)
+		}
 	}
-	fmt.Printf("Status: curl http://127.0.0.1:%d/status   Press Ctrl-C to stop every node.\n\n", *portBase+100)
+	if sec != nil {
+		fmt.Printf("Between nodes: mutual TLS with the CA in %s; clients: TLS required, user %s (password in %s).\n",
+			sec.certDir, sec.user, filepath.Join(*dataDir, "password"))
+		fmt.Printf("Status: curl --cacert %s https://127.0.0.1:%d/status   Press Ctrl-C to stop every node.\n\n",
+			filepath.Join(sec.certDir, "ca.crt"), *portBase+100)
+	} else {
+		fmt.Printf("Status: curl http://127.0.0.1:%d/status   Press Ctrl-C to stop every node.\n\n", *portBase+100)
+	}
 
 	select {
 	case <-ctx.Done():
@@ -134,7 +162,7 @@ func stopAll(procs []*child) {
 
 // waitForCluster polls every node's status until all of them report the
 // whole membership and a leader, and take clients.
-func waitForCluster(ctx context.Context, portBase, n int) error {
+func waitForCluster(ctx context.Context, status *http.Client, scheme string, portBase, n int) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		ready := 0
@@ -145,7 +173,7 @@ func waitForCluster(ctx context.Context, portBase, n int) error {
 					PGAddr string `json:"pg_addr"`
 				} `json:"members"`
 			}
-			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/status", portBase+100+k-1))
+			resp, err := status.Get(fmt.Sprintf("%s://127.0.0.1:%d/status", scheme, portBase+100+k-1))
 			if err != nil {
 				continue
 			}
