@@ -120,3 +120,32 @@ func (c *Client) join(ctx context.Context, addr string, m writeset.Member, forwa
 	}
 	return nil
 }
+
+// RemoveMember asks the node at addr to remove member id from its cluster.
+func (c *Client) RemoveMember(ctx context.Context, addr, id string) error {
+	return c.removeMember(ctx, addr, id, false)
+}
+
+func (c *Client) removeMember(ctx context.Context, addr, id string, forwarded bool) error {
+	body, _ := json.Marshal(removeRequest{ID: id})
+	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+"/member/remove", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if forwarded {
+		req.Header.Set("X-Certa-Forwarded", "1")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		return nil
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: %s", replica.ErrNoMember, strings.TrimSpace(string(msg)))
+	}
+	return fmt.Errorf("remove %s via %s: %s: %s", id, addr, resp.Status, strings.TrimSpace(string(msg)))
+}

@@ -33,6 +33,9 @@ type Node interface {
 	Status() replica.Status
 	// Join adds a member; orderlog.ErrNotLeader when this node is not the leader.
 	Join(m writeset.Member) error
+	// RemoveMember removes a member (replica.ErrNoMember if there is no
+	// such member); orderlog.ErrNotLeader when this node is not the leader.
+	RemoveMember(id string) error
 	// AppendForwarded appends an entry forwarded by a follower (leader only).
 	AppendForwarded(entry []byte) error
 	// LeaderReadIndex returns the leader's term and commit index (leader
@@ -85,6 +88,7 @@ func NewHandler(log *slog.Logger, client *Client, peer *peertls.Config) *Handler
 	peerOnly := func(pattern string, f http.Handler) { h.mux.Handle(pattern, peer.RequirePeer(f)) }
 	peerOnly("GET /checksum", http.HandlerFunc(h.checksum))
 	peerOnly("POST /join", http.HandlerFunc(h.join))
+	peerOnly("POST /member/remove", http.HandlerFunc(h.removeMember))
 	peerOnly("POST /internal/append", http.HandlerFunc(h.appendEntry))
 	peerOnly("CONNECT "+rpcPath, newRPCServer(h))
 	// Go's profiler, for diagnosing a slow node in place.
@@ -200,6 +204,38 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// removeRequest is POST /member/remove's body.
+type removeRequest struct {
+	ID string `json:"id"`
+}
+
+// removeMember removes a member, on the leader (a follower passes the
+// request on). With peer TLS only a node's certificate may ask (peerOnly).
+func (h *Handler) removeMember(w http.ResponseWriter, r *http.Request) {
+	var req removeRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<12)).Decode(&req); err != nil || req.ID == "" {
+		http.Error(w, "bad request: want {\"id\": \"<member id>\"}", http.StatusBadRequest)
+		return
+	}
+	err := h.node.RemoveMember(req.ID)
+	if errors.Is(err, orderlog.ErrNotLeader) {
+		addr, ok := h.node.LeaderHTTPAddr()
+		if !ok || r.Header.Get("X-Certa-Forwarded") != "" {
+			http.Error(w, "no leader known", statusNotLeader)
+			return
+		}
+		err = h.client.removeMember(r.Context(), addr, req.ID, true)
+	}
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.Is(err, replica.ErrNoMember):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	default:
+		http.Error(w, err.Error(), statusUnknown)
+	}
 }
 
 // joinRefusal says why a join request is refused ("" if it is not). With

@@ -95,6 +95,9 @@ type Log interface {
 	State() string
 	// AddVoter adds (or updates) a voting member. Leader only.
 	AddVoter(id, addr string, timeout time.Duration) error
+	// RemoveServer removes a member from the configuration. Leader only;
+	// a leader that removes itself steps down once the change commits.
+	RemoveServer(id string, timeout time.Duration) error
 	// Servers returns the current configuration.
 	Servers() ([]Server, error)
 	// Stats returns log positions for monitoring.

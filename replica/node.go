@@ -320,6 +320,32 @@ func (n *Node) Join(m writeset.Member) error {
 	return nil
 }
 
+// ErrNoMember: RemoveMember was asked for an id that is not a member.
+var ErrNoMember = errors.New("no such member")
+
+// RemoveMember removes a member from the cluster (leader only:
+// orderlog.ErrNotLeader), so that a dead or unwanted node no longer counts
+// towards the quorum. A removed node that still runs is cut off; to bring
+// it back, wipe its data directory and start it with --join.
+func (n *Node) RemoveMember(id string) error {
+	servers, err := n.log.Servers()
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, sv := range servers {
+		found = found || sv.ID == id
+	}
+	if !found {
+		return fmt.Errorf("remove %q: %w", id, ErrNoMember)
+	}
+	if err := n.log.RemoveServer(id, 10*time.Second); err != nil {
+		return fmt.Errorf("remove %s: %w", id, err)
+	}
+	n.cfg.Logger.Info("removed a member from the cluster", "member", id)
+	return nil
+}
+
 // LeaderHTTPAddr returns the leader's HTTP address, if known.
 func (n *Node) LeaderHTTPAddr() (string, bool) {
 	leader := n.log.Leader()

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"certa/peertls"
 )
 
 // nodeChecksums is a node's GET /checksum answer.
@@ -30,18 +28,12 @@ type nodeChecksums struct {
 func runChecksum(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("certa checksum", flag.ExitOnError)
 	nodes := fs.String("http", "127.0.0.1:5533,127.0.0.1:5534,127.0.0.1:5535", "HTTP addresses of the nodes, comma-separated")
-	var files peertls.Files
-	fs.StringVar(&files.Cert, "peer-cert", "", "with peer TLS: a certificate of the cluster's CA (a node's)")
-	fs.StringVar(&files.Key, "peer-key", "", "its key")
-	fs.StringVar(&files.CA, "peer-ca", "", "the cluster CA's certificate")
+	var pf peerFlags // member.go
+	pf.register(fs)
 	fs.Parse(args)
-	client, scheme := http.DefaultClient, "http"
-	if files != (peertls.Files{}) {
-		peer, err := peertls.Load(files)
-		if err != nil {
-			return err
-		}
-		client, scheme = &http.Client{Transport: &http.Transport{TLSClientConfig: peer.Client()}}, "https"
+	client, scheme, err := pf.client()
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

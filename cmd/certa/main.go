@@ -6,6 +6,7 @@
 //	certa bench ...   measure a cluster against a local SQLite baseline
 //	certa passwd USER print a users-file line for USER (password on stdin)
 //	certa cert  ...   make the cluster CA and node certificates for peer TLS
+//	certa member ...  list a cluster's members, or remove one
 //	certa checksum    compare the nodes' data (per-table checksums)
 //	certa chaos       run the fault-injection suite and print its table
 package main
@@ -23,6 +24,7 @@ commands:
   bench   measure commits/s and latency of a cluster against a local SQLite baseline
   passwd  print a --users-file line for a user, reading the password from standard input
   cert    make the cluster's CA (cert ca) and node certificates (cert node) for peer TLS
+  member  list a cluster's members (member list), or remove a dead one (member remove ID)
   checksum print every node's per-table checksums and whether the nodes agree
   chaos   run the fault-injection suite (kills, pauses) with checked workloads
 
@@ -48,6 +50,8 @@ func main() {
 		err = runChecksum(os.Args[2:], os.Stdout)
 	case "cert":
 		err = runCert(os.Args[2:], os.Stdout)
+	case "member":
+		err = runMember(os.Args[2:], os.Stdout)
 	case "passwd":
 		err = runPasswd(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":

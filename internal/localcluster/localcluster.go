@@ -104,6 +104,33 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	exits []Exit
+	// removed are the nodes taken out of the cluster's membership
+	// (MarkRemoved): Ready and Converged do not expect them.
+	removed map[int]bool
+}
+
+// MarkRemoved records that node i was removed from the cluster's
+// membership (certa member remove).
+func (c *Cluster) MarkRemoved(i int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.removed == nil {
+		c.removed = map[int]bool{}
+	}
+	c.removed[i] = true
+}
+
+// members returns the indexes of the nodes that belong to the cluster.
+func (c *Cluster) members() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for i := range c.Nodes {
+		if !c.removed[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Exits returns the node processes that ended by themselves (a crash, or
@@ -440,15 +467,16 @@ func (c *Cluster) getJSON(addr, path string, v any) error {
 // Ready reports nil when every running node knows a leader and every
 // member with its client address.
 func (c *Cluster) Ready() error {
-	for i, n := range c.Nodes {
-		if !n.Running() {
+	members := c.members()
+	for _, i := range members {
+		if !c.Nodes[i].Running() {
 			continue
 		}
 		st, err := c.Status(i)
 		if err != nil {
 			return err
 		}
-		if st.Leader == "" || len(st.Members) != len(c.Nodes) {
+		if st.Leader == "" || len(st.Members) != len(members) {
 			return fmt.Errorf("%s: leader %q, %d members", st.ID, st.Leader, len(st.Members))
 		}
 		for _, m := range st.Members {
@@ -463,17 +491,19 @@ func (c *Cluster) Ready() error {
 // Converged reports nil when every node has applied the same seqno and
 // reports the same checksums of every table.
 func (c *Cluster) Converged() error {
-	seq0, sums0, err := c.Checksums(0)
+	members := c.members()
+	first := members[0]
+	seq0, sums0, err := c.Checksums(first)
 	if err != nil {
 		return err
 	}
-	for i := 1; i < len(c.Nodes); i++ {
+	for _, i := range members[1:] {
 		seq, sums, err := c.Checksums(i)
 		if err != nil {
 			return err
 		}
 		if seq != seq0 || sums != sums0 {
-			return fmt.Errorf("%s at seqno %d, %s at seqno %d:\n%s\n%s", c.Nodes[0].ID, seq0, c.Nodes[i].ID, seq, sums0, sums)
+			return fmt.Errorf("%s at seqno %d, %s at seqno %d:\n%s\n%s", c.Nodes[first].ID, seq0, c.Nodes[i].ID, seq, sums0, sums)
 		}
 	}
 	return nil

@@ -549,6 +549,11 @@ func (l *Log) State() string {
 	}
 }
 
+// RemoveServer implements orderlog.Log.
+func (l *Log) RemoveServer(id string, timeout time.Duration) error {
+	return classify(l.raft.RemoveServer(raft.ServerID(id), 0, timeout).Error())
+}
+
 // AddVoter implements orderlog.Log.
 func (l *Log) AddVoter(id, addr string, timeout time.Duration) error {
 	return classify(l.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, timeout).Error())
