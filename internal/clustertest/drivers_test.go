@@ -37,7 +37,7 @@ func TestDriverPgJDBC(t *testing.T) {
 	runScenario(t, nil, jar, "java", "-cp", abs(t, jar), "Scenario.java")
 }
 
-// runScenario starts a cluster and runs the command (its last argument
+// runScenario starts a cluster (with peer TLS) and runs the command (its last argument
 // the scenario file in testdata/drivers) with two nodes' addresses.
 func runScenario(t *testing.T, env []string, dep string, command ...string) {
 	if _, err := os.Stat(dep); err != nil {
@@ -49,7 +49,8 @@ func runScenario(t *testing.T, env []string, dep string, command ...string) {
 	}
 	command[len(command)-1] = abs(t, script)
 	const password = "driver-s3cret"
-	c := testcluster.Start(t, 3, append([]string{"--users-file", usersFile(t, "certa", password)}, testArgs...)...)
+	// As in production: peer TLS between the nodes, and a password.
+	c := testcluster.StartPeerTLS(t, 3, append([]string{"--users-file", usersFile(t, "certa", password)}, testArgs...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, command[0], append(command[1:], c.Nodes[0].PGAddr, c.Nodes[1].PGAddr)...)
