@@ -59,6 +59,12 @@ type Engine interface {
 	// Apply is called from one goroutine at a time.
 	Apply(ctx context.Context, items []ApplyItem, upTo uint64) error
 
+	// CheckChanges reports an error when ws's row changes are not in this
+	// engine's format (they would fail at Apply on every node): a node
+	// refuses such a write set before it reaches the log. It reads no
+	// data and may be called concurrently with anything.
+	CheckChanges(ws *writeset.WriteSet) error
+
 	// AppliedSeqno returns the seqno recorded by the last Apply (0 when new).
 	AppliedSeqno() (uint64, error)
 

@@ -298,6 +298,11 @@ func (n *Node) AppendForwarded(entry []byte) error {
 			return fmt.Errorf("forwarded write set of %s rejected, over this node's limit of %s: %w",
 				formatBytes(size), formatBytes(n.cfg.MaxWriteSetBytes), orderlog.ErrTooLarge)
 		}
+		// Changes that do not decode would fail on every node: refused
+		// before they reach the log.
+		if err := n.engine.CheckChanges(&dec.Batch[i]); err != nil {
+			return fmt.Errorf("forwarded write set rejected: %v: %w", err, writeset.ErrCorrupt)
+		}
 	}
 	return n.log.Append(entry, n.cfg.CommitTimeout)
 }

@@ -19,8 +19,9 @@ import (
 // used by these tests.
 type emptyEngine struct{ engine.Engine }
 
-func (emptyEngine) AppliedSeqno() (uint64, error)  { return 0, nil }
-func (emptyEngine) SequencesWanted() <-chan string { return nil }
+func (emptyEngine) AppliedSeqno() (uint64, error)         { return 0, nil }
+func (emptyEngine) SequencesWanted() <-chan string        { return nil }
+func (emptyEngine) CheckChanges(*writeset.WriteSet) error { return nil }
 
 // recordingLog is a log whose leader is node n1. It records the entries
 // appended and answers each with refuse(entry) (nil: committed).

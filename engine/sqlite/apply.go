@@ -10,6 +10,7 @@ import (
 
 	"certa/engine"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // Apply applies certified write sets in order in one SQLite transaction on
@@ -289,4 +290,16 @@ func applyChangeset(c *conn, changes []byte) (*changeConflict, error) {
 type changeConflict struct {
 	typ   sqlite.ConflictType
 	table string
+}
+
+// CheckChanges implements engine.Engine: ws's changes must decode as a
+// changeset (the same check Apply makes, before the write set is logged).
+func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
+	if len(ws.Changes) == 0 {
+		return nil
+	}
+	if err := forEachChange(ws.Changes, func(*rowChange) error { return nil }); err != nil {
+		return sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err)
+	}
+	return nil
 }

@@ -184,6 +184,20 @@ func TestPeerTLSKeepsOutsidersOut(t *testing.T) {
 		t.Errorf("a refused 250 MB body took the leader from %d to %d MB", rss0, rss)
 	}
 
+	// A member's write set whose changes do not decode is refused before
+	// it reaches the log (it would fail on every node).
+	bad := writeset.EncodeBatch([]*writeset.WriteSet{{Origin: "n2", TxID: 7, Keys: []writeset.Key{"k"}, Tables: []string{"t"}, Changes: []byte("garbage")}})
+	for _, n := range c.Nodes {
+		resp, err := client(member.Client()).Post("https://"+n.HTTPAddr+"/internal/append", "application/octet-stream", bytes.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("a write set with garbage changes via %s: %s, want 400", n.ID, resp.Status)
+		}
+	}
+
 	// Even a member may not flood a node: forwarded entries in flight are
 	// bounded in bytes, garbage or oversized ones are refused (400, 413)
 	// before they reach the log, and the node stays up.
