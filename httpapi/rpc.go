@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/rpc"
@@ -60,13 +61,31 @@ func (s *rpcService) ReadIndex(_ struct{}, reply *ReadIndexReply) error {
 	return nil
 }
 
-// newRPCServer returns the server of h's calls.
-func newRPCServer(h *Handler) *rpc.Server {
+// rpcHandler serves CONNECT /internal/rpc: the connection is taken over
+// and serves h's calls until the peer closes it.
+type rpcHandler struct{ s *rpc.Server }
+
+// newRPCServer returns the handler of h's calls.
+func newRPCServer(h *Handler) http.Handler {
 	s := rpc.NewServer()
 	if err := s.RegisterName("Node", &rpcService{h}); err != nil {
 		panic(err) // the methods above are well-formed
 	}
-	return s
+	return rpcHandler{s}
+}
+
+// ServeHTTP does what rpc.Server's does, and also clears the deadlines the
+// HTTP server set for reading one request (Server.ReadTimeout): the
+// connection then lives as long as the peer keeps it.
+func (h rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, "rpc: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	conn.SetDeadline(time.Time{})
+	io.WriteString(conn, "HTTP/1.0 200 Connected to Go RPC\n\n")
+	h.s.ServeConn(conn)
 }
 
 // rpcClients keeps one connection per peer address.

@@ -205,7 +205,9 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if httpTLS != nil {
 		httpLn = tls.NewListener(httpLn, httpTLS)
 	}
-	httpSrv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
+	// Every request is read within bounded time (a forwarded entry's body
+	// gets longer: httpapi), and idle connections go.
+	httpSrv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	go httpSrv.Serve(httpLn)
 	defer httpSrv.Close()
 
