@@ -18,22 +18,34 @@ import (
 	"testing"
 	"time"
 
+	"certa/internal/pgclient"
 	"certa/internal/testcluster"
 	"certa/peertls"
 	"certa/writeset"
 )
 
 // TestPeerTLSKeepsOutsidersOut runs a cluster whose nodes speak mutual TLS
-// and tries, without a certificate of the cluster's CA and with one of
+// and whose clients log in with SCRAM, and tries, without a certificate of the cluster's CA and with one of
 // another CA, everything a stranger who reaches the HTTP and Raft ports
 // could: join, append a valid and a garbage write set, the rpc endpoint,
 // checksums and profiles, a 250 MB body, Raft requests. Every attempt is
 // refused, and the cluster's contents, members and leadership stay as
 // they were. Between the nodes nothing travels in the clear.
 func TestPeerTLSKeepsOutsidersOut(t *testing.T) {
-	c := testcluster.StartPeerTLS(t, 3, testArgs...)
+	const password = "outsiders-s3cret"
+	c := testcluster.StartPeerTLS(t, 3, append([]string{"--users-file", usersFile(t, "certa", password)}, testArgs...)...)
 	ctx := ctxT(t)
-	follower := c.Conn(1) // n1 bootstrapped the cluster and leads it
+	// SCRAM for clients, as in production.
+	connect := func(i int) *pgclient.Conn {
+		t.Helper()
+		conn, err := pgclient.ConnectString(ctx, fmt.Sprintf("postgres://certa:%s@%s/certa?sslmode=disable", password, c.Nodes[i].PGAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	follower := connect(1) // n1 bootstrapped the cluster and leads it
 	mustExec(t, follower, "CREATE TABLE t (id int PRIMARY KEY, v text)")
 	mustExec(t, follower, "INSERT INTO t VALUES (1, 'one'), (2, 'two')") // forwarded to the leader over HTTPS
 	c.WaitConverged(30 * time.Second)
@@ -245,7 +257,9 @@ func TestPeerTLSKeepsOutsidersOut(t *testing.T) {
 		t.Errorf("leadership or members changed: before %+v, after %+v", before, after)
 	}
 	for i := range c.Nodes {
-		if got := values(t, syncConn(t, c, i), "SELECT id, v FROM t ORDER BY id"); got != "1=one,2=two" {
+		conn := connect(i)
+		mustExec(t, conn, "SET certa.consistency = 'sync'")
+		if got := values(t, conn, "SELECT id, v FROM t ORDER BY id"); got != "1=one,2=two" {
 			t.Errorf("node %d: rows %q", i, got)
 		}
 	}
