@@ -12,7 +12,7 @@ import (
 // bounded by MaxPending in all and MaxPendingPerAddress from one address.
 // A connection beyond either waits, unread, until a slot frees (a pool
 // that opens many connections at once gets them all, a little later), up
-// to StartupTimeout, and at most maxWaiting connections wait: beyond, a
+// to twice StartupTimeout, and at most maxWaiting connections wait: beyond, a
 // connection is closed at once. Each must authenticate within
 // StartupTimeout. A failed login from an address delays that address's
 // next failures (doubling from authFailDelay up to maxAuthFailDelay),

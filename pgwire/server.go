@@ -167,11 +167,13 @@ func (s *Server) start(conn net.Conn) {
 	}()
 }
 
-// waitForSlot waits, up to StartupTimeout, until a connection from host
-// may be pending, and counts it; false if it may not (the connection is
-// to be closed).
+// waitForSlot waits until a connection from host may be pending, and
+// counts it; false if it may not (the connection is to be closed). It
+// waits up to twice StartupTimeout: every pending connection frees its
+// slot within StartupTimeout, so a waiter that is next in line gets one
+// even if the connections ahead of it were accepted just before it.
 func (s *Server) waitForSlot(host string) bool {
-	timer := time.NewTimer(s.cfg.StartupTimeout)
+	timer := time.NewTimer(2 * s.cfg.StartupTimeout)
 	defer timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
