@@ -101,24 +101,31 @@ func (c *Client) Join(ctx context.Context, addr string, m writeset.Member) error
 }
 
 func (c *Client) join(ctx context.Context, addr string, m writeset.Member, forwarded bool) error {
-	body, _ := json.Marshal(m)
-	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+"/join", bytes.NewReader(body))
+	status, msg, err := c.post(ctx, addr, "/join", m, forwarded)
+	if err == nil && status != http.StatusNoContent {
+		err = fmt.Errorf("join via %s: %d %s: %s", addr, status, http.StatusText(status), msg)
+	}
+	return err
+}
+
+// post sends v as JSON to path on the node at addr (forwarded: passed on
+// by a member) and returns the status and the start of the answer.
+func (c *Client) post(ctx context.Context, addr, path string, v any, forwarded bool) (int, string, error) {
+	body, _ := json.Marshal(v)
+	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+path, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	if forwarded {
 		req.Header.Set("X-Certa-Forwarded", "1")
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("join via %s: %s: %s", addr, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	return nil
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, strings.TrimSpace(string(msg)), nil
 }
 
 // RemoveMember asks the node at addr to remove member id from its cluster.
@@ -127,25 +134,14 @@ func (c *Client) RemoveMember(ctx context.Context, addr, id string) error {
 }
 
 func (c *Client) removeMember(ctx context.Context, addr, id string, forwarded bool) error {
-	body, _ := json.Marshal(removeRequest{ID: id})
-	req, err := http.NewRequestWithContext(ctx, "POST", c.scheme+"://"+addr+"/member/remove", bytes.NewReader(body))
-	if err != nil {
+	status, msg, err := c.post(ctx, addr, "/member/remove", removeRequest{ID: id}, forwarded)
+	switch {
+	case err != nil:
 		return err
-	}
-	if forwarded {
-		req.Header.Set("X-Certa-Forwarded", "1")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	switch resp.StatusCode {
-	case http.StatusNoContent:
+	case status == http.StatusNoContent:
 		return nil
-	case http.StatusNotFound:
-		return fmt.Errorf("%w: %s", replica.ErrNoMember, strings.TrimSpace(string(msg)))
+	case status == http.StatusNotFound:
+		return fmt.Errorf("%w: %s", replica.ErrNoMember, msg)
 	}
-	return fmt.Errorf("remove %s via %s: %s: %s", id, addr, resp.Status, strings.TrimSpace(string(msg)))
+	return fmt.Errorf("remove %s via %s: %d %s: %s", id, addr, status, http.StatusText(status), msg)
 }
