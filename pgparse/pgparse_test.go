@@ -171,3 +171,25 @@ func TestFindCasts(t *testing.T) {
 		t.Error("a CAST without AS was read")
 	}
 }
+
+func TestFindNumbers(t *testing.T) {
+	got, ok := FindNumbers("SELECT 1, 1.50, -2e3, '3.5', $1, x1 FROM t -- 7.5\nWHERE a = .5")
+	want := []string{"1", "1.50", "2e3", ".5"}
+	if !ok || !slices.Equal(got, want) {
+		t.Fatalf("FindNumbers = %q, %v; want %q", got, ok, want)
+	}
+}
+
+func TestParseWriteBareValues(t *testing.T) {
+	w, ok := ParseWrite("INSERT INTO t (a, b, c) VALUES ($2, '1.5', 1 + $1) ON CONFLICT (a) DO UPDATE SET b = $3, c = 'x'")
+	if !ok || w == nil || len(w.Rows) != 1 {
+		t.Fatalf("ParseWrite: %+v, %v", w, ok)
+	}
+	row := w.Rows[0]
+	if row[0].Param != 2 || row[0].Str != nil || row[1].Str == nil || *row[1].Str != "1.5" || row[2].Param != 0 || row[2].Str != nil {
+		t.Fatalf("VALUES items: %+v", row)
+	}
+	if len(w.Set) != 2 || w.Set[0].Param != 3 || w.Set[1].Str == nil || *w.Set[1].Str != "x" {
+		t.Fatalf("SET items: %+v", w.Set)
+	}
+}

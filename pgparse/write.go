@@ -32,10 +32,26 @@ type Write struct {
 }
 
 // Item is one value of a VALUES row or a SET: Span is its text, and
-// Default says it is the keyword DEFAULT.
+// Default says it is the keyword DEFAULT. A value that is one parameter
+// ($n) has Param n; one that is a string constant has Str set to its
+// value ('1.5' gives 1.5). Those are the values whose text reaches the
+// engine as the client wrote or sent it.
 type Item struct {
 	Span
 	Default bool
+	Param   int
+	Str     *string
+}
+
+// bare sets it's Param or Str when n is a parameter or a string constant.
+func (it *Item) bare(n *pg_query.Node) {
+	if p := n.GetParamRef(); p != nil {
+		it.Param = int(p.Number)
+	}
+	if c := n.GetAConst(); c != nil && c.GetSval() != nil {
+		s := c.GetSval().Sval
+		it.Str = &s
+	}
 }
 
 // SetItem is one column a SET assigns. Its Span is known only for DEFAULT.
@@ -143,6 +159,7 @@ func (w *Write) addSet(targets []*pg_query.Node, scan func() []*pg_query.ScanTok
 			}
 		}
 		it := SetItem{Column: rt.Name}
+		it.bare(val)
 		if d := val.GetSetToDefault(); d != nil {
 			t := tokenAt(scan(), d.Location)
 			if t == nil {
@@ -233,6 +250,7 @@ func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node
 			return nil, false
 		}
 		for j, n := range items {
+			row[j].bare(n)
 			if d := n.GetSetToDefault(); d != nil {
 				if int(d.Location) != row[j].Start || row[j].End-row[j].Start != len("DEFAULT") {
 					return nil, false

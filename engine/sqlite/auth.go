@@ -34,6 +34,9 @@ type record struct {
 	// nextval: the statement calls nextval (set by prepareCached; the
 	// authorizer is not told function names), which takes values.
 	nextval bool
+	// numericParams are the parameters a client statement gives numeric
+	// columns, whose values are checked when bound (numeric.go).
+	numericParams []int
 	// schemaObjects are the tables and views a schema statement creates,
 	// alters or drops (or whose indexes it creates or drops).
 	schemaObjects []string

@@ -275,6 +275,19 @@ func castNumeric(v sqlite.Value, mods []int64) (sqlite.Value, error) {
 				return v, errNaN
 			}
 		}
+		if len(mods) > 0 && decimalNumber.MatchString(s) {
+			// Rounded on the digits written, not on their double.
+			scale := 0
+			if len(mods) > 1 {
+				scale = int(mods[1])
+			}
+			r, _ := new(big.Rat).SetString(s)
+			f = roundRat(r, scale)
+			s = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		if stored, kept := storedNumber(s); !kept {
+			return v, errNumberChanged(s, stored, "")
+		}
 		if f == math.Trunc(f) && math.Abs(f) < 1<<53 && !strings.ContainsAny(s, ".eE") {
 			v = sqlite.IntegerValue(int64(f))
 		} else {
@@ -316,6 +329,11 @@ func roundHalfAway(f float64, s int) float64 {
 	if !ok {
 		return f
 	}
+	return roundRat(r, s)
+}
+
+// roundRat rounds r to s decimals, halves away from zero; r is changed.
+func roundRat(r *big.Rat, s int) float64 {
 	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s)), nil)
 	r.Mul(r, new(big.Rat).SetInt(scale))
 	// |r| + 1/2, truncated, with r's sign.

@@ -152,6 +152,11 @@ func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
 // a re-prepare by SQLite while stepping is checked the same way; our own
 // statements in between switch to modeInternal (see internal).
 func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record, trailing string, err error) {
+	if mode == modeLocal {
+		if err := checkNumbers(sql); err != nil { // numeric.go
+			return nil, record{}, "", err
+		}
+	}
 	if sql, err = rewriteCasts(sql); err != nil { // casts.go
 		return nil, record{}, "", err
 	}
@@ -339,12 +344,17 @@ func declaredMod(decl string) int32 {
 		mods = append(mods, int32(n))
 	}
 	switch name := strings.ToUpper(strings.TrimSpace(decl[:open])); {
-	case (name == "NUMERIC" || name == "DECIMAL") && len(mods) == 1:
+	case isNumericDecl(name) && len(mods) == 1:
 		return mods[0]<<16 + 4
-	case (name == "NUMERIC" || name == "DECIMAL") && len(mods) == 2:
+	case isNumericDecl(name) && len(mods) == 2:
 		return mods[0]<<16 | mods[1] + 4
 	}
 	return 0
+}
+
+// isNumericDecl: an upper-cased declared type name is numeric's.
+func isNumericDecl(name string) bool {
+	return name == "NUMERIC" || name == "DECIMAL" || name == strings.ToUpper(numericType)
 }
 
 // declaredType maps a column's declared type to the type certa reports,
@@ -370,7 +380,7 @@ func declaredType(decl string) result.Type {
 		return result.JSON
 	case "JSONB":
 		return result.JSONB
-	case "NUMERIC", "DECIMAL":
+	case "NUMERIC", "DECIMAL", "NUMERIC_REAL":
 		return result.Numeric
 	case "INT", "INTEGER", "INT4", "SERIAL", "MEDIUMINT":
 		return result.Int4

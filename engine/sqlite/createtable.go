@@ -84,6 +84,9 @@ func translateCreateTable(sql string) (string, error) {
 		if w := col.TypeWord; col.PrimaryKey && !serial && strings.EqualFold(sql[w.Start:w.End], "integer") {
 			edits = append(edits, edit{w.Start, w.End, "INT"})
 		}
+		if w, ok := numericWord(sql, col); ok {
+			edits = append(edits, edit{w.Start, w.End, numericType})
+		}
 		if notNull && !col.NotNull {
 			edits = append(edits, edit{col.End, col.End, " NOT NULL"})
 		}
@@ -106,7 +109,19 @@ func translateAddColumn(sql string) string {
 	if col == nil {
 		return sql
 	}
-	return sql[:col.End] + strings.Join(typeChecks(*col), "") + sql[col.End:]
+	out := sql[:col.End] + strings.Join(typeChecks(*col), "") + sql[col.End:]
+	if w, ok := numericWord(sql, *col); ok {
+		out = out[:w.Start] + numericType + out[w.End:]
+	}
+	return out
+}
+
+// numericWord returns the span of a numeric or decimal column's type name,
+// which SQLite is given as numericType (numeric.go).
+func numericWord(sql string, col pgparse.Column) (pgparse.Span, bool) {
+	w := col.TypeWord
+	word := strings.ToLower(sql[w.Start:w.End])
+	return w, col.Type == "numeric" && (word == "numeric" || word == "decimal")
 }
 
 // typeChecks returns the CHECK constraints that make SQLite refuse what
@@ -135,7 +150,7 @@ func typeChecks(col pgparse.Column) []string {
 		named = append(named, [2]string{"integer out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt32, math.MaxInt32)})
 	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
 		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
-	case col.Type == "numeric":
+	case col.Type == "numeric" || col.Type == numericType:
 		named = append(named,
 			[2]string{numericSyntax, fmt.Sprintf("%s IS NULL OR typeof(%s) IN ('integer', 'real')", q, q)},
 			[2]string{numericDigits, fmt.Sprintf("typeof(%s) <> 'real' OR %s = printf('%%.15g', %s) + 0", q, q, q)})

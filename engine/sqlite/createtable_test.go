@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -115,19 +116,19 @@ func TestNumeric(t *testing.T) {
 	e.commit(
 		"INSERT INTO n VALUES (1, 1234567890.5678, 1.50, 3.14, 12345)",
 		"INSERT INTO n VALUES (2, 1.5, 1e-7, 1, -7)",
-		"INSERT INTO n VALUES (3, -0.25, 123456789012345678, '2.5', 0)",
+		"INSERT INTO n VALUES (3, -0.25, 123456789012345, '2.5', 0)",
 		"INSERT INTO n VALUES (4, 99999999999.9999, 1e20, -0.0, NULL)",
 		"INSERT INTO n VALUES (5, 0.1, 0.1, 0.1, 1)")
 	wantRows(t, e.query("SELECT a, b, c, d FROM n ORDER BY id"),
 		row("1234567890.5678", "1.5", "3.14", "12345"),
 		row("1.5000", "0.0000001", "1.00", "-7"),
-		row("-0.2500", "123456789012345678", "2.50", "0"),
+		row("-0.2500", "123456789012345", "2.50", "0"),
 		row("99999999999.9999", "100000000000000000000", "0.00", nil),
 		row("0.1000", "0.1", "0.10", "1"))
 	for _, c := range []struct{ stmt, code, msg string }{
-		{"INSERT INTO n (id, a) VALUES (10, 12345678901234.5678)", sqlerr.FeatureNotSupported, numericDigits},
+		{"INSERT INTO n (id, a) VALUES (10, 12345678901234.5678)", sqlerr.FeatureNotSupported, "the number 12345678901234.5678 has more significant digits than the embedded engine keeps: it would become 12345678901234.568"},
 		{"INSERT INTO n (id, b) VALUES (11, 0.1 + 0.2)", sqlerr.FeatureNotSupported, numericDigits},
-		{"INSERT INTO n (id, b) VALUES (12, 12345678901234567890)", sqlerr.FeatureNotSupported, numericDigits},
+		{"INSERT INTO n (id, b) VALUES (12, 123456789012345678)", sqlerr.FeatureNotSupported, numericDigits},
 		{"INSERT INTO n (id, c) VALUES (13, 3.14159)", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(10,2) keeps: round it to 2 places first"},
 		{"INSERT INTO n (id, c) VALUES (14, 100000000)", sqlerr.NumericValueOutOfRange, numericOverflow},
 		{"INSERT INTO n (id, d) VALUES (15, 123456)", sqlerr.NumericValueOutOfRange, numericOverflow},
@@ -155,4 +156,52 @@ func TestNumeric(t *testing.T) {
 			t.Errorf("column %s: typmod %d, want %d", r.cols[i].Name, r.cols[i].Mod, want)
 		}
 	}
+}
+
+// TestNumericExact: numbers that SQLite would turn into other numbers before
+// a column's CHECK constraints see them are refused, as constants, as
+// strings given to a numeric column and as parameters; arithmetic on
+// numeric columns is never SQLite's integer arithmetic.
+func TestNumericExact(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE n (id int PRIMARY KEY, a numeric(10,2), b numeric, t text)`)
+	e.commit("INSERT INTO n VALUES (1, 3.00, 3, '12345678901234.500001')",
+		"INSERT INTO n VALUES (2, '1.5', 7, NULL)")
+	wantRows(t, e.query("SELECT a / 2, b / 2, a, b, t FROM n ORDER BY id"),
+		row(1.5, 1.5, "3.00", "3", "12345678901234.500001"),
+		row(0.75, 3.5, "1.50", "7", nil))
+	e.commit("UPDATE n SET a = a / 2, b = b / 2 WHERE id = 1")
+	wantRows(t, e.query("SELECT a, b FROM n WHERE id = 1"), row("1.50", "1.5"))
+
+	changed := func(stmt string, args []any, want string) {
+		t.Helper()
+		tx := e.begin()
+		defer tx.Rollback()
+		err := tx.Exec(context.Background(), stmt, &recorder{}, args...)
+		var se *sqlerr.Error
+		if !errors.As(err, &se) || se.Code != sqlerr.FeatureNotSupported || !strings.Contains(se.Message, want) {
+			t.Errorf("%s %v: %v, want 0A000 with %q", stmt, args, err, want)
+		}
+	}
+	changed("INSERT INTO n (id, b) VALUES (10, 0.10000000000000001)", nil, "the number 0.10000000000000001 has more significant digits than the embedded engine keeps: it would become 0.1")
+	changed("SELECT 3.141592653589793238", nil, "it would become 3.141592653589793")
+	changed("INSERT INTO n (id, b) VALUES (11, 12345678901234567890)", nil, "it would become 12345678901234567000")
+	changed("INSERT INTO n (id, b) VALUES (12, '12345678901234.500001')", nil, `the number 12345678901234.500001 for column "b"`)
+	changed("UPDATE n SET b = '0.10000000000000001' WHERE id = 1", nil, "it would become 0.1")
+	changed("INSERT INTO n (id, b) VALUES (13, $1)", []any{"12345678901234.500001"}, "(parameter $1) has more significant digits")
+	changed("UPDATE n SET a = 1, b = $2 WHERE id = $1", []any{int64(1), "0.10000000000000001"}, "(parameter $2)")
+	changed("INSERT INTO n (id, b) VALUES (14, 1e400)", nil, "beyond the range")
+	changed("SELECT CAST('1.23456789012345678' AS numeric)", nil, "it would become 1.2345678901234567")
+
+	// What a double holds exactly passes, whatever its spelling; text
+	// columns take any text; a cast to numeric(p,s) rounds the digits
+	// written, as PostgreSQL does.
+	wantRows(t, e.query("SELECT 0.30000000000000004 > 0.3"), row(int64(1)))
+	tx := e.begin()
+	defer tx.Rollback()
+	if err := tx.Exec(context.Background(), "INSERT INTO n (id, b, t) VALUES ($1, $2, $3)", &recorder{}, int64(21), "1.25", "0.10000000000000001"); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, exec(t, tx, "SELECT CAST('1.23456789012345678' AS numeric(10,2)), CAST('2.675' AS numeric(10,2)), b, t FROM n WHERE id = 21").rows,
+		row("1.23", "2.68", "1.25", "0.10000000000000001"))
 }

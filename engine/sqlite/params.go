@@ -109,6 +109,9 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	if err := c.checkWrites(orig, parsed, &rec); err != nil {
 		return nil, nil, mapErr(err)
 	}
+	if err := c.checkNumericWrites(orig, &rec); err != nil {
+		return nil, nil, mapErr(err)
+	}
 	count := 0
 	for i := 1; i <= stmt.BindParamCount(); i++ {
 		n, err := paramNumber(stmt.BindParamName(i))

@@ -40,7 +40,11 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 	if err != nil || !isBlank(trailing) {
 		return stmt, rec, trailing, err
 	}
-	if err := c.checkWrites(sql, parsed, &rec); err != nil {
+	err = c.checkWrites(sql, parsed, &rec)
+	if err == nil {
+		err = c.checkNumericWrites(sql, &rec) // numeric.go
+	}
+	if err != nil {
 		stmt.Finalize()
 		c.endStatement()
 		return nil, record{}, "", err

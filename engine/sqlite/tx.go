@@ -347,6 +347,9 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	if err := bindArgs(stmt, args); err != nil {
 		return err
 	}
+	if err := checkNumericArgs(rec.numericParams, args); err != nil {
+		return err
+	}
 	if len(rec.writes) > 0 {
 		if err := tx.prepareWrite(ctx, rec.writes); err != nil {
 			return err
