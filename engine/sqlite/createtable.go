@@ -154,12 +154,20 @@ func typeChecks(col pgparse.Column) []string {
 		named = append(named,
 			[2]string{numericSyntax, fmt.Sprintf("%s IS NULL OR typeof(%s) IN ('integer', 'real')", q, q)},
 			[2]string{numericDigits, fmt.Sprintf("typeof(%s) <> 'real' OR %s = printf('%%.15g', %s) + 0", q, q, q)})
+		// Every integer below 2^53 is a double exactly; a larger one given
+		// (an integer of 16 or more digits, from anywhere) may have become
+		// another number before the check above sees it.
+		magnitude := [2]string{numericMagnitude, fmt.Sprintf("typeof(%s) <> 'real' OR abs(%s) < 9007199254740992", q, q)}
 		if len(col.TypeMods) == 0 {
+			named = append(named, magnitude)
 			break
 		}
 		p, scale := col.TypeMods[0], int64(0)
 		if len(col.TypeMods) > 1 {
 			scale = col.TypeMods[1]
+		}
+		if p-scale > 15 {
+			named = append(named, magnitude)
 		}
 		if p-scale <= 308 { // a double has no larger magnitudes
 			named = append(named, [2]string{numericOverflow, fmt.Sprintf("%s IS NULL OR abs(%s) < 1e%d", q, q, p-scale)})
@@ -175,6 +183,7 @@ const (
 	numericSyntax      = "invalid input syntax for type numeric"
 	numericOverflow    = "numeric field overflow"
 	numericDigits      = "numeric value with more than 15 significant digits: the embedded engine keeps no more exactly"
+	numericMagnitude   = "numeric value of 2^53 (9007199254740992) or more: the embedded engine keeps no larger exactly"
 	numericScalePrefix = "numeric value with more decimal places than numeric("
 )
 
@@ -214,7 +223,7 @@ func typeCheckCode(name string) string {
 		return sqlerr.NumericValueOutOfRange
 	case name == numericSyntax:
 		return sqlerr.InvalidTextRepresentation
-	case name == numericDigits, strings.HasPrefix(name, numericScalePrefix):
+	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix):
 		return sqlerr.FeatureNotSupported
 	}
 	return ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,26 +19,32 @@ import (
 type diffTable struct {
 	name, ddl, key string
 	keyVals        func(r *rand.Rand) string // a key's values, SQL literals, comma-separated
+	// shifted is the key of a row that INSERT ... SELECT copies to a new
+	// key; "" to set the key column id NULL instead (UPDATE).
+	shifted string
+	// moveKey is an assignment that changes a row's key; "" to set k NULL
+	// instead.
+	moveKey string
 }
 
 var diffTables = []diffTable{
 	{"ti", "CREATE TABLE ti (id integer PRIMARY KEY, k integer, v text)", "id",
-		func(r *rand.Rand) string { return diffInt(r) }},
+		func(r *rand.Rand) string { return diffInt(r) }, "id + 1000", "id = id + 100"},
 	{"tb", "CREATE TABLE tb (id bigint PRIMARY KEY, k integer, v text)", "id",
-		func(r *rand.Rand) string { return diffInt(r) }},
+		func(r *rand.Rand) string { return diffInt(r) }, "id + 1000", "id = id + 100"},
 	{"tt", "CREATE TABLE tt (id text PRIMARY KEY, k integer, v text)", "id",
-		func(r *rand.Rand) string { return diffText(r) }},
+		func(r *rand.Rand) string { return diffText(r) }, "id || 'x'", ""},
 	{"tc", "CREATE TABLE tc (a text, id integer, k integer, v text, PRIMARY KEY (a, id))", "a, id",
-		func(r *rand.Rand) string { return diffText(r) + ", " + diffInt(r) }},
+		func(r *rand.Rand) string { return diffText(r) + ", " + diffInt(r) }, "", ""},
 	// Children of ti by k: inserts and updates of k meet missing parents
 	// (23503); deletes and key updates of ti set k NULL or follow.
 	{"tf", "CREATE TABLE tf (id integer PRIMARY KEY, k integer REFERENCES ti (id) ON DELETE SET NULL ON UPDATE CASCADE, v text)", "id",
-		func(r *rand.Rand) string { return diffInt(r) }},
+		func(r *rand.Rand) string { return diffInt(r) }, "id + 1000", "id = id + 100"},
 	{"tg", "CREATE TABLE tg (id integer PRIMARY KEY, k integer REFERENCES ti (id) ON DELETE CASCADE, v text)", "id",
-		func(r *rand.Rand) string { return diffInt(r) }},
+		func(r *rand.Rand) string { return diffInt(r) }, "id + 1000", "id = id + 100"},
 	// Defaults fill what an INSERT leaves out; v may not be NULL (23502).
 	{"td", "CREATE TABLE td (id varchar(10) PRIMARY KEY, k integer DEFAULT 7, v text NOT NULL DEFAULT 'dflt')", "id",
-		func(r *rand.Rand) string { return diffText(r) }},
+		func(r *rand.Rand) string { return diffText(r) }, "id || 'x'", ""},
 	// A numeric(8,2) key: 1.5 and 1.50 are one key; values print with
 	// two decimals.
 	{"tn", "CREATE TABLE tn (id numeric(8,2) PRIMARY KEY, k integer, v text)", "id",
@@ -46,7 +53,67 @@ var diffTables = []diffTable{
 				return "NULL"
 			}
 			return fmt.Sprintf("%d.%s", r.IntN(8), []string{"0", "25", "5", "50", "75"}[r.IntN(5)])
-		}},
+		}, "id + 1000", "id = id + 100"},
+}
+
+// randomDiffTable is a table of a random schema: one or two key columns of
+// random types, a k column that may have a default, NOT NULL or a foreign
+// key to ti (with a random action), and a v column that may be NOT NULL
+// with a default or a varchar(5).
+func randomDiffTable(r *rand.Rand, name string) diffTable {
+	type keyType struct {
+		decl  string
+		val   func(r *rand.Rand) string
+		shift string // %s: the column
+		moves bool   // "c = c + 100" moves a key
+	}
+	numeric := func(r *rand.Rand) string {
+		if r.IntN(12) == 0 {
+			return "NULL"
+		}
+		return fmt.Sprintf("%d.%d", r.IntN(10), r.IntN(3)*5)
+	}
+	types := []keyType{
+		{"integer", diffInt, "%s + 1000", true},
+		{"bigint", diffInt, "%s + 1000", true},
+		{"smallint", diffInt, "%s + 1000", true},
+		{"text", diffText, "%s || 'x'", false},
+		{"varchar(6)", diffText, "%s || 'x'", false},
+		{"numeric(8,2)", numeric, "%s + 1000", true},
+	}
+	t := diffTable{name: name}
+	var cols, keys, shifted []string
+	var gens []func(r *rand.Rand) string
+	for i := range 1 + r.IntN(2) {
+		kt := types[r.IntN(len(types))]
+		col := fmt.Sprintf("c%d", i+1)
+		cols = append(cols, col+" "+kt.decl)
+		keys = append(keys, col)
+		gens = append(gens, kt.val)
+		if i == 0 {
+			shifted = append(shifted, fmt.Sprintf(kt.shift, col))
+			if kt.moves {
+				t.moveKey = fmt.Sprintf("%s = %s + 100", col, col)
+			}
+		} else {
+			shifted = append(shifted, col)
+		}
+	}
+	k := []string{"", " DEFAULT 7", " NOT NULL DEFAULT 0", " REFERENCES ti (id) ON DELETE CASCADE",
+		" REFERENCES ti (id) ON DELETE SET NULL ON UPDATE CASCADE", " REFERENCES ti (id)"}[r.IntN(6)]
+	v := []string{"text", "text NOT NULL DEFAULT 'dflt'", "varchar(5)"}[r.IntN(3)]
+	cols = append(cols, "k integer"+k, "v "+v)
+	t.key = strings.Join(keys, ", ")
+	t.ddl = fmt.Sprintf("CREATE TABLE %s (%s, PRIMARY KEY (%s))", name, strings.Join(cols, ", "), t.key)
+	t.shifted = strings.Join(shifted, ", ")
+	t.keyVals = func(r *rand.Rand) string {
+		vals := make([]string, len(gens))
+		for i, g := range gens {
+			vals[i] = g(r)
+		}
+		return strings.Join(vals, ", ")
+	}
+	return t
 }
 
 // diffInt is a key value from a small domain (so that statements meet),
@@ -98,18 +165,17 @@ func diffStatement(r *rand.Rand, t diffTable) string {
 	case 5:
 		return fmt.Sprintf("UPDATE %s SET k = k + 1, v = %s WHERE k < %d", t.name, diffValue(r), r.IntN(10))
 	case 6:
-		if t.name == "tt" || t.name == "tc" || t.name == "td" {
+		if t.moveKey == "" {
 			return fmt.Sprintf("UPDATE %s SET k = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
-		return fmt.Sprintf("UPDATE %s SET id = id + 100 WHERE k = %d", t.name, r.IntN(10))
+		return fmt.Sprintf("UPDATE %s SET %s WHERE k = %d", t.name, t.moveKey, r.IntN(10))
 	case 7:
 		return fmt.Sprintf("DELETE FROM %s WHERE k = %d", t.name, r.IntN(10))
 	default:
-		if t.name == "tc" {
+		if t.shifted == "" {
 			return fmt.Sprintf("UPDATE %s SET id = NULL WHERE k = %d", t.name, r.IntN(10))
 		}
-		shifted := map[string]string{"ti": "id + 1000", "tb": "id + 1000", "tt": "id || 'x'", "tf": "id + 1000", "tg": "id + 1000", "td": "id || 'x'", "tn": "id + 1000"}[t.name]
-		return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s, k, v FROM %s WHERE k = %d", t.name, cols, shifted, t.name, r.IntN(10))
+		return fmt.Sprintf("INSERT INTO %s (%s) SELECT %s, k, v FROM %s WHERE k = %d", t.name, cols, t.shifted, t.name, r.IntN(10))
 	}
 }
 
@@ -166,9 +232,9 @@ func outcome(err error) (string, error) {
 }
 
 // diffContents returns every table's rows, in key order, as text.
-func diffContents(ctx context.Context, c *pgclient.Conn) (string, error) {
+func diffContents(ctx context.Context, c *pgclient.Conn, tables []diffTable) (string, error) {
 	var b strings.Builder
-	for _, t := range diffTables {
+	for _, t := range tables {
 		rows, err := c.QueryText(ctx, fmt.Sprintf("SELECT %s, k, v FROM %s ORDER BY %s", t.key, t.name, t.key))
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", t.name, err)
@@ -182,7 +248,8 @@ func diffContents(ctx context.Context, c *pgclient.Conn) (string, error) {
 	return b.String(), nil
 }
 
-// Issue 16: random transactions of multi-row INSERTs, upserts, RETURNING,
+// Issue 16: on eight fixed tables and four of random schema (randomDiffTable),
+// random transactions of multi-row INSERTs, upserts, RETURNING,
 // INSERT ... SELECT, key updates, NULL keys, defaults, DELETEs, foreign keys (with
 // ON DELETE SET NULL, ON UPDATE CASCADE, ON DELETE CASCADE) and savepoints run on random nodes
 // of a 3-node cluster and on a real PostgreSQL server; every transaction
@@ -202,17 +269,22 @@ func TestDifferentialAgainstPostgreSQL(t *testing.T) {
 	for i := range nodes {
 		nodes[i] = syncConn(t, c, i)
 	}
-	for _, tb := range diffTables {
-		mustExec(t, ref, tb.ddl)
-		mustExec(t, nodes[0], tb.ddl)
-	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 16))
+	tables := slices.Clone(diffTables)
+	for i := range 4 {
+		tables = append(tables, randomDiffTable(r, fmt.Sprintf("r%d", i)))
+	}
+	for _, tb := range tables {
+		t.Logf("%s", tb.ddl)
+		mustExec(t, ref, tb.ddl)
+		mustExec(t, nodes[0], tb.ddl)
+	}
 	for n := range 150 {
 		stmts := make([]string, 1+r.IntN(3))
 		for i := range stmts {
-			stmts[i] = diffStatement(r, diffTables[r.IntN(len(diffTables))])
+			stmts[i] = diffStatement(r, tables[r.IntN(len(tables))])
 		}
 		want, err := diffOutcome(ctx, ref, stmts)
 		if err != nil {
@@ -231,12 +303,12 @@ func TestDifferentialAgainstPostgreSQL(t *testing.T) {
 		if got != want {
 			t.Fatalf("transaction %d on node %d: certa %s, PostgreSQL %s:\n%s", n, node, got, want, strings.Join(stmts, ";\n"))
 		}
-		wantRows, err := diffContents(ctx, ref)
+		wantRows, err := diffContents(ctx, ref, tables)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, conn := range nodes {
-			gotRows, err := diffContents(ctx, conn)
+			gotRows, err := diffContents(ctx, conn, tables)
 			if err != nil {
 				t.Fatalf("node %d: %v", i, err)
 			}
