@@ -32,9 +32,9 @@ func TestFindBinDirRefusesWhatIsMissingOrOld(t *testing.T) {
 func TestParseMajor(t *testing.T) {
 	for in, want := range map[string]int{
 		"postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)\n": 15,
-		"postgres (PostgreSQL) 17.2\n":                            17,
-		"postgres (PostgreSQL) 10beta1":                           10,
-		"something else":                                          0,
+		"postgres (PostgreSQL) 17.2\n":                           17,
+		"postgres (PostgreSQL) 10beta1":                          10,
+		"something else":                                         0,
 	} {
 		if got, _ := parseMajor(in); got != want {
 			t.Errorf("parseMajor(%q) = %d, want %d", in, got, want)
