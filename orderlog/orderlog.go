@@ -1,7 +1,8 @@
 // Package orderlog defines the total-order log through which every write set
 // passes: a replicated, fsync'd log whose committed entries every node hands,
 // in the same order, to its state machine. orderlog/raftlog implements it with
-// hashicorp/raft; no other package of ours knows Raft.
+// hashicorp/raft; no other package of ours knows Raft. orderlog/memlog
+// implements it in memory, for tests.
 package orderlog
 
 import (

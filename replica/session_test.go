@@ -223,3 +223,34 @@ func TestFailedBlockKeepsTxOnlyWithSavepoints(t *testing.T) {
 		t.Fatalf("%d transactions open after ROLLBACK", e.open)
 	}
 }
+
+// The transaction status through idle, block and failed block: errors
+// outside a block leave it idle, an error in a block fails it until
+// ROLLBACK or COMMIT, in which nothing but those runs, and the statements
+// of one query after a failed one do not run.
+func TestTransactionStatus(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"INSERT FAIL", "!23505", 'I'},
+		{"ROLLBACK", "ROLLBACK", 'I'},
+		{"INSERT 1; INSERT FAIL; INSERT 2", "!23505", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"SET application_name = 'x'", "SET", 'T'},
+		{"INSERT 3; INSERT FAIL; INSERT 4", "!23505", 'E'},
+		{"INSERT 5", "!25P02", 'E'},
+		{"SET application_name = 'y'", "!25P02", 'E'},
+		{"SHOW application_name", "!25P02", 'E'},
+		{"ROLLBACK", "ROLLBACK", 'I'},
+		{"SHOW application_name", "SHOW", 'I'},
+		{"BEGIN; INSERT 6; COMMIT", "COMMIT", 'I'},
+	})
+	want := []string{"INSERT 1", "INSERT 6"}
+	got := make([]string, len(e.committed))
+	for i, c := range e.committed {
+		got[i] = strings.Join(c, ",")
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") || e.open != 0 {
+		t.Fatalf("committed %q, %d transactions open; want %q", got, e.open, want)
+	}
+}
