@@ -196,6 +196,9 @@ func errNoQuorum(format string, args ...any) error {
 // Errors: 54000 (write set over the size limit: not submitted), 40001
 // (lost certification), 57P03 (no majority: not committed),
 // 40003 (outcome unknown), or the error of a failed apply (e.g. 23505).
+// Commit takes ws over: it sets Origin and TxID, and once ws is encoded
+// into a log entry it may drop its rows and keys, also after Commit
+// returns. The caller must not use ws afterwards.
 func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error) {
 	start := time.Now()
 	ws.Origin = n.cfg.Self.ID

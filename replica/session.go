@@ -27,12 +27,9 @@ type Session struct {
 	// savepoints[i] is the engine Tx's mark i+1.
 	savepoints []string
 
-	consistency string            // "local" or "sync"
-	waitFor     uint64            // certa.wait_for: reads wait for this seqno
-	lastCommit  uint64            // seqno of this session's last commit
-	settings    map[string]string // other SET parameters, echoed by SHOW
-	// statementTimeout bounds each statement's execution (0: none).
-	statementTimeout time.Duration
+	sessionSettings        // what SET changes (settings.go)
+	block           *blockSettings // settings to go back to at ROLLBACK; nil outside a block
+	lastCommit      uint64         // seqno of this session's last commit
 	// reported are changes of parameters the client is told about
 	// (ParameterStatus), not yet taken by TakeReported.
 	reported [][2]string
@@ -47,7 +44,7 @@ const maxParsed = 256
 // NewSession opens a session for a client connection. Its signature fits
 // pgwire.Backend through an adapter in cmd.
 func (n *Node) NewSession() *Session {
-	return &Session{node: n, consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}
+	return &Session{node: n, sessionSettings: sessionSettings{consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}}
 }
 
 // TxStatus returns 'I', 'T' or 'E' for ReadyForQuery.
@@ -65,20 +62,30 @@ func (s *Session) TxStatus() byte {
 // Close rolls back any open transaction.
 func (s *Session) Close() { s.endTx() }
 
+// endTx ends the session's transaction block, if any, rolling it back:
+// its changes and its settings.
 func (s *Session) endTx() {
 	if s.tx != nil {
 		s.tx.Rollback()
 		s.tx = nil
 	}
+	s.rollbackSettings()
 	s.inBlock, s.failed, s.savepoints = false, false, nil
 }
 
-// Query runs the statements of sql in order, each in its own transaction
-// unless inside a transaction block; the first error stops the rest.
+// Query runs the statements of sql in order; the first error stops the
+// rest. As in PostgreSQL, the statements of one query outside a block are
+// one transaction (an implicit block: all or nothing) unless the query
+// controls transactions itself; certa also runs them one by one when one
+// is a schema change, which is executed on its own at its position in the
+// log.
 func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error {
 	stmts := splitStatements(sql)
 	if len(stmts) == 0 {
 		return w.Empty()
+	}
+	if len(stmts) > 1 && !s.inBlock && implicitBlock(stmts) {
+		return s.queryImplicit(ctx, stmts, w)
 	}
 	for _, st := range stmts {
 		if err := s.run(ctx, st, w); err != nil {
@@ -88,6 +95,40 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 			return err
 		}
 	}
+	return nil
+}
+
+// implicitBlock reports whether the statements of one query run as one
+// transaction: none controls transactions or changes the schema.
+func implicitBlock(stmts []statement) bool {
+	for _, st := range stmts {
+		switch st.kind {
+		case kindBegin, kindCommit, kindRollback, kindSavepoint, kindDDL:
+			return false
+		}
+	}
+	return true
+}
+
+// queryImplicit runs stmts as one transaction, committed after the last
+// (not retried: it is several statements) and rolled back whole when one
+// fails.
+func (s *Session) queryImplicit(ctx context.Context, stmts []statement, w result.Writer) error {
+	s.inBlock = true
+	s.beginSettings()
+	defer s.endTx()
+	for _, st := range stmts {
+		if err := s.run(ctx, st, w); err != nil {
+			return err
+		}
+	}
+	if tx := s.tx; tx != nil {
+		s.tx = nil
+		if err := s.commitTx(ctx, tx); err != nil {
+			return err
+		}
+	}
+	s.commitSettings()
 	return nil
 }
 
@@ -202,8 +243,12 @@ var errInFailedBlock = sqlerr.New(sqlerr.InFailedTransaction,
 func (s *Session) run(ctx context.Context, st statement, w result.Writer) error {
 	switch st.kind {
 	case kindBegin:
-		if !s.failed {
+		if s.failed {
+			return errInFailedBlock
+		}
+		if !s.inBlock {
 			s.inBlock = true
+			s.beginSettings()
 		}
 		return w.Complete("BEGIN")
 	case kindCommit:
@@ -362,9 +407,11 @@ func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
 	s.inBlock, s.savepoints = false, nil
 	if tx != nil {
 		if err := s.commitTx(ctx, tx); err != nil {
+			s.rollbackSettings()
 			return err
 		}
 	}
+	s.commitSettings()
 	return w.Complete("COMMIT")
 }
 
@@ -394,6 +441,7 @@ func (s *Session) savepoint(ctx context.Context, st statement, w result.Writer) 
 			return err
 		}
 		s.savepoints = append(s.savepoints, name)
+		s.saveSettings()
 		return w.Complete("SAVEPOINT")
 	}
 	i := len(s.savepoints) - 1
@@ -408,12 +456,14 @@ func (s *Session) savepoint(ctx context.Context, st statement, w result.Writer) 
 			return err
 		}
 		s.savepoints = s.savepoints[:i]
+		s.block.marks = s.block.marks[:i]
 		return w.Complete("RELEASE")
 	}
 	if err := s.tx.RollbackTo(ctx, i+1); err != nil {
 		return err
 	}
 	s.savepoints = s.savepoints[:i+1]
+	s.rollbackSettingsTo(i)
 	s.failed = false
 	return w.Complete("ROLLBACK")
 }
@@ -515,9 +565,6 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 	return w.Complete(ddlTag(st.words))
 }
 
-// reportedName is the spelling PostgreSQL reports a parameter under.
-var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
-
 func (s *Session) report(name, value string) {
 	s.reported = append(s.reported, [2]string{name, value})
 }
@@ -566,97 +613,6 @@ const (
 	settingWaitFor     = "certa.wait_for"
 	settingLastCommit  = "certa.last_commit_seqno"
 )
-
-func (s *Session) set(st statement, w result.Writer) error {
-	name, value, err := parseSet(st.sql)
-	if err != nil {
-		return err
-	}
-	switch name {
-	case settingConsistency:
-		switch v := strings.ToLower(value); v {
-		case "local", "sync":
-			s.consistency = v
-		case "", "default":
-			s.consistency = "local"
-		default:
-			return sqlerr.New(sqlerr.InvalidParameterValue,
-				"invalid value for parameter \"certa.consistency\": %q (use 'local' or 'sync')", value)
-		}
-	case settingWaitFor:
-		if value == "" || strings.EqualFold(value, "default") {
-			s.waitFor = 0
-			break
-		}
-		n, err := strconv.ParseUint(value, 10, 64)
-		if err != nil {
-			return sqlerr.New(sqlerr.InvalidParameterValue,
-				"invalid value for parameter \"certa.wait_for\": %q (use a seqno from SHOW certa.last_commit_seqno)", value)
-		}
-		s.waitFor = n
-	case settingLastCommit:
-		return sqlerr.New(sqlerr.FeatureNotSupported, "parameter \"certa.last_commit_seqno\" cannot be changed")
-	case "client_encoding":
-		if v := strings.ToUpper(strings.ReplaceAll(value, "-", "")); v != "UTF8" && v != "UNICODE" && v != "" && v != "DEFAULT" {
-			return sqlerr.New(sqlerr.InvalidParameterValue, "client_encoding %q is not supported: certa speaks UTF8 only", value)
-		}
-		s.report("client_encoding", "UTF8")
-	case "datestyle":
-		// Dates go out in ISO form whatever is asked; the client is told.
-		s.settings[name] = value
-		s.report("DateStyle", "ISO, MDY")
-	case "application_name", "timezone", "intervalstyle":
-		s.settings[name] = value
-		s.report(reportedName[name], value)
-	case "statement_timeout":
-		d := s.node.cfg.StatementTimeout
-		if value != "" && !strings.EqualFold(value, "default") {
-			if d, err = parseTimeout(value); err != nil {
-				return err
-			}
-		}
-		s.statementTimeout = d
-		s.settings[name] = value
-	default:
-		if strings.HasPrefix(name, "certa.") {
-			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
-		}
-		// Other parameters (client_encoding, application_name, ...) are
-		// accepted and remembered for SHOW.
-		s.settings[name] = value
-	}
-	return w.Complete("SET")
-}
-
-// parseSet parses SET [SESSION|LOCAL] name {TO|=} value and RESET name.
-func parseSet(sql string) (name, value string, err error) {
-	f := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), ";"))
-	if len(f) >= 2 && strings.EqualFold(f[0], "RESET") {
-		return strings.ToLower(f[1]), "", nil
-	}
-	if len(f) >= 2 && (strings.EqualFold(f[1], "SESSION") || strings.EqualFold(f[1], "LOCAL")) {
-		f = append(f[:1], f[2:]...)
-	}
-	if len(f) < 2 {
-		return "", "", sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
-	}
-	rest := strings.Join(f[1:], " ")
-	if i := strings.IndexAny(rest, "= "); i >= 0 {
-		name = strings.TrimSpace(rest[:i])
-		rest = strings.TrimSpace(rest[i:])
-		rest = strings.TrimPrefix(rest, "=")
-		if len(rest) >= 2 && strings.EqualFold(rest[:2], "TO") && (len(rest) == 2 || rest[2] == ' ') {
-			rest = rest[2:]
-		}
-		value = strings.TrimSpace(rest)
-	} else if strings.Contains(strings.ToUpper(rest), "TIME ZONE") {
-		return "timezone", "", nil
-	} else {
-		return "", "", sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
-	}
-	value = strings.Trim(value, "'\"")
-	return strings.ToLower(name), value, nil
-}
 
 func (s *Session) show(st statement, w result.Writer) error {
 	if len(st.words) < 2 {

@@ -226,31 +226,84 @@ func TestFailedBlockKeepsTxOnlyWithSavepoints(t *testing.T) {
 
 // The transaction status through idle, block and failed block: errors
 // outside a block leave it idle, an error in a block fails it until
-// ROLLBACK or COMMIT, in which nothing but those runs, and the statements
-// of one query after a failed one do not run.
+// ROLLBACK or COMMIT, in which nothing but those runs (BEGIN neither), and
+// the statements of one query after a failed one do not run.
 func TestTransactionStatus(t *testing.T) {
 	s, e := newTestSession()
 	runSteps(t, s, []sessionStep{
 		{"INSERT FAIL", "!23505", 'I'},
 		{"ROLLBACK", "ROLLBACK", 'I'},
 		{"INSERT 1; INSERT FAIL; INSERT 2", "!23505", 'I'},
+		{"INSERT 7; INSERT 8", "INSERT 0 1", 'I'},
 		{"BEGIN", "BEGIN", 'T'},
 		{"BEGIN", "BEGIN", 'T'},
 		{"SET application_name = 'x'", "SET", 'T'},
 		{"INSERT 3; INSERT FAIL; INSERT 4", "!23505", 'E'},
 		{"INSERT 5", "!25P02", 'E'},
+		{"BEGIN", "!25P02", 'E'},
 		{"SET application_name = 'y'", "!25P02", 'E'},
 		{"SHOW application_name", "!25P02", 'E'},
 		{"ROLLBACK", "ROLLBACK", 'I'},
 		{"SHOW application_name", "SHOW", 'I'},
 		{"BEGIN; INSERT 6; COMMIT", "COMMIT", 'I'},
 	})
-	want := []string{"INSERT 1", "INSERT 6"}
+	// A query's statements outside a block are one transaction, as in
+	// PostgreSQL: all or nothing.
+	want := []string{"INSERT 7,INSERT 8", "INSERT 6"}
 	got := make([]string, len(e.committed))
 	for i, c := range e.committed {
 		got[i] = strings.Join(c, ",")
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") || e.open != 0 {
 		t.Fatalf("committed %q, %d transactions open; want %q", got, e.open, want)
+	}
+}
+
+// show returns the value SHOW name gives in s.
+func show(t *testing.T, s *Session, name string) string {
+	t.Helper()
+	buf := &result.Buffer{}
+	if err := s.Query(context.Background(), "SHOW "+name, buf); err != nil || len(buf.Rows) != 1 {
+		t.Fatalf("SHOW %s: %v %v", name, err, buf.Rows)
+	}
+	return buf.Rows[0][0].(string)
+}
+
+// Settings roll back with their block, to a savepoint with it, and SET
+// LOCAL lasts until the block ends, as in PostgreSQL.
+func TestSettingsFollowTheTransaction(t *testing.T) {
+	s, _ := newTestSession()
+	for _, c := range []struct {
+		steps []string
+		name  string
+		want  string
+	}{
+		{[]string{"BEGIN", "SET application_name = 'x'", "ROLLBACK"}, "application_name", ""},
+		{[]string{"BEGIN", "SET application_name = 'x'", "COMMIT"}, "application_name", "x"},
+		{[]string{"BEGIN", "SET application_name = 'y'", "INSERT FAIL", "COMMIT"}, "application_name", "x"},
+		{[]string{"SET application_name = 'z'; INSERT FAIL"}, "application_name", "x"},
+		{[]string{"SET application_name = 'z'; INSERT 1"}, "application_name", "z"},
+		{[]string{"SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "local"},
+		{[]string{"BEGIN", "SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "sync"},
+		{[]string{"COMMIT"}, "certa.consistency", "local"},
+		{[]string{"BEGIN", "SET timezone = 'A'", "SET LOCAL timezone = 'B'", "COMMIT"}, "timezone", "A"},
+		{[]string{"BEGIN", "SET statement_timeout = '5s'", "SAVEPOINT a", "SET statement_timeout = '7s'",
+			"ROLLBACK TO SAVEPOINT a"}, "statement_timeout", "5s"},
+		{[]string{"SET statement_timeout = '9s'", "INSERT FAIL", "ROLLBACK TO a", "COMMIT"}, "statement_timeout", "5s"},
+	} {
+		for _, sql := range c.steps {
+			step(s, sql)
+		}
+		if got := show(t, s, c.name); got != c.want {
+			t.Fatalf("after %q: %s = %q, want %q", c.steps, c.name, got, c.want)
+		}
+	}
+	// The client is told of reported parameters the rollback changes.
+	s.TakeReported()
+	step(s, "BEGIN")
+	step(s, "SET application_name = 'w'")
+	step(s, "ROLLBACK")
+	if got := s.TakeReported(); len(got) != 2 || got[1] != [2]string{"application_name", "z"} {
+		t.Fatalf("reported %q, want application_name w then z", got)
 	}
 }

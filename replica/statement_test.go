@@ -62,12 +62,12 @@ func TestParseSet(t *testing.T) {
 		"RESET certa.wait_for":            {"certa.wait_for", ""},
 		"SET extra_float_digits = 3":      {"extra_float_digits", "3"},
 	} {
-		name, value, err := parseSet(sql)
+		name, value, _, err := parseSet(sql)
 		if err != nil || name != want[0] || value != want[1] {
 			t.Errorf("parseSet(%q) = %q, %q, %v; want %q, %q", sql, name, value, err, want[0], want[1])
 		}
 	}
-	if _, _, err := parseSet("SET"); err == nil {
+	if _, _, _, err := parseSet("SET"); err == nil {
 		t.Error("parseSet(SET) succeeded")
 	}
 }

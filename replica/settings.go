@@ -1,0 +1,206 @@
+package replica
+
+import (
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Session settings, as PostgreSQL keeps them: SET inside a transaction
+// block is undone when the block rolls back (or rolls back to a savepoint
+// taken before it), and SET LOCAL lasts until the block ends, committed
+// or not. Outside a block SET LOCAL changes nothing.
+
+// sessionSettings is what SET changes in a session.
+type sessionSettings struct {
+	consistency string            // "local" or "sync"
+	waitFor     uint64            // certa.wait_for: reads wait for this seqno
+	settings    map[string]string // other SET parameters, echoed by SHOW
+	// statementTimeout bounds each statement's execution (0: none).
+	statementTimeout time.Duration
+}
+
+func (v sessionSettings) clone() sessionSettings {
+	v.settings = maps.Clone(v.settings)
+	return v
+}
+
+// blockSettings are a block's settings to go back to.
+type blockSettings struct {
+	atBegin sessionSettings // at ROLLBACK
+	// session is what the settings become at COMMIT: the block's SETs
+	// without its SET LOCALs.
+	session sessionSettings
+	// marks are the settings and session at each savepoint, in the order of
+	// Session.savepoints.
+	marks [][2]sessionSettings
+}
+
+// beginSettings starts a block's bookkeeping of settings.
+func (s *Session) beginSettings() {
+	s.block = &blockSettings{atBegin: s.sessionSettings.clone(), session: s.sessionSettings.clone()}
+}
+
+// saveSettings records the settings at a new savepoint.
+func (s *Session) saveSettings() {
+	s.block.marks = append(s.block.marks, [2]sessionSettings{s.sessionSettings.clone(), s.block.session.clone()})
+}
+
+// rollbackSettingsTo returns the settings to those of savepoint i
+// (ROLLBACK TO), which stays.
+func (s *Session) rollbackSettingsTo(i int) {
+	m := s.block.marks[i]
+	s.block.marks = s.block.marks[:i+1]
+	s.block.session = m[1].clone()
+	s.restoreSettings(m[0].clone())
+}
+
+// commitSettings ends a block that committed: SET LOCAL values go.
+func (s *Session) commitSettings() {
+	if s.block != nil {
+		s.restoreSettings(s.block.session)
+		s.block = nil
+	}
+}
+
+// rollbackSettings ends a block that rolled back: its SETs are undone.
+func (s *Session) rollbackSettings() {
+	if s.block != nil {
+		s.restoreSettings(s.block.atBegin)
+		s.block = nil
+	}
+}
+
+// restoreSettings makes v the session's settings and tells the client
+// about reported parameters whose values change.
+func (s *Session) restoreSettings(v sessionSettings) {
+	for _, name := range []string{"application_name", "timezone", "intervalstyle"} {
+		if old, now := s.settings[name], v.settings[name]; old != now {
+			if now == "" {
+				now = defaultSettings[name]
+			}
+			s.report(reportedName[name], now)
+		}
+	}
+	s.sessionSettings = v
+}
+
+// reportedName is the spelling PostgreSQL reports a parameter under.
+var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
+
+func (s *Session) set(st statement, w result.Writer) error {
+	name, value, local, err := parseSet(st.sql)
+	if err != nil {
+		return err
+	}
+	if local && !s.inBlock {
+		// PostgreSQL warns and changes nothing.
+		return w.Complete("SET")
+	}
+	report, err := s.sessionSettings.apply(name, value, s.node.cfg.StatementTimeout)
+	if err != nil {
+		return err
+	}
+	if report != nil {
+		s.report(report[0], report[1])
+	}
+	if s.block != nil && !local {
+		s.block.session.apply(name, value, s.node.cfg.StatementTimeout)
+	}
+	return w.Complete("SET")
+}
+
+// apply sets parameter name to value (""; the default) and returns the
+// parameter to report to the client, if any.
+func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration) (report *[2]string, err error) {
+	switch name {
+	case settingConsistency:
+		switch l := strings.ToLower(value); l {
+		case "local", "sync":
+			v.consistency = l
+		case "", "default":
+			v.consistency = "local"
+		default:
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue,
+				"invalid value for parameter \"certa.consistency\": %q (use 'local' or 'sync')", value)
+		}
+	case settingWaitFor:
+		if value == "" || strings.EqualFold(value, "default") {
+			v.waitFor = 0
+			break
+		}
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue,
+				"invalid value for parameter \"certa.wait_for\": %q (use a seqno from SHOW certa.last_commit_seqno)", value)
+		}
+		v.waitFor = n
+	case settingLastCommit:
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported, "parameter \"certa.last_commit_seqno\" cannot be changed")
+	case "client_encoding":
+		if e := strings.ToUpper(strings.ReplaceAll(value, "-", "")); e != "UTF8" && e != "UNICODE" && e != "" && e != "DEFAULT" {
+			return nil, sqlerr.New(sqlerr.InvalidParameterValue, "client_encoding %q is not supported: certa speaks UTF8 only", value)
+		}
+		return &[2]string{"client_encoding", "UTF8"}, nil
+	case "datestyle":
+		// Dates go out in ISO form whatever is asked; the client is told.
+		v.settings[name] = value
+		return &[2]string{"DateStyle", "ISO, MDY"}, nil
+	case "application_name", "timezone", "intervalstyle":
+		v.settings[name] = value
+		return &[2]string{reportedName[name], value}, nil
+	case "statement_timeout":
+		d := defaultTimeout
+		if value != "" && !strings.EqualFold(value, "default") {
+			if d, err = parseTimeout(value); err != nil {
+				return nil, err
+			}
+		}
+		v.statementTimeout = d
+		v.settings[name] = value
+	default:
+		if strings.HasPrefix(name, "certa.") {
+			return nil, sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+		}
+		// Other parameters (client_encoding, application_name, ...) are
+		// accepted and remembered for SHOW.
+		v.settings[name] = value
+	}
+	return nil, nil
+}
+
+// parseSet parses SET [SESSION|LOCAL] name {TO|=} value and RESET name.
+func parseSet(sql string) (name, value string, local bool, err error) {
+	f := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), ";"))
+	if len(f) >= 2 && strings.EqualFold(f[0], "RESET") {
+		return strings.ToLower(f[1]), "", false, nil
+	}
+	if len(f) >= 2 && (strings.EqualFold(f[1], "SESSION") || strings.EqualFold(f[1], "LOCAL")) {
+		local = strings.EqualFold(f[1], "LOCAL")
+		f = append(f[:1], f[2:]...)
+	}
+	if len(f) < 2 {
+		return "", "", false, sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
+	}
+	rest := strings.Join(f[1:], " ")
+	if i := strings.IndexAny(rest, "= "); i >= 0 {
+		name = strings.TrimSpace(rest[:i])
+		rest = strings.TrimSpace(rest[i:])
+		rest = strings.TrimPrefix(rest, "=")
+		if len(rest) >= 2 && strings.EqualFold(rest[:2], "TO") && (len(rest) == 2 || rest[2] == ' ') {
+			rest = rest[2:]
+		}
+		value = strings.TrimSpace(rest)
+	} else if strings.Contains(strings.ToUpper(rest), "TIME ZONE") {
+		return "timezone", "", local, nil
+	} else {
+		return "", "", false, sqlerr.New(sqlerr.SyntaxError, "syntax error in SET: expected SET name TO value")
+	}
+	value = strings.Trim(value, "'\"")
+	return strings.ToLower(name), value, local, nil
+}
+
