@@ -27,7 +27,7 @@ type Session struct {
 	// savepoints[i] is the engine Tx's mark i+1.
 	savepoints []string
 
-	sessionSettings        // what SET changes (settings.go)
+	sessionSettings                // what SET changes (settings.go)
 	block           *blockSettings // settings to go back to at ROLLBACK; nil outside a block
 	lastCommit      uint64         // seqno of this session's last commit
 	// reported are changes of parameters the client is told about

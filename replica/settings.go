@@ -203,4 +203,3 @@ func parseSet(sql string) (name, value string, local bool, err error) {
 	value = strings.Trim(value, "'\"")
 	return strings.ToLower(name), value, local, nil
 }
-
