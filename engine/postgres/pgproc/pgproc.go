@@ -27,9 +27,8 @@ import (
 	"time"
 )
 
-// MinVersion is the oldest PostgreSQL major version certa runs on: 15 is
-// the first whose logical decoding hands over a two-phase transaction at
-// PREPARE (pgoutput protocol version 3).
+// MinVersion is the oldest PostgreSQL major version certa runs on, the
+// oldest it is tested with.
 const MinVersion = 15
 
 // Config says which PostgreSQL to run and where.
@@ -54,19 +53,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DefaultSettings are the server settings certa needs: no TCP listener, a
-// socket in the data directory, logical decoding of two-phase transactions
-// (write-set capture), and room for the transactions that wait, prepared,
-// for their position in the log.
+// DefaultSettings are the server settings certa needs: no TCP listener,
+// a socket in the data directory only its user may open, no prepared
+// transactions of clients (certa refuses PREPARE TRANSACTION: one would
+// hold locks the applier cannot take away), and a backend per client
+// session plus certa's own.
 func DefaultSettings(dataDir string) map[string]string {
 	return map[string]string{
 		"listen_addresses":          "",
 		"unix_socket_directories":   dataDir,
 		"unix_socket_permissions":   "0700",
-		"wal_level":                 "logical",
-		"max_prepared_transactions": "256",
-		"max_replication_slots":     "8",
-		"max_wal_senders":           "8",
+		"max_prepared_transactions": "0",
 		"max_connections":           "300",
 	}
 }

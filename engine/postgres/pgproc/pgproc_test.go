@@ -104,8 +104,7 @@ func TestServerLifecycle(t *testing.T) {
 	}
 	for sql, want := range map[string]string{
 		"SHOW listen_addresses":          "",
-		"SHOW wal_level":                 "logical",
-		"SHOW max_prepared_transactions": "256",
+		"SHOW max_prepared_transactions": "0",
 		"SHOW unix_socket_permissions":   "0700",
 	} {
 		if got, err := psql(t, s, sql); err != nil || got != want {
