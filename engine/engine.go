@@ -2,7 +2,8 @@
 // node: local transactions that run client statements and capture their write
 // sets, and high-priority, in-order application of certified write sets.
 // It is modelled on Galera's wsrep provider calls. engine/sqlite implements it
-// on embedded SQLite.
+// on embedded SQLite; engine/enginetest is the conformance suite that every
+// implementation passes.
 package engine
 
 import (
@@ -26,8 +27,11 @@ type Engine interface {
 	// the latest applied state, and reports its result to w; it is what an
 	// autocommit query costs without a Tx. A statement that may write or
 	// lock rows gets ErrNotReadOnly, with nothing run and nothing reported
-	// to w: run it in a Tx. Read waits for a free connection at most until
-	// ctx ends, and ctx ending interrupts the statement.
+	// to w: run it in a Tx. An engine may answer ErrNotReadOnly also for a
+	// statement it does not run without a Tx (the SQLite engine: one that
+	// fails to prepare, or uses CAST); the Tx then reports its result or
+	// error. Read waits for a free connection at most until ctx ends, and
+	// ctx ending interrupts the statement (57014).
 	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
 
 	// CheckDDL validates a schema statement (CREATE/ALTER/DROP of tables and
@@ -36,7 +40,8 @@ type Engine interface {
 	// translated; executing it again translates nothing), and the tables it
 	// touches (nil: unknown, to be treated as every table). It refuses, with
 	// a *sqlerr.Error, statements that would break replication, such as a
-	// table without a primary key.
+	// table without a primary key (42P16), and those it finds would fail
+	// (others fail at their position, as an item of Apply).
 	CheckDDL(ctx context.Context, stmt string) (DDL, error)
 
 	// Apply applies certified write sets in order in one engine transaction
@@ -52,10 +57,14 @@ type Engine interface {
 	// (with the items' Err cleared) may be applied again once space is freed.
 	//
 	// Apply never waits behind a local transaction for longer than the
-	// configured grace: an idle local transaction holding the write lock is
-	// parked (its changes set aside; it fails with 40001 later only if what
-	// it touched changed), one busy in a statement is brute-force aborted
-	// (its next statement or commit fails with 40001).
+	// configured grace. A local transaction holding what Apply needs and
+	// idle between statements is set aside (SQLite parks it: it goes on
+	// later, and fails with 40001 only if what it touched changed) or
+	// aborted (its next statement fails with 40001); one busy in a statement
+	// is brute-force aborted (its next statement and WriteSet fail with
+	// 40001 wrapping ErrAbortedForApply). Either way it cannot commit over
+	// the applied write set: it fails, or its write set keeps its snapshot
+	// and names the rows, so that certification refuses it.
 	// Apply is called from one goroutine at a time.
 	Apply(ctx context.Context, items []ApplyItem, upTo uint64) error
 
@@ -210,8 +219,12 @@ type Tx interface {
 	// Exec runs one SQL statement and reports its result to w. Parameters
 	// are written $1, $2, ... and args[n-1] is the value of $n: nil, int64,
 	// float64, string, []byte or bool. Schema changes, transaction control,
-	// ATTACH and writes to tables without a primary key are refused with a
-	// *sqlerr.Error. After a brute-force abort every call fails with 40001.
+	// commands that would reach past replication (SQLite's ATTACH) and
+	// writes to tables without a primary key are refused with a
+	// *sqlerr.Error. After a failed statement the caller only rolls back
+	// to a savepoint or ends the transaction (as PostgreSQL's 25P02
+	// requires); what other calls do then is the engine's. After a
+	// brute-force abort every call fails with 40001.
 	Exec(ctx context.Context, sql string, w result.Writer, args ...any) error
 
 	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
@@ -230,8 +243,12 @@ type Tx interface {
 	Release(ctx context.Context, n int) error
 
 	// WriteSet returns what the transaction changed: Snapshot, Keys, Tables
-	// and Changes are set; Origin and TxID are the caller's. It returns nil if
-	// the transaction changed nothing.
+	// and Changes are set; Origin and TxID are the caller's. Keys name every
+	// row it inserted, deleted or updated (a key update: the old key and
+	// the new), also one updated to the values it had, and every row it
+	// locked (SELECT ... FOR UPDATE), as PostgreSQL's REPEATABLE READ counts
+	// those as written; Changes may hold nothing for the last two. It
+	// returns nil if the transaction changed and locked nothing.
 	WriteSet() (*writeset.WriteSet, error)
 
 	// Prioritize lets the transaction's statements run up to d before

@@ -73,14 +73,3 @@ func TestCaptureNothingChanged(t *testing.T) {
 		}
 	}
 }
-
-// The local transaction is rolled back at commit: its changes become visible
-// only when its write set is applied.
-func TestCaptureThenApplyVisibility(t *testing.T) {
-	e := openTest(t, Config{})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-	ws := e.capture("INSERT INTO t VALUES (1, 'a')")
-	wantRows(t, e.query("SELECT * FROM t"))
-	e.apply(ws)
-	wantRows(t, e.query("SELECT * FROM t"), row(int64(1), "a"))
-}

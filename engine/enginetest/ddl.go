@@ -1,0 +1,107 @@
+package enginetest
+
+import (
+	"reflect"
+	"testing"
+
+	"certa/sqlerr"
+)
+
+// Engine.CheckDDL, and DDL write sets in Apply.
+var ddlTests = []subtest{
+	{"CheckChangesNothing", testCheckDDLChangesNothing},
+	{"Tables", testCheckDDLTables},
+	{"Refusals", testCheckDDLRefusals},
+	{"FailedItem", testApplyFailedDDL},
+}
+
+// CheckDDL changes nothing; its statement, applied as a DDL write set,
+// makes the change at its position.
+func testCheckDDLChangesNothing(t *testing.T, f Factory) {
+	n := open(t, f)
+	ws := n.ddlWriteSet(tableT)
+	if !reflect.DeepEqual(ws.Tables, []string{"t"}) {
+		t.Fatalf("CheckDDL tables %q, want [t]", ws.Tables)
+	}
+	tx := n.begin()
+	wantCode(t, "before the DDL is applied", execErr(tx, "SELECT id FROM t"), sqlerr.UndefinedTable)
+	tx.Rollback()
+	n.wantApplied(0)
+
+	wantApplied(t, n.apply(ws)...)
+	n.commit("INSERT INTO t VALUES (1, 'a', 1)")
+	alter := n.ddlWriteSet("ALTER TABLE t ADD COLUMN w text")
+	wantRows(t, n.query("SELECT id, v, n FROM t"), row(int64(1), "a", int64(1)))
+	wantApplied(t, n.apply(alter)...)
+	n.commit("UPDATE t SET w = 'new' WHERE id = 1")
+	wantRows(t, n.query("SELECT id, w FROM t"), row(int64(1), "new"))
+}
+
+// CheckDDL names the tables a statement touches.
+func testCheckDDLTables(t *testing.T, f Factory) {
+	n := open(t, f)
+	n.ddl(tableT, "CREATE TABLE u (id integer PRIMARY KEY, t_id integer)", "CREATE INDEX u_t ON u (t_id)")
+	for _, c := range []struct {
+		stmt   string
+		tables []string
+	}{
+		{"CREATE TABLE k (a text, b bigint, PRIMARY KEY (a, b))", []string{"k"}},
+		{"CREATE INDEX t_v ON t (v)", []string{"t"}},
+		{"CREATE UNIQUE INDEX t_n ON t (n)", []string{"t"}},
+		{"ALTER TABLE t ADD COLUMN w text", []string{"t"}},
+		{"DROP INDEX u_t", []string{"u"}},
+		{"DROP TABLE u", []string{"u"}},
+	} {
+		ddl, err := n.e.CheckDDL(ctx, c.stmt)
+		if err != nil {
+			t.Errorf("%s: %v", c.stmt, err)
+			continue
+		}
+		if !reflect.DeepEqual(ddl.Tables, c.tables) {
+			t.Errorf("%s: tables %q, want %q", c.stmt, ddl.Tables, c.tables)
+		}
+	}
+	// Nothing was changed: u and its index are still there, k is not.
+	n.ddl("DROP INDEX u_t", "DROP TABLE u")
+	tx := n.begin()
+	wantCode(t, "k after CheckDDL", execErr(tx, "SELECT a FROM k"), sqlerr.UndefinedTable)
+}
+
+// CheckDDL refuses, with a *sqlerr.Error, what would break replication
+// (a table without a primary key: 42P16) and what would fail.
+func testCheckDDLRefusals(t *testing.T, f Factory) {
+	n := openT(t, f)
+	for _, c := range []struct {
+		stmt, code string
+	}{
+		{"CREATE TABLE nopk (a text, b integer)", sqlerr.InvalidTableDefinition},
+		{"CREATE TABLE t (id integer PRIMARY KEY)", sqlerr.DuplicateTable},
+		{"DROP TABLE nope", sqlerr.UndefinedTable},
+		{"CREATE INDEX x ON nope (v)", sqlerr.UndefinedTable},
+		{"CREATE TABLEX", sqlerr.SyntaxError},
+	} {
+		_, err := n.e.CheckDDL(ctx, c.stmt)
+		wantCode(t, c.stmt, err, c.code)
+	}
+	// Nothing was created, and the engine goes on.
+	tx := n.begin()
+	wantCode(t, "nopk after CheckDDL", execErr(tx, "SELECT a FROM nopk"), sqlerr.UndefinedTable)
+	tx.Rollback()
+	n.commit("INSERT INTO t VALUES (1, 'a', 1)")
+}
+
+// A DDL item that fails at its position (every node fails it alike) gets
+// Err and is recorded as failed; the other items apply.
+func testApplyFailedDDL(t *testing.T, f Factory) {
+	n := open(t, f)
+	create := n.ddlWriteSet(tableT)
+	wantApplied(t, n.apply(create)...)
+	ins := n.capture("INSERT INTO t VALUES (1, 'a', 1)")
+	items := n.apply(create, ins)
+	wantCode(t, "CREATE TABLE t again", items[0].Err, sqlerr.DuplicateTable)
+	wantApplied(t, items[1])
+	wantRows(t, n.query("SELECT id FROM t"), row(int64(1)))
+	if f, err := n.e.FailedSeqnos(1, n.seqno); err != nil || !reflect.DeepEqual(f, map[uint64]bool{items[0].Seqno: true}) {
+		t.Fatalf("FailedSeqnos %v, %v; want %d", f, err, items[0].Seqno)
+	}
+}
