@@ -211,8 +211,15 @@ func (r *record) authorizeDDL(a sqlite.Action) sqlite.AuthResult {
 		return r.schema("")
 	case sqlite.OpCreateTrigger, sqlite.OpCreateTempTrigger:
 		return r.denyKind(sqlerr.FeatureNotSupported, "triggers are not supported: they would run twice on replicas, which already receive the rows a trigger changes")
+	case sqlite.OpDropTempTrigger:
+		if strings.HasPrefix(a.Trigger(), "certa_touch_") {
+			// Dropping a table drops the connection's touch trigger on
+			// it (touched.go).
+			return sqlite.AuthResultOK
+		}
+		return r.denyKind(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported: they would exist on one node only")
 	case sqlite.OpCreateTempTable, sqlite.OpCreateTempIndex, sqlite.OpCreateTempView,
-		sqlite.OpDropTempTable, sqlite.OpDropTempIndex, sqlite.OpDropTempView, sqlite.OpDropTempTrigger:
+		sqlite.OpDropTempTable, sqlite.OpDropTempIndex, sqlite.OpDropTempView:
 		return r.denyKind(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported: they would exist on one node only")
 	case sqlite.OpCreateVTable, sqlite.OpDropVTable:
 		return r.denyKind(sqlerr.FeatureNotSupported, "virtual tables are not supported")

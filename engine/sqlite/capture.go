@@ -44,7 +44,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 			changes = bytes.Clone(changes)
 		}
 	}
-	if len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 {
+	if len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 && len(tx.updatedKeys) == 0 {
 		return nil, nil
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
@@ -61,6 +61,11 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	ws.Tables = append(ws.Tables, tx.lockedIn...)
 	ws.Keys = append(ws.Keys, tx.keyRows...)
 	ws.Tables = append(ws.Tables, tx.keyRowsIn...)
+	// Rows UPDATEs left as they were certify too (touched.go).
+	for _, k := range tx.updatedKeys {
+		ws.Keys = append(ws.Keys, k)
+		ws.Tables = append(ws.Tables, k.Table())
+	}
 	ws.Normalize()
 	return ws, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"certa/result"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // conn is one SQLite connection of an engine with its authorizer. It is used
@@ -40,6 +41,12 @@ type conn struct {
 	// our SQL functions in the running statement (see registerNextval).
 	seqLog  *seqLog
 	funcErr *sqlerr.Error
+	// touched collects the keys of rows UPDATEs touch, for the Tx using c
+	// (touched.go); nil when no Tx uses it.
+	touched *[]writeset.Key
+	// touchVersion is the schema version c's touch triggers were made for
+	// (0: none yet).
+	touchVersion int64
 }
 
 // takeFuncErr returns (and forgets) the first error of our SQL functions
@@ -116,6 +123,10 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if err := registerCast(c); err != nil {
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := registerTouch(c); err != nil {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -22,16 +22,6 @@ type factory struct {
 	paths map[engine.Engine]string
 }
 
-// KnownFailures are the differences from the contract (as PostgreSQL
-// behaves) that the suite found and that are not fixed yet.
-func (f *factory) KnownFailures() map[string]string {
-	return map[string]string{
-		"WriteSet/SameValueUpdate": "an UPDATE that leaves a row's values as they were records no change in " +
-			"the SQLite session, so the row is not in the write set and does not conflict in certification, " +
-			"unless the Tx is in image mode (rowimage.go: every write so far by key)",
-	}
-}
-
 func (f *factory) Open(t *testing.T) engine.Engine {
 	return f.open(t, filepath.Join(t.TempDir(), "db.sqlite"))
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -141,9 +142,25 @@ type lockWriter struct {
 	k     int
 	table string
 	keys  *[]writeset.Key
+	cols  []result.Column // the key columns, once Columns is called
 }
 
-func (w *lockWriter) Columns(cols []result.Column) error { return w.Writer.Columns(cols[w.k:]) }
+// numericKey turns a numeric key value back into the number it is stored
+// as: the result gives numeric in PostgreSQL's text ("1.50"), the
+// changesets of writes give the double, and the keys must be equal.
+func numericKey(v result.Value) result.Value {
+	if s, ok := v.(string); ok {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f
+		}
+	}
+	return v
+}
+
+func (w *lockWriter) Columns(cols []result.Column) error {
+	w.cols = cols[:w.k]
+	return w.Writer.Columns(cols[w.k:])
+}
 
 func (w *lockWriter) Row(values []result.Value) error {
 	pk := make([]any, w.k)
@@ -153,6 +170,9 @@ func (w *lockWriter) Row(values []result.Value) error {
 			if b {
 				v = int64(1)
 			}
+		}
+		if w.cols[i].Type == result.Numeric {
+			v = numericKey(v)
 		}
 		pk[i] = v
 	}

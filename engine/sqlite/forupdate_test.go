@@ -49,3 +49,25 @@ func TestForUpdateKeys(t *testing.T) {
 	r = exec(t, tx, "SELECT v FROM acc WHERE id = 1 FOR SHARE")
 	wantRows(t, r.rows, row(int64(10)))
 }
+
+// A row locked FOR UPDATE has the key an update of it has, whatever its
+// key's type: numeric keys come out of a query as PostgreSQL's text
+// ("1.50") and out of a changeset as the double.
+func TestForUpdateKeyTypes(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE n (id numeric(8,2) PRIMARY KEY, v int)`)
+	e.ddl(`CREATE TABLE b (id boolean PRIMARY KEY, v int)`)
+	e.ddl(`CREATE TABLE c (a text, id bigint, v int, PRIMARY KEY (a, id))`)
+	e.commit("INSERT INTO n VALUES (1.5, 1), (2, 1)", "INSERT INTO b VALUES (true, 1)", "INSERT INTO c VALUES ('x', 7, 1)")
+	for _, c := range []struct{ lock, update string }{
+		{"SELECT v FROM n WHERE id = 1.5 FOR UPDATE", "UPDATE n SET v = 2 WHERE id = 1.5"},
+		{"SELECT v FROM n WHERE id = 2 FOR UPDATE", "UPDATE n SET v = 2 WHERE id = 2"},
+		{"SELECT v FROM b WHERE id FOR UPDATE", "UPDATE b SET v = 2 WHERE id"},
+		{"SELECT v FROM c WHERE id = 7 FOR UPDATE", "UPDATE c SET v = 2 WHERE id = 7"},
+	} {
+		locked, updated := e.capture(c.lock), e.capture(c.update)
+		if got, want := fmtKeys(locked.Keys), fmtKeys(updated.Keys); len(got) != 1 || got[0] != want[0] {
+			t.Errorf("%s: keys %q, %s: %q", c.lock, got, c.update, want)
+		}
+	}
+}

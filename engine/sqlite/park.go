@@ -193,6 +193,7 @@ func (tx *Tx) beginLatestNoSession() (uint64, error) {
 // before. tx.mu is held.
 func (tx *Tx) rerun(ctx context.Context) error {
 	tx.locked, tx.lockedIn = nil, nil // FOR UPDATE statements add theirs again
+	tx.updatedKeys = nil              // and UPDATEs theirs
 	if tx.revalidate(ctx) {
 		return nil
 	}

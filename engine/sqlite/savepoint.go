@@ -35,6 +35,10 @@ type savepoint struct {
 	// not native; nil when unknown: the Tx is parked to be re-run, which
 	// makes it native again.
 	changes []byte
+	// updated is how many of the Tx's updatedKeys it had at the mark
+	// (touched.go): rows updated after it are not written once it is
+	// rolled back to.
+	updated int
 }
 
 // spName is the SQLite name of mark n (1-based): marks are only ever added
@@ -108,7 +112,7 @@ func (tx *Tx) savepointOp(ctx context.Context, op, n int) error {
 func (tx *Tx) doSavepoint(op, n int, live bool) error {
 	switch op {
 	case spSet:
-		sp := savepoint{native: live}
+		sp := savepoint{native: live, updated: len(tx.updatedKeys)}
 		if live {
 			if err := tx.conn.exec("SAVEPOINT " + spName(n)); err != nil {
 				return err
@@ -132,6 +136,7 @@ func (tx *Tx) doSavepoint(op, n int, live bool) error {
 	case spRollbackTo:
 		sp := tx.sps[n-1]
 		tx.sps = tx.sps[:n]
+		tx.updatedKeys = tx.updatedKeys[:min(sp.updated, len(tx.updatedKeys))]
 		switch {
 		case sp.native:
 			return tx.conn.exec("ROLLBACK TO " + spName(n))
@@ -191,7 +196,7 @@ func (tx *Tx) checkAfterError() {
 func (tx *Tx) unnative(changes []byte) {
 	for i := range tx.sps {
 		if tx.sps[i].native {
-			tx.sps[i] = savepoint{changes: changes}
+			tx.sps[i] = savepoint{changes: changes, updated: tx.sps[i].updated}
 		}
 	}
 }

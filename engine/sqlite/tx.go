@@ -57,7 +57,10 @@ type Tx struct {
 	img       *rowImages     // the rows it wrote, in image mode (rowimage.go)
 	keyRows   []writeset.Key // rows it wrote in image mode before leaving it
 	keyRowsIn []string       // their tables
-	sps       []savepoint    // the savepoint stack (savepoint.go)
+	// updatedKeys are the rows its UPDATEs touched, those
+	// left as they were included (touched.go).
+	updatedKeys []writeset.Key
+	sps         []savepoint // the savepoint stack (savepoint.go)
 	// usedSavepoints: the Tx ran a savepoint command; it never enters
 	// image mode, and keeps going after a failed statement.
 	usedSavepoints bool
@@ -114,6 +117,7 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 	}
 	tx := &Tx{e: e, epoch: epoch, conn: c}
 	c.seqLog = &tx.seqs
+	c.touched = &tx.updatedKeys
 	return tx, nil
 }
 
@@ -121,8 +125,21 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 // the applied seqno: in WAL mode the first read fixes what the transaction
 // sees, and the seqno says which applied state that is.
 func (tx *Tx) begin() error {
+	// Touch triggers (touched.go) for the schema the transaction reads:
+	// made outside it, as a rollback would undo them.
+	version, err := tx.conn.syncTouchTriggers()
+	if err != nil {
+		return err
+	}
 	if err := tx.conn.exec("BEGIN"); err != nil {
 		return err
+	}
+	if v, _, err := tx.conn.queryInt("PRAGMA schema_version"); err != nil || v != version {
+		// The schema changed in between: make them again.
+		if rerr := tx.conn.rollback(); rerr != nil || err != nil {
+			return errors.Join(err, rerr)
+		}
+		return tx.begin()
 	}
 	s, ok, err := tx.conn.queryInt("SELECT seqno FROM _certa_meta")
 	if err != nil {
@@ -166,7 +183,7 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	broken := tx.endLocked()
-	tx.conn.seqLog = nil
+	tx.conn.seqLog, tx.conn.touched = nil, nil
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
 	tx.parked, tx.spill, tx.img, tx.sps = false, nil, nil, nil
