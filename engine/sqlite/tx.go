@@ -125,31 +125,34 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 // the applied seqno: in WAL mode the first read fixes what the transaction
 // sees, and the seqno says which applied state that is.
 func (tx *Tx) begin() error {
-	// Touch triggers (touched.go) for the schema the transaction reads:
-	// made outside it, as a rollback would undo them.
-	version, err := tx.conn.syncTouchTriggers()
-	if err != nil {
+	c := tx.conn
+	if err := c.exec("BEGIN"); err != nil {
 		return err
 	}
-	if err := tx.conn.exec("BEGIN"); err != nil {
-		return err
-	}
-	if v, _, err := tx.conn.queryInt("PRAGMA schema_version"); err != nil || v != version {
-		// The schema changed in between: make them again.
-		if rerr := tx.conn.rollback(); rerr != nil || err != nil {
-			return errors.Join(err, rerr)
-		}
-		return tx.begin()
-	}
-	s, ok, err := tx.conn.queryInt("SELECT seqno FROM _certa_meta")
+	var seqno, version int64
+	ok := false
+	err := c.execResult("SELECT seqno, (SELECT schema_version FROM pragma_schema_version) FROM _certa_meta",
+		func(s *sqlite.Stmt) { seqno, version, ok = s.ColumnInt64(0), s.ColumnInt64(1), true })
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return errors.New("sqlite engine: _certa_meta has no row")
 	}
-	tx.snapshot.Store(uint64(s))
-	tx.view = uint64(s)
+	if version != c.touchVersion {
+		// The connection's touch triggers (touched.go) are for another
+		// schema: made again outside a transaction, which would undo
+		// them when it rolls back.
+		if err := c.rollback(); err != nil {
+			return err
+		}
+		if _, err := c.syncTouchTriggers(); err != nil {
+			return err
+		}
+		return tx.begin()
+	}
+	tx.snapshot.Store(uint64(seqno))
+	tx.view = uint64(seqno)
 	return nil
 }
 
