@@ -1,0 +1,50 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// errRowMismatch: a row change does not match the rows it changes (the
+// row to update or delete is not there, or the one to insert is); the
+// write set cannot be applied as certified.
+var errRowMismatch = errors.New("row changes no longer match the table's rows")
+
+// applyRows applies rows in the transaction open on conn, which runs
+// with session_replication_role = replica: the rows are the origin's
+// result, so no trigger and no foreign-key action runs again. Values go
+// through jsonb_populate_record, which reads each in its column's type.
+func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) error {
+	for _, r := range rows {
+		m, err := ts.byTableName(ctx, conn, r.schema, r.table)
+		if err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
+		var sql string
+		var args [][]byte
+		switch r.op {
+		case opInsert:
+			sql = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM jsonb_populate_record(NULL::%s, $1)", t, cols, cols, t)
+			args = [][]byte{r.newRow}
+		case opUpdate:
+			sql = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
+				t, cols, cols, t, pk, pk, t)
+			args = [][]byte{r.newRow, r.oldKey}
+		case opDelete:
+			sql = fmt.Sprintf("DELETE FROM %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
+			args = [][]byte{r.oldKey}
+		}
+		res := conn.ExecParams(ctx, sql, args, nil, nil, nil).Read()
+		if res.Err != nil {
+			return fmt.Errorf("apply %c row of %s: %w", r.op, t, res.Err)
+		}
+		if res.CommandTag.RowsAffected() != 1 {
+			return fmt.Errorf("apply %c row of %s: %w", r.op, t, errRowMismatch)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/writeset"
+)
+
+// capture reads back (and deletes) what the capture triggers recorded of
+// the transaction open on conn, in the order its rows changed, and
+// returns the row changes and the write set's keys and tables. The
+// transaction must have run with certa.capture on, and with deferred
+// constraints made immediate first (their actions are changes too).
+func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (rows []rowChange, keys []writeset.Key, tabs []string, err error) {
+	r := conn.ExecParams(ctx, `WITH d AS (DELETE FROM certa.capture WHERE xid = pg_current_xact_id() RETURNING seq, rel, op, old, new)
+		SELECT rel, op, old, new FROM d ORDER BY seq`, nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, nil, nil, r.Err
+	}
+	for _, row := range r.Rows {
+		rel, err := strconv.ParseUint(string(row[0]), 10, 32)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("capture: table oid %q", row[0])
+		}
+		m, err := ts.byRelOID(ctx, conn, uint32(rel))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("capture: %w", err)
+		}
+		ch := rowChange{op: row[1][0], schema: m.schema, table: m.name}
+		if row[2] != nil {
+			oldKey, key, err := keyOf(m, row[2])
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			ch.oldKey = oldKey
+			keys = append(keys, key)
+		}
+		if row[3] != nil {
+			_, key, err := keyOf(m, row[3])
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			ch.newRow = bytes.Clone(row[3])
+			if ch.op == opInsert || len(keys) == 0 || key != keys[len(keys)-1] {
+				keys = append(keys, key) // an update of the key writes both
+			}
+		}
+		rows = append(rows, ch)
+		tabs = append(tabs, m.keyTable())
+	}
+	return rows, keys, tabs, nil
+}
+
+// keyOf returns the JSON object of m's key columns in row (a JSON object
+// of every column) and the row's write-set key.
+func keyOf(m *tableMeta, row []byte) (keyJSON []byte, key writeset.Key, err error) {
+	var cols map[string]json.RawMessage
+	if err := json.Unmarshal(row, &cols); err != nil {
+		return nil, "", fmt.Errorf("capture: row of %s: %w", m.sqlName(), err)
+	}
+	obj := make(map[string]json.RawMessage, len(m.pk))
+	vals := make([]any, len(m.pk))
+	for i, c := range m.pk {
+		raw, ok := cols[c]
+		if !ok {
+			return nil, "", fmt.Errorf("capture: row of %s has no key column %s", m.sqlName(), c)
+		}
+		obj[c] = raw
+		if vals[i], err = keyValue(raw); err != nil {
+			return nil, "", fmt.Errorf("capture: key of %s: %w", m.sqlName(), err)
+		}
+	}
+	keyJSON, err = json.Marshal(obj)
+	return keyJSON, writeset.EncodeKey(m.keyTable(), vals...), err
+}
+
+// keyValue converts a key column's JSON value to what writeset.EncodeKey
+// takes, as the SQLite engine's keys have it, so that a key is the same
+// on every node: integers as int64, other numbers as float64 (keys that
+// differ beyond a double's digits then share a key: a conflict too many,
+// never one too few), booleans as 0 and 1, strings as they are, other
+// values (arrays, objects) as their JSON text, which jsonb writes in one
+// canonical form.
+func keyValue(raw json.RawMessage) (any, error) {
+	switch {
+	case len(raw) == 0:
+		return nil, fmt.Errorf("empty value")
+	case raw[0] == '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case string(raw) == "true":
+		return int64(1), nil
+	case string(raw) == "false":
+		return int64(0), nil
+	case string(raw) == "null":
+		return nil, nil
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return n, nil
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		return f, err
+	}
+	return string(raw), nil
+}

@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// tableMeta is what capture and apply need to know of a table.
+type tableMeta struct {
+	schema, name string
+	pk           []string // primary-key columns, in key order
+	cols         []string // columns a row sets: not generated, not dropped
+}
+
+// sqlName is the table's name as SQL writes it.
+func (m *tableMeta) sqlName() string { return quoteIdent(m.schema) + "." + quoteIdent(m.name) }
+
+// keyTable is the table's name in write-set keys and Tables: the bare
+// name in schema public (as the SQLite engine names tables), else
+// schema.name.
+func (m *tableMeta) keyTable() string {
+	if m.schema == "public" {
+		return m.name
+	}
+	return m.schema + "." + m.name
+}
+
+// tables caches tableMeta by table oid and by name for one connection.
+// The cache must be dropped (reset) when the schema changes.
+type tables struct {
+	byOID  map[uint32]*tableMeta
+	byName map[[2]string]*tableMeta
+}
+
+func (ts *tables) reset() { ts.byOID, ts.byName = nil, nil }
+
+// byRelOID returns the table with oid rel.
+func (ts *tables) byRelOID(ctx context.Context, conn *pgconn.PgConn, rel uint32) (*tableMeta, error) {
+	if m := ts.byOID[rel]; m != nil {
+		return m, nil
+	}
+	return ts.load(ctx, conn, strconv.FormatUint(uint64(rel), 10))
+}
+
+// byTableName returns the table schema.name.
+func (ts *tables) byTableName(ctx context.Context, conn *pgconn.PgConn, schema, name string) (*tableMeta, error) {
+	if m := ts.byName[[2]string{schema, name}]; m != nil {
+		return m, nil
+	}
+	r := conn.ExecParams(ctx, "SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2",
+		[][]byte{[]byte(schema), []byte(name)}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	if len(r.Rows) != 1 {
+		return nil, fmt.Errorf("table %s.%s does not exist", schema, name)
+	}
+	return ts.load(ctx, conn, string(r.Rows[0][0]))
+}
+
+// load reads the table with oid rel (decimal) from the catalog.
+func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*tableMeta, error) {
+	r := conn.ExecParams(ctx, `SELECT n.nspname, c.relname, a.attname, a.attgenerated <> '',
+			coalesce((SELECT k.ord FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
+				WHERE i.indrelid = c.oid AND i.indisprimary AND k.attnum = a.attnum), 0)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	if len(r.Rows) == 0 {
+		return nil, fmt.Errorf("table with oid %s does not exist", rel)
+	}
+	m := &tableMeta{schema: string(r.Rows[0][0]), name: string(r.Rows[0][1])}
+	keyAt := map[int]string{}
+	for _, row := range r.Rows {
+		col := string(row[2])
+		if string(row[3]) != "t" {
+			m.cols = append(m.cols, col)
+		}
+		if ord, _ := strconv.Atoi(string(row[4])); ord > 0 {
+			keyAt[ord] = col
+		}
+	}
+	for i := 1; i <= len(keyAt); i++ {
+		m.pk = append(m.pk, keyAt[i])
+	}
+	if len(m.pk) == 0 {
+		return nil, fmt.Errorf("table %s has no primary key: certa replicates rows by their key", m.sqlName())
+	}
+	oid, _ := strconv.ParseUint(rel, 10, 32)
+	if ts.byOID == nil {
+		ts.byOID, ts.byName = map[uint32]*tableMeta{}, map[[2]string]*tableMeta{}
+	}
+	ts.byOID[uint32(oid)], ts.byName[[2]string{m.schema, m.name}] = m, m
+	return m, nil
+}
+
+// quoteIdent quotes name as an SQL identifier.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// quoteIdents quotes and joins names.
+func quoteIdents(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quoteIdent(n)
+	}
+	return strings.Join(q, ", ")
+}
