@@ -130,8 +130,19 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	for name := range byteOrderCollations {
+		if err := sc.SetCollation(name, strings.Compare); err != nil {
+			sc.Close()
+			return nil, fmt.Errorf("open %s: collation %s: %w", path, name, err)
+		}
+	}
 	return c, nil
 }
+
+// byteOrderCollations are PostgreSQL's collations that compare strings by
+// their bytes, as SQLite's BINARY does (for UTF-8, also by code point):
+// a column or an ORDER BY may name them.
+var byteOrderCollations = map[string]bool{"C": true, "POSIX": true}
 
 // close closes the connection. Safe to call more than once.
 func (c *conn) close() {

@@ -18,8 +18,9 @@ import (
 //     PRIMARY KEY column other than an INTEGER PRIMARY KEY hold NULL, and the
 //     session ignores such rows: they would be acknowledged and never
 //     replicated);
-//   - every key column compares with the BINARY collation (with NOCASE,
-//     'KEY3' and 'key3' are one row to SQLite and two keys to certification).
+//   - every key column compares with the BINARY collation, or PostgreSQL's
+//     "C" or "POSIX", which are the same byte order (with NOCASE, 'KEY3'
+//     and 'key3' are one row to SQLite and two keys to certification).
 //
 // Key values that BINARY finds equal across storage classes (1 and 1.0)
 // are made one key by EncodeKey. Schema statements that create a table
@@ -53,7 +54,7 @@ func (c *conn) keyProblem(ti *tableInfo, nullable map[string]bool) (string, erro
 			case problem != "":
 			case nullable[col] && !withoutRowid: // WITHOUT ROWID tables refuse NULL keys themselves
 				problem = fmt.Sprintf("primary-key column %q of table %q can hold NULL: declare it NOT NULL", col, ti.name)
-			case !strings.EqualFold(coll, "BINARY"):
+			case !strings.EqualFold(coll, "BINARY") && !byteOrderCollations[coll]:
 				problem = fmt.Sprintf("primary-key column %q of table %q uses collation %s: certa certifies keys by their exact value, so key columns must use the default collation", col, ti.name, coll)
 			}
 		}, pkIndex)

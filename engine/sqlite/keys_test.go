@@ -75,6 +75,20 @@ func TestKeyCollationRefused(t *testing.T) {
 	e.ddl("CREATE TABLE c4 (k TEXT PRIMARY KEY, name TEXT COLLATE NOCASE UNIQUE)")
 }
 
+// PostgreSQL's "C" and "POSIX" collations are byte order, SQLite's
+// BINARY: keys may use them, and they sort as PostgreSQL sorts with them.
+func TestByteOrderCollations(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE c5 (k text COLLATE "C" PRIMARY KEY, v text COLLATE "POSIX")`)
+	e.commit("INSERT INTO c5 VALUES ('b', 'B'), ('B', 'b'), ('a', 'é'), ('é', 'a')")
+	wantRows(t, e.query(`SELECT k FROM c5 ORDER BY k`), row("B"), row("a"), row("b"), row("é"))
+	wantRows(t, e.query(`SELECT v FROM c5 ORDER BY v COLLATE "C" DESC`), row("é"), row("b"), row("a"), row("B"))
+	a, b := e.capture("UPDATE c5 SET v = 'x' WHERE k = 'b'"), e.capture("DELETE FROM c5 WHERE k = 'b'")
+	if len(a.Keys) != 1 || len(b.Keys) != 1 || a.Keys[0] != b.Keys[0] {
+		t.Fatalf("keys %q and %q", a.Keys, b.Keys)
+	}
+}
+
 // Values SQLite finds equal in a key column are one certification key: 1
 // and 1.0 in a column without a type conflicted in the unique index on
 // every node after both passed certification.
