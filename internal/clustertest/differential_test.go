@@ -57,7 +57,7 @@ var diffTables = []diffTable{
 }
 
 // randomDiffTable is a table of a random schema: one or two key columns of
-// random types, a k column that may have a default, NOT NULL or a foreign
+// random types and collations, a k column that may have a default, NOT NULL or a foreign
 // key to ti (with a random action), and a v column that may be NOT NULL
 // with a default or a varchar(5).
 func randomDiffTable(r *rand.Rand, name string) diffTable {
@@ -79,6 +79,7 @@ func randomDiffTable(r *rand.Rand, name string) diffTable {
 		{"smallint", diffInt, "%s + 1000", true},
 		{"text", diffText, "%s || 'x'", false},
 		{"varchar(6)", diffText, "%s || 'x'", false},
+		{`text COLLATE "C"`, diffText, "%s || 'x'", false},
 		{"numeric(8,2)", numeric, "%s + 1000", true},
 	}
 	t := diffTable{name: name}
