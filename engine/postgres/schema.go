@@ -14,7 +14,9 @@ package postgres
 //     which ordinary triggers do not fire anyway), captures nothing.
 //   - the event trigger certa_install_capture, which gives every new
 //     permanent table outside schema certa its capture trigger, whoever
-//     creates it and however (CREATE TABLE AS, in a function...).
+//     creates it and however (CREATE TABLE AS, in a function...); ENABLE
+//     ALWAYS, so that it fires for the applier's DDL too, which runs with
+//     session_replication_role = replica.
 const bootstrapSQL = `
 CREATE SCHEMA IF NOT EXISTS certa;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
@@ -57,4 +59,5 @@ DROP EVENT TRIGGER IF EXISTS certa_install_capture;
 CREATE EVENT TRIGGER certa_install_capture ON ddl_command_end
 	WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
 	EXECUTE FUNCTION certa.install_capture();
+ALTER EVENT TRIGGER certa_install_capture ENABLE ALWAYS;
 `

@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/engine"
+	"certa/sqlerr"
+)
+
+// appliedSeqno returns the largest seqno in certa.applied (0: none).
+func appliedSeqno(ctx context.Context, conn *pgconn.PgConn) (uint64, error) {
+	r := conn.ExecParams(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied", nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return 0, r.Err
+	}
+	return strconv.ParseUint(string(r.Rows[0][0]), 10, 64)
+}
+
+// applyItems applies certified write sets in order in one transaction on
+// conn and records upTo in it, as engine.Engine's Apply does: each item
+// applies whole or not at all (a savepoint each); one that fails
+// deterministically gets its Err and the others still apply. Row changes
+// run with session_replication_role = replica (no trigger, no foreign-key
+// action runs again); a DDL statement runs as itself (the event trigger
+// that gives a new table its capture trigger fires always). It returns an
+// error only when the batch could not be applied at all (nothing of it
+// stayed).
+func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64) (err error) {
+	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL session_replication_role = replica").ReadAll(); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		}
+	}()
+	for i := range items {
+		it := &items[i]
+		if _, err := conn.Exec(ctx, "SAVEPOINT certa_item").ReadAll(); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		ierr := applyItem(ctx, conn, ts, it)
+		if ierr == nil {
+			if _, err := conn.Exec(ctx, "RELEASE certa_item").ReadAll(); err != nil {
+				return fmt.Errorf("apply: %w", err)
+			}
+			continue
+		}
+		e := itemError(ierr)
+		if e == nil {
+			return fmt.Errorf("apply write set at seqno %d: %w", it.Seqno, ierr)
+		}
+		if _, err := conn.Exec(ctx, "ROLLBACK TO certa_item").ReadAll(); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+		it.Err = e
+	}
+	r := conn.ExecParams(ctx, "INSERT INTO certa.applied (seqno) VALUES ($1)",
+		[][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return fmt.Errorf("apply: record seqno %d: %w", upTo, r.Err)
+	}
+	if _, err := conn.Exec(ctx, "COMMIT").ReadAll(); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	return nil
+}
+
+// applyItem applies one write set: its DDL statement, or its rows.
+func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem) error {
+	if it.WS.IsDDL() {
+		ts.reset()
+		_, err := conn.Exec(ctx, it.WS.DDL).ReadAll()
+		return err
+	}
+	rows, err := decodeRows(it.WS.Changes)
+	if err != nil {
+		return err
+	}
+	return applyRows(ctx, conn, ts, rows)
+}
+
+// itemError returns the error an item that failed deterministically
+// reports (it fails the same way on every node), or nil for a failure of
+// this node alone (the connection, the server, the disk), which must stop
+// the batch.
+func itemError(err error) *sqlerr.Error {
+	if errors.Is(err, errRowMismatch) {
+		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %v", err)
+	}
+	if errors.Is(err, errBadRows) {
+		return sqlerr.Wrap(err, sqlerr.DataCorrupted, "write set does not decode: %v", err)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	switch pe.Code[:2] {
+	case "08", "40", "53", "57", "58", "XX": // connection, concurrency, resources, shutdown, system
+		return nil
+	}
+	return &sqlerr.Error{Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
+}

@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/engine"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// captureTx runs stmts in a capturing transaction on c and returns its
+// write set (rows and keys); commit says whether the transaction commits
+// on c (the origin) or rolls back (its write set then only travels).
+func captureTx(t *testing.T, c *pgconn.PgConn, ts *tables, commit bool, stmts ...string) *writeset.WriteSet {
+	t.Helper()
+	mustExec(t, c, "BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL certa.capture = on")
+	for _, s := range stmts {
+		mustExec(t, c, s)
+	}
+	rows, keys, tabs, err := capture(context.Background(), c, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit {
+		mustExec(t, c, "COMMIT")
+	} else {
+		mustExec(t, c, "ROLLBACK")
+	}
+	ws := &writeset.WriteSet{Keys: keys, Tables: tabs, Changes: appendRows(nil, rows)}
+	ws.Normalize()
+	return ws
+}
+
+// A batch applies in one transaction and records its seqno; an item that
+// fails deterministically (a duplicate key, rows that no longer match, a
+// DDL statement PostgreSQL refuses) fails alone with PostgreSQL's
+// SQLSTATE and the others apply; DDL applied by the applier gives new
+// tables their capture trigger.
+func TestApplyItems(t *testing.T) {
+	origin, replica := startServer(t)
+	ctx := context.Background()
+	for _, c := range []*pgconn.PgConn{origin, replica} {
+		mustExec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v text UNIQUE)")
+	}
+	var ts, tsr tables
+	if n, err := appliedSeqno(ctx, replica); err != nil || n != 0 {
+		t.Fatalf("applied seqno of a new database: %d %v", n, err)
+	}
+	w1 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (1, 'a')")
+	w2 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (2, 'a')") // same unique v
+	w3 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (3, 'c')")
+	items := []engine.ApplyItem{{Seqno: 1, WS: w1}, {Seqno: 2, WS: w2}, {Seqno: 3, WS: w3}}
+	if err := applyItems(ctx, replica, &tsr, items, 3); err != nil {
+		t.Fatal(err)
+	}
+	if items[0].Err != nil || sqlerr.Code(items[1].Err) != sqlerr.UniqueViolation || items[2].Err != nil {
+		t.Fatalf("item errors %v, %v, %v; want only the second, 23505", items[0].Err, items[1].Err, items[2].Err)
+	}
+	if got := rowsOf(t, replica, "t"); !slices.Equal(got, []string{"(1,a)", "(3,c)"}) {
+		t.Fatalf("rows %q", got)
+	}
+	if n, err := appliedSeqno(ctx, replica); err != nil || n != 3 {
+		t.Fatalf("applied seqno %d %v, want 3", n, err)
+	}
+
+	// An update of a row the replica does not have, and DDL that fails
+	// and that succeeds; an empty batch moves the seqno.
+	mustExec(t, origin, "INSERT INTO t VALUES (9, 'z')")
+	w4 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'y' WHERE id = 9")
+	items = []engine.ApplyItem{
+		{Seqno: 4, WS: w4},
+		{Seqno: 5, WS: &writeset.WriteSet{DDL: "CREATE TABLE t (x int)"}},
+		{Seqno: 6, WS: &writeset.WriteSet{DDL: "CREATE TABLE u (id bigint PRIMARY KEY)"}},
+	}
+	if err := applyItems(ctx, replica, &tsr, items, 6); err != nil {
+		t.Fatal(err)
+	}
+	if sqlerr.Code(items[0].Err) != sqlerr.SerializationFailure || sqlerr.Code(items[1].Err) != "42P07" || items[2].Err != nil {
+		t.Fatalf("item errors %v, %v, %v; want 40001, 42P07, none", items[0].Err, items[1].Err, items[2].Err)
+	}
+	if n := mustExec(t, replica, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'u'::regclass AND tgname = 'certa_capture'")[0].Rows[0][0]; string(n) != "1" {
+		t.Fatalf("table made by the applier has %s capture triggers", n)
+	}
+	if err := applyItems(ctx, replica, &tsr, nil, 8); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := appliedSeqno(ctx, replica); n != 8 {
+		t.Fatalf("applied seqno %d, want 8", n)
+	}
+	// A write set captured on the replica's new table applies on the origin.
+	mustExec(t, origin, "CREATE TABLE u (id bigint PRIMARY KEY)")
+	w := captureTx(t, replica, &tsr, true, "INSERT INTO u VALUES (1), (2)")
+	if err := applyItems(ctx, origin, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(t, origin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {
+		t.Fatalf("rows of u %q", got)
+	}
+}
