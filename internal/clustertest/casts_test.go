@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -26,15 +25,10 @@ func castOutcome(ctx context.Context, c *pgclient.Conn, expr, typ string) string
 // value (as text) or SQLSTATE must be PostgreSQL's, unless the node
 // refuses the cast with 0A000.
 func TestDifferentialCasts(t *testing.T) {
-	pg := pgserver.Start(t)
 	c := testcluster.Start(t, 1, testArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ref, err := pgclient.ConnectString(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := startReference(t, ctx, false)
 	mustExec(t, ref, "SET TimeZone = 'UTC'")
 	node := c.Conn(0)
 	casts := map[string][]string{

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -257,15 +256,10 @@ func diffContents(ctx context.Context, c *pgclient.Conn, tables []diffTable) (st
 // must have the same outcome (committed, or the same SQLSTATE) and every
 // node the same contents as PostgreSQL after it.
 func TestDifferentialAgainstPostgreSQL(t *testing.T) {
-	pg := pgserver.Start(t)
 	c := testcluster.Start(t, 3, testArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ref, err := pgclient.ConnectString(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := startReference(t, ctx, false)
 	nodes := make([]*pgclient.Conn, len(c.Nodes))
 	for i := range nodes {
 		nodes[i] = syncConn(t, c, i)
@@ -402,15 +396,10 @@ func identityContents(ctx context.Context, c *pgclient.Conn) (string, error) {
 // rows as PostgreSQL. The refusals carry PostgreSQL's message, detail and
 // hint, through the simple and the extended protocol.
 func TestDifferentialIdentity(t *testing.T) {
-	pg := pgserver.Start(t)
 	c := testcluster.Start(t, 3, testArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	ref, err := pgclient.ConnectString(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := startReference(t, ctx, false)
 	nodes := make([]*pgclient.Conn, len(c.Nodes))
 	for i := range nodes {
 		nodes[i] = syncConn(t, c, i)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
+	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -71,4 +72,22 @@ func toInt64(v any) int64 {
 		panic(fmt.Sprintf("not an integer: %T %v", v, v))
 	}
 	return n
+}
+
+// startReference starts a real PostgreSQL server for a differential test
+// and connects to it, by the extended protocol (as drivers with parameters
+// do) or the simple one; both end with the test.
+func startReference(t *testing.T, ctx context.Context, extended bool) *pgclient.Conn {
+	t.Helper()
+	pg := pgserver.Start(t)
+	connect := pgclient.ConnectString
+	if extended {
+		connect = pgclient.ConnectExtended
+	}
+	ref, err := connect(ctx, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ref.Close() })
+	return ref
 }

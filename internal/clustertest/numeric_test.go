@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -100,15 +99,10 @@ func numericRows(ctx context.Context, c *pgclient.Conn) ([]string, error) {
 // PostgreSQL; one certa refuses must be refused with 0A000 (a number the
 // embedded engine cannot keep) or with PostgreSQL's own SQLSTATE.
 func TestDifferentialNumeric(t *testing.T) {
-	pg := pgserver.Start(t)
 	c := testcluster.Start(t, 3, testArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ref, err := pgclient.ConnectExtended(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := startReference(t, ctx, true)
 	nodes := make([]*pgclient.Conn, len(c.Nodes))
 	for i := range nodes {
 		conn, err := pgclient.ConnectExtended(ctx, "postgres://certa@"+c.Nodes[i].PGAddr+"/certa?sslmode=disable")
