@@ -252,10 +252,11 @@ func Open(cfg Config, sm orderlog.StateMachine) (*Log, error) {
 }
 
 // testHooks let tests inject failures: wrapStore wraps the log store,
-// roomFor replaces its check for free space.
+// roomFor replaces its check for free space, failOp fails its changes.
 type testHooks struct {
 	wrapStore func(raft.LogStore) raft.LogStore
 	roomFor   func() bool
+	failOp    func() error
 }
 
 // open is Open, with test hooks.
@@ -308,6 +309,7 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	if hooks.roomFor != nil {
 		w.roomFor = hooks.roomFor
 	}
+	w.failOp = hooks.failOp
 	compact := make(chan struct{}, 1)
 	w.full = func() { // see compactLoop
 		select {
@@ -596,6 +598,7 @@ func (l *Log) catchingUp() bool {
 // Close implements orderlog.Log.
 func (l *Log) Close() error {
 	close(l.done)
+	l.wal.stopRetries()
 	err := l.raft.Shutdown().Error()
 	l.transport.Close()
 	if cerr := l.wal.Close(); err == nil {

@@ -44,6 +44,8 @@ type store struct {
 	roomFor func() bool            // whether a new segment and reserve() fit on the disk
 	reserve func() uint64          // more space to keep free: the next snapshot's
 	full    func()                 // called when an append is refused for want of room
+	closing chan struct{}          // closed when the node shuts down; ends retries
+	failOp  func() error           // tests: an error for the next change, or nil
 
 	mu         sync.RWMutex    // guards w; held exclusively only to swap it
 	w          *wal.WAL        // nil after a failed reopen, until one succeeds
@@ -98,6 +100,7 @@ func newStore(dir string, segmentBytes int, logger hclog.Logger) *store {
 		newMeta: func() types.MetaStore { return &metadb.BoltMetaDB{} },
 		reserve: func() uint64 { return 0 },
 		full:    func() {},
+		closing: make(chan struct{}),
 	}
 	s.roomFor = func() bool { return freeBytes(dir) > uint64(segmentBytes)+s.reserve()+1<<20 }
 	return s
@@ -132,11 +135,15 @@ func freeBytes(dir string) uint64 {
 }
 
 // StoreLogs appends logs unless the disk is nearly full. The append that
-// follows a suffix truncation is never refused: hashicorp/raft truncates a
-// follower's conflicting entries and then appends the leader's, and when
-// that append fails it keeps counting the truncated entries (a TODO in its
-// appendEntries), and looks for them in the log ("log not found") until it
-// restarts. Such an append goes to the tail segment's preallocated space.
+// follows a suffix truncation is never refused, and is retried until it
+// succeeds or the node shuts down: hashicorp/raft truncates a follower's
+// conflicting entries and then appends the leader's, and when that append
+// fails it keeps counting the truncated entries as its own (a TODO in its
+// appendEntries): it then rejects every later append ("failed to get log
+// entry"), the leader walks it back one entry per retry with growing
+// back-off, and the node never catches up until it restarts (the
+// disk-full chaos scenario, in CI). Waiting keeps Raft's view and the log
+// the same; a follower whose disk is full cannot take entries anyway.
 func (s *store) StoreLogs(logs []*raft.Log) error {
 	for _, l := range logs {
 		if len(l.Data)+len(l.Extensions) > maxStoredBytes {
@@ -144,11 +151,41 @@ func (s *store) StoreLogs(logs []*raft.Log) error {
 			return fmt.Errorf("%w: entry %d has %d bytes", errEntryTooLarge, l.Index, len(l.Data)+len(l.Extensions))
 		}
 	}
-	if !s.truncatedTail.Swap(false) && !s.roomFor() {
+	store := func(w *wal.WAL) error { return w.StoreLogs(logs) }
+	if s.truncatedTail.Swap(false) {
+		return s.changeUntilDone(store)
+	}
+	if !s.roomFor() {
 		s.full()
 		return errNoRoom
 	}
-	return s.change(func(w *wal.WAL) error { return w.StoreLogs(logs) })
+	return s.change(store)
+}
+
+// retryEvery spaces the attempts of changeUntilDone.
+const retryEvery = 100 * time.Millisecond
+
+// changeUntilDone runs change until it succeeds or the node shuts down:
+// for changes Raft cannot survive failing (see StoreLogs and DeleteRange).
+func (s *store) changeUntilDone(op func(*wal.WAL) error) error {
+	for logged := false; ; {
+		err := s.change(op)
+		if err == nil {
+			if logged {
+				s.logger.Warn("the log change succeeded after all")
+			}
+			return nil
+		}
+		if !logged {
+			s.logger.Error("a change Raft cannot undo failed; retrying until it succeeds (free disk space)", "error", err)
+			logged = true
+		}
+		select {
+		case <-s.closing:
+			return err
+		case <-time.After(retryEvery):
+		}
+	}
 }
 
 // change runs op, a change to the log. If op fails, change repairs the WAL
@@ -157,12 +194,22 @@ func (s *store) StoreLogs(logs []*raft.Log) error {
 // its next segment not created), and reopening the WAL would complete a
 // change Raft was told had failed.
 func (s *store) change(op func(*wal.WAL) error) error {
-	err := s.with(op)
+	err := s.withFault(op)
 	if err == nil {
 		return nil
 	}
 	if rerr := s.repair(); rerr != nil {
 		return fmt.Errorf("%w (repairing the log: %v)", err, rerr)
+	}
+	return s.withFault(op)
+}
+
+// withFault runs op on the open WAL unless a test injects a failure.
+func (s *store) withFault(op func(*wal.WAL) error) error {
+	if s.failOp != nil {
+		if err := s.failOp(); err != nil {
+			return err
+		}
 	}
 	return s.with(op)
 }
@@ -243,16 +290,24 @@ func (e errOversizedEntry) Error() string {
 		"it can only be brought back with a state transfer (a snapshot taken after entry %d, from a member that has one)", e.index, e.index)
 }
 
-// DeleteRange implements raft.LogStore.
+// DeleteRange implements raft.LogStore. A suffix truncation (min past the
+// first entry) is retried until it succeeds, as the append after it (see
+// StoreLogs): after a failed change the WAL's files can be ahead of its
+// memory, so a truncation reported failed may yet take effect when the WAL
+// is reopened, behind Raft's back.
 func (s *store) DeleteRange(min, max uint64) error {
 	first, err := s.FirstIndex()
 	if err != nil {
 		return err
 	}
-	if err := s.change(func(w *wal.WAL) error { return w.DeleteRange(min, max) }); err != nil {
+	del := func(w *wal.WAL) error { return w.DeleteRange(min, max) }
+	if min <= first {
+		return s.change(del)
+	}
+	if err := s.changeUntilDone(del); err != nil {
 		return err
 	}
-	s.truncatedTail.Store(min > first) // see StoreLogs
+	s.truncatedTail.Store(true)
 	return nil
 }
 
@@ -280,6 +335,10 @@ func (s *store) GetUint64(key []byte) (v uint64, err error) {
 
 // IsMonotonic tells Raft the log takes only consecutive indexes, as raft-wal does.
 func (s *store) IsMonotonic() bool { return true }
+
+// stopRetries ends the retries of changeUntilDone: Raft's shutdown waits
+// for the append in progress. Call it once, before Close.
+func (s *store) stopRetries() { close(s.closing) }
 
 // Close closes the WAL.
 func (s *store) Close() error {
