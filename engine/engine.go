@@ -65,6 +65,8 @@ type Engine interface {
 	// 40001 wrapping ErrAbortedForApply). Either way it cannot commit over
 	// the applied write set: it fails, or its write set keeps its snapshot
 	// and names the rows, so that certification refuses it.
+	// An item whose transaction this engine holds (Tx.HandOver) commits
+	// that transaction at its position instead of applying its rows.
 	// Apply is called from one goroutine at a time.
 	Apply(ctx context.Context, items []ApplyItem, upTo uint64) error
 
@@ -207,9 +209,13 @@ type ApplyItem struct {
 }
 
 // Tx is a local transaction. Statements run on the engine's local state at
-// the transaction's snapshot (plus its own changes); at COMMIT the caller takes
-// the WriteSet and rolls the local transaction back: the write set is applied
-// in log order by Apply, on the origin as on every other node.
+// the transaction's snapshot (plus its own changes). At COMMIT the caller
+// takes the WriteSet, hands the transaction over (HandOver) and submits the
+// write set to the log; the write set then takes effect in log order, by
+// Apply: on the other nodes as rows applied, on the origin either the same
+// way (the SQLite engine rolls the local transaction back at HandOver) or
+// by committing the local transaction itself at its position (the
+// PostgreSQL engine: the origin does not do its work twice).
 type Tx interface {
 	// Snapshot returns the seqno of the state the transaction reads. It may
 	// move forward before the first write when that is safe (nothing the
@@ -251,6 +257,14 @@ type Tx interface {
 	// returns nil if the transaction changed and locked nothing.
 	WriteSet() (*writeset.WriteSet, error)
 
+	// HandOver is called once, after WriteSet, when the write set is
+	// submitted to the log with this TxID and this node as its Origin.
+	// The engine either releases the transaction at once (what it holds,
+	// such as SQLite's write lock, must not wait for the log), or keeps
+	// it open, unchanged, so that Apply commits it at the write set's
+	// position. After HandOver only Rollback is called.
+	HandOver(txid uint64)
+
 	// Prioritize lets the transaction's statements run up to d before
 	// applying a replicated commit on this node aborts them (normally the
 	// engine waits a short grace; ErrAbortedForApply). Meanwhile this
@@ -259,7 +273,11 @@ type Tx interface {
 	Prioritize(d time.Duration)
 
 	// Rollback ends the transaction, discarding its local changes and
-	// releasing its connection and the write lock. It must always be called,
-	// also after WriteSet. Safe to call more than once.
+	// releasing its connection and the write lock. It must always be
+	// called, also after HandOver: once the write set's outcome is known
+	// (or no longer awaited), and then it leaves a transaction Apply
+	// committed as it is; one still held is rolled back, and Apply then
+	// applies its write set's rows if it is certified. Safe to call more
+	// than once.
 	Rollback() error
 }

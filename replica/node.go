@@ -196,13 +196,16 @@ func errNoQuorum(format string, args ...any) error {
 // Errors: 54000 (write set over the size limit: not submitted), 40001
 // (lost certification), 57P03 (no majority: not committed),
 // 40003 (outcome unknown), or the error of a failed apply (e.g. 23505).
-// Commit takes ws over: it sets Origin and TxID, and once ws is encoded
+// Commit takes ws over: it sets Origin, and TxID unless the caller set it
+// (from newTxID), and once ws is encoded
 // into a log entry it may drop its rows and keys, also after Commit
 // returns. The caller must not use ws afterwards.
 func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error) {
 	start := time.Now()
 	ws.Origin = n.cfg.Self.ID
-	ws.TxID = n.txid.Add(1)
+	if ws.TxID == 0 {
+		ws.TxID = n.newTxID()
+	}
 	size := ws.Size()
 	if size > n.cfg.MaxWriteSetBytes {
 		return 0, errTooLarge(size, n.cfg.MaxWriteSetBytes)
@@ -245,6 +248,10 @@ func (n *Node) Commit(ctx context.Context, ws *writeset.WriteSet) (uint64, error
 		}
 	}
 }
+
+// newTxID returns a transaction id no other write set of this node's
+// process has (the counter starts at random).
+func (n *Node) newTxID() uint64 { return n.txid.Add(1) }
 
 // WaitApplied waits until this node has applied position seqno.
 func (n *Node) WaitApplied(ctx context.Context, seqno uint64) error {

@@ -381,14 +381,18 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 	return s.commitTx(ctx, tx)
 }
 
-// commitTx captures tx's write set, rolls the local transaction back and
-// commits the write set through the cluster.
+// commitTx captures tx's write set, hands the local transaction over to
+// the engine (which commits it at its position in the log, or rolls it
+// back and applies the write set there) and commits the write set through
+// the cluster.
 func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
+	defer tx.Rollback()
 	ws, err := tx.WriteSet()
-	tx.Rollback()
 	if err != nil || ws == nil {
 		return err
 	}
+	ws.TxID = s.node.newTxID()
+	tx.HandOver(ws.TxID)
 	seqno, err := s.node.Commit(ctx, ws)
 	if err != nil {
 		return err

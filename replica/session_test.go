@@ -68,6 +68,8 @@ func (tx *fakeTx) WriteSet() (*writeset.WriteSet, error) {
 	return nil, nil
 }
 
+func (tx *fakeTx) HandOver(uint64) {}
+
 func (tx *fakeTx) Prioritize(time.Duration) {}
 
 func (tx *fakeTx) Rollback() error {

@@ -193,6 +193,11 @@ func (tx *Tx) Rollback() error {
 	return nil
 }
 
+// HandOver rolls the transaction back at once: its write set is applied
+// in log order by Apply, on this node as on the others, and the write lock
+// must not wait for the log.
+func (tx *Tx) HandOver(uint64) { tx.Rollback() }
+
 // Exec runs one SQL statement and reports its result to w.
 func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	tx.mu.Lock()
