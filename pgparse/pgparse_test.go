@@ -193,3 +193,16 @@ func TestParseWriteBareValues(t *testing.T) {
 		t.Fatalf("SET items: %+v", w.Set)
 	}
 }
+
+func TestDroppedIndexes(t *testing.T) {
+	for sql, want := range map[string][]string{
+		`DROP INDEX u_t`: {`"u_t"`},
+		`DROP INDEX IF EXISTS s.i, "Odd""x" CASCADE`: {`"s"."i"`, `"Odd""x"`},
+		`DROP TABLE u`: nil,
+		`DROP INDEX`:   nil,
+	} {
+		if got := DroppedIndexes(sql); !slices.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", sql, got, want)
+		}
+	}
+}

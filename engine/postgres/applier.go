@@ -21,6 +21,24 @@ func appliedSeqno(ctx context.Context, conn *pgconn.PgConn) (uint64, error) {
 	return strconv.ParseUint(string(r.Rows[0][0]), 10, 64)
 }
 
+// failedSeqnos returns the seqnos in [from, to] in certa.failed.
+func failedSeqnos(ctx context.Context, conn *pgconn.PgConn, from, to uint64) (map[uint64]bool, error) {
+	r := conn.ExecParams(ctx, "SELECT seqno FROM certa.failed WHERE seqno BETWEEN $1 AND $2",
+		[][]byte{[]byte(strconv.FormatUint(from, 10)), []byte(strconv.FormatUint(to, 10))}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	failed := map[uint64]bool{}
+	for _, row := range r.Rows {
+		n, err := strconv.ParseUint(string(row[0]), 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		failed[n] = true
+	}
+	return failed, nil
+}
+
 // applyItems applies certified write sets in order in one transaction on
 // conn and records upTo in it, as engine.Engine's Apply does: each item
 // applies whole or not at all (a savepoint each); one that fails
@@ -59,6 +77,16 @@ func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []en
 			return fmt.Errorf("apply: %w", err)
 		}
 		it.Err = e
+	}
+	for _, it := range items {
+		if it.Err == nil {
+			continue
+		}
+		r := conn.ExecParams(ctx, "INSERT INTO certa.failed (seqno) VALUES ($1)",
+			[][]byte{[]byte(strconv.FormatUint(it.Seqno, 10))}, nil, nil, nil).Read()
+		if r.Err != nil {
+			return fmt.Errorf("apply: record failed seqno %d: %w", it.Seqno, r.Err)
+		}
 	}
 	r := conn.ExecParams(ctx, "INSERT INTO certa.applied (seqno) VALUES ($1)",
 		[][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil).Read()

@@ -5,6 +5,8 @@ package postgres
 //   - certa.applied: one row per applied seqno, inserted by the transaction
 //     that applies (or commits at) it; its largest seqno is the state a
 //     snapshot reads.
+//   - certa.failed: the seqnos of write sets that failed at apply (the
+//     same on every node), written in the same transaction.
 //   - certa.capture: the rows a transaction changed, as its capture
 //     triggers record them, read back (and deleted) before it commits.
 //     UNLOGGED: nothing in it survives its transaction.
@@ -17,9 +19,17 @@ package postgres
 //     creates it and however (CREATE TABLE AS, in a function...); ENABLE
 //     ALWAYS, so that it fires for the applier's DDL too, which runs with
 //     session_replication_role = replica.
+//   - the event triggers certa_refuse_ddl, which refuses a schema change in
+//     a client's transaction (certa.capture on: it would change this node
+//     alone; schema changes run in total order, as DDL write sets), and
+//     certa_check_ddl and certa_dropped, which refuse a permanent table
+//     without a primary key (certa replicates rows by key; on every node
+//     alike, so an item fails at its position everywhere) and note the
+//     tables a statement touches in certa.ddl_tables (CheckDDL).
 const bootstrapSQL = `
 CREATE SCHEMA IF NOT EXISTS certa;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
 	seq bigserial NOT NULL,
@@ -55,6 +65,52 @@ BEGIN
 	END LOOP;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF current_setting('certa.capture', true) = 'on' THEN
+		RAISE EXCEPTION 'certa: % cannot run inside a transaction of this node', tg_tag
+			USING ERRCODE = '0A000',
+			HINT = 'Schema changes are replicated in total order: run them as statements of their own, or in a transaction block that certa runs at its position.';
+	END IF;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.note_tables(names text[]) RETURNS void LANGUAGE sql AS $f$
+	SELECT set_config('certa.ddl_tables', concat_ws(chr(1), nullif(current_setting('certa.ddl_tables', true), ''),
+		(SELECT string_agg(n, chr(1)) FROM unnest(names) n)), true);
+$f$;
+CREATE OR REPLACE FUNCTION certa.check_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN SELECT DISTINCT c.oid, n.nspname, c.relname, c.relkind, c.relpersistence
+		FROM pg_event_trigger_ddl_commands() d
+		JOIN pg_class c ON c.oid = CASE WHEN d.object_type = 'index' THEN (SELECT indrelid FROM pg_index WHERE indexrelid = d.objid) ELSE d.objid END
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p') AND n.nspname <> 'certa'
+	LOOP
+		IF r.relpersistence = 'p' AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = r.oid AND contype = 'p') THEN
+			RAISE EXCEPTION 'certa: table %.% has no primary key', quote_ident(r.nspname), quote_ident(r.relname)
+				USING ERRCODE = '42P16', HINT = 'certa replicates rows by their primary key: give the table one.';
+		END IF;
+		PERFORM certa.note_tables(ARRAY[CASE WHEN r.nspname = 'public' THEN r.relname ELSE r.nspname || '.' || r.relname END]);
+	END LOOP;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.dropped() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM certa.note_tables(array_agg(CASE WHEN d.schema_name = 'public' THEN d.object_name ELSE d.schema_name || '.' || d.object_name END))
+		FROM pg_event_trigger_dropped_objects() d WHERE d.object_type = 'table' AND d.original AND NOT d.is_temporary;
+END
+$f$;
+DROP EVENT TRIGGER IF EXISTS certa_refuse_ddl;
+CREATE EVENT TRIGGER certa_refuse_ddl ON ddl_command_start EXECUTE FUNCTION certa.refuse_ddl();
+ALTER EVENT TRIGGER certa_refuse_ddl ENABLE ALWAYS;
+DROP EVENT TRIGGER IF EXISTS certa_check_ddl;
+CREATE EVENT TRIGGER certa_check_ddl ON ddl_command_end EXECUTE FUNCTION certa.check_ddl();
+ALTER EVENT TRIGGER certa_check_ddl ENABLE ALWAYS;
+DROP EVENT TRIGGER IF EXISTS certa_dropped;
+CREATE EVENT TRIGGER certa_dropped ON sql_drop EXECUTE FUNCTION certa.dropped();
+ALTER EVENT TRIGGER certa_dropped ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_install_capture;
 CREATE EVENT TRIGGER certa_install_capture ON ddl_command_end
 	WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')

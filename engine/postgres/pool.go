@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"certa/sqlerr"
+)
+
+// conn is one connection of the pool, with its cache of table metadata.
+type conn struct {
+	pg    *pgconn.PgConn
+	ts    tables
+	epoch uint64 // the engine's schema epoch ts was filled at
+}
+
+// pool holds the connections of local transactions: at most max open,
+// idle ones kept for reuse.
+type pool struct {
+	dsn   string
+	slots chan struct{} // one token per connection that may be open
+	mu    sync.Mutex
+	idle  []*conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPool(dsn string, max int) *pool {
+	p := &pool{dsn: dsn, slots: make(chan struct{}, max), done: make(chan struct{})}
+	for range max {
+		p.slots <- struct{}{}
+	}
+	return p
+}
+
+// get returns an idle connection or a new one, waiting for a free slot
+// until ctx ends.
+func (p *pool) get(ctx context.Context) (*conn, error) {
+	select {
+	case <-p.slots:
+	case <-p.done:
+		return nil, errClosed
+	case <-ctx.Done():
+		return nil, sqlerr.New(sqlerr.QueryCanceled, "certa: no free connection to the node's PostgreSQL: %v", ctx.Err())
+	}
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	pg, err := connect(ctx, p.dsn)
+	if err != nil {
+		p.slots <- struct{}{}
+		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
+	}
+	return &conn{pg: pg}, nil
+}
+
+// connect opens a connection on which a context that ends cancels the
+// statement running (the server answers 57014, and the connection and its
+// transaction stay usable) rather than closing the connection.
+func connect(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 10 * time.Second}
+	}
+	return pgconn.ConnectConfig(ctx, cfg)
+}
+
+// put returns c to the pool; a broken connection is closed instead.
+func (p *pool) put(c *conn, broken bool) {
+	select {
+	case <-p.done:
+		broken = true
+	default:
+	}
+	if broken || c.pg.IsClosed() {
+		c.pg.Close(context.Background())
+	} else {
+		p.mu.Lock()
+		p.idle = append(p.idle, c)
+		p.mu.Unlock()
+	}
+	p.slots <- struct{}{}
+}
+
+// close closes the idle connections; connections in use are closed when
+// they come back.
+func (p *pool) close() {
+	p.once.Do(func() { close(p.done) })
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.pg.Close(context.Background())
+	}
+}

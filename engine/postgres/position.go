@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+
+	"certa/engine"
+	"certa/writeset"
+)
+
+// Apply applies certified write sets in log order. An item whose
+// transaction a session of this node handed over (Tx.HandOver) and that is
+// still held commits that transaction at its position: the origin does
+// not do its work twice. The other items are applied as rows, in runs of
+// one transaction each between held ones (applier.go); the last records
+// upTo. A local transaction that blocks the applier for longer than the
+// grace is aborted (watch.go).
+func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
+	if e.closed.Load() {
+		return errClosed
+	}
+	stop := e.watchBlockers(ctx)
+	defer stop()
+	start := 0
+	recorded := uint64(0)
+	for i := range items {
+		t := e.takeHeld(items[i].WS)
+		if t == nil {
+			continue
+		}
+		if i > start {
+			if err := e.applyRun(ctx, items[start:i], items[i-1].Seqno); err != nil {
+				return err
+			}
+		}
+		if !t.commitAt(ctx, items[i].Seqno) {
+			if err := e.applyRun(ctx, items[i:i+1], items[i].Seqno); err != nil {
+				return err
+			}
+		}
+		start, recorded = i+1, items[i].Seqno
+	}
+	if start < len(items) || recorded < upTo {
+		return e.applyRun(ctx, items[start:], upTo)
+	}
+	return nil
+}
+
+// takeHeld returns the held transaction of ws, no longer held, or nil.
+func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
+	if ws == nil || ws.Origin != e.cfg.NodeID || ws.TxID == 0 {
+		return nil
+	}
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	t := e.held[ws.TxID]
+	delete(e.held, ws.TxID)
+	return t
+}
+
+// applyRun applies items as rows in one transaction recording upTo; a
+// DDL item makes every connection drop its table cache.
+func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
+	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo)
+	for _, it := range items {
+		if it.WS.IsDDL() {
+			e.schemaEpoch.Add(1)
+			break
+		}
+	}
+	return err
+}

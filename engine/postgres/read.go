@@ -1,0 +1,142 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"certa/engine"
+	"certa/pgparse"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// readOnlySQL starts a read-only transaction at the latest applied state.
+const readOnlySQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+// Read runs one statement in a read-only transaction. PostgreSQL itself
+// says what writes: a statement refused with 25006 (it writes, locks rows
+// or calls nextval) is ErrNotReadOnly, with nothing reported to w.
+func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	var buf result.Buffer
+	err := e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, &buf, args) })
+	if sqlerr.Code(err) == "25006" {
+		return engine.ErrNotReadOnly
+	}
+	if err != nil {
+		return err
+	}
+	return buf.Replay(w)
+}
+
+// Catalog runs a query on PostgreSQL's own catalogs.
+func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	return e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, w, args) })
+}
+
+// readOnly runs f in a read-only transaction on a pooled connection; the
+// applier may abort it (watch.go).
+func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
+	if e.closed.Load() {
+		return errClosed
+	}
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return err
+	}
+	var aborted atomic.Bool
+	pid := c.pg.PID()
+	e.track(pid, &aborted)
+	defer e.untrack(pid)
+	if _, err := c.pg.Exec(ctx, readOnlySQL).ReadAll(); err != nil {
+		e.pool.put(c, true)
+		return pgError(err)
+	}
+	err = f(c)
+	_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	e.pool.put(c, rerr != nil || aborted.Load())
+	if err != nil && aborted.Load() {
+		return abortedErr()
+	}
+	return err
+}
+
+// CheckDDL runs a schema statement in a transaction it rolls back: what
+// PostgreSQL refuses is refused before it reaches the log, and the event
+// triggers (schema.go) refuse a table without a primary key (42P16) and
+// note the tables it touches. A statement that names no table of its own
+// (a schema, a function) gets nil tables: it conflicts with every table.
+func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
+	if e.closed.Load() {
+		return engine.DDL{}, errClosed
+	}
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return engine.DDL{}, err
+	}
+	var indexTables []string
+	for _, idx := range pgparse.DroppedIndexes(stmt) {
+		r := c.pg.ExecParams(ctx, `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE i.indexrelid = to_regclass($1)`, [][]byte{[]byte(idx)}, nil, nil, nil).Read()
+		for _, row := range r.Rows {
+			indexTables = append(indexTables, string(row[0]))
+		}
+	}
+	res, err := c.pg.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; "+stmt+"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
+	_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	e.pool.put(c, rerr != nil)
+	if err != nil {
+		return engine.DDL{}, pgError(err)
+	}
+	ddl := engine.DDL{Statement: stmt, Tables: indexTables}
+	if rows := res[len(res)-1].Rows; len(rows) == 1 && len(rows[0][0]) > 0 {
+		ddl.Tables = append(ddl.Tables, strings.Split(string(rows[0][0]), "\x01")...)
+	}
+	slices.Sort(ddl.Tables)
+	ddl.Tables = slices.Compact(ddl.Tables)
+	return ddl, nil
+}
+
+// checksumTablesSQL lists the user tables, with their names as write-set
+// keys name them.
+const checksumTablesSQL = `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+	AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg_toast%'
+	ORDER BY 1, 2`
+
+// Checksums sums every user table's rows (in the text form of the rows,
+// sorted) at one snapshot, with its applied seqno.
+func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
+	var sums engine.Checksums
+	err := e.readOnly(ctx, func(c *conn) error {
+		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL).ReadAll()
+		if err != nil {
+			return pgError(err)
+		}
+		if sums.Seqno, err = strconv.ParseUint(string(res[0].Rows[0][0]), 10, 64); err != nil {
+			return err
+		}
+		for _, row := range res[1].Rows {
+			m := tableMeta{schema: string(row[0]), name: string(row[1])}
+			r := c.pg.ExecParams(ctx, "SELECT count(*), coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t::text)), '') FROM "+m.sqlName()+" t",
+				nil, nil, nil, nil).Read()
+			if r.Err != nil {
+				return pgError(r.Err)
+			}
+			n, err := strconv.ParseInt(string(r.Rows[0][0]), 10, 64)
+			if err != nil {
+				return err
+			}
+			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: m.keyTable(), Rows: n, Sum: string(r.Rows[0][1])})
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.Checksums{}, errors.Join(errors.New("postgres engine: checksums"), err)
+	}
+	return sums, nil
+}

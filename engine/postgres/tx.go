@@ -1,0 +1,283 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// Tx is a local transaction: a REPEATABLE READ transaction on a connection
+// of its own, with certa's capture on.
+type Tx struct {
+	e        *Engine
+	mu       sync.Mutex // serialises the Tx's calls with Apply's commit of it
+	c        *conn      // nil once ended
+	pid      uint32     // the backend's process id
+	snapshot uint64
+	sps      int    // savepoints held
+	txid     uint64 // set by HandOver
+	aborted  atomic.Bool
+}
+
+var _ engine.Tx = (*Tx)(nil)
+
+// beginSQL starts a local transaction and reads the seqno its snapshot
+// holds: the first statement fixes a REPEATABLE READ snapshot, and every
+// apply inserts its seqno in its own transaction, in log order.
+const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL certa.capture = on;
+SELECT coalesce(max(seqno), 0) FROM certa.applied`
+
+// Begin starts a local transaction at the latest applied state.
+func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	c, err := e.pool.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if epoch := e.schemaEpoch.Load(); c.epoch != epoch {
+		c.ts.reset()
+		c.epoch = epoch
+	}
+	res, err := c.pg.Exec(ctx, beginSQL).ReadAll()
+	if err != nil {
+		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		e.pool.put(c, true)
+		return nil, pgError(err)
+	}
+	snap, err := strconv.ParseUint(string(res[len(res)-1].Rows[0][0]), 10, 64)
+	if err != nil {
+		e.pool.put(c, true)
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
+	}
+	t := &Tx{e: e, c: c, pid: c.pg.PID(), snapshot: snap}
+	e.track(t.pid, &t.aborted)
+	return t, nil
+}
+
+// usable returns the error every call gets once the transaction cannot go
+// on. The caller holds t.mu.
+func (t *Tx) usable() error {
+	switch {
+	case t.e.closed.Load():
+		return errClosed
+	case t.aborted.Load():
+		return abortedErr()
+	case t.c == nil:
+		return sqlerr.New(sqlerr.NoActiveTransaction, "certa: the transaction has ended")
+	}
+	return nil
+}
+
+// abortedErr is what a transaction the applier aborted reports.
+func abortedErr() error {
+	return sqlerr.Wrap(engine.ErrAbortedForApply, sqlerr.SerializationFailure,
+		"could not serialize access: the transaction was aborted so that a replicated commit could be applied")
+}
+
+// Snapshot returns the applied seqno the transaction reads.
+func (t *Tx) Snapshot() uint64 { return t.snapshot }
+
+// Exec runs one statement in the transaction and reports its result to w.
+func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	return t.failed(run(ctx, t.c, sql, w, args))
+}
+
+// failed returns err, or the abort error if the applier aborted the
+// transaction meanwhile (its connection was ended under it).
+func (t *Tx) failed(err error) error {
+	if err != nil && t.aborted.Load() {
+		return abortedErr()
+	}
+	return err
+}
+
+// run runs one statement on c and reports its result to w.
+func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) error {
+	vals, oids, err := textArgs(args)
+	if err != nil {
+		return err
+	}
+	rr := c.pg.ExecParams(ctx, sql, vals, oids, nil, nil)
+	var cols []result.Column
+	if fields := rr.FieldDescriptions(); len(fields) > 0 {
+		cols = columns(fields)
+		if err := w.Columns(cols); err != nil {
+			rr.Close()
+			return err
+		}
+	}
+	row := make([]result.Value, len(cols))
+	for rr.NextRow() {
+		for i, b := range rr.Values() {
+			v, err := value(cols[i].Type, b)
+			if err != nil {
+				rr.Close()
+				return sqlerr.Wrap(err, sqlerr.Internal, "certa: column %s: %v", cols[i].Name, err)
+			}
+			row[i] = v
+		}
+		if err := w.Row(row); err != nil {
+			rr.Close()
+			return err
+		}
+	}
+	tag, err := rr.Close()
+	if err != nil {
+		return pgError(err)
+	}
+	return w.Complete(tag.String())
+}
+
+// simple runs statements on the transaction's connection.
+func (t *Tx) simple(ctx context.Context, sql string) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	_, err := t.c.pg.Exec(ctx, sql).ReadAll()
+	return t.failed(pgError(err))
+}
+
+func savepointName(n int) string { return "certa_sp_" + strconv.Itoa(n) }
+
+// Savepoint pushes a savepoint.
+func (t *Tx) Savepoint(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.simple(ctx, "SAVEPOINT "+savepointName(t.sps+1)); err != nil {
+		return err
+	}
+	t.sps++
+	return nil
+}
+
+// RollbackTo returns to savepoint n, which stays.
+func (t *Tx) RollbackTo(ctx context.Context, n int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n < 1 || n > t.sps {
+		return sqlerr.New(sqlerr.InvalidSavepoint, "certa: no savepoint %d", n)
+	}
+	if err := t.simple(ctx, "ROLLBACK TO SAVEPOINT "+savepointName(n)); err != nil {
+		return err
+	}
+	t.sps = n
+	return nil
+}
+
+// Release drops savepoint n and the later ones.
+func (t *Tx) Release(ctx context.Context, n int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n < 1 || n > t.sps {
+		return sqlerr.New(sqlerr.InvalidSavepoint, "certa: no savepoint %d", n)
+	}
+	if err := t.simple(ctx, "RELEASE SAVEPOINT "+savepointName(n)); err != nil {
+		return err
+	}
+	t.sps = n - 1
+	return nil
+}
+
+// WriteSet makes deferred constraints fire now (their cascades are
+// changes too), reads back what the capture triggers recorded, and
+// returns it as a write set; nil if the transaction changed nothing.
+// Rows only locked (SELECT ... FOR UPDATE) are not captured yet.
+func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ctx := context.Background()
+	if err := t.simple(ctx, "SET CONSTRAINTS ALL IMMEDIATE"); err != nil {
+		return nil, err
+	}
+	rows, keys, tabs, err := capture(ctx, t.c.pg, &t.c.ts)
+	if err != nil {
+		return nil, t.failed(pgError(err))
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, rows)}
+	ws.Normalize()
+	return ws, nil
+}
+
+// HandOver keeps the transaction open, unchanged, for Apply to commit at
+// the position of the write set with this TxID.
+func (t *Tx) HandOver(txid uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.c == nil {
+		return
+	}
+	t.txid = txid
+	t.e.heldMu.Lock()
+	t.e.held[txid] = t
+	t.e.heldMu.Unlock()
+}
+
+// Prioritize is not needed yet: the applier aborts what blocks it after
+// the grace (applier.go).
+func (t *Tx) Prioritize(time.Duration) {}
+
+// Rollback ends the transaction unless Apply committed it; a transaction
+// still held is no longer: its write set's rows are applied at its
+// position instead.
+func (t *Tx) Rollback() error {
+	if t.txid != 0 {
+		t.e.heldMu.Lock()
+		delete(t.e.held, t.txid)
+		t.e.heldMu.Unlock()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.c == nil {
+		return nil
+	}
+	_, err := t.c.pg.Exec(context.Background(), "ROLLBACK").ReadAll()
+	t.end(err != nil)
+	return nil
+}
+
+// end returns the connection to the pool. The caller holds t.mu.
+func (t *Tx) end(broken bool) {
+	t.e.untrack(t.pid)
+	t.e.pool.put(t.c, broken || t.aborted.Load())
+	t.c = nil
+}
+
+var errNotCommitted = errors.New("the transaction rolled back at COMMIT")
+
+// commitAt commits a held transaction at its position in the log, with
+// the seqno recorded in it; false if it is no longer held (rolled back,
+// aborted) or its commit failed: its rows are then to be applied.
+func (t *Tx) commitAt(ctx context.Context, seqno uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.c == nil || t.aborted.Load() {
+		return false
+	}
+	res, err := t.c.pg.Exec(ctx, "INSERT INTO certa.applied (seqno) VALUES ("+strconv.FormatUint(seqno, 10)+"); COMMIT").ReadAll()
+	if err == nil && (len(res) != 2 || res[1].CommandTag.String() != "COMMIT") {
+		err = errNotCommitted // COMMIT of a failed transaction rolls back
+	}
+	if err != nil {
+		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	}
+	t.end(err != nil)
+	return err == nil
+}

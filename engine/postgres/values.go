@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// textArgs encodes a statement's arguments in PostgreSQL's text format,
+// with the OID of each that has an unambiguous type (0: PostgreSQL infers
+// it from the statement, as for a client's untyped parameter).
+func textArgs(args []any) (vals [][]byte, oids []uint32, err error) {
+	vals = make([][]byte, len(args))
+	oids = make([]uint32, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+		case int64:
+			vals[i] = strconv.AppendInt(nil, v, 10)
+		case float64:
+			vals[i] = strconv.AppendFloat(nil, v, 'g', -1, 64)
+		case string:
+			vals[i] = []byte(v)
+		case []byte:
+			vals[i] = []byte(`\x` + hex.EncodeToString(v))
+			oids[i] = 17 // bytea: its text form is only bytea's
+		case bool:
+			vals[i] = []byte(strconv.FormatBool(v))
+		default:
+			return nil, nil, sqlerr.New(sqlerr.InvalidParameterValue, "certa: parameter $%d has an unsupported Go type %T", i+1, a)
+		}
+	}
+	return vals, oids, nil
+}
+
+// columns converts PostgreSQL's field descriptions to result columns.
+// A type certa has no Type for is reported as text (its text form).
+func columns(fields []pgconn.FieldDescription) []result.Column {
+	cols := make([]result.Column, len(fields))
+	for i, f := range fields {
+		t, _ := result.TypeForOID(f.DataTypeOID)
+		cols[i] = result.Column{Name: f.Name, Type: t}
+		if t == result.Numeric && f.TypeModifier > 0 {
+			cols[i].Mod = f.TypeModifier
+		}
+	}
+	return cols
+}
+
+// value converts one text-format result value of a column of type t.
+func value(t result.Type, b []byte) (result.Value, error) {
+	if b == nil {
+		return nil, nil
+	}
+	switch {
+	case t.IsInteger():
+		return strconv.ParseInt(string(b), 10, 64)
+	case t.IsFloat():
+		switch string(b) {
+		case "Infinity":
+			return strconv.ParseFloat("+Inf", 64)
+		case "-Infinity":
+			return strconv.ParseFloat("-Inf", 64)
+		}
+		return strconv.ParseFloat(string(b), 64)
+	case t == result.Bool:
+		return string(b) == "t", nil
+	case t == result.Bytea:
+		s, ok := strings.CutPrefix(string(b), `\x`)
+		if !ok {
+			return nil, fmt.Errorf("bytea value not in hex form")
+		}
+		return hex.DecodeString(s)
+	}
+	return string(b), nil
+}
+
+// pgError converts an error from PostgreSQL to the error a client gets:
+// the server's own SQLSTATE and message, or 08006 for a lost connection.
+func pgError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return &sqlerr.Error{Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
+	}
+	var se *sqlerr.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return sqlerr.Wrap(err, "08006", "certa: lost the connection to the node's PostgreSQL: %v", err)
+}
