@@ -102,8 +102,10 @@ func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []en
 // applyItem applies one write set: its DDL statement, or its rows.
 func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem) error {
 	if it.WS.IsDDL() {
+		// As the client role, which then owns what it makes; the rows
+		// apply as the superuser (session_replication_role).
 		ts.reset()
-		_, err := conn.Exec(ctx, it.WS.DDL).ReadAll()
+		_, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole+"; "+it.WS.DDL+"; RESET ROLE").ReadAll()
 		return err
 	}
 	rows, err := decodeRows(it.WS.Changes)

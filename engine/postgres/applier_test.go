@@ -17,7 +17,7 @@ import (
 // on c (the origin) or rolls back (its write set then only travels).
 func captureTx(t *testing.T, c *pgconn.PgConn, ts *tables, commit bool, stmts ...string) *writeset.WriteSet {
 	t.Helper()
-	mustExec(t, c, "BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL certa.capture = on")
+	mustExec(t, c, "BEGIN ISOLATION LEVEL REPEATABLE READ")
 	for _, s := range stmts {
 		mustExec(t, c, s)
 	}
@@ -41,10 +41,11 @@ func captureTx(t *testing.T, c *pgconn.PgConn, ts *tables, commit bool, stmts ..
 // SQLSTATE and the others apply; DDL applied by the applier gives new
 // tables their capture trigger.
 func TestApplyItems(t *testing.T) {
-	origin, replica := startServer(t)
+	o, r := startServer(t)
+	origin, replica := o.client, r.admin
 	ctx := context.Background()
-	for _, c := range []*pgconn.PgConn{origin, replica} {
-		mustExec(t, c, "CREATE TABLE t (id int PRIMARY KEY, v text UNIQUE)")
+	for _, c := range []*pgconn.PgConn{o.admin, r.admin} {
+		mustExec(t, c, asClient("CREATE TABLE t (id int PRIMARY KEY, v text UNIQUE)"))
 	}
 	var ts, tsr tables
 	if n, err := appliedSeqno(ctx, replica); err != nil || n != 0 {
@@ -92,12 +93,13 @@ func TestApplyItems(t *testing.T) {
 		t.Fatalf("applied seqno %d, want 8", n)
 	}
 	// A write set captured on the replica's new table applies on the origin.
-	mustExec(t, origin, "CREATE TABLE u (id bigint PRIMARY KEY)")
-	w := captureTx(t, replica, &tsr, true, "INSERT INTO u VALUES (1), (2)")
-	if err := applyItems(ctx, origin, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1); err != nil {
+	mustExec(t, o.admin, asClient("CREATE TABLE u (id bigint PRIMARY KEY)"))
+	var tsc tables
+	w := captureTx(t, r.client, &tsc, true, "INSERT INTO u VALUES (1), (2)")
+	if err := applyItems(ctx, o.admin, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := rowsOf(t, origin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {
+	if got := rowsOf(t, o.admin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {
 		t.Fatalf("rows of u %q", got)
 	}
 }

@@ -12,14 +12,16 @@ import (
 	"certa/writeset"
 )
 
-// capture reads back (and deletes) what the capture triggers recorded of
-// the transaction open on conn, in the order its rows changed, and
-// returns the row changes and the write set's keys and tables. The
-// transaction must have run with certa.capture on, and with deferred
-// constraints made immediate first (their actions are changes too).
+// capture reads back what the capture triggers recorded of the
+// transaction open on conn, in the order its rows changed, and returns the
+// row changes and the write set's keys and tables. The transaction must
+// run as the client role (only its changes are captured), with deferred
+// constraints made immediate first (their actions are changes too). The
+// rows stay (clients cannot delete them); gcCapture deletes them once the
+// transaction has ended.
 func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (rows []rowChange, keys []writeset.Key, tabs []string, err error) {
-	r := conn.ExecParams(ctx, `WITH d AS (DELETE FROM certa.capture WHERE xid = pg_current_xact_id() RETURNING seq, rel, op, old, new)
-		SELECT rel, op, old, new FROM d ORDER BY seq`, nil, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_current_xact_id() ORDER BY seq`,
+		nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return nil, nil, nil, r.Err
 	}
@@ -109,4 +111,11 @@ func keyValue(raw json.RawMessage) (any, error) {
 		return f, err
 	}
 	return string(raw), nil
+}
+
+// gcCapture deletes the capture rows of transactions that have ended
+// (committed ones: rolled-back ones left no rows).
+func gcCapture(ctx context.Context, conn *pgconn.PgConn) error {
+	_, err := conn.Exec(ctx, "DELETE FROM certa.capture WHERE xid < pg_snapshot_xmin(pg_current_snapshot())").ReadAll()
+	return err
 }

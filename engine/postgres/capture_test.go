@@ -18,7 +18,12 @@ import (
 // startServer runs a PostgreSQL server for the test (as the postgres user
 // when the test runs as root) and returns connections to two new
 // databases of it, origin and replica, each with certa's objects.
-func startServer(t *testing.T) (origin, replica *pgconn.PgConn) {
+// testDB is a database of a test's server with certa's objects, and a
+// connection to it as the client role and one as the superuser.
+type testDB struct{ client, admin *pgconn.PgConn }
+
+// startServer starts a server with two databases, origin and replica.
+func startServer(t *testing.T) (origin, replica testDB) {
 	t.Helper()
 	if _, _, err := pgproc.FindBinDir(""); err != nil {
 		t.Fatalf("this test needs PostgreSQL (.ci/deps installs it): %v", err)
@@ -43,19 +48,31 @@ func startServer(t *testing.T) (origin, replica *pgconn.PgConn) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	conns := make([]*pgconn.PgConn, 2)
-	for i, db := range []string{"origin", "replica"} {
+	var dbs []testDB
+	for _, db := range []string{"origin", "replica"} {
 		mustExec(t, admin, "CREATE DATABASE "+db)
-		c, err := pgconn.Connect(ctx, s.DSN(db))
-		if err != nil {
-			t.Fatal(err)
+		var d testDB
+		for _, user := range []string{"", clientRole} {
+			c, err := connect(ctx, s.DSN(db), user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close(context.Background()) })
+			if user == "" {
+				mustExec(t, c, bootstrapSQL)
+				d.admin = c
+			} else {
+				d.client = c
+			}
 		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		mustExec(t, c, bootstrapSQL)
-		conns[i] = c
+		dbs = append(dbs, d)
 	}
-	return conns[0], conns[1]
+	return dbs[0], dbs[1]
 }
+
+// asClient makes a superuser's schema statement run as the client role,
+// as the applier runs it.
+func asClient(ddl string) string { return "SET ROLE " + clientRole + "; " + ddl + "; RESET ROLE" }
 
 func mustExec(t *testing.T, c *pgconn.PgConn, sql string) []*pgconn.Result {
 	t.Helper()
@@ -82,7 +99,8 @@ func rowsOf(t *testing.T, c *pgconn.PgConn, table string) []string {
 // columns' types; the keys are those of the rows written, in the SQLite
 // engine's encoding.
 func TestCaptureAndApply(t *testing.T) {
-	origin, replica := startServer(t)
+	o, r := startServer(t)
+	origin, originAdmin, replica := o.client, o.admin, r.admin
 	schema := []string{
 		`CREATE TABLE acct (id bigint PRIMARY KEY, owner text NOT NULL, balance numeric(14,2), opened timestamptz,
 			tags text[], doc jsonb, photo bytea, flag boolean, ratio double precision, doubled bigint GENERATED ALWAYS AS (id * 2) STORED)`,
@@ -91,15 +109,15 @@ func TestCaptureAndApply(t *testing.T) {
 		`CREATE TABLE other."Odd Name" ("k""ey" text PRIMARY KEY, v interval)`,
 	}
 	for _, ddl := range schema {
-		mustExec(t, origin, ddl) // DDL runs on every node, in total order
-		mustExec(t, replica, ddl)
+		mustExec(t, originAdmin, asClient(ddl)) // DDL runs on every node, in total order
+		mustExec(t, replica, asClient(ddl))
 	}
 	// A table without a primary key is refused (42P16); one made while
 	// the check was off (an operator's older table) is refused at capture.
-	if _, err := origin.Exec(context.Background(), "CREATE TABLE nokey (v int)").ReadAll(); err == nil || !strings.Contains(err.Error(), "42P16") {
+	if _, err := originAdmin.Exec(context.Background(), asClient("CREATE TABLE nokey (v int)")).ReadAll(); err == nil || !strings.Contains(err.Error(), "42P16") {
 		t.Fatalf("CREATE TABLE without a primary key: %v, want 42P16", err)
 	}
-	mustExec(t, origin, "ALTER EVENT TRIGGER certa_check_ddl DISABLE; CREATE TABLE nokey (v int); ALTER EVENT TRIGGER certa_check_ddl ENABLE ALWAYS")
+	mustExec(t, originAdmin, "ALTER EVENT TRIGGER certa_check_ddl DISABLE; "+asClient("CREATE TABLE nokey (v int)")+"; ALTER EVENT TRIGGER certa_check_ddl ENABLE ALWAYS")
 	ctx := context.Background()
 	var ts, tsReplica tables
 	for _, c := range []struct {
@@ -120,7 +138,7 @@ func TestCaptureAndApply(t *testing.T) {
 			[]writeset.Key{key("other.Odd Name", "K"), key("other.Odd Name", "k")}},
 		{[]string{`SELECT count(*) FROM acct`}, nil},
 	} {
-		mustExec(t, origin, "BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL certa.capture = on")
+		mustExec(t, origin, "BEGIN ISOLATION LEVEL REPEATABLE READ")
 		for _, s := range c.stmts {
 			mustExec(t, origin, s)
 		}
@@ -152,21 +170,42 @@ func TestCaptureAndApply(t *testing.T) {
 			}
 		}
 	}
-	// Nothing is left in the capture table; a table without a key is
-	// refused at capture, and nothing is captured without certa.capture.
+	// Nothing is left in the capture table after its clean-up; a table
+	// without a key is refused at capture, and nothing is captured of
+	// what another role than the client role does (the applier).
+	if err := gcCapture(ctx, originAdmin); err != nil {
+		t.Fatal(err)
+	}
 	if n := mustExec(t, origin, "SELECT count(*) FROM certa.capture")[0].Rows[0][0]; string(n) != "0" {
 		t.Fatalf("%s capture rows left", n)
 	}
-	mustExec(t, origin, "BEGIN; SET LOCAL certa.capture = on; INSERT INTO nokey VALUES (1)")
+	mustExec(t, origin, "BEGIN; INSERT INTO nokey VALUES (1)")
 	if _, _, _, err := capture(ctx, origin, &ts); err == nil || !strings.Contains(err.Error(), "no primary key") {
 		t.Fatalf("capture of a table without a key: %v", err)
 	}
 	mustExec(t, origin, "ROLLBACK")
-	mustExec(t, origin, "BEGIN; INSERT INTO acct (id, owner) VALUES (9, 'z')")
-	if rows, _, _, err := capture(ctx, origin, &ts); err != nil || len(rows) != 0 {
-		t.Fatalf("capture without certa.capture: %v %v", rows, err)
+	mustExec(t, originAdmin, "BEGIN; INSERT INTO acct (id, owner) VALUES (9, 'z')")
+	if rows, _, _, err := capture(ctx, originAdmin, &ts); err != nil || len(rows) != 0 {
+		t.Fatalf("capture of the superuser's changes: %v %v", rows, err)
 	}
-	mustExec(t, origin, "ROLLBACK")
+	mustExec(t, originAdmin, "ROLLBACK")
+
+	// The client role cannot make its changes escape capture, nor change
+	// the schema on this node alone.
+	for stmt, code := range map[string]string{
+		"DELETE FROM certa.capture":                      "42501",
+		"SET session_replication_role = replica":         "42501",
+		"ALTER TABLE acct DISABLE TRIGGER certa_capture": "0A000",
+		"TRUNCATE entry":                                 "0A000",
+		"CREATE TABLE x (id int PRIMARY KEY)":            "0A000",
+		"CREATE TEMP TABLE tmp (id int)":                 "0A000",
+		"DO $$ BEGIN EXECUTE 'DROP TABLE entry'; END $$": "0A000",
+	} {
+		_, err := origin.Exec(ctx, stmt).ReadAll()
+		if err == nil || !strings.Contains(err.Error(), "SQLSTATE "+code) {
+			t.Errorf("%s as the client role: %v, want SQLSTATE %s", stmt, err, code)
+		}
+	}
 }
 
 // key is writeset.EncodeKey with ints as int64.

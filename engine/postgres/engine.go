@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +20,10 @@ import (
 
 // Config configures an Engine.
 type Config struct {
-	// DSN connects to the node's database as a role that may create
-	// schema certa, triggers and an event trigger (a superuser: pgproc's
-	// server gives one).
+	// DSN connects to the node's database as a superuser (pgproc's
+	// server gives one): it makes schema certa, the client role and event
+	// triggers, and applies rows with session_replication_role. Local
+	// transactions connect with the same DSN as the client role.
 	DSN string
 	// NodeID is this node's id: the Origin of the write sets its sessions
 	// hand over (Tx.HandOver), which Apply commits at their position.
@@ -57,8 +59,13 @@ type Engine struct {
 	applyMu sync.Mutex // held by Apply; guards applier and its tables
 	applier *pgconn.PgConn
 	applyTS tables
+	lastGC  time.Time // of capture rows (gcCapture)
+	token   string    // lets an origin's transaction record its seqno (certa.commit_at)
 
 	watch *pgconn.PgConn // the brute-force abort's connection (watch.go); used under applyMu
+
+	checkMu sync.Mutex
+	checker *pgconn.PgConn // CheckDDL's (superuser) connection
 
 	localMu sync.Mutex
 	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
@@ -87,7 +94,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	applier, err := connect(ctx, cfg.DSN)
+	applier, err := connect(ctx, cfg.DSN, "")
 	if err != nil {
 		return nil, fmt.Errorf("postgres engine: connect: %w", err)
 	}
@@ -95,12 +102,23 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		applier.Close(ctx)
 		return nil, fmt.Errorf("postgres engine: install certa's schema: %w", err)
 	}
-	watch, err := connect(ctx, cfg.DSN)
-	if err != nil {
-		applier.Close(ctx)
-		return nil, fmt.Errorf("postgres engine: connect: %w", err)
+	var admin [2]*pgconn.PgConn
+	for i := range admin {
+		if admin[i], err = connect(ctx, cfg.DSN, ""); err != nil {
+			for _, c := range append(admin[:i], applier) {
+				c.Close(ctx)
+			}
+			return nil, fmt.Errorf("postgres engine: connect: %w", err)
+		}
 	}
-	e := &Engine{cfg: cfg, applier: applier, watch: watch, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}}
+	e := &Engine{cfg: cfg, applier: applier, watch: admin[0], checker: admin[1], held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}}
+	e.token = rand.Text()
+	_, err = applier.Exec(ctx, "DELETE FROM certa.token").ReadAll()
+	r := applier.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()
+	if r.Err = errors.Join(err, r.Err); r.Err != nil {
+		e.Close()
+		return nil, fmt.Errorf("postgres engine: %w", r.Err)
+	}
 	e.pool = newPool(cfg.DSN, cfg.MaxConns)
 	return e, nil
 }
@@ -111,6 +129,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.pool.close()
+	e.checkMu.Lock()
+	e.checker.Close(context.Background())
+	e.checkMu.Unlock()
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	e.watch.Close(context.Background())

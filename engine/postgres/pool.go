@@ -21,7 +21,7 @@ type conn struct {
 // pool holds the connections of local transactions: at most max open,
 // idle ones kept for reuse.
 type pool struct {
-	dsn   string
+	dsn   string        // the client role's
 	slots chan struct{} // one token per connection that may be open
 	mu    sync.Mutex
 	idle  []*conn
@@ -55,7 +55,7 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	pg, err := connect(ctx, p.dsn)
+	pg, err := connect(ctx, p.dsn, clientRole)
 	if err != nil {
 		p.slots <- struct{}{}
 		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
@@ -63,13 +63,16 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 	return &conn{pg: pg}, nil
 }
 
-// connect opens a connection on which a context that ends cancels the
+// connect opens a connection, as user if it is not empty, on which a context that ends cancels the
 // statement running (the server answers 57014, and the connection and its
 // transaction stay usable) rather than closing the connection.
-func connect(ctx context.Context, dsn string) (*pgconn.PgConn, error) {
+func connect(ctx context.Context, dsn, user string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if user != "" {
+		cfg.User = user
 	}
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 10 * time.Second}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"certa/engine"
 	"certa/writeset"
@@ -42,10 +44,21 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 		start, recorded = i+1, items[i].Seqno
 	}
 	if start < len(items) || recorded < upTo {
-		return e.applyRun(ctx, items[start:], upTo)
+		if err := e.applyRun(ctx, items[start:], upTo); err != nil {
+			return err
+		}
+	}
+	if time.Since(e.lastGC) > gcEvery {
+		e.lastGC = time.Now()
+		if err := gcCapture(ctx, e.applier); err != nil {
+			return fmt.Errorf("apply: delete old capture rows: %w", err)
+		}
 	}
 	return nil
 }
+
+// gcEvery spaces the deletions of capture rows of ended transactions.
+const gcEvery = time.Second
 
 // takeHeld returns the held transaction of ws, no longer held, or nil.
 func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {

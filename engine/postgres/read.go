@@ -73,22 +73,22 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if e.closed.Load() {
 		return engine.DDL{}, errClosed
 	}
-	c, err := e.pool.get(ctx)
-	if err != nil {
-		return engine.DDL{}, err
-	}
+	e.checkMu.Lock()
+	defer e.checkMu.Unlock()
+	c := e.checker
 	var indexTables []string
 	for _, idx := range pgparse.DroppedIndexes(stmt) {
-		r := c.pg.ExecParams(ctx, `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END
+		r := c.ExecParams(ctx, `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END
 			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE i.indexrelid = to_regclass($1)`, [][]byte{[]byte(idx)}, nil, nil, nil).Read()
 		for _, row := range r.Rows {
 			indexTables = append(indexTables, string(row[0]))
 		}
 	}
-	res, err := c.pg.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; "+stmt+"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
-	_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-	e.pool.put(c, rerr != nil)
+	// As the applier runs it: as the client role, in a transaction.
+	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; SET LOCAL ROLE "+clientRole+"; "+stmt+
+		"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
+	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	if err != nil {
 		return engine.DDL{}, pgError(err)
 	}

@@ -1,33 +1,59 @@
 package postgres
 
+// clientRole is the role clients' transactions run as: no superuser, no
+// right to create roles or databases, so that nothing a client sends
+// reaches past replication. It owns the replicated tables: the applier runs
+// schema changes as it (SET LOCAL ROLE), and rows as the superuser.
+const clientRole = "certa_client"
+
 // bootstrapSQL makes what certa keeps in a database, idempotently:
 //
+//   - the role certa_client (clientRole), with the rights it needs: create
+//     schemas and in schema public, read certa.applied and certa.capture.
 //   - certa.applied: one row per applied seqno, inserted by the transaction
 //     that applies (or commits at) it; its largest seqno is the state a
 //     snapshot reads.
+//   - certa.commit_at(seqno, token): how an origin's transaction, which
+//     runs as the client role, records its seqno when it commits at its
+//     position; it needs the engine's token (certa.token, which only the
+//     superuser reads; the engine passes it as a parameter, which
+//     pg_stat_activity does not show), so a client cannot move the
+//     applied seqno.
 //   - certa.failed: the seqnos of write sets that failed at apply (the
 //     same on every node), written in the same transaction.
 //   - certa.capture: the rows a transaction changed, as its capture
-//     triggers record them, read back (and deleted) before it commits.
-//     UNLOGGED: nothing in it survives its transaction.
-//   - certa.capture_row: the row trigger. It records nothing unless the
-//     session set certa.capture to on, so that a dump restored into a plain
-//     PostgreSQL, or the applier (session_replication_role = replica, under
-//     which ordinary triggers do not fire anyway), captures nothing.
+//     triggers record them, read back before it commits. Clients may read
+//     it, not change it (the trigger function is SECURITY DEFINER): a
+//     client that could delete its capture rows would commit changes that
+//     are never replicated. Rows of ended transactions are deleted by
+//     the applier (gcCapture). UNLOGGED: nothing in it outlives a crash.
+//   - certa.capture_row: the row trigger. It records only what clients
+//     (session user certa_client, which a client cannot change) do, so a
+//     dump restored into a plain PostgreSQL, or the applier, captures
+//     nothing; certa.refuse_truncate refuses TRUNCATE to clients (no row
+//     trigger sees it).
 //   - the event trigger certa_install_capture, which gives every new
-//     permanent table outside schema certa its capture trigger, whoever
-//     creates it and however (CREATE TABLE AS, in a function...); ENABLE
-//     ALWAYS, so that it fires for the applier's DDL too, which runs with
-//     session_replication_role = replica.
-//   - the event triggers certa_refuse_ddl, which refuses a schema change in
-//     a client's transaction (certa.capture on: it would change this node
-//     alone; schema changes run in total order, as DDL write sets), and
-//     certa_check_ddl and certa_dropped, which refuse a permanent table
-//     without a primary key (certa replicates rows by key; on every node
-//     alike, so an item fails at its position everywhere) and note the
-//     tables a statement touches in certa.ddl_tables (CheckDDL).
+//     permanent table outside schema certa its capture and TRUNCATE
+//     triggers, whoever creates it and however (CREATE TABLE AS, in a
+//     function...); ENABLE ALWAYS, so that it fires for the applier's DDL
+//     too, which runs with session_replication_role = replica.
+//   - the event triggers certa_refuse_ddl, which refuses a schema change to
+//     clients (it would change this node alone; schema changes run in
+//     total order, as DDL write sets), and certa_check_ddl and
+//     certa_dropped, which refuse a permanent table without a primary key
+//     (certa replicates rows by key; on every node alike, so an item fails
+//     at its position everywhere) and note the tables a statement touches
+//     in certa.ddl_tables (CheckDDL).
 const bootstrapSQL = `
+DO $r$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN
+		CREATE ROLE certa_client LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+	END IF;
+	EXECUTE format('GRANT CREATE, TEMPORARY ON DATABASE %I TO certa_client', current_database());
+END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
+GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
+GRANT USAGE ON SCHEMA certa TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
@@ -39,14 +65,34 @@ CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	new jsonb,
 	PRIMARY KEY (xid, seq)
 );
-CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql AS $f$
+GRANT SELECT ON certa.applied, certa.capture TO certa_client;
+CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
+CREATE OR REPLACE FUNCTION certa.commit_at(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
-	IF current_setting('certa.capture', true) IS DISTINCT FROM 'on' THEN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = commit_at.token) THEN
+		RAISE EXCEPTION 'certa: only the node may record applied seqnos' USING ERRCODE = '42501';
+	END IF;
+	INSERT INTO certa.applied VALUES (seqno);
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF session_user <> 'certa_client' THEN
 		RETURN NULL;
 	END IF;
 	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),
 		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END,
 		CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END);
+	RETURN NULL;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	IF session_user = 'certa_client' THEN
+		RAISE EXCEPTION 'certa: TRUNCATE is not replicated yet' USING ERRCODE = '0A000', HINT = 'Use DELETE FROM the table.';
+	END IF;
 	RETURN NULL;
 END
 $f$;
@@ -62,12 +108,13 @@ BEGIN
 			AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_capture')
 	LOOP
 		EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', r.rel);
+		EXECUTE format('CREATE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', r.rel);
 	END LOOP;
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $f$
 BEGIN
-	IF current_setting('certa.capture', true) = 'on' THEN
+	IF session_user = 'certa_client' THEN
 		RAISE EXCEPTION 'certa: % cannot run inside a transaction of this node', tg_tag
 			USING ERRCODE = '0A000',
 			HINT = 'Schema changes are replicated in total order: run them as statements of their own, or in a transaction block that certa runs at its position.';

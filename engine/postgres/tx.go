@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"certa/engine"
 	"certa/result"
 	"certa/sqlerr"
@@ -15,7 +17,7 @@ import (
 )
 
 // Tx is a local transaction: a REPEATABLE READ transaction on a connection
-// of its own, with certa's capture on.
+// of its own, as the client role (schema.go).
 type Tx struct {
 	e        *Engine
 	mu       sync.Mutex // serialises the Tx's calls with Apply's commit of it
@@ -31,9 +33,10 @@ var _ engine.Tx = (*Tx)(nil)
 
 // beginSQL starts a local transaction and reads the seqno its snapshot
 // holds: the first statement fixes a REPEATABLE READ snapshot, and every
-// apply inserts its seqno in its own transaction, in log order.
-const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL certa.capture = on;
-SELECT coalesce(max(seqno), 0) FROM certa.applied`
+// apply inserts its seqno in its own transaction, in log order. The
+// connection is the client role's, so the capture triggers record its
+// changes.
+const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0) FROM certa.applied`
 
 // Begin starts a local transaction at the latest applied state.
 func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
@@ -271,9 +274,15 @@ func (t *Tx) commitAt(ctx context.Context, seqno uint64) bool {
 	if t.c == nil || t.aborted.Load() {
 		return false
 	}
-	res, err := t.c.pg.Exec(ctx, "INSERT INTO certa.applied (seqno) VALUES ("+strconv.FormatUint(seqno, 10)+"); COMMIT").ReadAll()
-	if err == nil && (len(res) != 2 || res[1].CommandTag.String() != "COMMIT") {
-		err = errNotCommitted // COMMIT of a failed transaction rolls back
+	r := t.c.pg.ExecParams(ctx, "SELECT certa.commit_at($1, $2)",
+		[][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(t.e.token)}, nil, nil, nil).Read()
+	err := r.Err
+	if err == nil {
+		var res []*pgconn.Result
+		res, err = t.c.pg.Exec(ctx, "COMMIT").ReadAll()
+		if err == nil && res[0].CommandTag.String() != "COMMIT" {
+			err = errNotCommitted // COMMIT of a failed transaction rolls back
+		}
 	}
 	if err != nil {
 		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
