@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"certa/datadir"
+	"certa/engine"
+	"certa/engine/postgres"
 	"certa/engine/sqlite"
 	"certa/httpapi"
 	"certa/orderlog/raftlog"
@@ -42,6 +44,7 @@ type nodeFlags struct {
 	requireTLS                                     bool
 	peerCert, peerKey, peerCA                      string
 	insecurePeers                                  bool
+	engine, postgresBin                            string
 }
 
 func runNode(args []string) error {
@@ -78,6 +81,8 @@ func runNode(args []string) error {
 	fs.StringVar(&f.peerKey, "peer-key", "", "PEM private key of --peer-cert")
 	fs.StringVar(&f.peerCA, "peer-ca", "", "PEM certificate of the cluster's CA: only nodes with a certificate it signed may join, replicate, vote or call internal endpoints")
 	fs.BoolVar(&f.insecurePeers, "insecure-peers", false, "allow Raft and HTTP addresses that are not loopback without peer TLS: anyone who reaches them owns the cluster (for trying out on a trusted private network only)")
+	fs.StringVar(&f.engine, "engine", "sqlite", "the database engine of the node: sqlite (embedded) or postgres (a PostgreSQL server the node runs in <data-dir>/pg; experimental: no state transfer yet, so every node must start with the cluster)")
+	fs.StringVar(&f.postgresBin, "postgres-bin", "", "directory of PostgreSQL's postgres and initdb (15 or later), for --engine postgres (default: from PATH, else the newest /usr/lib/postgresql/N/bin)")
 	fs.Parse(args)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// With the collector at 4x the live heap, committing a large
@@ -140,11 +145,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if !raftlog.HasState(raftDir) && !f.bootstrap && f.join == "" {
 		return fmt.Errorf("%w (%s)", errNoState, f.dataDir)
 	}
-	eng, err := sqlite.Open(sqlite.Config{
-		Path:        filepath.Join(f.dataDir, "data.db"),
-		ApplyGrace:  f.applyGrace,
-		LockTimeout: f.lockTimeout,
-	})
+	eng, err := openEngine(ctx, f, logger)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -250,6 +251,23 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return nil
+}
+
+// openEngine opens the node's database engine (--engine).
+func openEngine(ctx context.Context, f nodeFlags, logger *slog.Logger) (engine.Engine, error) {
+	switch f.engine {
+	case "sqlite":
+		return sqlite.Open(sqlite.Config{
+			Path:        filepath.Join(f.dataDir, "data.db"),
+			ApplyGrace:  f.applyGrace,
+			LockTimeout: f.lockTimeout,
+		})
+	case "postgres":
+		return postgres.OpenManaged(ctx, postgres.ManagedConfig{
+			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, Logger: logger,
+		})
+	}
+	return nil, fmt.Errorf("--engine %q: choose sqlite or postgres", f.engine)
 }
 
 // joinAddrs splits --join.

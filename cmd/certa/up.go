@@ -28,6 +28,7 @@ func runUp(args []string) error {
 	nodes := fs.Int("nodes", 3, "number of nodes")
 	dataDir := fs.String("data-dir", "certa-data", "directory holding one data directory per node")
 	portBase := fs.Int("port-base", 5433, "node k listens for clients on port-base+k-1, HTTP on port-base+100+k-1, Raft on port-base+200+k-1")
+	engineName := fs.String("engine", "sqlite", "the nodes' database engine: sqlite, or postgres (each node runs a PostgreSQL server; experimental, see certa node --help)")
 	secure := fs.Bool("secure", false, "run the cluster as in production: certificates for TLS between nodes and with clients (a CA in data-dir/certs), and a user certa whose password is printed")
 	fs.Parse(args)
 	if *nodes < 1 || *nodes > 9 {
@@ -66,7 +67,8 @@ func runUp(args []string) error {
 		a := []string{"node", "--id", id, "--data-dir", dirs[k],
 			"--pg-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+k-1),
 			"--http-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+100+k-1),
-			"--raft-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+200+k-1)}
+			"--raft-addr", fmt.Sprintf("127.0.0.1:%d", *portBase+200+k-1),
+			"--engine", *engineName}
 		switch {
 		case member == 0 && k == 1:
 			a = append(a, "--bootstrap")
