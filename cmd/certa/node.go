@@ -81,7 +81,7 @@ func runNode(args []string) error {
 	fs.StringVar(&f.peerKey, "peer-key", "", "PEM private key of --peer-cert")
 	fs.StringVar(&f.peerCA, "peer-ca", "", "PEM certificate of the cluster's CA: only nodes with a certificate it signed may join, replicate, vote or call internal endpoints")
 	fs.BoolVar(&f.insecurePeers, "insecure-peers", false, "allow Raft and HTTP addresses that are not loopback without peer TLS: anyone who reaches them owns the cluster (for trying out on a trusted private network only)")
-	fs.StringVar(&f.engine, "engine", "sqlite", "the database engine of the node: sqlite (embedded) or postgres (a PostgreSQL server the node runs in <data-dir>/pg; experimental: no state transfer yet, so every node must start with the cluster)")
+	fs.StringVar(&f.engine, "engine", "sqlite", "the database engine of the node: sqlite (embedded) or postgres (a PostgreSQL server the node runs in <data-dir>/pg; experimental: see README)")
 	fs.StringVar(&f.postgresBin, "postgres-bin", "", "directory of PostgreSQL's postgres and initdb (15 or later), for --engine postgres (default: from PATH, else the newest /usr/lib/postgresql/N/bin)")
 	fs.Parse(args)
 	if os.Getenv("GOMEMLIMIT") == "" {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +29,9 @@ type Config struct {
 	NodeID string
 	// MaxConns bounds the connections of local transactions (default 64).
 	MaxConns int
+	// BinDir holds pg_dump and pg_restore, for state transfer (Snapshot,
+	// Restore). Empty: looked for as pgproc finds postgres.
+	BinDir string
 }
 
 func (c *Config) setDefaults() {
@@ -54,7 +56,7 @@ func (c *Config) Validate() error {
 // Engine is engine.Engine over one PostgreSQL database.
 type Engine struct {
 	cfg  Config
-	pool *pool
+	pool atomic.Pointer[pool] // replaced by Restore
 
 	applyMu sync.Mutex // held by Apply; guards applier and its tables
 	applier *pgconn.PgConn
@@ -94,33 +96,61 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	applier, err := connect(ctx, cfg.DSN, "")
-	if err != nil {
-		return nil, fmt.Errorf("postgres engine: connect: %w", err)
+	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, token: rand.Text()}
+	if err := e.openAdmin(ctx); err != nil {
+		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
-	if _, err := applier.Exec(ctx, bootstrapSQL).ReadAll(); err != nil {
-		applier.Close(ctx)
-		return nil, fmt.Errorf("postgres engine: install certa's schema: %w", err)
-	}
-	var admin [2]*pgconn.PgConn
-	for i := range admin {
-		if admin[i], err = connect(ctx, cfg.DSN, ""); err != nil {
-			for _, c := range append(admin[:i], applier) {
+	e.pool.Store(newPool(cfg.DSN, cfg.MaxConns))
+	return e, nil
+}
+
+// openAdmin opens the engine's superuser connections (the applier's, the
+// watcher's, CheckDDL's), installs certa's objects and records the
+// engine's token (certa.commit_at). The caller holds applyMu or has the
+// only reference to e.
+func (e *Engine) openAdmin(ctx context.Context) error {
+	var conns [3]*pgconn.PgConn
+	closeAll := func() {
+		for _, c := range conns {
+			if c != nil {
 				c.Close(ctx)
 			}
-			return nil, fmt.Errorf("postgres engine: connect: %w", err)
 		}
 	}
-	e := &Engine{cfg: cfg, applier: applier, watch: admin[0], checker: admin[1], held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}}
-	e.token = rand.Text()
-	_, err = applier.Exec(ctx, "DELETE FROM certa.token").ReadAll()
-	r := applier.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()
-	if r.Err = errors.Join(err, r.Err); r.Err != nil {
-		e.Close()
-		return nil, fmt.Errorf("postgres engine: %w", r.Err)
+	for i := range conns {
+		c, err := connect(ctx, e.cfg.DSN, "")
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("connect: %w", err)
+		}
+		conns[i] = c
 	}
-	e.pool = newPool(cfg.DSN, cfg.MaxConns)
-	return e, nil
+	applier := conns[0]
+	if _, err := applier.Exec(ctx, bootstrapSQL).ReadAll(); err != nil {
+		closeAll()
+		return fmt.Errorf("install certa's schema: %w", err)
+	}
+	_, err := applier.Exec(ctx, "DELETE FROM certa.token").ReadAll()
+	r := applier.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()
+	if err = errors.Join(err, r.Err); err != nil {
+		closeAll()
+		return err
+	}
+	e.applier, e.watch = conns[0], conns[1]
+	e.checkMu.Lock()
+	e.checker = conns[2]
+	e.checkMu.Unlock()
+	return nil
+}
+
+// closeAdmin closes what openAdmin opened. The caller holds applyMu.
+func (e *Engine) closeAdmin() {
+	ctx := context.Background()
+	e.checkMu.Lock()
+	e.checker.Close(ctx)
+	e.checkMu.Unlock()
+	e.watch.Close(ctx)
+	e.applier.Close(ctx)
 }
 
 // Close closes the engine's connections; open transactions fail.
@@ -128,14 +158,11 @@ func (e *Engine) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	e.pool.close()
-	e.checkMu.Lock()
-	e.checker.Close(context.Background())
-	e.checkMu.Unlock()
+	e.pool.Load().close()
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
-	e.watch.Close(context.Background())
-	return e.applier.Close(context.Background())
+	e.closeAdmin()
+	return nil
 }
 
 // AppliedSeqno returns the largest seqno in certa.applied.
@@ -163,16 +190,6 @@ func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
 	return nil
 }
 
-// Snapshot is not supported yet (state transfer, issue 18).
-func (e *Engine) Snapshot(context.Context) (engine.Snapshot, error) {
-	return nil, errUnsupported("state transfer (snapshots)")
-}
-
-// Restore is not supported yet (state transfer, issue 18).
-func (e *Engine) Restore(context.Context, io.Reader) error {
-	return errUnsupported("state transfer (restore)")
-}
-
 // SequencesWanted returns nil: this engine reserves no sequence values
 // through the log (sequences are to be interleaved by node).
 func (e *Engine) SequencesWanted() <-chan string { return nil }
@@ -190,12 +207,12 @@ func (e *Engine) WaitSequenceValues(context.Context, string) error { return nil 
 
 // Describe asks PostgreSQL for the types of sql's parameters and result.
 func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
-	c, err := e.pool.get(ctx)
+	c, err := e.pool.Load().get(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	sd, err := c.pg.Prepare(ctx, "", sql, nil)
-	e.pool.put(c, err != nil && c.pg.IsClosed())
+	c.release(err != nil && c.pg.IsClosed())
 	if err != nil {
 		return nil, nil, pgError(err)
 	}

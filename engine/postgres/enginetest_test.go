@@ -47,7 +47,6 @@ func startOneServer(t *testing.T) *pgproc.Server {
 func (f *factory) KnownFailures() map[string]string {
 	return map[string]string{
 		"WriteSet/LockedRows":   "rows locked by SELECT ... FOR UPDATE/SHARE are not captured yet (row triggers do not see them): issue 18",
-		"State/SnapshotRestore": "state transfer (Snapshot, Restore) is not built yet: issue 18",
 	}
 }
 
@@ -84,7 +83,7 @@ func (f *factory) Reopen(t *testing.T, e engine.Engine) engine.Engine {
 
 func (f *factory) open(t *testing.T, db string) engine.Engine {
 	t.Helper()
-	e, err := Open(context.Background(), Config{DSN: f.srv.DSN(db), NodeID: "n1"})
+	e, err := Open(context.Background(), Config{DSN: f.srv.DSN(db), NodeID: "n1", BinDir: f.srv.BinDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 		srv.Stop()
 		return nil, fmt.Errorf("postgres engine: make database %s: %w", database, r.Err)
 	}
-	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID})
+	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir()})
 	if err != nil {
 		srv.Stop()
 		return nil, err

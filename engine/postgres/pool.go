@@ -13,6 +13,7 @@ import (
 
 // conn is one connection of the pool, with its cache of table metadata.
 type conn struct {
+	p     *pool // the pool it came from
 	pg    *pgconn.PgConn
 	ts    tables
 	epoch uint64 // the engine's schema epoch ts was filled at
@@ -60,7 +61,7 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		p.slots <- struct{}{}
 		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
 	}
-	return &conn{pg: pg}, nil
+	return &conn{p: p, pg: pg}, nil
 }
 
 // connect opens a connection, as user if it is not empty, on which a context that ends cancels the
@@ -96,6 +97,9 @@ func (p *pool) put(c *conn, broken bool) {
 	}
 	p.slots <- struct{}{}
 }
+
+// release returns c to its pool; a broken connection is closed.
+func (c *conn) release(broken bool) { c.p.put(c, broken) }
 
 // close closes the idle connections; connections in use are closed when
 // they come back.

@@ -43,7 +43,7 @@ func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
 	if e.closed.Load() {
 		return errClosed
 	}
-	c, err := e.pool.get(ctx)
+	c, err := e.pool.Load().get(ctx)
 	if err != nil {
 		return err
 	}
@@ -52,12 +52,12 @@ func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
 	e.track(pid, &aborted)
 	defer e.untrack(pid)
 	if _, err := c.pg.Exec(ctx, readOnlySQL).ReadAll(); err != nil {
-		e.pool.put(c, true)
+		c.release(true)
 		return pgError(err)
 	}
 	err = f(c)
 	_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-	e.pool.put(c, rerr != nil || aborted.Load())
+	c.release(rerr != nil || aborted.Load())
 	if err != nil && aborted.Load() {
 		return abortedErr()
 	}

@@ -43,7 +43,7 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
-	c, err := e.pool.get(ctx)
+	c, err := e.pool.Load().get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,12 +54,12 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	res, err := c.pg.Exec(ctx, beginSQL).ReadAll()
 	if err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		e.pool.put(c, true)
+		c.release(true)
 		return nil, pgError(err)
 	}
 	snap, err := strconv.ParseUint(string(res[len(res)-1].Rows[0][0]), 10, 64)
 	if err != nil {
-		e.pool.put(c, true)
+		c.release(true)
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
 	t := &Tx{e: e, c: c, pid: c.pg.PID(), snapshot: snap}
@@ -259,7 +259,7 @@ func (t *Tx) Rollback() error {
 // end returns the connection to the pool. The caller holds t.mu.
 func (t *Tx) end(broken bool) {
 	t.e.untrack(t.pid)
-	t.e.pool.put(t.c, broken || t.aborted.Load())
+	t.c.release(broken || t.aborted.Load())
 	t.c = nil
 }
 

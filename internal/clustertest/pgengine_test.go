@@ -12,7 +12,7 @@ import (
 // startPostgresCluster starts n nodes with --engine postgres: each runs a
 // PostgreSQL server in its data directory (as the postgres user when the
 // test runs as root, so the directories above must let it through).
-func startPostgresCluster(t *testing.T, n int) *testcluster.Cluster {
+func startPostgresCluster(t *testing.T, n int, args ...string) *testcluster.Cluster {
 	t.Helper()
 	if os.Geteuid() == 0 {
 		for d := filepath.Dir(t.TempDir()); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
@@ -21,7 +21,10 @@ func startPostgresCluster(t *testing.T, n int) *testcluster.Cluster {
 			}
 		}
 	}
-	return testcluster.Start(t, n, append([]string{"--engine", "postgres"}, testArgs...)...)
+	if len(args) == 0 {
+		args = testArgs
+	}
+	return testcluster.Start(t, n, append([]string{"--engine", "postgres"}, args...)...)
 }
 
 // A cluster over real PostgreSQL servers, used as a client would: DDL,

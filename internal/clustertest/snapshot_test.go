@@ -45,9 +45,13 @@ func snapshotAdvanced(t *testing.T, c *testcluster.Cluster, i int, after uint64)
 // A node restarted after the log it missed was compacted away, and a node
 // that joins late, both catch up through a snapshot (state transfer), serve
 // the same data, take writes, and resume from their own data after a
-// restart.
+// restart; with either engine.
 func TestStateTransferAfterLogCompaction(t *testing.T) {
-	c := testcluster.Start(t, 3, snapshotArgs...)
+	t.Run("sqlite", func(t *testing.T) { testStateTransfer(t, testcluster.Start(t, 3, snapshotArgs...)) })
+	t.Run("postgres", func(t *testing.T) { testStateTransfer(t, startPostgresCluster(t, 3, snapshotArgs...)) })
+}
+
+func testStateTransfer(t *testing.T, c *testcluster.Cluster) {
 	mustExec(t, c.Conn(0), "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
 	mustExec(t, syncConn(t, c, 1), "SELECT 1 FROM acked") // node 1 has the table
 	insertRows(t, c, []int{0, 1}, 1, 50)

@@ -90,6 +90,9 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// BinDir is the directory of the server's programs (pg_dump is there too).
+func (s *Server) BinDir() string { return s.bin }
+
 // Major is the server's major version.
 func (s *Server) Major() int { return s.major }
 
