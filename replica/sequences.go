@@ -26,6 +26,9 @@ func (n *Node) sequenceLoop() {
 	}
 }
 
+// reserveRetryPause spaces failed reservations.
+const reserveRetryPause = 200 * time.Millisecond
+
 // maxReserveTries bounds the tries of one reservation that keeps losing
 // certification to other nodes' reservations.
 const maxReserveTries = 10
@@ -49,6 +52,13 @@ func (n *Node) reserveSequence(name string) {
 			continue
 		}
 		n.cfg.Logger.Warn("reserve values of a sequence", "sequence", name, "err", err)
+		// A pause before the engine may ask again: a reservation that
+		// fails (no majority, a full disk) would otherwise be retried
+		// at once, over and over.
+		select {
+		case <-n.stop:
+		case <-time.After(reserveRetryPause):
+		}
 		n.engine.GrantSequence(engine.SequenceBlock{Name: name}) // asked for again when needed
 		return
 	}

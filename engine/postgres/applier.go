@@ -48,7 +48,10 @@ func failedSeqnos(ctx context.Context, conn *pgconn.PgConn, from, to uint64) (ma
 // that gives a new table its capture trigger fires always). It returns an
 // error only when the batch could not be applied at all (nothing of it
 // stayed).
-func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64) (err error) {
+//
+// afterDDL, if not nil, runs after each DDL item that succeeded, in its
+// savepoint: its error fails the batch.
+func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
 	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL session_replication_role = replica").ReadAll(); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
@@ -63,6 +66,11 @@ func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []en
 			return fmt.Errorf("apply: %w", err)
 		}
 		ierr := applyItem(ctx, conn, ts, it)
+		if ierr == nil && it.WS.IsDDL() && afterDDL != nil {
+			if err := afterDDL(ctx, conn); err != nil {
+				return fmt.Errorf("apply: after the schema change at seqno %d: %w", it.Seqno, err)
+			}
+		}
 		if ierr == nil {
 			if _, err := conn.Exec(ctx, "RELEASE certa_item").ReadAll(); err != nil {
 				return fmt.Errorf("apply: %w", err)

@@ -55,7 +55,7 @@ func TestApplyItems(t *testing.T) {
 	w2 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (2, 'a')") // same unique v
 	w3 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (3, 'c')")
 	items := []engine.ApplyItem{{Seqno: 1, WS: w1}, {Seqno: 2, WS: w2}, {Seqno: 3, WS: w3}}
-	if err := applyItems(ctx, replica, &tsr, items, 3); err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	if items[0].Err != nil || sqlerr.Code(items[1].Err) != sqlerr.UniqueViolation || items[2].Err != nil {
@@ -77,7 +77,7 @@ func TestApplyItems(t *testing.T) {
 		{Seqno: 5, WS: &writeset.WriteSet{DDL: "CREATE TABLE t (x int)"}},
 		{Seqno: 6, WS: &writeset.WriteSet{DDL: "CREATE TABLE u (id bigint PRIMARY KEY)"}},
 	}
-	if err := applyItems(ctx, replica, &tsr, items, 6); err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 6, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sqlerr.Code(items[0].Err) != sqlerr.SerializationFailure || sqlerr.Code(items[1].Err) != "42P07" || items[2].Err != nil {
@@ -86,7 +86,7 @@ func TestApplyItems(t *testing.T) {
 	if n := mustExec(t, replica, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'u'::regclass AND tgname = 'certa_capture'")[0].Rows[0][0]; string(n) != "1" {
 		t.Fatalf("table made by the applier has %s capture triggers", n)
 	}
-	if err := applyItems(ctx, replica, &tsr, nil, 8); err != nil {
+	if err := applyItems(ctx, replica, &tsr, nil, 8, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := appliedSeqno(ctx, replica); n != 8 {
@@ -96,7 +96,7 @@ func TestApplyItems(t *testing.T) {
 	mustExec(t, o.admin, asClient("CREATE TABLE u (id bigint PRIMARY KEY)"))
 	var tsc tables
 	w := captureTx(t, r.client, &tsc, true, "INSERT INTO u VALUES (1), (2)")
-	if err := applyItems(ctx, o.admin, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1); err != nil {
+	if err := applyItems(ctx, o.admin, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowsOf(t, o.admin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {

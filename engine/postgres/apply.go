@@ -24,27 +24,42 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 			return fmt.Errorf("apply: %w", err)
 		}
 		t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
+		insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_record(NULL::%s, $1)", t, cols, cols, t)
+		del := fmt.Sprintf("DELETE FROM %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
 		var sql string
 		var args [][]byte
-		switch r.op {
-		case opInsert:
-			sql = fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM jsonb_populate_record(NULL::%s, $1)", t, cols, cols, t)
-			args = [][]byte{r.newRow}
-		case opUpdate:
+		switch {
+		case r.op == opInsert:
+			sql, args = insert, [][]byte{r.newRow}
+		case r.op == opUpdate && m.alwaysIdentity:
+			// As a delete and an insert: no trigger, no foreign-key check
+			// runs in between (session_replication_role = replica).
+			if err := execOne(ctx, conn, del, [][]byte{r.oldKey}); err != nil {
+				return fmt.Errorf("apply %c row of %s: %w", r.op, t, err)
+			}
+			sql, args = insert, [][]byte{r.newRow}
+		case r.op == opUpdate:
 			sql = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
 				t, cols, cols, t, pk, pk, t)
 			args = [][]byte{r.newRow, r.oldKey}
-		case opDelete:
-			sql = fmt.Sprintf("DELETE FROM %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
-			args = [][]byte{r.oldKey}
+		case r.op == opDelete:
+			sql, args = del, [][]byte{r.oldKey}
 		}
-		res := conn.ExecParams(ctx, sql, args, nil, nil, nil).Read()
-		if res.Err != nil {
-			return fmt.Errorf("apply %c row of %s: %w", r.op, t, res.Err)
+		if err := execOne(ctx, conn, sql, args); err != nil {
+			return fmt.Errorf("apply %c row of %s: %w", r.op, t, err)
 		}
-		if res.CommandTag.RowsAffected() != 1 {
-			return fmt.Errorf("apply %c row of %s: %w", r.op, t, errRowMismatch)
-		}
+	}
+	return nil
+}
+
+// execOne runs a statement that must change exactly one row.
+func execOne(ctx context.Context, conn *pgconn.PgConn, sql string, args [][]byte) error {
+	res := conn.ExecParams(ctx, sql, args, nil, nil, nil).Read()
+	if res.Err != nil {
+		return res.Err
+	}
+	if res.CommandTag.RowsAffected() != 1 {
+		return errRowMismatch
 	}
 	return nil
 }

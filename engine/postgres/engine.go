@@ -75,6 +75,11 @@ type Engine struct {
 	heldMu sync.Mutex
 	held   map[uint64]*Tx // handed-over transactions awaiting their position, by TxID
 
+	slot   atomic.Int64  // this node's sequence slot; -1: none yet (sequences.go)
+	wanted chan string   // SequencesWanted
+	slotMu sync.Mutex    // guards slotCh
+	slotCh chan struct{} // closed and replaced when the slot is granted
+
 	schemaEpoch atomic.Uint64 // raised by every applied DDL: connections drop their table caches
 	closed      atomic.Bool
 }
@@ -96,7 +101,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, token: rand.Text()}
+	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, token: rand.Text(),
+		wanted: make(chan string, 1), slotCh: make(chan struct{})}
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
@@ -135,6 +141,13 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 	if err = errors.Join(err, r.Err); err != nil {
 		closeAll()
 		return err
+	}
+	if err := e.loadSlot(ctx, applier); err != nil {
+		closeAll()
+		return fmt.Errorf("read this node's sequence slot: %w", err)
+	}
+	if e.slot.Load() < 0 {
+		e.askSlot()
 	}
 	e.applier, e.watch = conns[0], conns[1]
 	e.checkMu.Lock()
@@ -189,21 +202,6 @@ func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
 	}
 	return nil
 }
-
-// SequencesWanted returns nil: this engine reserves no sequence values
-// through the log (sequences are to be interleaved by node).
-func (e *Engine) SequencesWanted() <-chan string { return nil }
-
-// ReserveSequence reserves nothing (see SequencesWanted).
-func (e *Engine) ReserveSequence(context.Context, string) (*writeset.WriteSet, engine.SequenceBlock, error) {
-	return nil, engine.SequenceBlock{}, nil
-}
-
-// GrantSequence does nothing (see SequencesWanted).
-func (e *Engine) GrantSequence(engine.SequenceBlock) {}
-
-// WaitSequenceValues returns at once: values are never reserved.
-func (e *Engine) WaitSequenceValues(context.Context, string) error { return nil }
 
 // Describe asks PostgreSQL for the types of sql's parameters and result.
 func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {

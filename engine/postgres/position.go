@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"certa/engine"
 	"certa/writeset"
 )
@@ -75,7 +77,7 @@ func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
 // applyRun applies items as rows in one transaction recording upTo; a
 // DDL item makes every connection drop its table cache.
 func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
-	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo)
+	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.interleaveNew)
 	for _, it := range items {
 		if it.WS.IsDDL() {
 			e.schemaEpoch.Add(1)
@@ -83,4 +85,11 @@ func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo ui
 		}
 	}
 	return err
+}
+
+// interleaveNew sets the stride of the sequences a schema change made (or
+// whose increment it changed) and starts them at this node's slot, in the
+// schema change's transaction: no client takes a value before.
+func (e *Engine) interleaveNew(ctx context.Context, conn *pgconn.PgConn) error {
+	return restartSequences(ctx, conn, e.slot.Load(), nil, restartUnset)
 }

@@ -13,6 +13,8 @@ const clientRole = "certa_client"
 //   - certa.applied: one row per applied seqno, inserted by the transaction
 //     that applies (or commits at) it; its largest seqno is the state a
 //     snapshot reads.
+//   - certa.node_slots: each node's slot in the interleaving of sequence
+//     values (sequences.go), reserved through the log.
 //   - certa.commit_at(seqno, token): how an origin's transaction, which
 //     runs as the client role, records its seqno when it commits at its
 //     position; it needs the engine's token (certa.token, which only the
@@ -56,6 +58,8 @@ GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
 GRANT USAGE ON SCHEMA certa TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS certa.node_slots (node text PRIMARY KEY, slot int NOT NULL UNIQUE);
+
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
 	seq bigserial NOT NULL,
@@ -65,7 +69,7 @@ CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	new jsonb,
 	PRIMARY KEY (xid, seq)
 );
-GRANT SELECT ON certa.applied, certa.capture TO certa_client;
+GRANT SELECT ON certa.applied, certa.capture, certa.node_slots TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
 CREATE OR REPLACE FUNCTION certa.commit_at(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$

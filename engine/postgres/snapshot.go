@@ -111,6 +111,15 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 
+	// The sequences go on from the last values either node handed out.
+	floor := map[string]int64{}
+	if seqs, err := listSequences(ctx, e.applier); err == nil {
+		for _, sq := range seqs {
+			if sq.last != nil {
+				floor[sq.name] = *sq.last
+			}
+		}
+	}
 	e.localMu.Lock()
 	for _, aborted := range e.local {
 		aborted.Store(true)
@@ -125,6 +134,9 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("restore: replace the database: %w", err)
 	}
 	if err := e.openAdmin(ctx); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := restartSequences(ctx, e.applier, e.slot.Load(), floor, restartAll); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	e.applyTS.reset()

@@ -14,6 +14,10 @@ type tableMeta struct {
 	schema, name string
 	pk           []string // primary-key columns, in key order
 	cols         []string // columns a row sets: not generated, not dropped
+	// alwaysIdentity: a column is GENERATED ALWAYS AS IDENTITY, which an
+	// UPDATE can set only to DEFAULT (a new value): the applier replaces
+	// such a table's updated rows (apply.go).
+	alwaysIdentity bool
 }
 
 // sqlName is the table's name as SQL writes it.
@@ -66,7 +70,8 @@ func (ts *tables) byTableName(ctx context.Context, conn *pgconn.PgConn, schema, 
 func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*tableMeta, error) {
 	r := conn.ExecParams(ctx, `SELECT n.nspname, c.relname, a.attname, a.attgenerated <> '',
 			coalesce((SELECT k.ord FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
-				WHERE i.indrelid = c.oid AND i.indisprimary AND k.attnum = a.attnum), 0)
+				WHERE i.indrelid = c.oid AND i.indisprimary AND k.attnum = a.attnum), 0),
+			a.attidentity = 'a'
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
@@ -82,6 +87,9 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		col := string(row[2])
 		if string(row[3]) != "t" {
 			m.cols = append(m.cols, col)
+		}
+		if string(row[5]) == "t" {
+			m.alwaysIdentity = true
 		}
 		if ord, _ := strconv.Atoi(string(row[4])); ord > 0 {
 			keyAt[ord] = col

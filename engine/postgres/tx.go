@@ -97,7 +97,7 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if err := t.usable(); err != nil {
 		return err
 	}
-	return t.failed(run(ctx, t.c, sql, w, args))
+	return t.failed(t.e.noSequenceValues(run(ctx, t.c, sql, w, args)))
 }
 
 // failed returns err, or the abort error if the applier aborted the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"certa/internal/testcluster"
@@ -67,6 +68,49 @@ func TestPostgresEngineCluster(t *testing.T) {
 	mustFail(t, a, "0A000", "TRUNCATE acct")
 	mustFail(t, a, "42P16", "CREATE TABLE nokey (v int)")
 	mustFail(t, a, "42501", "DELETE FROM certa.capture")
+	if err := c.Converged(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// SERIAL and identity columns hand out values on every node at once
+// without two nodes ever giving the same one.
+func TestPostgresEngineSequences(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	mustExec(t, c.Conn(0), "CREATE TABLE s (id serial PRIMARY KEY, node int)")
+	mustExec(t, c.Conn(0), "CREATE TABLE g (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, node int)")
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i := range c.Nodes {
+		conn := syncConn(t, c, i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				for _, table := range []string{"s", "g"} {
+					if _, err := conn.Exec(ctxT(t), "INSERT INTO "+table+" (node) VALUES ($1)", i); err != nil {
+						errs <- fmt.Errorf("node %d, table %s: %w", i+1, table, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"s", "g"} {
+		got := values(t, syncConn(t, c, 1), "SELECT count(*), count(DISTINCT id) FROM "+table)
+		if got != "90=90" {
+			t.Fatalf("%s: rows=distinct ids %s, want 90=90", table, got)
+		}
+		// Each node's values are its own residue of the stride.
+		if n, err := syncConn(t, c, 2).QueryInt(ctxT(t), "SELECT count(DISTINCT (node, id % 128)) FROM "+table); err != nil || n != 3 {
+			t.Fatalf("%s: %d (node, residue) pairs, %v; want 3", table, n, err)
+		}
+	}
 	if err := c.Converged(); err != nil {
 		t.Fatal(err)
 	}
