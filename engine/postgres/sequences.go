@@ -171,9 +171,9 @@ func (e *Engine) WaitSequenceValues(ctx context.Context, name string) error {
 type restartMode int
 
 const (
-	restartAll     restartMode = iota // every sequence, from its last value
-	restartUnset                      // only those whose increment is not a stride yet
-	restartParked                     // every sequence; one at its end was parked there (the node had no slot)
+	restartAll    restartMode = iota // every sequence, from its last value
+	restartUnset                     // only those whose increment is not a stride yet
+	restartParked                    // every sequence; one at its end was parked there (the node had no slot)
 )
 
 // sequenceState is a sequence as pg_sequences shows it.
