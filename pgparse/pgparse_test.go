@@ -206,3 +206,34 @@ func TestDroppedIndexes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseLockingSelect(t *testing.T) {
+	for sql, want := range map[string][]string{
+		`SELECT v FROM t WHERE id = 1 FOR UPDATE`:                          {"t"},
+		`SELECT a.v FROM t a JOIN u ON u.id = a.id FOR NO KEY UPDATE OF a`: {"a"},
+		`SELECT a.v FROM t a JOIN u ON u.id = a.id FOR SHARE OF a`:         nil,
+		`SELECT * FROM t, "U x" FOR UPDATE`:                                {"t", "U x"},
+		`SELECT v FROM t FOR UPDATE OF t FOR SHARE OF t`:                   {"t"},
+		`SELECT v FROM t`: nil,
+		`UPDATE t SET v = 1 WHERE id IN (SELECT id FROM t FOR UPDATE)`: nil,
+	} {
+		ls, ok := ParseLockingSelect(sql)
+		if !ok {
+			t.Errorf("%s: not ok", sql)
+			continue
+		}
+		var got []string
+		if ls != nil {
+			got = ls.Tables
+			if !strings.Contains(ls.SQL, "tableoid") {
+				t.Errorf("%s: rewritten as %s", sql, ls.SQL)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: tables %q, want %q", sql, got, want)
+		}
+	}
+	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`); ok {
+		t.Error("a locked subquery: ok")
+	}
+}

@@ -61,7 +61,7 @@ func runNode(args []string) error {
 	fs.StringVar(&f.join, "join", "", "HTTP address(es) of members to join, comma-separated, for a node with no state yet (ignored once it has state)")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "start a new cluster with this node as its only member; only for the first start of the first node (refused on a data directory with state)")
 	fs.DurationVar(&f.applyGrace, "apply-grace", 100*time.Millisecond, "how long replication waits for a local transaction holding the write lock before aborting it")
-	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock held by another local transaction")
+	fs.DurationVar(&f.lockTimeout, "lock-timeout", 5*time.Second, "how long a local writer waits for the write lock (--engine postgres: a row lock) held by another local transaction; then it fails with 40001")
 	fs.DurationVar(&f.commitTimeout, "commit-timeout", 8*time.Second, "how long COMMIT waits for the cluster before reporting an unknown outcome (40003)")
 	fs.Uint64Var(&f.snapshotEntries, "snapshot-entries", 8192, "log entries after which the node snapshots its database and compacts the log")
 	fs.DurationVar(&f.snapshotInterval, "snapshot-interval", 10*time.Second, "how often the node checks whether to snapshot (it waits between this and twice this)")
@@ -264,7 +264,7 @@ func openEngine(ctx context.Context, f nodeFlags, logger *slog.Logger) (engine.E
 		})
 	case "postgres":
 		return postgres.OpenManaged(ctx, postgres.ManagedConfig{
-			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, Logger: logger,
+			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, LockTimeout: f.lockTimeout, Logger: logger,
 		})
 	}
 	return nil, fmt.Errorf("--engine %q: choose sqlite or postgres", f.engine)

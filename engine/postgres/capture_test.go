@@ -53,7 +53,7 @@ func startServer(t *testing.T) (origin, replica testDB) {
 		mustExec(t, admin, "CREATE DATABASE "+db)
 		var d testDB
 		for _, user := range []string{"", clientRole} {
-			c, err := connect(ctx, s.DSN(db), user)
+			c, err := connect(ctx, s.DSN(db), user, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,11 @@ type Config struct {
 	NodeID string
 	// MaxConns bounds the connections of local transactions (default 64).
 	MaxConns int
+	// LockTimeout bounds how long a local statement waits for a row lock
+	// another local transaction holds (PostgreSQL's lock_timeout of
+	// client sessions; default 5s); then it fails with 40001, as the
+	// SQLite engine's writers do. A session may SET its own.
+	LockTimeout time.Duration
 	// BinDir holds pg_dump and pg_restore, for state transfer (Snapshot,
 	// Restore). Empty: looked for as pgproc finds postgres.
 	BinDir string
@@ -37,6 +42,9 @@ type Config struct {
 func (c *Config) setDefaults() {
 	if c.MaxConns == 0 {
 		c.MaxConns = 64
+	}
+	if c.LockTimeout == 0 {
+		c.LockTimeout = 5 * time.Second
 	}
 }
 
@@ -106,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
-	e.pool.Store(newPool(cfg.DSN, cfg.MaxConns))
+	e.pool.Store(newPool(cfg))
 	return e, nil
 }
 
@@ -124,7 +132,7 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		}
 	}
 	for i := range conns {
-		c, err := connect(ctx, e.cfg.DSN, "")
+		c, err := connect(ctx, e.cfg.DSN, "", nil)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("connect: %w", err)

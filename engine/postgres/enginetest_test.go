@@ -43,13 +43,6 @@ func startOneServer(t *testing.T) *pgproc.Server {
 	return s
 }
 
-// KnownFailures: what the engine does not do yet (issue 18).
-func (f *factory) KnownFailures() map[string]string {
-	return map[string]string{
-		"WriteSet/LockedRows": "rows locked by SELECT ... FOR UPDATE/SHARE are not captured yet (row triggers do not see them): issue 18",
-	}
-}
-
 type factory struct {
 	srv *pgproc.Server
 	mu  sync.Mutex

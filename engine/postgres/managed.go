@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"certa/engine/postgres/pgproc"
 )
@@ -14,7 +15,9 @@ type ManagedConfig struct {
 	DataDir string // the server's data directory, made by initdb on first start
 	BinDir  string // where postgres and initdb are; empty: look for them (pgproc.FindBinDir)
 	NodeID  string
-	Logger  *slog.Logger
+	// LockTimeout: see Config.
+	LockTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // database is the database of a managed server that holds the node's data.
@@ -33,7 +36,7 @@ func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := connect(ctx, srv.DSN("postgres"), "")
+	admin, err := connect(ctx, srv.DSN("postgres"), "", nil)
 	if err != nil {
 		srv.Stop()
 		return nil, fmt.Errorf("postgres engine: %w", err)
@@ -47,7 +50,7 @@ func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 		srv.Stop()
 		return nil, fmt.Errorf("postgres engine: make database %s: %w", database, r.Err)
 	}
-	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir()})
+	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir(), LockTimeout: cfg.LockTimeout})
 	if err != nil {
 		srv.Stop()
 		return nil, err

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,17 +23,19 @@ type conn struct {
 // pool holds the connections of local transactions: at most max open,
 // idle ones kept for reuse.
 type pool struct {
-	dsn   string        // the client role's
-	slots chan struct{} // one token per connection that may be open
-	mu    sync.Mutex
-	idle  []*conn
-	done  chan struct{}
-	once  sync.Once
+	dsn    string            // the engine's; connections log in as the client role
+	params map[string]string // session defaults of the connections
+	slots  chan struct{}     // one token per connection that may be open
+	mu     sync.Mutex
+	idle   []*conn
+	done   chan struct{}
+	once   sync.Once
 }
 
-func newPool(dsn string, max int) *pool {
-	p := &pool{dsn: dsn, slots: make(chan struct{}, max), done: make(chan struct{})}
-	for range max {
+func newPool(cfg Config) *pool {
+	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}),
+		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10)}}
+	for range cfg.MaxConns {
 		p.slots <- struct{}{}
 	}
 	return p
@@ -56,7 +59,7 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	pg, err := connect(ctx, p.dsn, clientRole)
+	pg, err := connect(ctx, p.dsn, clientRole, p.params)
 	if err != nil {
 		p.slots <- struct{}{}
 		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
@@ -67,13 +70,16 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 // connect opens a connection, as user if it is not empty, on which a context that ends cancels the
 // statement running (the server answers 57014, and the connection and its
 // transaction stay usable) rather than closing the connection.
-func connect(ctx context.Context, dsn, user string) (*pgconn.PgConn, error) {
+func connect(ctx context.Context, dsn, user string, params map[string]string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	if user != "" {
 		cfg.User = user
+	}
+	for k, v := range params {
+		cfg.RuntimeParams[k] = v
 	}
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 10 * time.Second}

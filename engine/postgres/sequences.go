@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -255,6 +256,19 @@ func restartSequences(ctx context.Context, conn *pgconn.PgConn, slot int64, floo
 		}
 	}
 	return nil
+}
+
+// localError converts what a local statement's failure means in the
+// cluster: a lock wait that timed out is a conflict with a concurrent
+// writer (40001, retried by the session), and PostgreSQL's "reached
+// maximum value of sequence" of a node without a slot is
+// engine.ErrNoSequenceValues.
+func (e *Engine) localError(err error) error {
+	if sqlerr.Code(err) == sqlerr.LockNotAvailable && strings.Contains(err.Error(), "lock timeout") {
+		return sqlerr.Wrap(err, sqlerr.SerializationFailure,
+			"could not serialize access: a concurrent transaction of this node holds a row this statement needs (it waited lock_timeout)")
+	}
+	return e.noSequenceValues(err)
 }
 
 // noSequenceValues converts PostgreSQL's "reached maximum value of

@@ -35,7 +35,7 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
-	conn, err := connect(ctx, e.cfg.DSN, "")
+	conn, err := connect(ctx, e.cfg.DSN, "", nil)
 	if err != nil {
 		return nil, pgError(err)
 	}
@@ -141,7 +141,7 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	}
 	e.applyTS.reset()
 	e.schemaEpoch.Add(1)
-	e.pool.Store(newPool(e.cfg.DSN, e.cfg.MaxConns))
+	e.pool.Store(newPool(e.cfg))
 	return nil
 }
 

@@ -24,8 +24,10 @@ type Tx struct {
 	c        *conn      // nil once ended
 	pid      uint32     // the backend's process id
 	snapshot uint64
-	sps      int    // savepoints held
-	txid     uint64 // set by HandOver
+	sps      int            // savepoints held
+	txid     uint64         // set by HandOver
+	locked   []writeset.Key // rows locked by SELECT ... FOR UPDATE/SHARE (locking.go)
+	lockedAt []int          // len(locked) at each savepoint held
 	aborted  atomic.Bool
 }
 
@@ -97,7 +99,12 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if err := t.usable(); err != nil {
 		return err
 	}
-	return t.failed(t.e.noSequenceValues(run(ctx, t.c, sql, w, args)))
+	if ls, err := lockingSelect(sql); err != nil {
+		return err
+	} else if ls != nil {
+		return t.failed(t.runLocking(ctx, ls, w, args))
+	}
+	return t.failed(t.e.localError(run(ctx, t.c, sql, w, args)))
 }
 
 // failed returns err, or the abort error if the applier aborted the
@@ -165,6 +172,7 @@ func (t *Tx) Savepoint(ctx context.Context) error {
 		return err
 	}
 	t.sps++
+	t.lockedAt = append(t.lockedAt, len(t.locked))
 	return nil
 }
 
@@ -179,6 +187,8 @@ func (t *Tx) RollbackTo(ctx context.Context, n int) error {
 		return err
 	}
 	t.sps = n
+	t.locked = t.locked[:t.lockedAt[n-1]] // PostgreSQL released those locks
+	t.lockedAt = t.lockedAt[:n]
 	return nil
 }
 
@@ -193,13 +203,14 @@ func (t *Tx) Release(ctx context.Context, n int) error {
 		return err
 	}
 	t.sps = n - 1
+	t.lockedAt = t.lockedAt[:n-1]
 	return nil
 }
 
 // WriteSet makes deferred constraints fire now (their cascades are
 // changes too), reads back what the capture triggers recorded, and
-// returns it as a write set; nil if the transaction changed nothing.
-// Rows only locked (SELECT ... FOR UPDATE) are not captured yet.
+// returns it as a write set with the keys of the rows it locked; nil if
+// the transaction changed and locked nothing.
 func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -211,8 +222,12 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(t.locked) == 0 {
 		return nil, nil
+	}
+	keys = append(keys, t.locked...)
+	for _, k := range t.locked {
+		tabs = append(tabs, k.Table())
 	}
 	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, rows)}
 	ws.Normalize()

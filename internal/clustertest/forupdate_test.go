@@ -4,14 +4,17 @@ import (
 	"testing"
 
 	"certa/internal/pgclient"
-	"certa/internal/testcluster"
 )
 
 // Rows read FOR UPDATE certify as if written: a concurrent commit to them,
 // on any node, makes the reader's COMMIT fail with 40001; and the reader
 // committing first makes a concurrent writer of them fail.
 func TestSelectForUpdateCertifies(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testSelectForUpdateCertifies)
+}
+
+func testSelectForUpdateCertifies(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	a, b := c.Conn(0), syncConn(t, c, 1) // b's statements see every earlier commit
 	mustExec(t, a, "CREATE TABLE acc (id integer PRIMARY KEY, balance integer)")
 	mustExec(t, a, "INSERT INTO acc VALUES (1, 100), (2, 100)")

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"certa/internal/pgclient"
-	"certa/internal/testcluster"
 )
 
 // The isolation cases of shared/hermitage.md at snapshot isolation, run with
@@ -233,9 +232,13 @@ func expectEq(t *testing.T, got, want string) {
 }
 
 func TestHermitage(t *testing.T) {
+	forEachEngine(t, testHermitage)
+}
+
+func testHermitage(t *testing.T, start startFunc) {
 	for _, cross := range []bool{false, true} {
 		t.Run(map[bool]string{false: "same_node", true: "cross_node"}[cross], func(t *testing.T) {
-			c := testcluster.Start(t, 3, testArgs...)
+			c := start(t, 3)
 			setup := c.Conn(0)
 			for i, hc := range hermitageCases {
 				t.Run(hc.name, func(t *testing.T) {

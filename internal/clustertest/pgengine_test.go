@@ -10,6 +10,19 @@ import (
 	"certa/internal/testcluster"
 )
 
+// startFunc starts a cluster of n nodes with testArgs.
+type startFunc func(t *testing.T, n int) *testcluster.Cluster
+
+// forEachEngine runs test once per engine, as subtests named after it.
+func forEachEngine(t *testing.T, test func(*testing.T, startFunc)) {
+	t.Run("sqlite", func(t *testing.T) {
+		test(t, func(t *testing.T, n int) *testcluster.Cluster { return testcluster.Start(t, n, testArgs...) })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		test(t, func(t *testing.T, n int) *testcluster.Cluster { return startPostgresCluster(t, n) })
+	})
+}
+
 // startPostgresCluster starts n nodes with --engine postgres: each runs a
 // PostgreSQL server in its data directory (as the postgres user when the
 // test runs as root, so the directories above must let it through).

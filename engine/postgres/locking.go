@@ -1,0 +1,81 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"certa/pgparse"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Rows a transaction locks (SELECT ... FOR UPDATE or FOR SHARE) are keys
+// of its write set, as PostgreSQL's REPEATABLE READ treats them as
+// written: no trigger sees a lock, so such a SELECT runs rewritten to
+// return each locked table's row too (pgparse.ParseLockingSelect), and
+// those extra columns become keys instead of reaching the client.
+
+// lockingSelect returns the rewrite of a SELECT that locks rows, nil for
+// any other statement, and refuses a lock of rows certa cannot name.
+func lockingSelect(sql string) (*pgparse.LockingSelect, error) {
+	lower := strings.ToLower(sql)
+	if !strings.Contains(lower, "for") || !(strings.Contains(lower, "update") || strings.Contains(lower, "share")) {
+		return nil, nil // cheap: most statements lock nothing
+	}
+	ls, ok := pgparse.ParseLockingSelect(sql)
+	if !ok {
+		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
+			"certa: FOR UPDATE/SHARE of a subquery or a function is not supported: name the tables to lock with FOR UPDATE OF")
+	}
+	return ls, nil
+}
+
+// runLocking runs a rewritten locking SELECT, reports the client's
+// columns to w and keeps the keys of the locked rows.
+func (t *Tx) runLocking(ctx context.Context, ls *pgparse.LockingSelect, w result.Writer, args []any) error {
+	lw := &lockWriter{w: w, extra: 2 * len(ls.Tables)}
+	if err := run(ctx, t.c, ls.SQL, lw, args); err != nil {
+		return t.e.localError(err)
+	}
+	for i := 0; i+1 < len(lw.locked); i += 2 {
+		oid, err := strconv.ParseUint(lw.locked[i], 10, 32)
+		if err != nil {
+			return sqlerr.Wrap(err, sqlerr.Internal, "certa: locked row's table: %v", err)
+		}
+		m, err := t.c.ts.byRelOID(ctx, t.c.pg, uint32(oid))
+		if err != nil {
+			return pgError(err)
+		}
+		_, key, err := keyOf(m, []byte(lw.locked[i+1]))
+		if err != nil {
+			return sqlerr.Wrap(err, sqlerr.Internal, "certa: locked row: %v", err)
+		}
+		t.locked = append(t.locked, key)
+	}
+	return nil
+}
+
+// lockWriter passes a statement's result on without its last extra
+// columns, which it keeps (as text: table oid, row as JSON).
+type lockWriter struct {
+	w      result.Writer
+	extra  int
+	locked []string
+}
+
+func (l *lockWriter) Columns(cols []result.Column) error {
+	return l.w.Columns(cols[:len(cols)-l.extra])
+}
+
+func (l *lockWriter) Row(vals []result.Value) error {
+	n := len(vals) - l.extra
+	for _, v := range vals[n:] {
+		s, _ := v.(string)
+		l.locked = append(l.locked, s)
+	}
+	return l.w.Row(vals[:n])
+}
+
+func (l *lockWriter) Complete(tag string) error { return l.w.Complete(tag) }
+func (l *lockWriter) Empty() error              { return l.w.Empty() }
