@@ -83,10 +83,12 @@ type Engine struct {
 	heldMu sync.Mutex
 	held   map[uint64]*Tx // handed-over transactions awaiting their position, by TxID
 
-	slot   atomic.Int64  // this node's sequence slot; -1: none yet (sequences.go)
-	wanted chan string   // SequencesWanted
-	slotMu sync.Mutex    // guards slotCh
-	slotCh chan struct{} // closed and replaced when the slot is granted
+	slot atomic.Int64 // this node's sequence slot; -1: none yet (sequences.go)
+	// slotReserving: the node is reserving a slot (ReserveSequence ran).
+	slotReserving atomic.Bool
+	wanted        chan string   // SequencesWanted
+	slotMu        sync.Mutex    // guards slotCh
+	slotCh        chan struct{} // closed and replaced when the slot is granted
 
 	schemaEpoch atomic.Uint64 // raised by every applied DDL: connections drop their table caches
 	closed      atomic.Bool

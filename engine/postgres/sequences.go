@@ -35,6 +35,10 @@ import (
 // one handed out).
 const seqStride = 128
 
+// slotWait bounds how long a local transaction waits at Begin for this
+// node's slot (sequenceWait of the session is the same).
+const slotWait = 5 * time.Second
+
 // slotSequence is the name under which the engine asks for its slot
 // (SequencesWanted); a block of it is one slot.
 const slotSequence = "certa.node_slots"
@@ -75,6 +79,7 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	if name != slotSequence {
 		return nil, engine.SequenceBlock{}, nil
 	}
+	e.slotReserving.Store(true)
 	var ws *writeset.WriteSet
 	var block engine.SequenceBlock
 	err := e.readOnly(ctx, func(c *conn) error {

@@ -45,6 +45,13 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
+	if e.slot.Load() < 0 && e.slotReserving.Load() {
+		// A node that just started waits a moment for the slot being
+		// reserved, rather than fail the statements that need a value.
+		wctx, cancel := context.WithTimeout(ctx, slotWait)
+		e.WaitSequenceValues(wctx, slotSequence)
+		cancel()
+	}
 	c, err := e.pool.Load().get(ctx)
 	if err != nil {
 		return nil, err

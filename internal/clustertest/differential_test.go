@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/testcluster"
 )
 
 // diffTable is one table of the differential test: its DDL and how to name
@@ -256,7 +255,11 @@ func diffContents(ctx context.Context, c *pgclient.Conn, tables []diffTable) (st
 // must have the same outcome (committed, or the same SQLSTATE) and every
 // node the same contents as PostgreSQL after it.
 func TestDifferentialAgainstPostgreSQL(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testDifferentialAgainstPostgreSQL)
+}
+
+func testDifferentialAgainstPostgreSQL(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ref := startReference(t, ctx, false)
@@ -396,7 +399,11 @@ func identityContents(ctx context.Context, c *pgclient.Conn) (string, error) {
 // rows as PostgreSQL. The refusals carry PostgreSQL's message, detail and
 // hint, through the simple and the extended protocol.
 func TestDifferentialIdentity(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testDifferentialIdentity)
+}
+
+func testDifferentialIdentity(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ref := startReference(t, ctx, false)

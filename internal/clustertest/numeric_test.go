@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/testcluster"
 )
 
 // numericValue is a random number of 1 to 20 significant digits, some with
@@ -99,7 +98,11 @@ func numericRows(ctx context.Context, c *pgclient.Conn) ([]string, error) {
 // PostgreSQL; one certa refuses must be refused with 0A000 (a number the
 // embedded engine cannot keep) or with PostgreSQL's own SQLSTATE.
 func TestDifferentialNumeric(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testDifferentialNumeric)
+}
+
+func testDifferentialNumeric(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ref := startReference(t, ctx, true)
