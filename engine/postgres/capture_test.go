@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,36 +9,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"certa/engine/postgres/pgproc"
 	"certa/writeset"
 )
 
-// startServer runs a PostgreSQL server for the test (as the postgres user
-// when the test runs as root) and returns connections to two new
-// databases of it, origin and replica, each with certa's objects.
 // testDB is a database of a test's server with certa's objects, and a
 // connection to it as the client role and one as the superuser.
 type testDB struct{ client, admin *pgconn.PgConn }
 
-// startServer starts a server with two databases, origin and replica.
+// startServer runs a PostgreSQL server for the test and returns
+// connections to two new databases of it, origin and replica, each with
+// certa's objects.
 func startServer(t *testing.T) (origin, replica testDB) {
 	t.Helper()
-	if _, _, err := pgproc.FindBinDir(""); err != nil {
-		t.Fatalf("this test needs PostgreSQL (.ci/deps installs it): %v", err)
-	}
-	dir := t.TempDir()
-	if os.Geteuid() == 0 {
-		for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	s, err := pgproc.Start(pgproc.Config{DataDir: filepath.Join(dir, "pg")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startOneServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	admin, err := pgconn.Connect(ctx, s.DSN("postgres"))
