@@ -145,4 +145,20 @@ func TestServerLifecycle(t *testing.T) {
 	if s2.Restarts() != 0 {
 		t.Fatalf("restarts %d", s2.Restarts())
 	}
+
+	// Started while the server of an earlier run still runs on the
+	// directory (a node killed and restarted at once: its old server is
+	// still shutting down), it waits for that one to exit.
+	third := make(chan error, 1)
+	go func() {
+		s3, err := Start(Config{DataDir: dir})
+		if err == nil {
+			s3.Stop()
+		}
+		third <- err
+	}()
+	s2.Stop()
+	if err := <-third; err != nil {
+		t.Fatalf("start after an earlier server: %v", err)
+	}
 }

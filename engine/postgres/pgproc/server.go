@@ -78,6 +78,9 @@ func Start(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := waitOldServer(cfg.DataDir, cfg.StartTimeout); err != nil {
+		return nil, err
+	}
 	exited, err := s.launch()
 	if err != nil {
 		return nil, err
@@ -204,6 +207,41 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 			return fmt.Errorf("pgproc: postgres did not accept connections within %v; its log (%s) ends:\n%s", s.cfg.StartTimeout, s.logPath, tail(s.logPath, 20))
 		}
 	}
+}
+
+// waitOldServer waits until a server that an earlier run of the node
+// left on dataDir has exited: a node killed with SIGKILL and restarted at
+// once finds its old server still shutting down (it got SIGQUIT), and a
+// new one would refuse to start on the lock file.
+func waitOldServer(dataDir string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		pid := filePID(dataDir)
+		if pid == 0 || !isPostgres(pid) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pgproc: a PostgreSQL server (pid %d) from an earlier run still runs on %s; stop it first", pid, dataDir)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a process we cannot wait on
+	}
+}
+
+// filePID returns the pid in dataDir's postmaster.pid, or 0.
+func filePID(dataDir string) int {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	return pid
+}
+
+// isPostgres reports whether process pid runs postgres (not another
+// program that took a stale file's pid).
+func isPostgres(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(b), "postgres")
 }
 
 // readyPID returns the pid in dataDir's postmaster.pid if its status line
