@@ -18,47 +18,80 @@ var errRowMismatch = errors.New("row changes no longer match the table's rows")
 // result, so no trigger and no foreign-key action runs again. Values go
 // through jsonb_populate_record, which reads each in its column's type.
 func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) error {
-	for _, r := range rows {
+	for len(rows) > 0 {
+		r := rows[0]
 		m, err := ts.byTableName(ctx, conn, r.schema, r.table)
 		if err != nil {
 			return fmt.Errorf("apply: %w", err)
 		}
-		t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
-		insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_record(NULL::%s, $1)", t, cols, cols, t)
-		del := fmt.Sprintf("DELETE FROM %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
-		var sql string
-		var args [][]byte
-		switch {
-		case r.op == opInsert:
-			sql, args = insert, [][]byte{r.newRow}
-		case r.op == opUpdate && m.alwaysIdentity:
-			// As a delete and an insert: no trigger, no foreign-key check
-			// runs in between (session_replication_role = replica).
-			if err := execOne(ctx, conn, del, [][]byte{r.oldKey}); err != nil {
-				return fmt.Errorf("apply %c row of %s: %w", r.op, t, err)
+		// Consecutive inserts (or deletes) of one table go in one
+		// statement: a bulk INSERT ... SELECT took a round trip per row.
+		n := 1
+		if r.op != opUpdate {
+			for n < len(rows) && n < maxBatchRows && rows[n].op == r.op && rows[n].schema == r.schema && rows[n].table == r.table {
+				n++
 			}
-			sql, args = insert, [][]byte{r.newRow}
-		case r.op == opUpdate:
-			sql = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
-				t, cols, cols, t, pk, pk, t)
-			args = [][]byte{r.newRow, r.oldKey}
-		case r.op == opDelete:
-			sql, args = del, [][]byte{r.oldKey}
 		}
-		if err := execOne(ctx, conn, sql, args); err != nil {
-			return fmt.Errorf("apply %c row of %s: %w", r.op, t, err)
+		if err := applyRun(ctx, conn, m, rows[:n]); err != nil {
+			return fmt.Errorf("apply %c row of %s: %w", r.op, m.sqlName(), err)
 		}
+		rows = rows[n:]
 	}
 	return nil
 }
 
-// execOne runs a statement that must change exactly one row.
-func execOne(ctx context.Context, conn *pgconn.PgConn, sql string, args [][]byte) error {
-	res := conn.ExecParams(ctx, sql, args, nil, nil, nil).Read()
+// maxBatchRows bounds the rows of one statement of the applier.
+const maxBatchRows = 1000
+
+// applyRun applies rows of one table: inserts or deletes (one statement
+// for all), or one update.
+func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []rowChange) error {
+	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
+	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)", t, cols, cols, t)
+	del := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
+	r := rows[0]
+	switch {
+	case r.op == opInsert:
+		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), len(rows))
+	case r.op == opDelete:
+		return execN(ctx, conn, del, jsonArray(rows, func(r rowChange) []byte { return r.oldKey }), len(rows))
+	case m.alwaysIdentity:
+		// As a delete and an insert: no trigger, no foreign-key check
+		// runs in between (session_replication_role = replica).
+		if err := execN(ctx, conn, del, jsonArray(rows, func(r rowChange) []byte { return r.oldKey }), 1); err != nil {
+			return err
+		}
+		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), 1)
+	}
+	update := fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
+		t, cols, cols, t, pk, pk, t)
+	res := conn.ExecParams(ctx, update, [][]byte{r.newRow, r.oldKey}, nil, nil, nil).Read()
+	return affected(res, 1)
+}
+
+// jsonArray makes a JSON array of one JSON object of each row.
+func jsonArray(rows []rowChange, obj func(rowChange) []byte) []byte {
+	b := []byte{'['}
+	for i, r := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, obj(r)...)
+	}
+	return append(b, ']')
+}
+
+// execN runs a statement of one parameter that must change exactly n rows.
+func execN(ctx context.Context, conn *pgconn.PgConn, sql string, arg []byte, n int) error {
+	return affected(conn.ExecParams(ctx, sql, [][]byte{arg}, nil, nil, nil).Read(), n)
+}
+
+// affected checks a statement's result changed exactly n rows.
+func affected(res *pgconn.Result, n int) error {
 	if res.Err != nil {
 		return res.Err
 	}
-	if res.CommandTag.RowsAffected() != 1 {
+	if res.CommandTag.RowsAffected() != int64(n) {
 		return errRowMismatch
 	}
 	return nil

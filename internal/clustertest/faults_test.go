@@ -79,9 +79,13 @@ func leaderIndex(t *testing.T, c *testcluster.Cluster) int {
 }
 
 func TestKillAndRestartLosesNoAcknowledgedCommit(t *testing.T) {
+	forEachEngine(t, testKillAndRestartLosesNoAcknowledgedCommit)
+}
+
+func testKillAndRestartLosesNoAcknowledgedCommit(t *testing.T, startCluster startFunc) {
 	for _, victim := range []string{"leader", "follower"} {
 		t.Run(victim, func(t *testing.T) {
-			c := testcluster.Start(t, 3, testArgs...)
+			c := startCluster(t, 3)
 			mustExec(t, c.Conn(0), "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
 			leader := leaderIndex(t, c)
 			kill := leader

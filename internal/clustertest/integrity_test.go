@@ -79,7 +79,11 @@ func TestEqualKeysConflictAcrossNodes(t *testing.T) {
 // replication's grace and was brute-force aborted. It now runs once, at its
 // position in the log, and succeeds while the others write.
 func TestCreateIndexUnderLoad(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testCreateIndexUnderLoad)
+}
+
+func testCreateIndexUnderLoad(t *testing.T, startCluster startFunc) {
+	c := startCluster(t, 3)
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
 	mustExec(t, a, "CREATE TABLE big (id integer PRIMARY KEY, v text)")
@@ -112,7 +116,7 @@ func TestCreateIndexUnderLoad(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	for i := range c.Nodes {
-		n, err := syncConn(t, c, i).QueryInt(ctxT(t), "SELECT count(*) FROM sqlite_schema WHERE name = 'big_v'")
+		n, err := syncConn(t, c, i).QueryInt(ctxT(t), "SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'big_v' AND relkind = 'i'")
 		if err != nil || n != 1 {
 			t.Fatalf("node %d: index %d %v", i, n, err)
 		}
@@ -125,7 +129,11 @@ func TestCreateIndexUnderLoad(t *testing.T) {
 // automatic retry runs with priority (it held up every apply on its node
 // until it was done, and was aborted at every try before).
 func TestBulkInsertUnderLoad(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testBulkInsertUnderLoad)
+}
+
+func testBulkInsertUnderLoad(t *testing.T, startCluster startFunc) {
+	c := startCluster(t, 3)
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
 	mustExec(t, a, "CREATE TABLE big (id integer PRIMARY KEY, v text)")
@@ -162,7 +170,11 @@ func TestBulkInsertUnderLoad(t *testing.T) {
 // nodes never collide on the key, RETURNING tells the stored value, and a
 // restarted node goes on without reusing one.
 func TestGeneratedKeysAcrossNodes(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testGeneratedKeysAcrossNodes)
+}
+
+func testGeneratedKeysAcrossNodes(t *testing.T, startCluster startFunc) {
+	c := startCluster(t, 3)
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE t1 (id SERIAL, k INTEGER, PRIMARY KEY (id))")
 	mustExec(t, a, "CREATE TABLE t2 (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, n bigserial, v text)")
