@@ -92,6 +92,13 @@ func TestApplyItems(t *testing.T) {
 	if n, _ := appliedSeqno(ctx, replica); n != 8 {
 		t.Fatalf("applied seqno %d, want 8", n)
 	}
+	// The clean-up keeps only the largest applied seqno.
+	if err := gcCapture(ctx, replica); err != nil {
+		t.Fatal(err)
+	}
+	if rows := mustExec(t, replica, "SELECT count(*), max(seqno) FROM certa.applied")[0].Rows[0]; string(rows[0]) != "1" || string(rows[1]) != "8" {
+		t.Fatalf("certa.applied after the clean-up: %s rows, max %s", rows[0], rows[1])
+	}
 	// A write set captured on the replica's new table applies on the origin.
 	mustExec(t, o.admin, asClient("CREATE TABLE u (id bigint PRIMARY KEY)"))
 	var tsc tables

@@ -114,8 +114,11 @@ func keyValue(raw json.RawMessage) (any, error) {
 }
 
 // gcCapture deletes the capture rows of transactions that have ended
-// (committed ones: rolled-back ones left no rows).
+// (committed ones: rolled-back ones left no rows), and the rows of
+// certa.applied below the largest (a snapshot that sees the delete sees
+// the largest too, so no one's applied seqno moves back).
 func gcCapture(ctx context.Context, conn *pgconn.PgConn) error {
-	_, err := conn.Exec(ctx, "DELETE FROM certa.capture WHERE xid < pg_snapshot_xmin(pg_current_snapshot())").ReadAll()
+	_, err := conn.Exec(ctx, `DELETE FROM certa.capture WHERE xid < pg_snapshot_xmin(pg_current_snapshot());
+		DELETE FROM certa.applied WHERE seqno < (SELECT max(seqno) FROM certa.applied)`).ReadAll()
 	return err
 }

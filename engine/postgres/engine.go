@@ -61,6 +61,15 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// asyncCommit is the synchronous_commit of the applier's and the local
+// transactions' sessions: off. A commit is durable once its write set is
+// in the Raft log on a majority; PostgreSQL's own flush at COMMIT would
+// only add a disk wait per commit. A crash loses at most the last commits
+// (in commit order, with the certa.applied rows that name them), and the
+// node replays them from the log, as Galera advises with
+// innodb_flush_log_at_trx_commit = 2.
+const asyncCommit = "off"
+
 // Engine is engine.Engine over one PostgreSQL database.
 type Engine struct {
 	cfg  Config
@@ -134,7 +143,7 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		}
 	}
 	for i := range conns {
-		c, err := connect(ctx, e.cfg.DSN, "", nil)
+		c, err := connect(ctx, e.cfg.DSN, "", map[string]string{"synchronous_commit": asyncCommit})
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("connect: %w", err)

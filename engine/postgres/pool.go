@@ -34,7 +34,7 @@ type pool struct {
 
 func newPool(cfg Config) *pool {
 	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}),
-		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10)}}
+		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10), "synchronous_commit": asyncCommit}}
 	for range cfg.MaxConns {
 		p.slots <- struct{}{}
 	}
