@@ -50,7 +50,11 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 // WriteTo writes the database at the snapshot, as pg_dump's custom format.
 func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	cmd, err := s.e.tool("pg_dump", "--format=custom", "--snapshot="+s.id)
+	// The capture rows name transactions and tables of this server: on
+	// another they could be taken for a local transaction's (xids are
+	// per server). The token is this node's secret.
+	cmd, err := s.e.tool("pg_dump", "--format=custom", "--snapshot="+s.id,
+		"--exclude-table-data=certa.capture", "--exclude-table-data=certa.token")
 	if err != nil {
 		return 0, err
 	}
@@ -134,6 +138,11 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("restore: replace the database: %w", err)
 	}
 	if err := e.openAdmin(ctx); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	// A snapshot from an older version may hold another server's capture
+	// rows (see WriteTo).
+	if _, err := e.applier.Exec(ctx, "TRUNCATE certa.capture").ReadAll(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	if err := restartSequences(ctx, e.applier, e.slot.Load(), floor, restartAll); err != nil {
