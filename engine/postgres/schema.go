@@ -121,7 +121,7 @@ BEGIN
 	IF session_user = 'certa_client' THEN
 		RAISE EXCEPTION 'certa: % cannot run inside a transaction of this node', tg_tag
 			USING ERRCODE = '0A000',
-			HINT = 'Schema changes are replicated in total order: run them as statements of their own, or in a transaction block that certa runs at its position.';
+			HINT = 'Schema changes are replicated in total order: run each as a statement of its own, outside a transaction block.';
 	END IF;
 END
 $f$;
