@@ -105,8 +105,10 @@ func (c *Certifier) LastSeqno() uint64 { return c.last }
 //   - TooOld if seqno - ws.Snapshot > H;
 //   - SchemaChanged if a DDL committed at a position p with
 //     ws.Snapshot < p < seqno named one of ws.Tables or named no table (a
-//     global DDL). Result.Table is the smallest such table of ws.Tables ("" if
-//     ws.Tables is empty), Result.ConflictSeqno the last DDL touching it;
+//     global DDL), or named any table if ws changes the schema of every
+//     table itself (ws.Schema == SchemaAll). Result.Table is the smallest such
+//     table of ws.Tables ("" if none), Result.ConflictSeqno the last DDL
+//     touching it;
 //   - Conflict if a key of ws.Keys was last committed at a position p with
 //     ws.Snapshot < p < seqno. Result.Table is the table of the smallest such
 //     key (in byte order) and Result.ConflictSeqno the position of its last
@@ -179,13 +181,18 @@ func (c *Certifier) schemaChanged(ws *writeset.WriteSet) (Result, bool) {
 		// A write set that names no table still depends on the schema.
 		found, table, at = true, "", c.global
 	}
+	if last := c.ddls.buf[len(c.ddls.buf)-1]; !found && ws.Schema == writeset.SchemaAll && last.seqno > snap {
+		// Its own schema statements may touch any table.
+		found, table, at = true, "", last.seqno
+	}
 	return Result{Reason: SchemaChanged, Table: table, ConflictSeqno: at}, found
 }
 
 // Commit records that ws, which passed Certify at position seqno, has been
 // applied: its keys were last written at seqno, and if it is a DDL, the schema
 // of each of ws.Tables (of every table, if ws.Tables is empty) changed at
-// seqno. Call it only for write sets that passed and were applied; a write set
+// seqno; if it changed the schema itself (ws.Schema), likewise of its Tables
+// or, for SchemaAll, of every table. Call it only for write sets that passed and were applied; a write set
 // whose apply failed is simply not committed and causes no later conflict.
 //
 // Commits must come in increasing position order, each at a position already
@@ -208,8 +215,8 @@ func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
 		c.keyq.push(ws.Keys...)
 		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys)})
 	}
-	if ws.IsDDL() {
-		if len(ws.Tables) == 0 {
+	if ws.IsDDL() || ws.Schema != writeset.SchemaNone {
+		if len(ws.Tables) == 0 || ws.Schema == writeset.SchemaAll {
 			c.hasGlobal, c.global = true, seqno
 			c.ddls.push(ddlRec{seqno: seqno})
 		} else {

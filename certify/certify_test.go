@@ -25,6 +25,16 @@ func ddl(snap uint64, tables ...string) writeset.WriteSet {
 	return writeset.WriteSet{Origin: "n1", Snapshot: snap, DDL: "ALTER TABLE ...", Tables: tables}
 }
 
+// schemaTx returns a transaction with schema statements of scope,
+// touching tables and writing keys.
+func schemaTx(snap uint64, scope writeset.Schema, tables []string, keys ...writeset.Key) writeset.WriteSet {
+	ws := dml(snap, keys...)
+	ws.Schema = scope
+	ws.Tables = append(ws.Tables, tables...)
+	ws.Normalize()
+	return ws
+}
+
 type step struct {
 	seqno  uint64
 	ws     writeset.WriteSet
@@ -108,6 +118,22 @@ func TestCertify(t *testing.T) {
 			pass(2, ddl(0, "a")), // an old snapshot does not matter to DDL
 			pass(3, ddl(0)),
 			refused(4, dml(0, a1), SchemaChanged, "a", 3),
+		}},
+		{"a transaction with schema statements is certified, then changes its tables' schema", 100, []step{
+			pass(1, dml(0, a1)),
+			refused(2, schemaTx(0, writeset.SchemaTables, []string{"b"}, a1), Conflict, "a", 1), // its keys conflict
+			pass(3, schemaTx(1, writeset.SchemaTables, []string{"b"}, a2)),
+			refused(4, dml(2, b1), SchemaChanged, "b", 3), // b's schema changed at 3
+			refused(5, dml(2, a3), SchemaChanged, "a", 3), // so did a's
+			pass(6, dml(0, key("c", 1))),
+			refused(7, schemaTx(2, writeset.SchemaTables, []string{"b"}), SchemaChanged, "b", 3), // a schema change of its tables after its snapshot
+		}},
+		{"a transaction with schema statements of every table", 100, []step{
+			pass(1, ddl(0, "b")),
+			refused(2, schemaTx(0, writeset.SchemaAll, nil, a1), SchemaChanged, "", 1), // any DDL after its snapshot
+			pass(3, schemaTx(1, writeset.SchemaAll, nil, a1)),
+			refused(4, dml(2, key("c", 1)), SchemaChanged, "c", 3), // every table's schema changed
+			pass(5, dml(3, key("c", 1))),
 		}},
 		{"DDL touching several tables", 100, []step{
 			pass(1, ddl(0, "a", "b")),

@@ -40,9 +40,13 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 	// SchemaChanged: the smallest of the write set's tables touched by a DDL
 	// in (s, seqno), with the last such DDL.
 	var res *Result
+	changesSchema := func(c naiveCommit) bool { return c.ws.IsDDL() || c.ws.Schema != writeset.SchemaNone }
+	global := func(c naiveCommit) bool {
+		return changesSchema(c) && (len(c.ws.Tables) == 0 || c.ws.Schema == writeset.SchemaAll)
+	}
 	for _, t := range ws.Tables {
 		for _, c := range n.commits {
-			if c.ws.IsDDL() && between(c.seqno) && (len(c.ws.Tables) == 0 || slices.Contains(c.ws.Tables, t)) {
+			if changesSchema(c) && between(c.seqno) && (global(c) || slices.Contains(c.ws.Tables, t)) {
 				if res == nil || t < res.Table || (t == res.Table && c.seqno > res.ConflictSeqno) {
 					res = &Result{Reason: SchemaChanged, Table: t, ConflictSeqno: c.seqno}
 				}
@@ -51,7 +55,15 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 	}
 	if res == nil {
 		for _, c := range n.commits {
-			if c.ws.IsDDL() && between(c.seqno) && len(c.ws.Tables) == 0 {
+			if global(c) && between(c.seqno) {
+				res = &Result{Reason: SchemaChanged, ConflictSeqno: c.seqno}
+			}
+		}
+	}
+	if res == nil && ws.Schema == writeset.SchemaAll {
+		// Its own schema statements may touch any table.
+		for _, c := range n.commits {
+			if changesSchema(c) && between(c.seqno) {
 				res = &Result{Reason: SchemaChanged, ConflictSeqno: c.seqno}
 			}
 		}
@@ -149,6 +161,9 @@ func (g *history) writeSet(seqno uint64) writeset.WriteSet {
 		}
 		ws.Normalize()
 		return ws
+	}
+	if g.rng.IntN(100) < 4 { // a transaction block with schema statements
+		ws.Schema = writeset.Schema(1 + g.rng.IntN(2))
 	}
 	for range 1 + g.rng.IntN(3) {
 		ws.Keys = append(ws.Keys, g.key())

@@ -233,6 +233,21 @@ type Tx interface {
 	// brute-force abort every call fails with 40001.
 	Exec(ctx context.Context, sql string, w result.Writer, args ...any) error
 
+	// ExecSchema runs a schema statement (one that outside a transaction
+	// runs on its own in total order, through CheckDDL and a DDL write set)
+	// inside the transaction, and reports its result to w: its effect is
+	// the transaction's, seen by its later statements and undone by
+	// RollbackTo and Rollback. The write set then carries the statement in
+	// its Changes, in order with the rows, and has Schema set, with the
+	// tables the statement changed in Tables (or SchemaAll): the other
+	// nodes run it at the transaction's position, and the origin commits
+	// its own transaction there. Statements whose outcome could differ on
+	// another node (one that also writes rows, or copies rows into a new
+	// table) are refused with 0A000 and leave the transaction as it was.
+	// An engine that cannot run schema statements in a transaction refuses
+	// every one with 0A000, having run nothing.
+	ExecSchema(ctx context.Context, sql string, w result.Writer) error
+
 	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
 	// marks form a stack; n below numbers them from the oldest held, 1 up.
 	Savepoint(ctx context.Context) error

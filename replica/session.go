@@ -546,11 +546,17 @@ func savepointTokens(sql string) (toks []string, ok bool) {
 	return toks, true
 }
 
-// ddl runs a schema change in total order on every node.
+// ddl runs a schema change in total order on every node: on its own, or
+// inside the block's transaction (whose write set then carries it), if the
+// engine can.
 func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error {
 	if s.inBlock {
-		return sqlerr.New(sqlerr.FeatureNotSupported,
-			"%s cannot run inside a transaction block in certa: schema changes run on their own, in total order on every node", ddlTag(st.words))
+		if err := s.beginIfNeeded(ctx); err != nil {
+			return err
+		}
+		ctx, cancel := s.statementContext(ctx)
+		defer cancel()
+		return s.tx.ExecSchema(ctx, st.sql, w)
 	}
 	ddl, err := s.node.engine.CheckDDL(ctx, st.sql)
 	if err != nil {

@@ -33,7 +33,7 @@ type interposingLog struct {
 }
 
 func (l *interposingLog) Append(data []byte, timeout time.Duration) error {
-	if len(data) == 0 || data[0] != writeset.KindBatch {
+	if len(data) == 0 || data[0] == writeset.KindMember {
 		return l.Log.Append(data, timeout) // a member's addresses
 	}
 	l.mu.Lock()

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,14 @@ func (tx *fakeTx) Exec(ctx context.Context, sql string, w result.Writer, args ..
 	}
 	tx.ran = append(tx.ran, sql)
 	return w.Complete("INSERT 0 1")
+}
+
+func (tx *fakeTx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
+	if strings.Contains(sql, "FAIL") {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "fake refusal")
+	}
+	tx.ran = append(tx.ran, "schema: "+sql)
+	return w.Complete("CREATE TABLE")
 }
 
 func (tx *fakeTx) WriteSet() (*writeset.WriteSet, error) {
@@ -126,6 +135,25 @@ func TestCommitOfFailedBlockAnswersRollback(t *testing.T) {
 	})
 	if len(e.committed) != 0 || e.open != 0 {
 		t.Fatalf("committed %v, %d transactions open; want nothing", e.committed, e.open)
+	}
+}
+
+// A schema statement inside a block runs in the block's transaction
+// (Tx.ExecSchema) and commits with it; a refused one fails the block.
+func TestSchemaStatementsInABlock(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"BEGIN", "BEGIN", 'T'},
+		{"CREATE TABLE t (id int PRIMARY KEY)", "CREATE TABLE", 'T'},
+		{"INSERT 1", "INSERT 0 1", 'T'},
+		{"SAVEPOINT a", "SAVEPOINT", 'T'},
+		{"CREATE TABLE FAIL (id int PRIMARY KEY)", "!0A000", 'E'},
+		{"ROLLBACK TO SAVEPOINT a", "ROLLBACK", 'T'},
+		{"COMMIT", "COMMIT", 'I'},
+	})
+	want := []string{"schema: CREATE TABLE t (id int PRIMARY KEY)", "INSERT 1"}
+	if len(e.committed) != 1 || !slices.Equal(e.committed[0], want) || e.open != 0 {
+		t.Fatalf("committed %q, %d transactions open; want %q", e.committed, e.open, want)
 	}
 }
 

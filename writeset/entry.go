@@ -2,10 +2,18 @@ package writeset
 
 import "encoding/binary"
 
-// Entry kinds: the first byte of every log entry.
+// Entry kinds, as DecodedEntry reports them.
 const (
 	KindBatch  byte = 1 // a batch of write sets, certified in order
 	KindMember byte = 2 // a member's addresses (see Member)
+)
+
+// The first byte of every log entry: its kind, and for batches the
+// encoding of their write sets. Entries written before write sets had a
+// Schema field start with kindBatchV1 and still decode.
+const (
+	kindBatchV1 byte = 1
+	kindBatchV2 byte = 3
 )
 
 // Member is what the cluster knows about one node besides its Raft identity:
@@ -29,7 +37,7 @@ func EncodeBatch(ws []*WriteSet) []byte {
 		size += w.Size()
 	}
 	b := make([]byte, 0, size) // one allocation: entries can be tens of MB
-	b = append(b, KindBatch)
+	b = append(b, kindBatchV2)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = w.Append(b)
@@ -61,7 +69,9 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 	}
 	e := DecodedEntry{Kind: b[0]}
 	switch e.Kind {
-	case KindBatch:
+	case kindBatchV1, kindBatchV2:
+		withSchema := e.Kind == kindBatchV2
+		e.Kind = KindBatch
 		d := decoder{b: b[1:]}
 		n := d.count()
 		if d.err != nil {
@@ -70,7 +80,7 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 		e.Batch = make([]WriteSet, 0, n)
 		rest := d.b
 		for i := 0; i < n; i++ {
-			w, r, err := Decode(rest)
+			w, r, err := decode(rest, withSchema)
 			if err != nil {
 				return DecodedEntry{}, err
 			}

@@ -25,7 +25,22 @@ type WriteSet struct {
 	Tables   []string // tables written (or, for DDL, touched), sorted; DDL with no tables touches all
 	Changes  []byte   // engine row changes (for SQLite: a session changeset)
 	DDL      string   // if set, a statement executed at its position on every node (TOI)
+	// Schema says whether the transaction also changed the schema, by
+	// schema statements that its Changes carry in order with its rows (a
+	// transaction block with DDL): it is certified as any transaction,
+	// and then conflicts with older snapshots of the tables it changed as
+	// a DDL does. Never set together with DDL.
+	Schema Schema
 }
+
+// Schema is what a transaction's own schema statements changed.
+type Schema byte
+
+const (
+	SchemaNone   Schema = 0 // no schema statement
+	SchemaTables Schema = 1 // the schema of the write set's Tables
+	SchemaAll    Schema = 2 // the schema of every table (a statement that names none of its own)
+)
 
 // IsDDL reports whether w is a schema change executed in total order.
 func (w *WriteSet) IsDDL() bool { return w.DDL != "" }
@@ -138,7 +153,7 @@ func (w *WriteSet) Append(b []byte) []byte {
 	}
 	b = appendString(b, string(w.Changes))
 	b = appendString(b, w.DDL)
-	return b
+	return append(b, byte(w.Schema))
 }
 
 // Size returns the length of w's binary encoding (Append), without encoding it.
@@ -152,7 +167,7 @@ func (w *WriteSet) Size() int {
 	for _, t := range w.Tables {
 		n += stringSize(len(t))
 	}
-	return n + stringSize(len(w.Changes)) + stringSize(len(w.DDL))
+	return n + stringSize(len(w.Changes)) + stringSize(len(w.DDL)) + 1
 }
 
 func stringSize(n int) int { return uvarintSize(uint64(n)) + n }
@@ -167,7 +182,11 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) {
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, true) }
+
+// decode decodes one write set; withSchema is false for the encoding of
+// entries written before the Schema field existed (kindBatchV1).
+func decode(b []byte, withSchema bool) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
 	w.Origin = d.string()
@@ -189,6 +208,12 @@ func Decode(b []byte) (WriteSet, []byte, error) {
 		w.Changes = []byte(c)
 	}
 	w.DDL = d.string()
+	if withSchema {
+		w.Schema = Schema(d.byte())
+		if w.Schema > SchemaAll || w.Schema != SchemaNone && w.DDL != "" {
+			d.fail()
+		}
+	}
 	if d.err != nil {
 		return WriteSet{}, nil, d.err
 	}
@@ -204,6 +229,25 @@ func appendString(b []byte, s string) []byte {
 type decoder struct {
 	b   []byte
 	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = ErrCorrupt
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) == 0 {
+		d.err = ErrCorrupt
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
 }
 
 func (d *decoder) uvarint() uint64 {

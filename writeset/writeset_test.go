@@ -23,6 +23,8 @@ func samples() []WriteSet {
 		},
 		{Origin: "n2", TxID: 300, Snapshot: 299, DDL: "CREATE TABLE t (id INTEGER PRIMARY KEY)", Tables: []string{"t"}},
 		{Origin: "n3", DDL: "DROP TABLE x"},
+		{Origin: "n1", TxID: 7, Snapshot: 6, Keys: []Key{EncodeKey("t", int64(2))}, Tables: []string{"t", "u"}, Changes: []byte{1, 'S'}, Schema: SchemaTables},
+		{Origin: "n1", TxID: 8, Snapshot: 6, Changes: []byte{1, 'S'}, Schema: SchemaAll},
 		{Keys: []Key{""}, Tables: []string{""}, Changes: bytes.Repeat([]byte{0x80}, 300)},
 	}
 }
@@ -131,7 +133,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != KindBatch {
+		if b[0] != kindBatchV2 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -189,7 +191,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 3, 0xff} {
+	for _, k := range []byte{0, 4, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -303,6 +305,37 @@ func TestNormalize(t *testing.T) {
 	empty.Normalize()
 	if len(empty.Keys) != 0 || len(empty.Tables) != 0 {
 		t.Fatal("empty write set changed")
+	}
+}
+
+// Entries written before write sets had a Schema field still decode, as
+// write sets without a schema change; a Schema the decoder does not know,
+// or one set with DDL, is corrupt.
+func TestDecodeEntryV1AndBadSchema(t *testing.T) {
+	var v1 []byte
+	var want []WriteSet
+	for _, w := range samples() {
+		if w.Schema != SchemaNone {
+			continue
+		}
+		enc := w.Append(nil)
+		v1 = append(v1, enc[:len(enc)-1]...) // without the Schema byte
+		want = append(want, w)
+	}
+	v1 = append([]byte{kindBatchV1, byte(len(want))}, v1...)
+	e, err := DecodeEntry(v1)
+	if err != nil || e.Kind != KindBatch || len(e.Batch) != len(want) {
+		t.Fatalf("V1 entry: %+v, %v", e, err)
+	}
+	for i := range want {
+		if !equalWS(e.Batch[i], want[i]) {
+			t.Fatalf("V1 write set %d: got %+v, want %+v", i, e.Batch[i], want[i])
+		}
+	}
+	for _, w := range []WriteSet{{Schema: SchemaAll + 1}, {DDL: "DROP TABLE t", Schema: SchemaTables}} {
+		if _, _, err := Decode(w.Append(nil)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%+v: err = %v", w, err)
+		}
 	}
 }
 

@@ -2,9 +2,12 @@ package enginetest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
+	"certa/result"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // Engine.CheckDDL, and DDL write sets in Apply.
@@ -13,6 +16,67 @@ var ddlTests = []subtest{
 	{"Tables", testCheckDDLTables},
 	{"Refusals", testCheckDDLRefusals},
 	{"FailedItem", testApplyFailedDDL},
+	{"InTransaction", testSchemaInTransaction},
+}
+
+// Tx.ExecSchema: a schema statement inside a transaction is part of it,
+// and its write set carries it in order with the rows (Schema set, its
+// tables in Tables): applied on another node, or on the origin, it makes
+// the same schema and rows. Rolled back to a savepoint, it does not
+// travel. A statement that copies rows (CREATE TABLE AS) is refused with
+// 0A000, leaving the transaction as it was. An engine that cannot run
+// schema statements in a transaction refuses them with 0A000, having run
+// nothing.
+func testSchemaInTransaction(t *testing.T, f Factory) {
+	origin := openT(t, f, "INSERT INTO t VALUES (1, 'a', 1)")
+	other := openT(t, f, "INSERT INTO t VALUES (1, 'a', 1)")
+	tx := origin.begin()
+	exec(t, tx, "INSERT INTO t VALUES (2, 'b', 2)")
+	schema := func(sql string) error { return tx.ExecSchema(ctx, sql, &result.Buffer{}) }
+	err := schema("CREATE TABLE s (id integer PRIMARY KEY, v text)")
+	if sqlerr.Code(err) == sqlerr.FeatureNotSupported {
+		exec(t, tx, "INSERT INTO t VALUES (3, 'c', 3)")
+		wantCode(t, "s after a refused ExecSchema", execErr(tx, "SELECT id FROM s"), sqlerr.UndefinedTable)
+		return
+	}
+	if err != nil {
+		t.Fatalf("ExecSchema: %v", err)
+	}
+	mustSchema := func(sql string) {
+		t.Helper()
+		if err := schema(sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	exec(t, tx, "INSERT INTO s VALUES (1, 'x')")
+	mustSchema("ALTER TABLE s ADD COLUMN w integer DEFAULT 7")
+	exec(t, tx, "INSERT INTO s (id, v) VALUES (2, 'y')")
+	exec(t, tx, "UPDATE s SET w = 8 WHERE id = 1")
+	if err := tx.Savepoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustSchema("CREATE TABLE gone (id integer PRIMARY KEY)")
+	exec(t, tx, "INSERT INTO gone VALUES (1)")
+	if err := tx.RollbackTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "CREATE TABLE AS in a transaction", schema("CREATE TABLE c AS SELECT id FROM t"), sqlerr.FeatureNotSupported)
+	wantRows(t, exec(t, tx, "SELECT id, v, w FROM s ORDER BY id").Rows, row(int64(1), "x", int64(8)), row(int64(2), "y", int64(7)))
+	ws := writeSet(t, tx)
+	if ws == nil || ws.Schema != writeset.SchemaTables || !slices.Contains(ws.Tables, "s") || !slices.Contains(ws.Tables, "t") {
+		t.Fatalf("write set %+v: want Schema %d and tables s and t", ws, writeset.SchemaTables)
+	}
+	tx.Rollback()
+	for _, n := range []*node{other, origin} {
+		wantApplied(t, n.apply(ws)...)
+		wantRows(t, n.query("SELECT id, v, w FROM s ORDER BY id"), row(int64(1), "x", int64(8)), row(int64(2), "y", int64(7)))
+		wantRows(t, n.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(2)))
+		for _, q := range []string{"SELECT id FROM gone", "SELECT id FROM c"} {
+			tx := n.begin()
+			wantCode(t, q+" (rolled back, refused)", execErr(tx, q), sqlerr.UndefinedTable)
+			tx.Rollback()
+		}
+	}
 }
 
 // CheckDDL changes nothing; its statement, applied as a DDL write set,

@@ -10,6 +10,7 @@ import (
 
 	"certa/engine"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // appliedSeqno returns the largest seqno in certa.applied (0: none).
@@ -66,7 +67,7 @@ func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []en
 			return fmt.Errorf("apply: %w", err)
 		}
 		ierr := applyItem(ctx, conn, ts, it)
-		if ierr == nil && it.WS.IsDDL() && afterDDL != nil {
+		if ierr == nil && changesSchema(it.WS) && afterDDL != nil {
 			if err := afterDDL(ctx, conn); err != nil {
 				return fmt.Errorf("apply: after the schema change at seqno %d: %w", it.Seqno, err)
 			}
@@ -113,7 +114,7 @@ func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.
 		// As the client role, which then owns what it makes; the rows
 		// apply as the superuser (session_replication_role).
 		ts.reset()
-		_, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole+"; "+it.WS.DDL+"; RESET ROLE").ReadAll()
+		_, err := conn.Exec(ctx, schemaStatement(it.WS.DDL)).ReadAll()
 		return err
 	}
 	rows, err := decodeRows(it.WS.Changes)
@@ -121,6 +122,12 @@ func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.
 		return err
 	}
 	return applyRows(ctx, conn, ts, rows)
+}
+
+// changesSchema reports whether ws changes the schema: a DDL write set, or
+// a transaction with schema statements.
+func changesSchema(ws *writeset.WriteSet) bool {
+	return ws.IsDDL() || ws.Schema != writeset.SchemaNone
 }
 
 // itemError returns the error an item that failed deterministically

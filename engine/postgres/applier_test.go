@@ -21,7 +21,7 @@ func captureTx(t *testing.T, c *pgconn.PgConn, ts *tables, commit bool, stmts ..
 	for _, s := range stmts {
 		mustExec(t, c, s)
 	}
-	rows, keys, tabs, err := capture(context.Background(), c, ts)
+	cap, err := capture(context.Background(), c, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func captureTx(t *testing.T, c *pgconn.PgConn, ts *tables, commit bool, stmts ..
 	} else {
 		mustExec(t, c, "ROLLBACK")
 	}
-	ws := &writeset.WriteSet{Keys: keys, Tables: tabs, Changes: appendRows(nil, rows)}
+	ws := &writeset.WriteSet{Keys: cap.keys, Tables: cap.tables, Changes: appendRows(nil, cap.rows), Schema: cap.schema}
 	ws.Normalize()
 	return ws
 }

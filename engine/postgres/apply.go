@@ -17,9 +17,20 @@ var errRowMismatch = errors.New("row changes no longer match the table's rows")
 // with session_replication_role = replica: the rows are the origin's
 // result, so no trigger and no foreign-key action runs again. Values go
 // through jsonb_populate_record, which reads each in its column's type.
+//
+// A schema statement among the rows (opSchema) runs as the client role,
+// which then owns what it makes, as a DDL write set's does.
 func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) error {
 	for len(rows) > 0 {
 		r := rows[0]
+		if r.op == opSchema {
+			ts.reset()
+			if _, err := conn.Exec(ctx, schemaStatement(string(r.newRow))).ReadAll(); err != nil {
+				return err
+			}
+			rows = rows[1:]
+			continue
+		}
 		m, err := ts.byTableName(ctx, conn, r.schema, r.table)
 		if err != nil {
 			return fmt.Errorf("apply: %w", err)
@@ -95,4 +106,11 @@ func affected(res *pgconn.Result, n int) error {
 		return errRowMismatch
 	}
 	return nil
+}
+
+// schemaStatement runs stmt as the client role in the applier's
+// transaction: the role then owns what it makes, and the event triggers
+// see what a client's statement would show them.
+func schemaStatement(stmt string) string {
+	return "SET LOCAL ROLE " + clientRole + "; " + stmt + "; RESET ROLE"
 }

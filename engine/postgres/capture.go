@@ -12,51 +12,90 @@ import (
 	"certa/writeset"
 )
 
+// captured is what a transaction changed, as a write set carries it.
+type captured struct {
+	rows   []rowChange
+	keys   []writeset.Key
+	tables []string        // of the rows and of the schema statements
+	schema writeset.Schema // what its schema statements changed
+}
+
 // capture reads back what the capture triggers recorded of the
-// transaction open on conn, in the order its rows changed, and returns the
-// row changes and the write set's keys and tables. The transaction must
+// transaction open on conn, in the order its rows changed, and its schema
+// statements in their places (Tx.ExecSchema), and returns them with the
+// write set's keys and tables. The transaction must
 // run as the client role (only its changes are captured), with deferred
 // constraints made immediate first (their actions are changes too). The
 // rows stay (clients cannot delete them); gcCapture deletes them once the
 // transaction has ended.
-func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (rows []rowChange, keys []writeset.Key, tabs []string, err error) {
+func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (c captured, err error) {
 	r := conn.ExecParams(ctx, `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_current_xact_id() ORDER BY seq`,
 		nil, nil, nil, nil).Read()
 	if r.Err != nil {
-		return nil, nil, nil, r.Err
+		return c, r.Err
 	}
 	for _, row := range r.Rows {
+		if row[1][0] == opSchema {
+			if err := c.addSchema(row[2], row[3]); err != nil {
+				return c, err
+			}
+			continue
+		}
 		rel, err := strconv.ParseUint(string(row[0]), 10, 32)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("capture: table oid %q", row[0])
+			return c, fmt.Errorf("capture: table oid %q", row[0])
 		}
 		m, err := ts.byRelOID(ctx, conn, uint32(rel))
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("capture: %w", err)
+			return c, fmt.Errorf("capture: %w", err)
 		}
 		ch := rowChange{op: row[1][0], schema: m.schema, table: m.name}
 		if row[2] != nil {
 			oldKey, key, err := keyOf(m, row[2])
 			if err != nil {
-				return nil, nil, nil, err
+				return c, err
 			}
 			ch.oldKey = oldKey
-			keys = append(keys, key)
+			c.keys = append(c.keys, key)
 		}
 		if row[3] != nil {
 			_, key, err := keyOf(m, row[3])
 			if err != nil {
-				return nil, nil, nil, err
+				return c, err
 			}
 			ch.newRow = bytes.Clone(row[3])
-			if ch.op == opInsert || len(keys) == 0 || key != keys[len(keys)-1] {
-				keys = append(keys, key) // an update of the key writes both
+			if ch.op == opInsert || len(c.keys) == 0 || key != c.keys[len(c.keys)-1] {
+				c.keys = append(c.keys, key) // an update of the key writes both
 			}
 		}
-		rows = append(rows, ch)
-		tabs = append(tabs, m.keyTable())
+		c.rows = append(c.rows, ch)
+		c.tables = append(c.tables, m.keyTable())
 	}
-	return rows, keys, tabs, nil
+	return c, nil
+}
+
+// addSchema adds a schema statement's capture row: its text (new, a JSON
+// string) and the tables it changed (old, a JSON array; null when it
+// named no table of its own: it may have changed any).
+func (c *captured) addSchema(tables, stmt []byte) error {
+	var text string
+	var names []string
+	if err := json.Unmarshal(stmt, &text); err != nil || text == "" {
+		return fmt.Errorf("capture: schema statement %q", stmt)
+	}
+	if tables != nil {
+		if err := json.Unmarshal(tables, &names); err != nil {
+			return fmt.Errorf("capture: tables of a schema statement %q", tables)
+		}
+	}
+	c.rows = append(c.rows, rowChange{op: opSchema, newRow: []byte(text)})
+	if len(names) == 0 {
+		c.schema = writeset.SchemaAll
+	} else if c.schema == writeset.SchemaNone {
+		c.schema = writeset.SchemaTables
+	}
+	c.tables = append(c.tables, names...)
+	return nil
 }
 
 // keyOf returns the JSON object of m's key columns in row (a JSON object

@@ -124,7 +124,8 @@ func TestCaptureAndApply(t *testing.T) {
 			mustExec(t, origin, s)
 		}
 		mustExec(t, origin, "SET CONSTRAINTS ALL IMMEDIATE")
-		rows, keys, _, err := capture(ctx, origin, &ts)
+		cap, err := capture(ctx, origin, &ts)
+		rows, keys := cap.rows, cap.keys
 		if err != nil {
 			t.Fatalf("%q: %v", c.stmts, err)
 		}
@@ -161,13 +162,13 @@ func TestCaptureAndApply(t *testing.T) {
 		t.Fatalf("%s capture rows left", n)
 	}
 	mustExec(t, origin, "BEGIN; INSERT INTO nokey VALUES (1)")
-	if _, _, _, err := capture(ctx, origin, &ts); err == nil || !strings.Contains(err.Error(), "no primary key") {
+	if _, err := capture(ctx, origin, &ts); err == nil || !strings.Contains(err.Error(), "no primary key") {
 		t.Fatalf("capture of a table without a key: %v", err)
 	}
 	mustExec(t, origin, "ROLLBACK")
 	mustExec(t, originAdmin, "BEGIN; INSERT INTO acct (id, owner) VALUES (9, 'z')")
-	if rows, _, _, err := capture(ctx, originAdmin, &ts); err != nil || len(rows) != 0 {
-		t.Fatalf("capture of the superuser's changes: %v %v", rows, err)
+	if cap, err := capture(ctx, originAdmin, &ts); err != nil || len(cap.rows) != 0 {
+		t.Fatalf("capture of the superuser's changes: %v %v", cap.rows, err)
 	}
 	mustExec(t, originAdmin, "ROLLBACK")
 
@@ -181,6 +182,11 @@ func TestCaptureAndApply(t *testing.T) {
 		"CREATE TABLE x (id int PRIMARY KEY)":            "0A000",
 		"CREATE TEMP TABLE tmp (id int)":                 "0A000",
 		"DO $$ BEGIN EXECUTE 'DROP TABLE entry'; END $$": "0A000",
+		// Nor forge the engine's permit for a schema statement.
+		"SET certa.ddl_permit = 'x'; DROP TABLE entry":        "0A000",
+		"SELECT certa.permit_ddl('guess', 'DROP TABLE acct')": "42501",
+		"SELECT certa.end_permit('guess', 0, NULL)":           "42501",
+		"SELECT * FROM certa.permits":                         "42501",
 	} {
 		_, err := origin.Exec(ctx, stmt).ReadAll()
 		if err == nil || !strings.Contains(err.Error(), "SQLSTATE "+code) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"certa/engine/postgres/pgproc"
@@ -32,7 +33,11 @@ type Managed struct {
 // OpenManaged starts (or restarts) the node's PostgreSQL server, makes
 // its database on first start, and opens the engine on it.
 func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
-	srv, err := pgproc.Start(pgproc.Config{DataDir: cfg.DataDir, BinDir: cfg.BinDir, Logger: cfg.Logger})
+	dir, err := filepath.Abs(cfg.DataDir) // the server runs in another directory
+	if err != nil {
+		return nil, fmt.Errorf("postgres engine: data directory: %w", err)
+	}
+	srv, err := pgproc.Start(pgproc.Config{DataDir: dir, BinDir: cfg.BinDir, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,9 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 			if err := e.applyRun(ctx, items[i:i+1], items[i].Seqno); err != nil {
 				return err
 			}
+		} else if changesSchema(items[i].WS) {
+			e.applyTS.reset()
+			e.schemaEpoch.Add(1)
 		}
 		start, recorded = i+1, items[i].Seqno
 	}
@@ -74,12 +77,12 @@ func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
 	return t
 }
 
-// applyRun applies items as rows in one transaction recording upTo; a
-// DDL item makes every connection drop its table cache.
+// applyRun applies items as rows in one transaction recording upTo; an
+// item that changes the schema makes every connection drop its table cache.
 func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.interleaveNew)
 	for _, it := range items {
-		if it.WS.IsDDL() {
+		if changesSchema(it.WS) {
 			e.schemaEpoch.Add(1)
 			break
 		}

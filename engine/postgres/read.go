@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"certa/engine"
 	"certa/pgparse"
 	"certa/result"
@@ -76,15 +78,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	e.checkMu.Lock()
 	defer e.checkMu.Unlock()
 	c := e.checker
-	var indexTables []string
-	for _, idx := range pgparse.DroppedIndexes(stmt) {
-		r := c.ExecParams(ctx, `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END
-			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE i.indexrelid = to_regclass($1)`, [][]byte{[]byte(idx)}, nil, nil, nil).Read()
-		for _, row := range r.Rows {
-			indexTables = append(indexTables, string(row[0]))
-		}
-	}
+	indexTables := droppedIndexTables(ctx, c, stmt)
 	// As the applier runs it: as the client role, in a transaction.
 	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; SET LOCAL ROLE "+clientRole+"; "+stmt+
 		"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
@@ -99,6 +93,22 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	slices.Sort(ddl.Tables)
 	ddl.Tables = slices.Compact(ddl.Tables)
 	return ddl, nil
+}
+
+// droppedIndexTables returns the tables of the indexes stmt drops (DROP
+// INDEX names no table; the event triggers see none), as write-set keys
+// name them.
+func droppedIndexTables(ctx context.Context, conn *pgconn.PgConn, stmt string) []string {
+	var tables []string
+	for _, idx := range pgparse.DroppedIndexes(stmt) {
+		r := conn.ExecParams(ctx, `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE i.indexrelid = to_regclass($1)`, [][]byte{[]byte(idx)}, nil, nil, nil).Read()
+		for _, row := range r.Rows {
+			tables = append(tables, string(row[0]))
+		}
+	}
+	return tables
 }
 
 // checksumTablesSQL lists the user tables, with their names as write-set

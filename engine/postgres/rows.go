@@ -12,8 +12,12 @@ import (
 // values, in PostgreSQL's own JSON forms (to_jsonb), which
 // jsonb_populate_record reads back into the same values of the column's
 // type: numeric keeps its digits, timestamps their zone, bytea its bytes.
+//
+// A schema statement of the transaction (opSchema, Tx.ExecSchema) travels
+// as a rowChange too, in its place among the rows: no table, and the
+// statement's text in newRow.
 type rowChange struct {
-	op     byte // opInsert, opUpdate or opDelete
+	op     byte // opInsert, opUpdate, opDelete or opSchema
 	schema string
 	table  string
 	oldKey []byte // JSON object of the key columns (UPDATE, DELETE)
@@ -25,6 +29,7 @@ const (
 	opInsert = 'I'
 	opUpdate = 'U'
 	opDelete = 'D'
+	opSchema = 'S'
 )
 
 // rowsFormat is the first byte of a write set's Changes in this engine's
@@ -57,7 +62,7 @@ func decodeRows(b []byte) ([]rowChange, error) {
 	var rows []rowChange
 	for len(b) > 0 {
 		r := rowChange{op: b[0]}
-		if r.op != opInsert && r.op != opUpdate && r.op != opDelete {
+		if r.op != opInsert && r.op != opUpdate && r.op != opDelete && r.op != opSchema {
 			return nil, fmt.Errorf("%w: operation %q", errBadRows, r.op)
 		}
 		b = b[1:]
@@ -73,7 +78,11 @@ func decodeRows(b []byte) ([]rowChange, error) {
 			b = b[k+int(n):]
 		}
 		r.schema, r.table, r.oldKey, r.newRow = string(parts[0]), string(parts[1]), parts[2], parts[3]
-		if r.table == "" || (r.op == opInsert) != (len(r.oldKey) == 0) || (r.op == opDelete) != (len(r.newRow) == 0) {
+		if r.op == opSchema {
+			if r.schema != "" || r.table != "" || len(r.oldKey) != 0 || len(r.newRow) == 0 {
+				return nil, fmt.Errorf("%w: schema statement with a table or a key, or without its text", errBadRows)
+			}
+		} else if r.table == "" || (r.op == opInsert) != (len(r.oldKey) == 0) || (r.op == opDelete) != (len(r.newRow) == 0) {
 			return nil, fmt.Errorf("%w: %c row of table %q with old key %d bytes, new row %d bytes", errBadRows, r.op, r.table, len(r.oldKey), len(r.newRow))
 		}
 		rows = append(rows, r)

@@ -41,7 +41,17 @@ const clientRole = "certa_client"
 //     too, which runs with session_replication_role = replica.
 //   - the event triggers certa_refuse_ddl, which refuses a schema change to
 //     clients (it would change this node alone; schema changes run in
-//     total order, as DDL write sets), and certa_check_ddl and
+//     total order, as DDL write sets) unless the engine permitted it: for a
+//     schema statement of a transaction block (Tx.ExecSchema) the engine
+//     calls certa.permit_ddl(token, statement), which records the
+//     statement in the capture (op 'S', so it replicates in order with the
+//     rows) and makes a one-statement permit (certa.permits, which clients
+//     cannot read, named by the setting certa.ddl_permit), and then
+//     certa.end_permit, which ends the permit and records the tables the
+//     statement changed. Statements that copy rows into a new relation
+//     (CREATE TABLE AS, SELECT INTO, materialized views) are refused even
+//     then: the copy is not captured, and another node would copy other
+//     rows. And certa_check_ddl and
 //     certa_dropped, which refuse a permanent table without a primary key
 //     (certa replicates rows by key; on every node alike, so an item fails
 //     at its position everywhere) and note the tables a statement touches
@@ -71,6 +81,36 @@ CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 );
 GRANT SELECT ON certa.applied, certa.capture, certa.node_slots TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
+CREATE UNLOGGED TABLE IF NOT EXISTS certa.permits (xid xid8 NOT NULL DEFAULT pg_current_xact_id(), nonce text NOT NULL);
+CREATE OR REPLACE FUNCTION certa.permit_ddl(token text, stmt text) RETURNS bigint LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	nonce text := md5(random()::text || clock_timestamp()::text);
+	at bigint := 0;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = permit_ddl.token) THEN
+		RAISE EXCEPTION 'certa: only the node may permit schema changes' USING ERRCODE = '42501';
+	END IF;
+	IF stmt IS NOT NULL THEN
+		INSERT INTO certa.capture (rel, op, new) VALUES (0, 'S', to_jsonb(stmt)) RETURNING capture.seq INTO at;
+	END IF;
+	INSERT INTO certa.permits (nonce) VALUES (nonce);
+	PERFORM set_config('certa.ddl_permit', nonce, true);
+	RETURN at;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.end_permit(token text, after bigint, tables jsonb) RETURNS bigint LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = end_permit.token) THEN
+		RAISE EXCEPTION 'certa: only the node may permit schema changes' USING ERRCODE = '42501';
+	END IF;
+	DELETE FROM certa.permits WHERE xid = pg_current_xact_id();
+	PERFORM set_config('certa.ddl_permit', '', true);
+	UPDATE certa.capture SET old = tables WHERE xid = pg_current_xact_id() AND seq = after AND op = 'S';
+	RETURN (SELECT count(*) FROM certa.capture WHERE xid = pg_current_xact_id() AND seq > after);
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.commit_at(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
@@ -116,12 +156,22 @@ BEGIN
 	END LOOP;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION certa.refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
-	IF session_user = 'certa_client' THEN
-		RAISE EXCEPTION 'certa: % cannot run inside a transaction of this node', tg_tag
+	IF session_user <> 'certa_client' THEN
+		RETURN;
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM certa.permits p WHERE p.xid = pg_current_xact_id()
+			AND p.nonce = current_setting('certa.ddl_permit', true)) THEN
+		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '0A000',
-			HINT = 'Schema changes are replicated in total order: run each as a statement of its own, outside a transaction block.';
+			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
+	END IF;
+	IF tg_tag IN ('CREATE TABLE AS', 'SELECT INTO', 'CREATE MATERIALIZED VIEW', 'REFRESH MATERIALIZED VIEW') THEN
+		RAISE EXCEPTION 'certa: % cannot run inside a transaction block: the rows it copies are not replicated, and another node would copy other rows', tg_tag
+			USING ERRCODE = '0A000',
+			HINT = 'Run it on its own, outside a transaction block: it then runs in total order on every node.';
 	END IF;
 END
 $f$;

@@ -225,18 +225,18 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err := t.simple(ctx, "SET CONSTRAINTS ALL IMMEDIATE"); err != nil {
 		return nil, err
 	}
-	rows, keys, tabs, err := capture(ctx, t.c.pg, &t.c.ts)
+	c, err := capture(ctx, t.c.pg, &t.c.ts)
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
-	if len(rows) == 0 && len(t.locked) == 0 {
+	if len(c.rows) == 0 && len(t.locked) == 0 {
 		return nil, nil
 	}
-	keys = append(keys, t.locked...)
+	keys, tabs := append(c.keys, t.locked...), c.tables
 	for _, k := range t.locked {
 		tabs = append(tabs, k.Table())
 	}
-	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, rows)}
+	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema}
 	ws.Normalize()
 	return ws, nil
 }

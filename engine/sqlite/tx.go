@@ -500,3 +500,11 @@ func errNoPK(table string) *sqlerr.Error {
 	return sqlerr.New(sqlerr.InvalidTableDefinition,
 		"table %q has no primary key: certa replicates rows by primary key; add a PRIMARY KEY", table)
 }
+
+// ExecSchema refuses: this engine runs schema changes only on their own,
+// in total order (CheckDDL).
+func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported, "schema changes cannot run inside a transaction block on the embedded SQLite engine")
+	e.Hint = "Run each schema change on its own, outside a transaction block: it then runs in total order on every node. The PostgreSQL engine (--engine postgres) runs them inside transaction blocks."
+	return e
+}

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"certa/internal/testcluster"
 )
@@ -127,4 +130,117 @@ func TestPostgresEngineSequences(t *testing.T) {
 	if err := c.Converged(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Schema changes inside transaction blocks, as migration tools make them:
+// the block's DDL and rows commit together at its position on every node;
+// a transaction of another node that read the old schema is refused
+// (40001); what cannot be replicated inside a block is refused (0A000);
+// and a migration of a table other nodes are writing either commits or
+// fails with 40001, the nodes staying alike.
+func TestPostgresEngineSchemaInBlock(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	a := c.Conn(0)
+	for _, s := range []string{
+		"BEGIN",
+		"CREATE TABLE author (id serial PRIMARY KEY, name text NOT NULL)",
+		"INSERT INTO author (name) VALUES ('ann'), ('bob')",
+		"ALTER TABLE author ADD COLUMN born int DEFAULT 1970",
+		"CREATE TABLE book (id bigserial PRIMARY KEY, author_id int, title text)",
+		"ALTER TABLE book ADD CONSTRAINT book_author FOREIGN KEY (author_id) REFERENCES author (id) DEFERRABLE INITIALLY DEFERRED",
+		"CREATE INDEX book_title ON book (title)",
+		"INSERT INTO book (author_id, title) SELECT id, name || ' book' FROM author",
+		"SAVEPOINT s",
+		"CREATE TABLE gone (id int PRIMARY KEY)",
+		"INSERT INTO gone VALUES (1)",
+		"ALTER TABLE author DROP COLUMN born",
+		"ROLLBACK TO SAVEPOINT s",
+		"UPDATE author SET born = 1980 WHERE name = 'bob'",
+		"COMMIT",
+	} {
+		mustExec(t, a, s)
+	}
+	for i := range c.Nodes {
+		conn := syncConn(t, c, i)
+		if got := values(t, conn, "SELECT a.name, a.born || ' ' || b.title FROM author a JOIN book b ON b.author_id = a.id ORDER BY 1"); got != "ann=1970 ann book,bob=1980 bob book" {
+			t.Fatalf("node %d: %s", i+1, got)
+		}
+		if n, err := conn.QueryInt(ctxT(t), "SELECT count(*) FROM pg_indexes WHERE indexname = 'book_title'"); err != nil || n != 1 {
+			t.Fatalf("node %d: index book_title: %d, %v", i+1, n, err)
+		}
+		mustFail(t, conn, "42P01", "SELECT * FROM gone")
+	}
+	// The new tables' sequences hand out values on other nodes too.
+	mustExec(t, syncConn(t, c, 2), "INSERT INTO author (name) VALUES ('cy')")
+	mustExec(t, syncConn(t, c, 1), "INSERT INTO book (author_id, title) SELECT id, 'cy book' FROM author WHERE name = 'cy'")
+
+	// A block of node 2 that read the old schema loses to the migration.
+	b := syncConn(t, c, 1)
+	mustExec(t, b, "BEGIN")
+	mustExec(t, b, "UPDATE author SET born = 1990 WHERE name = 'ann'")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "ALTER TABLE author ADD COLUMN country text")
+	mustExec(t, a, "UPDATE author SET country = 'nz'")
+	mustExec(t, a, "COMMIT")
+	mustFail(t, b, "40001", "COMMIT")
+
+	// Refused inside a block: its rows would not be replicated.
+	mustExec(t, a, "BEGIN")
+	mustFail(t, a, "0A000", "CREATE TABLE copy AS SELECT * FROM author")
+	mustExec(t, a, "ROLLBACK")
+
+	// A migration of a table another node is writing.
+	w := syncConn(t, c, 2)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var written atomic.Int64
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Exec(ctxT(t), "INSERT INTO book (author_id, title) VALUES (NULL, $1)", fmt.Sprint("load ", i)); err == nil {
+				written.Add(1)
+			}
+		}
+	}()
+	c.Eventually(10*time.Second, "the writer under way", func() error {
+		if written.Load() < 20 {
+			return fmt.Errorf("%d rows written", written.Load())
+		}
+		return nil
+	})
+	before := written.Load()
+	committed, tries := false, 0
+	for ; tries < 20 && !committed; tries++ {
+		mustExec(t, a, "BEGIN")
+		_, err := a.Exec(ctxT(t), "ALTER TABLE book ADD COLUMN pages int NOT NULL DEFAULT 0")
+		if err == nil {
+			_, err = a.Exec(ctxT(t), "UPDATE book SET pages = 100 WHERE title LIKE '%book'")
+		}
+		if err == nil {
+			_, err = a.Exec(ctxT(t), "COMMIT")
+		} else {
+			a.Exec(ctxT(t), "ROLLBACK")
+		}
+		switch {
+		case err == nil:
+			committed = true
+		case !strings.Contains(err.Error(), "40001"):
+			t.Fatalf("migration under load: %v", err)
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("migration under load committed at try %d; the writer committed %d rows meanwhile", tries, written.Load()-before)
+	if !committed {
+		t.Fatal("the migration failed with 40001 20 times")
+	}
+	if n, err := syncConn(t, c, 1).QueryInt(ctxT(t), "SELECT count(*) FROM book WHERE pages = 100"); err != nil || n != 3 {
+		t.Fatalf("books with 100 pages: %d, %v; want 3", n, err)
+	}
+	c.WaitConverged(30 * time.Second)
 }

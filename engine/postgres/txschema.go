@@ -1,0 +1,109 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// ExecSchema runs a schema statement inside the transaction (engine.Tx):
+// the engine permits it for this statement alone (certa.permit_ddl, which
+// records it in the capture, in its place among the rows), in a savepoint
+// of its own, so that a statement refused afterwards leaves nothing.
+// Sequences it made get this node's interleaving at once, as those of an
+// applied schema change do (the other nodes set theirs when they run it).
+func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	var buf result.Buffer
+	err := t.execSchema(ctx, sql, &buf)
+	t.c.ts.reset()
+	if err != nil {
+		return t.failed(err)
+	}
+	return buf.Replay(w)
+}
+
+func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error {
+	pg := t.c.pg
+	if _, err := pg.Exec(ctx, "SAVEPOINT certa_schema").ReadAll(); err != nil {
+		return pgError(err)
+	}
+	undo := func(err error) error {
+		pg.Exec(context.WithoutCancel(ctx), "ROLLBACK TO SAVEPOINT certa_schema; RELEASE SAVEPOINT certa_schema").ReadAll()
+		return err
+	}
+	token := []byte(t.e.token)
+	indexTables := droppedIndexTables(ctx, pg, sql)
+	r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, $2), current_setting('certa.ddl_tables', true)",
+		[][]byte{token, []byte(sql)}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return undo(pgError(r.Err))
+	}
+	at, before := r.Rows[0][0], string(r.Rows[0][1])
+	if err := run(ctx, t.c, sql, w, nil); err != nil {
+		return undo(t.e.localError(err))
+	}
+	r = pg.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return undo(pgError(r.Err))
+	}
+	tables := append(indexTables, notedSince(before, string(r.Rows[0][0]))...)
+	tablesJSON := []byte("null") // it named no table of its own: it may change any
+	if len(tables) > 0 {
+		tablesJSON, _ = json.Marshal(tables)
+	}
+	r = pg.ExecParams(ctx, "SELECT certa.end_permit($1, $2, $3)", [][]byte{token, at, tablesJSON}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return undo(pgError(r.Err))
+	}
+	if n := string(r.Rows[0][0]); n != "0" {
+		// Its rows would be captured and the statement run again on the
+		// other nodes: they would write them twice.
+		e := sqlerr.New(sqlerr.FeatureNotSupported,
+			"certa: this schema change also wrote %s rows, which cannot be replicated inside a transaction block", n)
+		e.Hint = "Run it on its own, outside a transaction block: it then runs in total order on every node."
+		return undo(e)
+	}
+	if err := t.interleaveNew(ctx); err != nil {
+		return undo(err)
+	}
+	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_schema").ReadAll(); err != nil {
+		return pgError(err)
+	}
+	return nil
+}
+
+// interleaveNew gives the sequences the transaction made this node's
+// interleaving (position.go), under a permit without a statement: each
+// node sets its own.
+func (t *Tx) interleaveNew(ctx context.Context) error {
+	token := []byte(t.e.token)
+	pg := t.c.pg
+	if r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, NULL)", [][]byte{token}, nil, nil, nil).Read(); r.Err != nil {
+		return pgError(r.Err)
+	}
+	if err := restartSequences(ctx, pg, t.e.slot.Load(), nil, restartUnset); err != nil {
+		return pgError(err)
+	}
+	r := pg.ExecParams(ctx, "SELECT certa.end_permit($1, 0, NULL)", [][]byte{token}, nil, nil, nil).Read()
+	return pgError(r.Err)
+}
+
+// notedSince returns the tables noted in certa.ddl_tables (schema.go)
+// after it read before.
+func notedSince(before, after string) []string {
+	if after == "" || after == before {
+		return nil
+	}
+	if before != "" {
+		after = strings.TrimPrefix(after, before+"\x01")
+	}
+	return strings.Split(after, "\x01")
+}
