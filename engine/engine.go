@@ -224,7 +224,10 @@ type Tx interface {
 
 	// Exec runs one SQL statement and reports its result to w. Parameters
 	// are written $1, $2, ... and args[n-1] is the value of $n: nil, int64,
-	// float64, string, []byte or bool. Schema changes, transaction control,
+	// float64, string, []byte or bool, or a result.WireParam (an engine that
+	// does not run PostgreSQL itself refuses it with 0A000). A Writer that
+	// takes result.Wire values (result.WireWriter) may get them instead of
+	// certa's. Schema changes, transaction control,
 	// commands that would reach past replication (SQLite's ATTACH) and
 	// writes to tables without a primary key are refused with a
 	// *sqlerr.Error. After a failed statement the caller only rolls back

@@ -205,9 +205,9 @@ func (c *conn) sendRowDescription(cols []result.Column, formats []int16) error {
 	}
 	fields := make([]pgproto3.FieldDescription, len(cols))
 	for i, col := range cols {
-		t := textIfUnknown(col.Type)
+		oid, size := fieldType(col)
 		fields[i] = pgproto3.FieldDescription{
-			Name: []byte(col.Name), DataTypeOID: t.OID(), DataTypeSize: typeSize(t),
+			Name: []byte(col.Name), DataTypeOID: oid, DataTypeSize: size,
 			TypeModifier: col.WireMod(), Format: formatAt(formats, i),
 		}
 	}
@@ -216,7 +216,7 @@ func (c *conn) sendRowDescription(cols []result.Column, formats []int16) error {
 
 // runAhead runs p to completion into p.res.
 func (c *conn) runAhead(p *portal) error {
-	res := &result.Buffer{}
+	res := &result.Buffer{TakesWire: true, Formats: p.formats}
 	err := c.executeStatement(p, res)
 	p.done = true
 	if err != nil {
@@ -313,11 +313,17 @@ func (w *portalWriter) setColumns(cols []result.Column) error {
 
 func (w *portalWriter) Columns(cols []result.Column) error { return w.setColumns(cols) }
 
+// WireFormats: Wire values in the portal's result formats.
+func (w *portalWriter) WireFormats() ([]int16, bool) { return w.p.formats, true }
+
 func (w *portalWriter) Row(values []result.Value) error {
 	if len(values) != len(w.types) {
 		return misuse("row has %d values for %d columns", len(values), len(w.types))
 	}
 	vals, err := w.enc.encode(values, func(dst []byte, i int, v result.Value) ([]byte, error) {
+		if dst, ok := appendWire(dst, v); ok {
+			return dst, nil
+		}
 		return appendValue(dst, w.types[i], formatAt(w.p.formats, i), v)
 	})
 	if err != nil {

@@ -25,9 +25,13 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	typ, _ := result.TypeForOID(oid)
+	typ, known := result.TypeForOID(oid)
 	if format == 0 {
 		return decodeText(typ, oid, string(raw))
+	}
+	if !known {
+		// Its binary form is only its type's: passed through as it is.
+		return result.WireParam{OID: oid, Data: append([]byte(nil), raw...)}, nil
 	}
 	return decodeBinary(typ, oid, raw)
 }

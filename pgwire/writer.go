@@ -25,7 +25,25 @@ type resultWriter struct {
 	enc    rowEncoder
 }
 
-var _ result.Writer = (*resultWriter)(nil)
+var _ result.WireWriter = (*resultWriter)(nil)
+
+// WireFormats: the simple query protocol's results are all text.
+func (w *resultWriter) WireFormats() ([]int16, bool) { return nil, true }
+
+// fieldType returns a column's type OID and pg_type.typlen (-1 also for
+// the fixed-width types certa has no Type of: not known here).
+func fieldType(col result.Column) (oid uint32, size int16) {
+	t := textIfUnknown(col.Type)
+	return t.OID(), typeSize(t)
+}
+
+// appendWire appends a Wire value as it is; ok is false for other values.
+func appendWire(dst []byte, v result.Value) ([]byte, bool) {
+	if raw, ok := v.(result.Wire); ok {
+		return append(dst, raw...), true
+	}
+	return dst, false
+}
 
 // typeSize is pg_type.typlen for the types certa sends: fixed-width types
 // report their width, variable-width ones -1.
@@ -50,10 +68,11 @@ func (w *resultWriter) Columns(cols []result.Column) error {
 	}
 	w.fields = w.fields[:0]
 	for _, col := range cols {
+		oid, size := fieldType(col)
 		w.fields = append(w.fields, pgproto3.FieldDescription{
 			Name:         []byte(col.Name),
-			DataTypeOID:  col.Type.OID(),
-			DataTypeSize: typeSize(col.Type),
+			DataTypeOID:  oid,
+			DataTypeSize: size,
 			TypeModifier: col.WireMod(),
 			Format:       pgproto3.TextFormat,
 		})
@@ -71,6 +90,9 @@ func (w *resultWriter) Row(values []result.Value) error {
 		return misuse("row has %d values for %d columns", len(values), w.ncols)
 	}
 	vals, err := w.enc.encode(values, func(dst []byte, i int, v result.Value) ([]byte, error) {
+		if dst, ok := appendWire(dst, v); ok {
+			return dst, nil
+		}
 		dst, err := appendText(dst, v)
 		if err != nil {
 			return dst, misuse("column %d: %v", i+1, err)

@@ -335,7 +335,7 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	}
 	var patience time.Duration
 	for attempt := 0; ; attempt++ {
-		buf := &result.Buffer{}
+		buf := result.BufferFor(w)
 		err := s.runOnce(ctx, execCtx, st, buf, patience)
 		if err == nil {
 			return buf.Replay(w)

@@ -9,9 +9,24 @@ type Buffer struct {
 	Tag     string
 	Done    bool // Complete was called
 	IsEmpty bool // Empty was called
+
+	// TakesWire and Formats make the Buffer a WireWriter, for a result
+	// to be replayed to one (BufferFor).
+	TakesWire bool
+	Formats   []int16
 }
 
-var _ Writer = (*Buffer)(nil)
+var _ WireWriter = (*Buffer)(nil)
+
+// BufferFor returns an empty Buffer that takes Wire values, in the same
+// formats, if w does: what it keeps can be replayed to w.
+func BufferFor(w Writer) *Buffer {
+	formats, ok := WireFormats(w)
+	return &Buffer{TakesWire: ok, Formats: formats}
+}
+
+// WireFormats implements WireWriter.
+func (b *Buffer) WireFormats() ([]int16, bool) { return b.Formats, b.TakesWire }
 
 func (b *Buffer) Columns(cols []Column) error {
 	b.Cols = append([]Column{}, cols...)
@@ -23,8 +38,11 @@ func (b *Buffer) Columns(cols []Column) error {
 func (b *Buffer) Row(values []Value) error {
 	row := make([]Value, len(values))
 	for i, v := range values {
-		if bs, ok := v.([]byte); ok {
+		switch bs := v.(type) {
+		case []byte:
 			v = append([]byte(nil), bs...)
+		case Wire:
+			v = append(Wire(nil), bs...)
 		}
 		row[i] = v
 	}

@@ -38,8 +38,28 @@ var oids = map[Type]uint32{
 	UUID: 2950, JSON: 114, JSONB: 3802, Int4: 23, Int2: 21, Float4: 700,
 }
 
+// otherBase offsets the Types made by Other from certa's own.
+const otherBase Type = 1 << 32
+
+// Other returns the Type that stands for a PostgreSQL type certa has no
+// Type of (arrays, intervals, varchar...), by its OID: an engine that runs
+// PostgreSQL itself reports these. Its values are that type's text form,
+// or Wire values; its binary form is not certa's to make.
+func Other(oid uint32) Type { return otherBase + Type(oid) }
+
+// TypeOf returns the Type whose OID is oid: certa's own, or Other(oid).
+func TypeOf(oid uint32) Type {
+	if t, ok := TypeForOID(oid); ok && t.OID() == oid {
+		return t
+	}
+	return Other(oid)
+}
+
 // OID returns the PostgreSQL type OID for t.
 func (t Type) OID() uint32 {
+	if t >= otherBase {
+		return uint32(t - otherBase)
+	}
 	if oid, ok := oids[t]; ok {
 		return oid
 	}
@@ -95,8 +115,40 @@ func (c Column) WireMod() int32 {
 	return c.Mod
 }
 
-// Value is one cell: nil (SQL NULL), int64, float64, string, []byte or bool.
+// Value is one cell: nil (SQL NULL), int64, float64, string, []byte or
+// bool; or Wire, for a Writer that takes it (WireWriter).
 type Value = any
+
+// Wire is a value already in the wire format the client asked for its
+// column (WireWriter's formats), sent as it is: an engine that runs
+// PostgreSQL itself passes PostgreSQL's own values through.
+type Wire []byte
+
+// WireParam is a statement parameter in binary format of a type certa
+// has no Type of (an array, an interval...), as the client sent it: an
+// engine that runs PostgreSQL itself passes it through, others refuse it.
+type WireParam struct {
+	OID  uint32
+	Data []byte
+}
+
+// WireWriter is a Writer that may take Wire values.
+type WireWriter interface {
+	Writer
+	// WireFormats reports whether the Writer takes Wire values and in
+	// which formats, as PostgreSQL's Bind gives them: none (every column
+	// in text), one (for every column) or one per column; 0 is text, 1
+	// binary. A Writer that takes them takes the other values too.
+	WireFormats() (formats []int16, ok bool)
+}
+
+// WireFormats returns w's formats for Wire values, if it takes them.
+func WireFormats(w Writer) ([]int16, bool) {
+	if ww, ok := w.(WireWriter); ok {
+		return ww.WireFormats()
+	}
+	return nil, false
+}
 
 // Writer receives the results of the statements a session runs, in order.
 // For each statement a session calls either Columns, then Row zero or more

@@ -235,11 +235,11 @@ func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []res
 	}
 	params := make([]result.Type, len(sd.ParamOIDs))
 	for i, oid := range sd.ParamOIDs {
-		params[i], _ = result.TypeForOID(oid)
+		params[i] = result.TypeOf(oid)
 	}
 	var cols []result.Column
 	if len(sd.Fields) > 0 {
-		cols = columns(sd.Fields)
+		cols = columns(sd.Fields, true)
 	}
 	return params, cols, nil
 }

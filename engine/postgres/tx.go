@@ -123,16 +123,19 @@ func (t *Tx) failed(err error) error {
 	return err
 }
 
-// run runs one statement on c and reports its result to w.
+// run runs one statement on c and reports its result to w. A Writer that
+// takes Wire values gets PostgreSQL's own, in the formats it asks for,
+// and every column's own type; others get values of certa's types.
 func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) error {
-	vals, oids, err := textArgs(args)
+	vals, oids, paramFormats, err := textArgs(args)
 	if err != nil {
 		return err
 	}
-	rr := c.pg.ExecParams(ctx, sql, vals, oids, nil, nil)
+	formats, wire := result.WireFormats(w)
+	rr := c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats)
 	var cols []result.Column
 	if fields := rr.FieldDescriptions(); len(fields) > 0 {
-		cols = columns(fields)
+		cols = columns(fields, wire)
 		if err := w.Columns(cols); err != nil {
 			rr.Close()
 			return err
@@ -141,6 +144,13 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	row := make([]result.Value, len(cols))
 	for rr.NextRow() {
 		for i, b := range rr.Values() {
+			if wire {
+				row[i] = nil
+				if b != nil {
+					row[i] = result.Wire(b)
+				}
+				continue
+			}
 			v, err := value(cols[i].Type, b)
 			if err != nil {
 				rr.Close()

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -15,12 +16,19 @@ import (
 
 // textArgs encodes a statement's arguments in PostgreSQL's text format,
 // with the OID of each that has an unambiguous type (0: PostgreSQL infers
-// it from the statement, as for a client's untyped parameter).
-func textArgs(args []any) (vals [][]byte, oids []uint32, err error) {
+// it from the statement, as for a client's untyped parameter), except a
+// result.WireParam, passed in binary as the client sent it (formats is
+// then one per argument, else nil: all text).
+func textArgs(args []any) (vals [][]byte, oids []uint32, formats []int16, err error) {
 	vals = make([][]byte, len(args))
 	oids = make([]uint32, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
+		case result.WireParam:
+			if formats == nil {
+				formats = make([]int16, len(args))
+			}
+			vals[i], oids[i], formats[i] = v.Data, v.OID, 1
 		case nil:
 		case int64:
 			vals[i] = strconv.AppendInt(nil, v, 10)
@@ -34,20 +42,26 @@ func textArgs(args []any) (vals [][]byte, oids []uint32, err error) {
 		case bool:
 			vals[i] = []byte(strconv.FormatBool(v))
 		default:
-			return nil, nil, sqlerr.New(sqlerr.InvalidParameterValue, "certa: parameter $%d has an unsupported Go type %T", i+1, a)
+			return nil, nil, nil, sqlerr.New(sqlerr.InvalidParameterValue, "certa: parameter $%d has an unsupported Go type %T", i+1, a)
 		}
 	}
-	return vals, oids, nil
+	return vals, oids, formats, nil
 }
 
 // columns converts PostgreSQL's field descriptions to result columns.
-// A type certa has no Type for is reported as text (its text form).
-func columns(fields []pgconn.FieldDescription) []result.Column {
+// With own, every column has its own type (result.TypeOf) and modifier:
+// its values pass through as Wire values. Else a type certa has no Type
+// for is reported as the nearest it has, or text (its values are then
+// certa's, converted from the text form).
+func columns(fields []pgconn.FieldDescription, own bool) []result.Column {
 	cols := make([]result.Column, len(fields))
 	for i, f := range fields {
 		t, _ := result.TypeForOID(f.DataTypeOID)
+		if own {
+			t = result.TypeOf(f.DataTypeOID)
+		}
 		cols[i] = result.Column{Name: f.Name, Type: t}
-		if t == result.Numeric && f.TypeModifier > 0 {
+		if (own || t == result.Numeric) && f.TypeModifier > 0 {
 			cols[i].Mod = f.TypeModifier
 		}
 	}
@@ -95,6 +109,14 @@ func pgError(err error) error {
 	var se *sqlerr.Error
 	if errors.As(err, &se) {
 		return err
+	}
+	// The statement's context ended before PostgreSQL answered (pgconn
+	// may give up on the connection rather than wait for the cancel).
+	switch {
+	case errors.Is(err, context.Canceled):
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to user request")
+	case errors.Is(err, context.DeadlineExceeded):
+		return sqlerr.Wrap(err, sqlerr.QueryCanceled, "canceling statement due to statement timeout")
 	}
 	return sqlerr.Wrap(err, "08006", "certa: lost the connection to the node's PostgreSQL: %v", err)
 }

@@ -38,6 +38,9 @@ func bindArgs(stmt *sqlite.Stmt, args []any) error {
 			stmt.BindBytes(i, v)
 		case bool:
 			stmt.BindBool(i, v)
+		case result.WireParam:
+			return sqlerr.New(sqlerr.FeatureNotSupported,
+				"parameter $%d is in binary format of type OID %d, which the embedded SQLite engine does not know: send it in text format", n, v.OID)
 		default:
 			return sqlerr.New(sqlerr.Internal, "parameter $%d has unsupported Go type %T", n, v)
 		}

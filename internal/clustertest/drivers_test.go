@@ -22,24 +22,40 @@ import (
 // depsDir is where .ci/deps installs the drivers.
 var depsDir = filepath.Join("..", "..", ".ci", "deps.d")
 
+// Each runs over both engines; the scenario is told which by CERTA_ENGINE
+// (over PostgreSQL it also checks types certa has none of: arrays...).
 func TestDriverPsycopg(t *testing.T) {
-	runScenario(t, []string{"PYTHONPATH=" + abs(t, filepath.Join(depsDir, "python"))},
-		filepath.Join(depsDir, "python", "psycopg"), "python3", "scenario.py")
+	forEachEngineName(t, func(t *testing.T, engine string) {
+		runScenario(t, engine, []string{"PYTHONPATH=" + abs(t, filepath.Join(depsDir, "python"))},
+			filepath.Join(depsDir, "python", "psycopg"), "python3", "scenario.py")
+	})
 }
 
 func TestDriverNodePostgres(t *testing.T) {
-	runScenario(t, []string{"NODE_PATH=" + abs(t, filepath.Join(depsDir, "node", "node_modules"))},
-		filepath.Join(depsDir, "node", "node_modules", "pg"), "node", "scenario.js")
+	forEachEngineName(t, func(t *testing.T, engine string) {
+		runScenario(t, engine, []string{"NODE_PATH=" + abs(t, filepath.Join(depsDir, "node", "node_modules"))},
+			filepath.Join(depsDir, "node", "node_modules", "pg"), "node", "scenario.js")
+	})
 }
 
 func TestDriverPgJDBC(t *testing.T) {
-	jar := filepath.Join(depsDir, "java", "postgresql-42.7.4.jar")
-	runScenario(t, nil, jar, "java", "-cp", abs(t, jar), "Scenario.java")
+	forEachEngineName(t, func(t *testing.T, engine string) {
+		jar := filepath.Join(depsDir, "java", "postgresql-42.7.4.jar")
+		runScenario(t, engine, nil, jar, "java", "-cp", abs(t, jar), "Scenario.java")
+	})
 }
 
-// runScenario starts a cluster (with peer TLS) and runs the command (its last argument
-// the scenario file in testdata/drivers) with two nodes' addresses.
-func runScenario(t *testing.T, env []string, dep string, command ...string) {
+// forEachEngineName runs test once per engine, as subtests named after it.
+func forEachEngineName(t *testing.T, test func(t *testing.T, engine string)) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) { test(t, engine) })
+	}
+}
+
+// runScenario starts a cluster on engine (with peer TLS) and runs the
+// command (its last argument the scenario file in testdata/drivers) with
+// two nodes' addresses.
+func runScenario(t *testing.T, engine string, env []string, dep string, command ...string) {
 	if _, err := os.Stat(dep); err != nil {
 		t.Fatalf("driver not installed (%v): run .ci/deps first", err)
 	}
@@ -50,11 +66,15 @@ func runScenario(t *testing.T, env []string, dep string, command ...string) {
 	command[len(command)-1] = abs(t, script)
 	const password = "driver-s3cret"
 	// As in production: peer TLS between the nodes, and a password.
-	c := testcluster.StartPeerTLS(t, 3, append([]string{"--users-file", usersFile(t, "certa", password)}, testArgs...)...)
+	args := append([]string{"--engine", engine, "--users-file", usersFile(t, "certa", password)}, testArgs...)
+	if engine == "postgres" {
+		letPostgresIn(t)
+	}
+	c := testcluster.StartPeerTLS(t, 3, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, command[0], append(command[1:], c.Nodes[0].PGAddr, c.Nodes[1].PGAddr)...)
-	cmd.Env = append(append(os.Environ(), env...), "CERTA_PASSWORD="+password)
+	cmd.Env = append(append(os.Environ(), env...), "CERTA_PASSWORD="+password, "CERTA_ENGINE="+engine)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"certa/internal/pgclient"
 	"certa/internal/testcluster"
 )
 
@@ -31,17 +32,26 @@ func forEachEngine(t *testing.T, test func(*testing.T, startFunc)) {
 // test runs as root, so the directories above must let it through).
 func startPostgresCluster(t *testing.T, n int, args ...string) *testcluster.Cluster {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		for d := filepath.Dir(t.TempDir()); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o711); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	letPostgresIn(t)
 	if len(args) == 0 {
 		args = testArgs
 	}
 	return testcluster.Start(t, n, append([]string{"--engine", "postgres"}, args...)...)
+}
+
+// letPostgresIn lets the postgres user through the directories above the
+// test's temporary directories, when the test runs as root (the nodes
+// then run their servers as postgres).
+func letPostgresIn(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for d := filepath.Dir(t.TempDir()); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // A cluster over real PostgreSQL servers, used as a client would: DDL,
@@ -243,4 +253,50 @@ func TestPostgresEngineSchemaInBlock(t *testing.T) {
 		t.Fatalf("books with 100 pages: %d, %v; want 3", n, err)
 	}
 	c.WaitConverged(30 * time.Second)
+}
+
+// Clients get PostgreSQL's own values and types, also of types certa has
+// none of (arrays, intervals, network addresses, ranges): pgx over the
+// extended protocol (binary where it asks for it, parameters included) and
+// over the simple protocol (text) decodes them as against PostgreSQL, read
+// through another node than the one written.
+func TestPostgresEngineTypesPassThrough(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	mustExec(t, c.Conn(0), `CREATE TABLE typed (id int PRIMARY KEY, tags text[], nums int[], span interval,
+		addr inet, r int4range, m money, v varchar(5), n numeric(6,2))`)
+	mustExec(t, c.Conn(0), `INSERT INTO typed VALUES (1, '{a,"b c"}', '{1,2,3}', '1 day 02:03:04', '10.0.0.1/24',
+		'[1,5)', 12.5, 'abc', 3.1)`)
+	// As pgx decodes them (a range and a numeric as its own structs).
+	const want = "[a b c] [1 2 3] {7384000000 1 0 true} 10.0.0.1/24 {1 5 i e true} $12.50 abc {310 -2 false finite true}"
+	ctx := ctxT(t)
+	ext, err := pgclient.ConnectExtended(ctx, "postgres://certa@"+c.Nodes[2].PGAddr+"/certa?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	mustExec(t, ext, "SET certa.consistency = 'sync'")
+	for _, conn := range []*pgclient.Conn{ext, syncConn(t, c, 1)} {
+		rows, err := conn.Query(ctx, "SELECT tags, nums, span, addr, r, m, v, n FROM typed WHERE id = $1", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%d rows", len(rows))
+		}
+		var got []string
+		for _, v := range rows[0] {
+			got = append(got, fmt.Sprint(v))
+		}
+		if s := strings.Join(got, " "); s != want {
+			t.Fatalf("got  %s\nwant %s", s, want)
+		}
+	}
+	// An array parameter in binary, and the typed result of an expression.
+	rows, err := ext.Query(ctx, "SELECT array_length($1::int[], 1), $1::int[] || 4", []int32{7, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rows[0]); got != "[2 [7 8 4]]" {
+		t.Fatalf("array parameter: %s", got)
+	}
 }

@@ -91,6 +91,26 @@ public class Scenario {
             ResultSet rs = ps.executeQuery();
             check(rs.next() && rs.getInt(1) == 143, "after the retry");
         }
+        if ("postgres".equals(System.getenv("CERTA_ENGINE"))) {
+            // Over the PostgreSQL engine, types certa has none of come
+            // back as PgJDBC makes them from PostgreSQL's: arrays.
+            try (Statement st = a.createStatement()) {
+                st.execute("CREATE TABLE java_pg (id int PRIMARY KEY, tags text[], nums int[])");
+            }
+            try (PreparedStatement ps = a.prepareStatement("INSERT INTO java_pg VALUES (?, ?, ?)")) {
+                ps.setInt(1, 1);
+                ps.setArray(2, a.createArrayOf("text", new String[] {"a", "b c"}));
+                ps.setArray(3, a.createArrayOf("int4", new Integer[] {1, 2, 3}));
+                ps.executeUpdate();
+            }
+            try (PreparedStatement ps = b.prepareStatement("SELECT tags, nums FROM java_pg WHERE id = ?")) {
+                ps.setInt(1, 1);
+                ResultSet rs = ps.executeQuery();
+                check(rs.next(), "the row with arrays");
+                check(java.util.Arrays.equals((Object[]) rs.getArray(1).getArray(), new String[] {"a", "b c"}), "text[]");
+                check(java.util.Arrays.equals((Object[]) rs.getArray(2).getArray(), new Integer[] {1, 2, 3}), "int[]");
+            }
+        }
         // A statement that never ends, cancelled. A cancel that arrives
         // before the server has read the statement does nothing (as in
         // PostgreSQL), so it is repeated: with the connection's cancelQuery,

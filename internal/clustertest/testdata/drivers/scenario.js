@@ -73,6 +73,18 @@ async function main(addrA, addrB) {
   r = await b.query('SELECT i FROM js_typed WHERE id = $1', [1]);
   assert.strictEqual(r.rows[0].i, 143);
 
+  if (process.env.CERTA_ENGINE === 'postgres') {
+    // Over the PostgreSQL engine, types certa has none of come back as
+    // node-postgres makes them from PostgreSQL's: arrays as arrays.
+    await a.query('CREATE TABLE js_pg (id int PRIMARY KEY, tags text[], nums int[], span interval)');
+    await a.query('INSERT INTO js_pg VALUES ($1, $2, $3, $4)', [1, ['a', 'b c', null], [1, 2, 3], '1 day 02:03:04']);
+    r = await b.query('SELECT tags, nums, span FROM js_pg WHERE id = $1', [1]);
+    assert.deepStrictEqual(r.rows[0].tags, ['a', 'b c', null]);
+    assert.deepStrictEqual(r.rows[0].nums, [1, 2, 3]);
+    assert.strictEqual(r.rows[0].span.days, 1);
+    assert.strictEqual(r.rows[0].span.hours, 2);
+  }
+
   await cancelForever(a, addrA);
   r = await a.query('SELECT count(*) AS c FROM js_typed');
   assert.strictEqual(r.rows[0].c, '52');

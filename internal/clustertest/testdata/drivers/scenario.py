@@ -42,6 +42,21 @@ def cancel_forever(conn):
         t.join()
 
 
+def postgres_types(a, b):
+    """Over the PostgreSQL engine, types certa has none of come back as
+    psycopg makes them from PostgreSQL: lists, timedeltas, addresses."""
+    import ipaddress
+    a.execute("CREATE TABLE py_pg (id int PRIMARY KEY, tags text[], nums int[], span interval, addr inet)")
+    row = (1, ["a", "b c", None], [1, 2, 3], datetime.timedelta(days=1, seconds=7384), ipaddress.ip_interface("10.0.0.1/24"))
+    a.execute("INSERT INTO py_pg VALUES (%s, %s, %s, %s, %s)", row)
+    got = b.execute("SELECT id, tags, nums, span, addr FROM py_pg WHERE id = %s", (1,)).fetchone()
+    assert tuple(got) == row, f"PostgreSQL types: {got!r}\n want {row!r}"
+    # In binary too.
+    with b.cursor(binary=True) as cur:
+        got = cur.execute("SELECT id, tags, nums, span, addr FROM py_pg WHERE id = %s", (1,)).fetchone()
+    assert tuple(got) == row, f"PostgreSQL types in binary: {got!r}\n want {row!r}"
+
+
 def main(addr_a, addr_b):
     a, b = connect(addr_a), connect(addr_b)
     a.execute("CREATE TABLE py_typed (id bigint PRIMARY KEY, i integer, f double precision, b boolean, s text,"
@@ -84,6 +99,9 @@ def main(addr_a, addr_b):
     a.autocommit = True
     (i,) = b.execute("SELECT i FROM py_typed WHERE id = %s", (1,)).fetchone()
     assert i == 143, i
+
+    if os.environ.get("CERTA_ENGINE") == "postgres":
+        postgres_types(a, b)
 
     cancel_forever(a)
     (one,) = a.execute("SELECT %s", (1,)).fetchone()
