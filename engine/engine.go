@@ -104,6 +104,13 @@ type Engine interface {
 	// drivers use them; other catalog queries fail with 0A000.
 	Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error
 
+	// NativeCatalog reports whether the engine's own SQL answers queries
+	// on PostgreSQL's system catalogs (it runs PostgreSQL itself): such a
+	// query is then an ordinary statement, run in the session's
+	// transaction (which sees its own schema changes) rather than by
+	// Catalog.
+	NativeCatalog() bool
+
 	// Checksums returns a checksum of every user table's rows, read at one
 	// snapshot, and the applied seqno of that snapshot: two nodes at the
 	// same seqno must report the same checksums.

@@ -172,7 +172,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	if s.failed && st.kind != kindCommit && st.kind != kindRollback && st.kind != kindSavepoint {
 		return nil, nil, errInFailedBlock
 	}
-	switch st.kind {
+	switch s.kindOf(st) {
 	case kindOther:
 		params, cols, err = s.node.engine.Describe(ctx, st.sql)
 		if err != nil && !s.inBlock && (s.consistency == "sync" || s.waitFor > 0) {
@@ -264,7 +264,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	if s.failed {
 		return errInFailedBlock
 	}
-	switch st.kind {
+	switch s.kindOf(st) {
 	case kindSet:
 		return s.set(st, w)
 	case kindShow:
@@ -274,6 +274,9 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	case kindCatalog:
 		ctx, cancel := s.statementContext(ctx)
 		defer cancel()
+		if err := s.readWait(ctx); err != nil {
+			return err
+		}
 		return s.node.engine.Catalog(ctx, st.sql, w, st.args...)
 	}
 	if s.inBlock {
@@ -285,6 +288,15 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		return s.tx.Exec(ctx, st.sql, w, st.args...)
 	}
 	return s.autocommit(ctx, st, w)
+}
+
+// kindOf returns st's kind for this node's engine: a catalog query is an
+// ordinary statement for an engine that answers them itself.
+func (s *Session) kindOf(st statement) kind {
+	if st.kind == kindCatalog && s.node.engine.NativeCatalog() {
+		return kindOther
+	}
+	return st.kind
 }
 
 // beginIfNeeded starts the engine transaction of a block at its first

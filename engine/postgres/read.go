@@ -34,6 +34,9 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	return buf.Replay(w)
 }
 
+// NativeCatalog is true: PostgreSQL answers its own catalog queries.
+func (e *Engine) NativeCatalog() bool { return true }
+
 // Catalog runs a query on PostgreSQL's own catalogs.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	return e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, w, args) })

@@ -22,6 +22,9 @@ import (
 // catalog is rebuilt for every query: catalog queries are rare and the
 // schema is small.
 
+// NativeCatalog is false: SQLite has no pg_catalog; Catalog emulates it.
+func (e *Engine) NativeCatalog() bool { return false }
+
 // Catalog implements engine.Engine.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	if e.closed.Load() {
