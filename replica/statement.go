@@ -156,7 +156,7 @@ func newStatement(sql string) statement {
 		s.kind = kindSet
 	case "SHOW":
 		s.kind = kindShow
-	case "CREATE", "ALTER", "DROP":
+	case "CREATE", "ALTER", "DROP", "TRUNCATE", "COMMENT", "GRANT", "REVOKE":
 		s.kind = kindDDL
 	default:
 		s.kind = kindOther
@@ -239,6 +239,12 @@ func ddlTag(words []string) string {
 			}
 			return "CREATE " + w[2]
 		}
+	}
+	switch w[0] {
+	case "TRUNCATE":
+		return "TRUNCATE TABLE"
+	case "COMMENT", "GRANT", "REVOKE":
+		return w[0]
 	}
 	if len(w) >= 2 {
 		return w[0] + " " + w[1]

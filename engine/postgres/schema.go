@@ -32,8 +32,9 @@ const clientRole = "certa_client"
 //   - certa.capture_row: the row trigger. It records only what clients
 //     (session user certa_client, which a client cannot change) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
-//     nothing; certa.refuse_truncate refuses TRUNCATE to clients (no row
-//     trigger sees it).
+//     nothing; certa.refuse_truncate refuses TRUNCATE to clients unless
+//     the engine permitted it (no row trigger sees it: it replicates as a
+//     statement, in total order), and notes the tables it empties.
 //   - the event trigger certa_install_capture, which gives every new
 //     permanent table outside schema certa its capture and TRUNCATE
 //     triggers, whoever creates it and however (CREATE TABLE AS, in a
@@ -132,11 +133,18 @@ BEGIN
 	RETURN NULL;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT EXISTS (SELECT 1 FROM certa.permits p WHERE p.xid = pg_current_xact_id()
+		AND p.nonce = current_setting('certa.ddl_permit', true));
+$f$;
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-	IF session_user = 'certa_client' THEN
-		RAISE EXCEPTION 'certa: TRUNCATE is not replicated yet' USING ERRCODE = '0A000', HINT = 'Use DELETE FROM the table.';
+	IF session_user = 'certa_client' AND NOT certa.permitted() THEN
+		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
+			USING ERRCODE = '0A000', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
 	END IF;
+	PERFORM certa.note_tables(ARRAY[CASE WHEN TG_TABLE_SCHEMA = 'public' THEN TG_TABLE_NAME ELSE TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME END]);
 	RETURN NULL;
 END
 $f$;
@@ -162,8 +170,7 @@ BEGIN
 	IF session_user <> 'certa_client' THEN
 		RETURN;
 	END IF;
-	IF NOT EXISTS (SELECT 1 FROM certa.permits p WHERE p.xid = pg_current_xact_id()
-			AND p.nonce = current_setting('certa.ddl_permit', true)) THEN
+	IF NOT certa.permitted() THEN
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '0A000',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';

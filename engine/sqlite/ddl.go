@@ -26,6 +26,11 @@ import (
 // fails only when it runs (a unique index over duplicates) fails at its
 // position in the log, the same on every node.
 func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
+	if word, ok := unsupportedDDL(stmt); ok {
+		err := sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded SQLite engine", word)
+		err.Hint = "Use DELETE FROM for TRUNCATE. The PostgreSQL engine (--engine postgres) runs TRUNCATE, COMMENT, GRANT and REVOKE."
+		return engine.DDL{}, err
+	}
 	var err error
 	for range checkDDLTries {
 		var ddl engine.DDL
@@ -35,6 +40,18 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		}
 	}
 	return engine.DDL{}, err
+}
+
+// unsupportedDDL returns the first word of a schema statement SQLite has
+// no counterpart of.
+func unsupportedDDL(stmt string) (string, bool) {
+	word, _, _ := strings.Cut(strings.TrimSpace(stmt), " ")
+	word = strings.ToUpper(word)
+	switch word {
+	case "TRUNCATE", "COMMENT", "GRANT", "REVOKE":
+		return word, true
+	}
+	return "", false
 }
 
 // checkDDLTries bounds CheckDDL's tries when replication aborts it.
