@@ -237,3 +237,27 @@ func TestParseLockingSelect(t *testing.T) {
 		t.Error("a locked subquery: ok")
 	}
 }
+
+func TestParseCopy(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want Copy
+		ok   bool
+	}{
+		{"COPY t FROM STDIN", Copy{From: true, Table: "t"}, true},
+		{"copy s.t (a, b) from stdin with (format csv)", Copy{From: true, Schema: "s", Table: "t", Columns: 2}, true},
+		{"COPY t FROM STDIN (FORMAT binary)", Copy{From: true, Binary: true, Table: "t"}, true},
+		{"COPY BINARY t FROM STDIN", Copy{From: true, Binary: true, Table: "t"}, true},
+		{`COPY "Odd"."T" TO STDOUT`, Copy{Schema: "Odd", Table: "T"}, true},
+		{"COPY (SELECT a, b FROM t WHERE a > 1) TO STDOUT", Copy{Query: "SELECT a, b FROM t WHERE a > 1"}, true},
+		{"COPY t FROM '/etc/passwd'", Copy{}, false},
+		{"COPY t TO PROGRAM 'sh'", Copy{}, false},
+		{"SELECT 'COPY t FROM STDIN'", Copy{}, false},
+		{"COPY t FROM STDIN; SELECT 1", Copy{}, false},
+	} {
+		got, ok := ParseCopy(c.sql)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v, %v", c.sql, got, ok, c.want, c.ok)
+		}
+	}
+}

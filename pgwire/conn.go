@@ -54,6 +54,7 @@ type conn struct {
 	// ignoreTillSync is PostgreSQL's error recovery in the extended query
 	// protocol: after an error, discard messages until Sync.
 	ignoreTillSync bool
+	copying        *copyReader // the COPY FROM STDIN of the running statement, if any (copy.go)
 
 	// The extended query protocol's prepared statements and portals, by
 	// name ("" is the unnamed one).
@@ -236,7 +237,7 @@ func (c *conn) handle(msg pgproto3.FrontendMessage) bool {
 	case *pgproto3.Query:
 		return c.query(m.String)
 	case *pgproto3.Parse, *pgproto3.Bind, *pgproto3.Describe, *pgproto3.Execute, *pgproto3.Close:
-		c.handleExtended(msg)
+		return c.handleExtended(msg)
 	case *pgproto3.Sync:
 		c.sync()
 	case *pgproto3.Flush:
@@ -263,7 +264,7 @@ func (c *conn) query(sql string) bool {
 	ctx, done := c.statementContext()
 	err := c.sess.Query(ctx, sql, w)
 	done()
-	if c.writeErr != nil {
+	if !c.endCopy() || c.writeErr != nil {
 		return false
 	}
 	if err == nil && w.inRows {

@@ -43,7 +43,9 @@ type portal struct {
 	done bool // ran to completion
 }
 
-func (c *conn) handleExtended(msg pgproto3.FrontendMessage) {
+// handleExtended processes one extended-protocol message; false ends the
+// connection.
+func (c *conn) handleExtended(msg pgproto3.FrontendMessage) bool {
 	var err error
 	switch m := msg.(type) {
 	case *pgproto3.Parse:
@@ -62,10 +64,14 @@ func (c *conn) handleExtended(msg pgproto3.FrontendMessage) {
 		}
 		err = c.send(&pgproto3.CloseComplete{})
 	}
+	if !c.endCopy() {
+		return false
+	}
 	if err != nil && c.writeErr == nil {
 		c.sendError("ERROR", sqlerr.As(err))
 		c.ignoreTillSync = true
 	}
+	return true
 }
 
 // sync ends an extended-protocol batch. Portals do not outlive their

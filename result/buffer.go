@@ -1,5 +1,10 @@
 package result
 
+import (
+	"errors"
+	"io"
+)
+
 // Buffer is a Writer that keeps what it is given, to be replayed to
 // another Writer later (a result held back until its transaction commits)
 // or read directly.
@@ -14,15 +19,54 @@ type Buffer struct {
 	// to be replayed to one (BufferFor).
 	TakesWire bool
 	Formats   []int16
+
+	// copier, if w of BufferFor is one: COPY data cannot be held back.
+	copier Copier
+	copied bool
 }
 
 var _ WireWriter = (*Buffer)(nil)
 
 // BufferFor returns an empty Buffer that takes Wire values, in the same
-// formats, if w does: what it keeps can be replayed to w.
+// formats, if w does, and carries COPY data to and from w's client at once
+// if w is a Copier (only the rest is held back): what it keeps can be
+// replayed to w.
 func BufferFor(w Writer) *Buffer {
 	formats, ok := WireFormats(w)
-	return &Buffer{TakesWire: ok, Formats: formats}
+	c, _ := w.(Copier)
+	return &Buffer{TakesWire: ok, Formats: formats, copier: c}
+}
+
+// ErrCopyOnce is the error of a second COPY through one Buffer: the
+// client's data cannot be asked for again (a statement run again after a
+// conflict).
+var ErrCopyOnce = errors.New("COPY data cannot be sent again: run the COPY again")
+
+// errNoCopy is a Buffer's answer to COPY when it was not made for a Copier.
+var errNoCopy = errors.New("COPY to or from the client is not possible here")
+
+// CopyIn passes on to the Copier the Buffer was made for, once.
+func (b *Buffer) CopyIn(format int16, columns int) (io.Reader, error) {
+	if b.copier == nil {
+		return nil, errNoCopy
+	}
+	if b.copied {
+		return nil, ErrCopyOnce
+	}
+	b.copied = true
+	return b.copier.CopyIn(format, columns)
+}
+
+// CopyOut passes on to the Copier the Buffer was made for, once.
+func (b *Buffer) CopyOut(format int16, columns int) (io.WriteCloser, error) {
+	if b.copier == nil {
+		return nil, errNoCopy
+	}
+	if b.copied {
+		return nil, ErrCopyOnce
+	}
+	b.copied = true
+	return b.copier.CopyOut(format, columns)
 }
 
 // WireFormats implements WireWriter.

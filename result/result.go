@@ -4,6 +4,8 @@
 // share it without importing another.
 package result
 
+import "io"
+
 // Type is a column's type as certa reports it to clients.
 type Type int
 
@@ -140,6 +142,22 @@ type WireWriter interface {
 	// in text), one (for every column) or one per column; 0 is text, 1
 	// binary. A Writer that takes them takes the other values too.
 	WireFormats() (formats []int16, ok bool)
+}
+
+// Copier is a Writer that carries COPY data between the client and an
+// engine that runs PostgreSQL itself (COPY ... FROM STDIN, TO STDOUT).
+type Copier interface {
+	// CopyIn tells the client to send its COPY data, in format (0 text, 1
+	// binary) for columns columns, and returns a reader of that data: the
+	// bytes the client sends, until it says it is done (io.EOF) or failed
+	// (an error with its message). At most once per statement; whatever
+	// the reader was not asked for is discarded when the statement ends.
+	CopyIn(format int16, columns int) (io.Reader, error)
+
+	// CopyOut tells the client COPY data follows, in format for columns
+	// columns, and returns a writer of that data; Close says it is done.
+	// At most once per statement.
+	CopyOut(format int16, columns int) (io.WriteCloser, error)
 }
 
 // WireFormats returns w's formats for Wire values, if it takes them.

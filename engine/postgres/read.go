@@ -23,6 +23,11 @@ const readOnlySQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 // says what writes: a statement refused with 25006 (it writes, locks rows
 // or calls nextval) is ErrNotReadOnly, with nothing reported to w.
 func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	if cp, ok := copyStatement(sql); ok && cp.From {
+		// PostgreSQL would refuse it only after the client was asked
+		// for its data (pgconn reads it at once).
+		return engine.ErrNotReadOnly
+	}
 	buf := result.BufferFor(w)
 	err := e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, buf, args) })
 	if sqlerr.Code(err) == "25006" {

@@ -81,6 +81,12 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (string, error
 	return tag.String(), err
 }
 
+// CopyFrom copies rows into table's columns with COPY FROM STDIN in
+// binary format, as pgx does, and returns how many it copied.
+func (c *Conn) CopyFrom(ctx context.Context, table string, columns []string, rows [][]any) (int64, error) {
+	return c.c.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows))
+}
+
 // Query runs sql and returns all rows, each value as pgx decodes it
 // (int64, float64, string, []byte, bool or nil).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) ([][]any, error) {
