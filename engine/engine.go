@@ -104,12 +104,20 @@ type Engine interface {
 	// drivers use them; other catalog queries fail with 0A000.
 	Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error
 
-	// NativeCatalog reports whether the engine's own SQL answers queries
-	// on PostgreSQL's system catalogs (it runs PostgreSQL itself): such a
-	// query is then an ordinary statement, run in the session's
-	// transaction (which sees its own schema changes) rather than by
-	// Catalog.
-	NativeCatalog() bool
+	// RunsPostgreSQL reports whether the engine runs PostgreSQL itself.
+	// Queries on its system catalogs are then ordinary statements, run in
+	// the session's transaction (which sees its own schema changes) rather
+	// than by Catalog; and run-time parameters are PostgreSQL's own: a
+	// session checks each SET with Setting, keeps the values, and passes
+	// them in the context (WithSettings) of every Begin and Read.
+	RunsPostgreSQL() bool
+
+	// Setting runs set, a SET or RESET of parameter name, in a
+	// transaction it rolls back, after the settings ctx carries
+	// (WithSettings), and returns the value set leaves name with
+	// (PostgreSQL's own check and form of it; "" for its default). Only
+	// an engine that RunsPostgreSQL has settings; others fail.
+	Setting(ctx context.Context, set, name string) (string, error)
 
 	// Checksums returns a checksum of every user table's rows, read at one
 	// snapshot, and the applied seqno of that snapshot: two nodes at the
@@ -143,6 +151,24 @@ type Engine interface {
 
 	// Close closes the engine; open transactions fail.
 	Close() error
+}
+
+type settingsKey struct{}
+
+// WithSettings returns ctx carrying a session's run-time parameters (name
+// to value), which an engine that runs PostgreSQL applies to what it
+// begins (Begin) or reads (Read) under it.
+func WithSettings(ctx context.Context, settings map[string]string) context.Context {
+	if len(settings) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, settingsKey{}, settings)
+}
+
+// SettingsFrom returns the settings ctx carries (WithSettings), or nil.
+func SettingsFrom(ctx context.Context) map[string]string {
+	s, _ := ctx.Value(settingsKey{}).(map[string]string)
+	return s
 }
 
 // SequenceBlock is a range of values of a sequence reserved for one node.

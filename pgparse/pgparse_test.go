@@ -261,3 +261,25 @@ func TestParseCopy(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSet(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want Set
+		ok   bool
+	}{
+		{"SET search_path = a, public", Set{Name: "search_path"}, true},
+		{"set local TimeZone to 'UTC'", Set{Name: "timezone", Local: true}, true},
+		{"SET TIME ZONE 'Asia/Tokyo'", Set{Name: "timezone"}, true},
+		{"SET application_name TO DEFAULT", Set{Name: "application_name", Reset: true}, true},
+		{"RESET datestyle", Set{Name: "datestyle", Reset: true}, true},
+		{"RESET ALL", Set{Reset: true, All: true}, true},
+		{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", Set{}, false},
+		{"SELECT 1", Set{}, false},
+	} {
+		got, ok := ParseSet(c.sql)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: got %+v, %v; want %+v, %v", c.sql, got, ok, c.want, c.ok)
+		}
+	}
+}

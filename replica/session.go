@@ -174,7 +174,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	}
 	switch s.kindOf(st) {
 	case kindOther:
-		params, cols, err = s.node.engine.Describe(ctx, st.sql)
+		params, cols, err = s.node.engine.Describe(s.engineCtx(ctx), st.sql)
 		if err != nil && !s.inBlock && (s.consistency == "sync" || s.waitFor > 0) {
 			// What the statement names may be committed but not applied
 			// here yet (a table created on another node): a session that
@@ -182,7 +182,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 			if werr := s.readWait(ctx); werr != nil {
 				return nil, nil, werr
 			}
-			return s.node.engine.Describe(ctx, st.sql)
+			return s.node.engine.Describe(s.engineCtx(ctx), st.sql)
 		}
 		return params, cols, err
 	case kindCatalog:
@@ -266,7 +266,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	}
 	switch s.kindOf(st) {
 	case kindSet:
-		return s.set(st, w)
+		return s.set(ctx, st, w)
 	case kindShow:
 		return s.show(st, w)
 	case kindDDL:
@@ -290,13 +290,24 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	return s.autocommit(ctx, st, w)
 }
 
-// kindOf returns st's kind for this node's engine: a catalog query is an
-// ordinary statement for an engine that answers them itself.
+// kindOf returns st's kind for this node's engine: over PostgreSQL a
+// catalog query, and SHOW of a parameter not certa's, are ordinary
+// statements.
 func (s *Session) kindOf(st statement) kind {
-	if st.kind == kindCatalog && s.node.engine.NativeCatalog() {
+	switch {
+	case st.kind == kindCatalog && s.node.engine.RunsPostgreSQL():
+		return kindOther
+	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
+		s.node.engine.RunsPostgreSQL():
 		return kindOther
 	}
 	return st.kind
+}
+
+// engineCtx returns ctx carrying the session's PostgreSQL settings for
+// the engine (engine.WithSettings).
+func (s *Session) engineCtx(ctx context.Context) context.Context {
+	return engine.WithSettings(ctx, s.pg)
 }
 
 // beginIfNeeded starts the engine transaction of a block at its first
@@ -310,7 +321,7 @@ func (s *Session) beginIfNeeded(ctx context.Context) error {
 	if err := s.readWait(ctx); err != nil {
 		return err
 	}
-	tx, err := s.node.engine.Begin(ctx)
+	tx, err := s.node.engine.Begin(s.engineCtx(ctx))
 	if err != nil {
 		return err
 	}
@@ -342,7 +353,7 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	if err := s.readWait(execCtx); err != nil {
 		return err
 	}
-	if err := s.node.engine.Read(execCtx, st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
+	if err := s.node.engine.Read(s.engineCtx(execCtx), st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
 		return err
 	}
 	var patience time.Duration
@@ -379,7 +390,7 @@ const abortedStatementPatience = 10 * time.Second
 // statement timeout), the commit under ctx; the applier waits up to
 // patience for it (0: the engine's usual grace).
 func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.Writer, patience time.Duration) error {
-	tx, err := s.node.engine.Begin(execCtx)
+	tx, err := s.node.engine.Begin(s.engineCtx(execCtx))
 	if err != nil {
 		return err
 	}
@@ -570,7 +581,7 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 		defer cancel()
 		return s.tx.ExecSchema(ctx, st.sql, w)
 	}
-	ddl, err := s.node.engine.CheckDDL(ctx, st.sql)
+	ddl, err := s.node.engine.CheckDDL(s.engineCtx(ctx), st.sql)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,8 @@ func (e *fakeEngine) Begin(ctx context.Context) (engine.Tx, error) {
 	return &fakeTx{e: e}, nil
 }
 
+func (e *fakeEngine) RunsPostgreSQL() bool { return false }
+
 func (e *fakeEngine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	return engine.ErrNotReadOnly
 }

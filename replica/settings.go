@@ -1,11 +1,13 @@
 package replica
 
 import (
+	"context"
 	"maps"
 	"strconv"
 	"strings"
 	"time"
 
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -22,10 +24,15 @@ type sessionSettings struct {
 	settings    map[string]string // other SET parameters, echoed by SHOW
 	// statementTimeout bounds each statement's execution (0: none).
 	statementTimeout time.Duration
+	// pg are PostgreSQL's run-time parameters the session set, by name,
+	// in PostgreSQL's form, for an engine that runs PostgreSQL: passed to
+	// every transaction (engine.WithSettings).
+	pg map[string]string
 }
 
 func (v sessionSettings) clone() sessionSettings {
 	v.settings = maps.Clone(v.settings)
+	v.pg = maps.Clone(v.pg)
 	return v
 }
 
@@ -90,9 +97,14 @@ func (s *Session) restoreSettings(v sessionSettings) {
 }
 
 // reportedName is the spelling PostgreSQL reports a parameter under.
-var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}
+var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle"}
 
-func (s *Session) set(st statement, w result.Writer) error {
+func (s *Session) set(ctx context.Context, st statement, w result.Writer) error {
+	if s.node.engine.RunsPostgreSQL() {
+		if ps, ok := pgparse.ParseSet(st.sql); ok && !strings.HasPrefix(ps.Name, "certa.") && ps.Name != "client_encoding" {
+			return s.setPostgres(ctx, st, ps, w)
+		}
+	}
 	name, value, local, err := parseSet(st.sql)
 	if err != nil {
 		return err
@@ -202,4 +214,65 @@ func parseSet(sql string) (name, value string, local bool, err error) {
 	}
 	value = strings.Trim(value, "'\"")
 	return strings.ToLower(name), value, local, nil
+}
+
+// setPostgres runs a SET or RESET of one of PostgreSQL's parameters, over
+// an engine that runs PostgreSQL: PostgreSQL checks it (engine.Setting)
+// and says the value it leaves; the session keeps it, with the same block
+// rules as its own settings, and the open transaction takes it at once.
+func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set, w result.Writer) error {
+	tag := "SET"
+	if strings.EqualFold(st.words[0], "RESET") {
+		tag = "RESET"
+	}
+	if ps.Local && !s.inBlock {
+		return w.Complete(tag) // PostgreSQL warns and changes nothing
+	}
+	var value string
+	if !ps.All {
+		v, err := s.node.engine.Setting(s.engineCtx(ctx), st.sql, ps.Name)
+		if err != nil {
+			return err
+		}
+		value = v
+	}
+	if s.tx != nil {
+		if err := s.tx.Exec(ctx, st.sql, result.Discard); err != nil {
+			return err
+		}
+	}
+	change := func(v *sessionSettings) {
+		switch {
+		case ps.All:
+			v.pg = nil
+		case ps.Reset:
+			delete(v.pg, ps.Name)
+		default:
+			if v.pg == nil {
+				v.pg = map[string]string{}
+			}
+			v.pg[ps.Name] = value
+		}
+		if ps.Name == "statement_timeout" {
+			// certa's own timer too (PostgreSQL's form: 0, 5s, 1min...).
+			v.apply(ps.Name, pgTimeout(value, ps.Reset), s.node.cfg.StatementTimeout)
+		}
+	}
+	change(&s.sessionSettings)
+	if s.block != nil && !ps.Local {
+		change(&s.block.session)
+	}
+	if name, ok := reportedName[ps.Name]; ok {
+		s.report(name, value)
+	}
+	return w.Complete(tag)
+}
+
+// pgTimeout converts PostgreSQL's form of statement_timeout for the
+// session's own (apply): "" is the node's default.
+func pgTimeout(value string, reset bool) string {
+	if reset {
+		return ""
+	}
+	return value
 }

@@ -226,6 +226,12 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen for PostgreSQL clients: %w", err)
 	}
+	if v, ok := eng.(serverVersioned); ok {
+		// Clients (pg_dump) check the version of the server they get.
+		if pgCfg.ServerVersion, err = v.ServerVersion(ctx); err != nil {
+			return fmt.Errorf("read the PostgreSQL server's version: %w", err)
+		}
+	}
 	pg := pgwire.NewServer(pgCfg, backend{node})
 	go pg.Serve(pgLn)
 	defer pg.Close()
@@ -251,6 +257,12 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	return nil
+}
+
+// serverVersioned is an engine that runs a PostgreSQL server of its own,
+// whose version clients are told (postgres).
+type serverVersioned interface {
+	ServerVersion(ctx context.Context) (string, error)
 }
 
 // openEngine opens the node's database engine (--engine).

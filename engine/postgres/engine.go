@@ -223,13 +223,24 @@ func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
 }
 
 // Describe asks PostgreSQL for the types of sql's parameters and result.
+// With session settings (a search path) it prepares inside a transaction
+// that has them.
 func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
-	c, err := e.pool.Load().get(ctx)
-	if err != nil {
-		return nil, nil, err
+	var sd *pgconn.StatementDescription
+	var err error
+	if len(engine.SettingsFrom(ctx)) > 0 {
+		err = e.readOnly(ctx, func(c *conn) error {
+			sd, err = c.pg.Prepare(ctx, "", sql, nil)
+			return err
+		})
+	} else {
+		var c *conn
+		if c, err = e.pool.Load().get(ctx); err != nil {
+			return nil, nil, err
+		}
+		sd, err = c.pg.Prepare(ctx, "", sql, nil)
+		c.release(err != nil && c.pg.IsClosed())
 	}
-	sd, err := c.pg.Prepare(ctx, "", sql, nil)
-	c.release(err != nil && c.pg.IsClosed())
 	if err != nil {
 		return nil, nil, pgError(err)
 	}

@@ -39,8 +39,38 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	return buf.Replay(w)
 }
 
-// NativeCatalog is true: PostgreSQL answers its own catalog queries.
-func (e *Engine) NativeCatalog() bool { return true }
+// ServerVersion returns the server's version, as its server_version
+// parameter says it: what clients are told they talk to.
+func (e *Engine) ServerVersion(ctx context.Context) (string, error) {
+	var v string
+	err := e.readOnly(ctx, func(c *conn) error {
+		v = c.pg.ParameterStatus("server_version")
+		return nil
+	})
+	return v, err
+}
+
+// RunsPostgreSQL is true: catalog queries and run-time parameters are
+// PostgreSQL's own.
+func (e *Engine) RunsPostgreSQL() bool { return true }
+
+// Setting runs a SET or RESET in a transaction it rolls back and returns
+// the value it leaves name with ("" for a RESET: the default).
+func (e *Engine) Setting(ctx context.Context, set, name string) (string, error) {
+	var value string
+	err := e.readOnly(ctx, func(c *conn) error {
+		if _, err := c.pg.Exec(ctx, set).ReadAll(); err != nil {
+			return pgError(err)
+		}
+		r := c.pg.ExecParams(ctx, "SELECT current_setting($1)", [][]byte{[]byte(name)}, nil, nil, nil).Read()
+		if r.Err != nil {
+			return pgError(r.Err)
+		}
+		value = string(r.Rows[0][0])
+		return nil
+	})
+	return value, err
+}
 
 // Catalog runs a query on PostgreSQL's own catalogs.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
@@ -61,8 +91,9 @@ func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
 	pid := c.pg.PID()
 	e.track(pid, &aborted)
 	defer e.untrack(pid)
-	if _, err := c.pg.Exec(ctx, readOnlySQL).ReadAll(); err != nil {
-		c.release(true)
+	if _, err := c.pg.Exec(ctx, readOnlySQL+settingsSQL(ctx)).ReadAll(); err != nil {
+		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		c.release(c.pg.IsClosed())
 		return pgError(err)
 	}
 	err = f(c)
@@ -87,8 +118,10 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	defer e.checkMu.Unlock()
 	c := e.checker
 	indexTables := droppedIndexTables(ctx, c, stmt)
-	// As the applier runs it: as the client role, in a transaction.
-	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; SET LOCAL ROLE "+clientRole+"; "+stmt+
+	// As the applier runs it: as the client role, in a transaction, with
+	// the session's search path.
+	stmt = withSearchPath(ctx, stmt)
+	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; "+schemaStatement(stmt)+
 		"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	if err != nil {
@@ -102,6 +135,21 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	ddl.Tables = slices.Compact(ddl.Tables)
 	return ddl, nil
 }
+
+// withSearchPath returns a schema statement as it is replicated: after
+// the search path it runs with, the session's (engine.SettingsFrom) or
+// the default, so that it names the same objects on every node, whatever
+// ran before it in the applier's transaction.
+func withSearchPath(ctx context.Context, stmt string) string {
+	path, ok := engine.SettingsFrom(ctx)["search_path"]
+	if !ok {
+		path = defaultSearchPath
+	}
+	return "SELECT set_config('search_path', " + quoteLiteral(path) + ", true); " + stmt
+}
+
+// defaultSearchPath is PostgreSQL's default search_path.
+const defaultSearchPath = `"$user", public`
 
 // droppedIndexTables returns the tables of the indexes stmt drops (DROP
 // INDEX names no table; the event triggers see none), as write-set keys

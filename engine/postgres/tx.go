@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +42,30 @@ var _ engine.Tx = (*Tx)(nil)
 // changes.
 const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0) FROM certa.applied`
 
+// settingsSQL returns the statement (with a leading "; ") that applies the
+// session settings ctx carries to the transaction, or "".
+func settingsSQL(ctx context.Context) string {
+	settings := engine.SettingsFrom(ctx)
+	if len(settings) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; SELECT ")
+	first := true
+	for name, value := range settings {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "set_config(%s, %s, true)", quoteLiteral(name), quoteLiteral(value))
+	}
+	return b.String()
+}
+
+// quoteLiteral quotes s as a string constant (standard_conforming_strings
+// is on: backslashes are plain).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // Begin starts a local transaction at the latest applied state.
 func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	if e.closed.Load() {
@@ -60,13 +86,13 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 		c.ts.reset()
 		c.epoch = epoch
 	}
-	res, err := c.pg.Exec(ctx, beginSQL).ReadAll()
+	res, err := c.pg.Exec(ctx, beginSQL+settingsSQL(ctx)).ReadAll()
 	if err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		c.release(true)
+		c.release(c.pg.IsClosed())
 		return nil, pgError(err)
 	}
-	snap, err := strconv.ParseUint(string(res[len(res)-1].Rows[0][0]), 10, 64)
+	snap, err := strconv.ParseUint(string(res[1].Rows[0][0]), 10, 64)
 	if err != nil {
 		c.release(true)
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)

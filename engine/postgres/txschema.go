@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"certa/engine"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -41,8 +42,14 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error 
 	}
 	token := []byte(t.e.token)
 	indexTables := droppedIndexTables(ctx, pg, sql)
+	// Replicated after the search path it runs with here.
+	path := pg.ExecParams(ctx, "SELECT current_setting('search_path')", nil, nil, nil, nil).Read()
+	if path.Err != nil {
+		return undo(pgError(path.Err))
+	}
+	replicated := withSearchPath(engine.WithSettings(ctx, map[string]string{"search_path": string(path.Rows[0][0])}), sql)
 	r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, $2), current_setting('certa.ddl_tables', true)",
-		[][]byte{token, []byte(sql)}, nil, nil, nil).Read()
+		[][]byte{token, []byte(replicated)}, nil, nil, nil).Read()
 	if r.Err != nil {
 		return undo(pgError(r.Err))
 	}

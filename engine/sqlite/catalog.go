@@ -22,8 +22,14 @@ import (
 // catalog is rebuilt for every query: catalog queries are rare and the
 // schema is small.
 
-// NativeCatalog is false: SQLite has no pg_catalog; Catalog emulates it.
-func (e *Engine) NativeCatalog() bool { return false }
+// RunsPostgreSQL is false: SQLite has no pg_catalog (Catalog emulates
+// it), and the session keeps run-time parameters itself.
+func (e *Engine) RunsPostgreSQL() bool { return false }
+
+// Setting fails: the SQLite engine has no run-time parameters.
+func (e *Engine) Setting(context.Context, string, string) (string, error) {
+	return "", sqlerr.New(sqlerr.FeatureNotSupported, "the embedded SQLite engine has no run-time parameters")
+}
 
 // Catalog implements engine.Engine.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {

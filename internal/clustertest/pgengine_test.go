@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
+	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -376,4 +377,83 @@ func TestPostgresEngineCopy(t *testing.T) {
 		t.Fatalf("COPY TO through another node:\n%s\nwant\n%s", out, want)
 	}
 	c.WaitConverged(30 * time.Second)
+}
+
+// Run-time parameters are PostgreSQL's own: SET (checked by PostgreSQL,
+// kept across the session's transactions, undone with its block, LOCAL
+// to its block), SHOW, and a search path that schema changes replicate
+// with. And pg_dump of a node (leaving out certa's schema and its
+// triggers) restores into a plain PostgreSQL with the same rows.
+func TestPostgresEngineSettingsAndDump(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	ctx := ctxT(t)
+	a := c.Conn(0)
+	mustExec(t, a, "SET TIME ZONE 'Asia/Tokyo'")
+	if got, err := a.QueryString(ctx, "SELECT current_setting('TimeZone')"); err != nil || got != "Asia/Tokyo" {
+		t.Fatalf("TimeZone after SET: %q, %v", got, err)
+	}
+	mustFail(t, a, "22023", "SET TimeZone = 'Mars/Base'")
+	mustFail(t, a, "42704", "SET nosuch = 1")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "SET LOCAL DateStyle = 'German'")
+	if got, err := a.QueryString(ctx, "SELECT '2024-01-02'::date::text"); err != nil || got != "02.01.2024" {
+		t.Fatalf("date under SET LOCAL DateStyle: %q, %v", got, err)
+	}
+	mustExec(t, a, "SET application_name = 'in block'")
+	mustExec(t, a, "ROLLBACK")
+	if got, err := a.QueryString(ctx, "SELECT '2024-01-02'::date::text || ' ' || current_setting('application_name') || ' ' || current_setting('TimeZone')"); err != nil || got != "2024-01-02  Asia/Tokyo" {
+		t.Fatalf("after the block: %q, %v", got, err)
+	}
+	if got, err := a.QueryString(ctx, "SHOW TimeZone"); err != nil || got != "Asia/Tokyo" {
+		t.Fatalf("SHOW TimeZone: %q, %v", got, err)
+	}
+	mustExec(t, a, "CREATE SCHEMA app")
+	mustExec(t, a, "SET search_path = app, public")
+	mustExec(t, a, "CREATE TABLE t (id serial PRIMARY KEY, at timestamptz, tags text[])")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "CREATE TABLE u (id int PRIMARY KEY, t_id int REFERENCES t (id))")
+	mustExec(t, a, "INSERT INTO t (at, tags) SELECT '2024-01-01 10:00+00', ARRAY['x', g::text] FROM generate_series(1, 50) g")
+	mustExec(t, a, "INSERT INTO u SELECT id, id FROM t")
+	mustExec(t, a, "COMMIT")
+	for i := range c.Nodes {
+		if got := values(t, syncConn(t, c, i), "SELECT count(*), string_agg(DISTINCT schemaname, ',') FROM pg_tables WHERE tablename IN ('t', 'u')"); got != "2=app" {
+			t.Fatalf("node %d: tables t and u: %s, want both in schema app", i+1, got)
+		}
+	}
+
+	// pg_dump through node 3, restored into a plain PostgreSQL.
+	host, port, _ := strings.Cut(c.Nodes[2].PGAddr, ":")
+	file := filepath.Join(t.TempDir(), "dump")
+	if out, err := exec.Command("pg_dump", "-Fc", "--exclude-schema=certa", "-f", file,
+		fmt.Sprintf("host=%s port=%s user=certa dbname=certa sslmode=disable", host, port)).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	toc, err := exec.Command("pg_restore", "-l", file).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, line := range strings.Split(string(toc), "\n") {
+		if !strings.Contains(line, " TRIGGER ") || !strings.Contains(line, " certa_") {
+			keep = append(keep, line)
+		}
+	}
+	list := filepath.Join(t.TempDir(), "toc")
+	if err := os.WriteFile(list, []byte(strings.Join(keep, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ref := pgserver.Start(t)
+	if out, err := exec.Command("pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "-L", list, "-d", ref.DSN, file).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore into PostgreSQL: %v\n%s", err, out)
+	}
+	plain, err := pgclient.ConnectString(ctx, ref.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	const sum = "SELECT count(*), md5(string_agg(t::text || u::text, ',' ORDER BY t.id)) FROM app.t JOIN app.u ON u.t_id = t.id"
+	want := values(t, syncConn(t, c, 0), sum)
+	if got := values(t, plain, sum); got != want {
+		t.Fatalf("restored rows %s, cluster %s", got, want)
+	}
 }
