@@ -10,7 +10,8 @@ import (
 // LockingSelect describes a SELECT that locks rows for update (FOR UPDATE,
 // FOR NO KEY UPDATE) at its top level, rewritten to also return, per row,
 // each such locked table's row: after the statement's own columns come,
-// for each of Tables, its tableoid and to_jsonb of its row. Shared locks
+// for each of Tables, its tableoid and its row as JSON (by the function
+// ParseLockingSelect is given, such as to_jsonb). Shared locks
 // (FOR SHARE, FOR KEY SHARE) are left out: they block writers, as reads
 // do not, but snapshot isolation does not count them as writes.
 type LockingSelect struct {
@@ -22,7 +23,7 @@ type LockingSelect struct {
 // a locking clause at its top level whose locked relations are plain
 // table references; nil otherwise (ok false when a locking clause locks
 // something it cannot name: a subquery, a function).
-func ParseLockingSelect(sql string) (ls *LockingSelect, ok bool) {
+func ParseLockingSelect(sql, rowJSON string) (ls *LockingSelect, ok bool) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil, true
@@ -91,7 +92,7 @@ func ParseLockingSelect(sql string) (ls *LockingSelect, ok bool) {
 		seen[ref] = true
 		ls.Tables = append(ls.Tables, ref)
 		q := `"` + strings.ReplaceAll(ref, `"`, `""`) + `"`
-		for _, expr := range []string{q + ".tableoid", "to_jsonb(" + q + ".*)"} {
+		for _, expr := range []string{q + ".tableoid", rowJSON + "(" + q + ".*)"} {
 			extra, err := pg_query.Parse("SELECT " + expr)
 			if err != nil {
 				return nil, false

@@ -217,7 +217,7 @@ func TestParseLockingSelect(t *testing.T) {
 		`SELECT v FROM t`: nil,
 		`UPDATE t SET v = 1 WHERE id IN (SELECT id FROM t FOR UPDATE)`: nil,
 	} {
-		ls, ok := ParseLockingSelect(sql)
+		ls, ok := ParseLockingSelect(sql, "to_jsonb")
 		if !ok {
 			t.Errorf("%s: not ok", sql)
 			continue
@@ -233,7 +233,7 @@ func TestParseLockingSelect(t *testing.T) {
 			t.Errorf("%s: tables %q, want %q", sql, got, want)
 		}
 	}
-	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`); ok {
+	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`, "to_jsonb"); ok {
 		t.Error("a locked subquery: ok")
 	}
 }

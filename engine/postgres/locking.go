@@ -23,7 +23,7 @@ func lockingSelect(sql string) (*pgparse.LockingSelect, error) {
 	if !strings.Contains(lower, "for") || !(strings.Contains(lower, "update") || strings.Contains(lower, "share")) {
 		return nil, nil // cheap: most statements lock nothing
 	}
-	ls, ok := pgparse.ParseLockingSelect(sql)
+	ls, ok := pgparse.ParseLockingSelect(sql, "certa.row_jsonb")
 	if !ok {
 		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
 			"certa: FOR UPDATE/SHARE of a subquery or a function is not supported: name the tables to lock with FOR UPDATE OF")

@@ -6,6 +6,14 @@ package postgres
 // schema changes as it (SET LOCAL ROLE), and rows as the superuser.
 const clientRole = "certa_client"
 
+// canonicalOutput are the settings a row is turned into JSON under, for
+// the capture and for rows locked FOR UPDATE (certa.row_jsonb): a
+// client's own settings (TimeZone, IntervalStyle, extra_float_digits,
+// bytea_output, lc_monetary) change the text of values, and so would the
+// keys certified and the values other nodes store.
+const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET IntervalStyle = 'postgres'
+	SET extra_float_digits = 1 SET bytea_output = 'hex' SET lc_monetary = 'C'`
+
 // bootstrapSQL makes what certa keeps in a database, idempotently:
 //
 //   - the role certa_client (clientRole), with the rights it needs: create
@@ -122,7 +130,7 @@ BEGIN
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
-	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp `+canonicalOutput+` AS $f$
 BEGIN
 	IF session_user <> 'certa_client' THEN
 		RETURN NULL;
@@ -138,6 +146,8 @@ CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
 	SELECT EXISTS (SELECT 1 FROM certa.permits p WHERE p.xid = pg_current_xact_id()
 		AND p.nonce = current_setting('certa.ddl_permit', true));
 $f$;
+CREATE OR REPLACE FUNCTION certa.row_jsonb(r anyelement) RETURNS jsonb LANGUAGE sql STABLE
+	`+canonicalOutput+` AS 'SELECT to_jsonb(r)';
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF session_user = 'certa_client' AND NOT certa.permitted() THEN

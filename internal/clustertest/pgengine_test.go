@@ -421,6 +421,22 @@ func TestPostgresEngineSettingsAndDump(t *testing.T) {
 		}
 	}
 
+	// A session's own output settings change neither the values other
+	// nodes store nor the keys certified: a timestamptz key written
+	// under another TimeZone conflicts as the same row.
+	mustExec(t, a, "SET extra_float_digits = 0")
+	mustExec(t, a, "SET IntervalStyle = 'sql_standard'")
+	mustExec(t, a, "CREATE TABLE k (at timestamptz PRIMARY KEY, f float8, iv interval)")
+	mustExec(t, a, "INSERT INTO k VALUES ('2024-01-01 10:00+00', 0.1::float8 + 0.2::float8, '1 day 2 hours')")
+	b := syncConn(t, c, 1)
+	if got, err := b.QueryString(ctx, "SELECT (f = 0.1::float8 + 0.2::float8 AND iv = '1 day 2 hours')::text FROM app.k"); err != nil || got != "true" {
+		t.Fatalf("values written under other output settings: %q, %v", got, err)
+	}
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "UPDATE k SET f = 1 WHERE at = '2024-01-01 10:00+00'")
+	mustExec(t, b, "UPDATE app.k SET f = 2 WHERE at = '2024-01-01 10:00+00'")
+	mustFail(t, a, "40001", "COMMIT")
+
 	// pg_dump through node 3, restored into a plain PostgreSQL.
 	host, port, _ := strings.Cut(c.Nodes[2].PGAddr, ":")
 	file := filepath.Join(t.TempDir(), "dump")
