@@ -130,7 +130,7 @@ BEGIN
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
-	SECURITY DEFINER SET search_path = pg_catalog, pg_temp `+canonicalOutput+` AS $f$
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
 BEGIN
 	IF session_user <> 'certa_client' THEN
 		RETURN NULL;
@@ -147,7 +147,7 @@ CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
 		AND p.nonce = current_setting('certa.ddl_permit', true));
 $f$;
 CREATE OR REPLACE FUNCTION certa.row_jsonb(r anyelement) RETURNS jsonb LANGUAGE sql STABLE
-	`+canonicalOutput+` AS 'SELECT to_jsonb(r)';
+	` + canonicalOutput + ` AS 'SELECT to_jsonb(r)';
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF session_user = 'certa_client' AND NOT certa.permitted() THEN
