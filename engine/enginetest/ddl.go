@@ -17,6 +17,34 @@ var ddlTests = []subtest{
 	{"Refusals", testCheckDDLRefusals},
 	{"FailedItem", testApplyFailedDDL},
 	{"InTransaction", testSchemaInTransaction},
+	{"NoPrimaryKey", testNoPrimaryKey},
+}
+
+// A table without a primary key is refused at CheckDDL with 42P16 (the
+// SQLite engine: it replicates rows by key), or replicated by whole rows:
+// identical rows, an update and a delete of one of them, applied on
+// another node, leave the same rows.
+func testNoPrimaryKey(t *testing.T, f Factory) {
+	origin, other := open(t, f), open(t, f)
+	const create = "CREATE TABLE nopk (a text, b integer)"
+	if _, err := origin.e.CheckDDL(ctx, create); err != nil {
+		wantCode(t, create, err, sqlerr.InvalidTableDefinition)
+		return
+	}
+	origin.ddl(create)
+	other.ddl(create)
+	for _, stmts := range [][]string{
+		{"INSERT INTO nopk VALUES ('x', 1), ('x', 1), ('y', 2)"},
+		{"UPDATE nopk SET b = 3 WHERE a = 'y'"},
+		{"DELETE FROM nopk WHERE a = 'y'", "INSERT INTO nopk VALUES ('z', NULL)"},
+	} {
+		ws := origin.commit(stmts...)
+		wantApplied(t, other.apply(ws)...)
+	}
+	want := [][]result.Value{row("x", int64(1)), row("x", int64(1)), row("z", nil)}
+	for _, n := range []*node{origin, other} {
+		wantRows(t, n.query("SELECT a, b FROM nopk ORDER BY a"), want...)
+	}
 }
 
 // Tx.ExecSchema: a schema statement inside a transaction is part of it,
@@ -131,14 +159,12 @@ func testCheckDDLTables(t *testing.T, f Factory) {
 	wantCode(t, "k after CheckDDL", execErr(tx, "SELECT a FROM k"), sqlerr.UndefinedTable)
 }
 
-// CheckDDL refuses, with a *sqlerr.Error, what would break replication
-// (a table without a primary key: 42P16) and what would fail.
+// CheckDDL refuses, with a *sqlerr.Error, what would fail.
 func testCheckDDLRefusals(t *testing.T, f Factory) {
 	n := openT(t, f)
 	for _, c := range []struct {
 		stmt, code string
 	}{
-		{"CREATE TABLE nopk (a text, b integer)", sqlerr.InvalidTableDefinition},
 		{"CREATE TABLE t (id integer PRIMARY KEY)", sqlerr.DuplicateTable},
 		{"DROP TABLE nope", sqlerr.UndefinedTable},
 		{"CREATE INDEX x ON nope (v)", sqlerr.UndefinedTable},

@@ -110,3 +110,45 @@ func TestApplyItems(t *testing.T) {
 		t.Fatalf("rows of u %q", got)
 	}
 }
+
+// A table without a primary key replicates by whole rows: a row's key is
+// its values (identical rows share it), and the replica updates or
+// deletes one row with the old values, so both hold the same rows, also
+// with duplicates and values whose text depends on the session's
+// settings.
+func TestWholeRowTables(t *testing.T) {
+	o, r := startServer(t)
+	origin, replica := o.client, r.admin
+	ctx := context.Background()
+	for _, c := range []*pgconn.PgConn{o.admin, r.admin} {
+		mustExec(t, c, asClient("CREATE TABLE h (v int, at timestamptz, f float8, j json)"))
+	}
+	mustExec(t, origin, "SET TimeZone = 'Asia/Tokyo'; SET extra_float_digits = 0")
+	var ts, tsr tables
+	for _, stmts := range [][]string{
+		{"INSERT INTO h VALUES (1, '2024-01-01 10:00+00', 0.1::float8 + 0.2::float8, '{\"a\": 1}'), (1, '2024-01-01 10:00+00', 0.1::float8 + 0.2::float8, '{\"a\": 1}'), (2, NULL, NULL, NULL)"},
+		{"UPDATE h SET v = 3 WHERE ctid = (SELECT min(ctid) FROM h WHERE v = 1)"},
+		{"DELETE FROM h WHERE v = 2", "INSERT INTO h (v) VALUES (4)"},
+		{"UPDATE h SET f = f * 2"},
+		{"DELETE FROM h WHERE v = 1"},
+	} {
+		ws := captureTx(t, origin, &ts, true, stmts...)
+		mustExec(t, replica, "BEGIN; SET LOCAL session_replication_role = replica")
+		rows, err := decodeRows(ws.Changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := applyRows(ctx, replica, &tsr, rows); err != nil {
+			t.Fatalf("%q: %v", stmts, err)
+		}
+		mustExec(t, replica, "COMMIT")
+		if o, r := rowsOf(t, o.admin, "h"), rowsOf(t, replica, "h"); !slices.Equal(o, r) {
+			t.Fatalf("after %q:\norigin  %q\nreplica %q", stmts, o, r)
+		}
+	}
+	// Identical rows share a key; the update of one writes its old key.
+	ws := captureTx(t, origin, &ts, false, "INSERT INTO h (v) VALUES (7), (7)", "UPDATE h SET v = 8 WHERE v = 3")
+	if len(ws.Keys) != 3 || ws.Tables[0] != "h" {
+		t.Fatalf("keys %q tables %q: want the key of (7), and the old and new keys of the update", ws.Keys, ws.Tables)
+	}
+}

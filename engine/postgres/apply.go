@@ -38,7 +38,7 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 		// Consecutive inserts (or deletes) of one table go in one
 		// statement: a bulk INSERT ... SELECT took a round trip per row.
 		n := 1
-		if r.op != opUpdate {
+		if r.op == opInsert || r.op == opDelete && !m.wholeRow() {
 			for n < len(rows) && n < maxBatchRows && rows[n].op == r.op && rows[n].schema == r.schema && rows[n].table == r.table {
 				n++
 			}
@@ -60,12 +60,25 @@ func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []row
 	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
 	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)", t, cols, cols, t)
 	del := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
+	// A row of a table without a key: one whose values are the old row's
+	// (its JSON in the capture's forms), one at a time.
+	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM %s r WHERE certa.row_jsonb(r) = $%%d::jsonb LIMIT 1)", t)
+	if m.wholeRow() {
+		del = fmt.Sprintf("DELETE FROM %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
+	}
 	r := rows[0]
 	switch {
 	case r.op == opInsert:
 		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), len(rows))
+	case r.op == opDelete && m.wholeRow():
+		return execN(ctx, conn, del, r.oldKey, 1)
 	case r.op == opDelete:
 		return execN(ctx, conn, del, jsonArray(rows, func(r rowChange) []byte { return r.oldKey }), len(rows))
+	case m.alwaysIdentity && m.wholeRow():
+		if err := execN(ctx, conn, del, r.oldKey, 1); err != nil {
+			return err
+		}
+		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), 1)
 	case m.alwaysIdentity:
 		// As a delete and an insert: no trigger, no foreign-key check
 		// runs in between (session_replication_role = replica).
@@ -76,6 +89,10 @@ func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []row
 	}
 	update := fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
 		t, cols, cols, t, pk, pk, t)
+	if m.wholeRow() {
+		update = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE %s",
+			t, cols, cols, t, fmt.Sprintf(oneRow, 2))
+	}
 	res := conn.ExecParams(ctx, update, [][]byte{r.newRow, r.oldKey}, nil, nil, nil).Read()
 	return affected(res, 1)
 }

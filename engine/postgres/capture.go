@@ -3,6 +3,8 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -100,7 +102,15 @@ func (c *captured) addSchema(tables, stmt []byte) error {
 
 // keyOf returns the JSON object of m's key columns in row (a JSON object
 // of every column) and the row's write-set key.
+//
+// A table without a primary key (wholeRow) is keyed by its whole row: the
+// JSON object as it is (in certa.canonicalOutput's forms, so the same row
+// makes the same text everywhere), and a hash of it as the key.
 func keyOf(m *tableMeta, row []byte) (keyJSON []byte, key writeset.Key, err error) {
+	if m.wholeRow() {
+		sum := sha256.Sum256(row)
+		return row, writeset.EncodeKey(m.keyTable(), "row "+hex.EncodeToString(sum[:])), nil
+	}
 	var cols map[string]json.RawMessage
 	if err := json.Unmarshal(row, &cols); err != nil {
 		return nil, "", fmt.Errorf("capture: row of %s: %w", m.sqlName(), err)

@@ -28,6 +28,9 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		// for its data (pgconn reads it at once).
 		return engine.ErrNotReadOnly
 	}
+	if maintenance(sql) {
+		return e.maintain(ctx, sql, w)
+	}
 	buf := result.BufferFor(w)
 	err := e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, buf, args) })
 	if sqlerr.Code(err) == "25006" {
@@ -48,6 +51,32 @@ func (e *Engine) ServerVersion(ctx context.Context) (string, error) {
 		return nil
 	})
 	return v, err
+}
+
+// maintenance reports whether sql is VACUUM or ANALYZE: this node's own
+// upkeep, which changes no rows (nothing to replicate) and which VACUUM
+// does only outside a transaction.
+func maintenance(sql string) bool {
+	word, _, _ := strings.Cut(strings.TrimLeft(sql, " \t\r\n"), " ")
+	return strings.EqualFold(word, "VACUUM") || strings.EqualFold(word, "ANALYZE") || strings.EqualFold(word, "ANALYSE")
+}
+
+// maintain runs VACUUM or ANALYZE on a pooled connection, outside a
+// transaction, as the client role (which owns the tables).
+func (e *Engine) maintain(ctx context.Context, sql string, w result.Writer) error {
+	if e.closed.Load() {
+		return errClosed
+	}
+	c, err := e.pool.Load().get(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := c.pg.Exec(ctx, sql).ReadAll()
+	c.release(err != nil && c.pg.IsClosed())
+	if err != nil {
+		return pgError(err)
+	}
+	return w.Complete(res[len(res)-1].CommandTag.String())
 }
 
 // RunsPostgreSQL is true: catalog queries and run-time parameters are

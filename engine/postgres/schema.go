@@ -60,11 +60,9 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 //     statement changed. Statements that copy rows into a new relation
 //     (CREATE TABLE AS, SELECT INTO, materialized views) are refused even
 //     then: the copy is not captured, and another node would copy other
-//     rows. And certa_check_ddl and
-//     certa_dropped, which refuse a permanent table without a primary key
-//     (certa replicates rows by key; on every node alike, so an item fails
-//     at its position everywhere) and note the tables a statement touches
-//     in certa.ddl_tables (CheckDDL).
+//     rows. And certa_check_ddl and certa_dropped, which note the tables a
+//     statement touches in certa.ddl_tables (CheckDDL). A table without a
+//     primary key is replicated by its whole rows (tables.go).
 const bootstrapSQL = `
 DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN
@@ -206,10 +204,6 @@ BEGIN
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p') AND n.nspname <> 'certa'
 	LOOP
-		IF r.relpersistence = 'p' AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = r.oid AND contype = 'p') THEN
-			RAISE EXCEPTION 'certa: table %.% has no primary key', quote_ident(r.nspname), quote_ident(r.relname)
-				USING ERRCODE = '42P16', HINT = 'certa replicates rows by their primary key: give the table one.';
-		END IF;
 		PERFORM certa.note_tables(ARRAY[CASE WHEN r.nspname = 'public' THEN r.relname ELSE r.nspname || '.' || r.relname END]);
 	END LOOP;
 END

@@ -12,13 +12,19 @@ import (
 // tableMeta is what capture and apply need to know of a table.
 type tableMeta struct {
 	schema, name string
-	pk           []string // primary-key columns, in key order
+	pk           []string // primary-key columns, in key order; none: the whole row is its identity (wholeRow)
 	cols         []string // columns a row sets: not generated, not dropped
 	// alwaysIdentity: a column is GENERATED ALWAYS AS IDENTITY, which an
 	// UPDATE can set only to DEFAULT (a new value): the applier replaces
 	// such a table's updated rows (apply.go).
 	alwaysIdentity bool
 }
+
+// wholeRow reports whether the table has no primary key: a row is then
+// known by all its values (as PostgreSQL's REPLICA IDENTITY FULL): its
+// write-set key is a hash of them, and the applier finds it by them (one
+// of identical rows, which are alike).
+func (m *tableMeta) wholeRow() bool { return len(m.pk) == 0 }
 
 // sqlName is the table's name as SQL writes it.
 func (m *tableMeta) sqlName() string { return quoteIdent(m.schema) + "." + quoteIdent(m.name) }
@@ -97,9 +103,6 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	}
 	for i := 1; i <= len(keyAt); i++ {
 		m.pk = append(m.pk, keyAt[i])
-	}
-	if len(m.pk) == 0 {
-		return nil, fmt.Errorf("table %s has no primary key: certa replicates rows by their key", m.sqlName())
 	}
 	oid, _ := strconv.ParseUint(rel, 10, 32)
 	if ts.byOID == nil {

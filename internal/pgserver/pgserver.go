@@ -81,6 +81,16 @@ func Start(t testing.TB) *Server {
 }
 
 // binDir finds PostgreSQL's programs in Debian's layout (the newest version).
+// Program returns the path of one of the server's programs (pgbench...).
+func Program(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := binDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
 func binDir() (string, error) {
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool {
