@@ -194,9 +194,20 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	}
 	tag, err := rr.Close()
 	if err != nil {
-		return pgError(err)
+		return resultChanged(pgError(err))
 	}
 	return w.Complete(tag.String())
+}
+
+// resultChanged turns PostgreSQL's refusal of a client's result formats
+// that no longer fit the statement's columns (the client prepared it
+// before a schema change; certa runs it afresh) into what PostgreSQL
+// says of such a prepared statement, which drivers know to prepare again.
+func resultChanged(err error) error {
+	if sqlerr.Code(err) == sqlerr.ProtocolViolation && strings.Contains(err.Error(), "result formats but query has") {
+		return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "cached plan must not change result type")
+	}
+	return err
 }
 
 // simple runs statements on the transaction's connection.

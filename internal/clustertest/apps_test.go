@@ -16,9 +16,10 @@ import (
 // Applications unchanged against a 3-node cluster on the PostgreSQL
 // engine, each writing through one node and reading its data back through
 // another (testdata/apps): Django (makemigrations, migrate, ORM CRUD,
-// createsuperuser, inspectdb, migrate back to zero) and SQLAlchemy with
-// Alembic (autogenerate, upgrade, downgrade). Their migrations wrap DDL
-// and data changes in transaction blocks. .ci/deps installs them.
+// createsuperuser, inspectdb, migrate back to zero), SQLAlchemy with
+// Alembic (autogenerate, upgrade, downgrade), GORM and pgbench. Their
+// migrations wrap DDL and data changes in transaction blocks. .ci/deps
+// installs them.
 
 func TestAppDjango(t *testing.T) {
 	runApp(t, "django", filepath.Join(depsDir, "python", "django"))
@@ -53,6 +54,24 @@ func runApp(t *testing.T, name, dep string) {
 	}
 	if !strings.Contains(string(out), "scenario passed") {
 		t.Fatalf("%s scenario did not say it passed:\n%s", name, out)
+	}
+	c.WaitConverged(30 * time.Second)
+}
+
+// GORM (testdata/apps/gorm, a module of its own that go run builds):
+// AutoMigrate with a foreign key, an index and a many-to-many join table,
+// CRUD and a transaction through one node, reads through another, and an
+// AutoMigrate that adds a column.
+func TestAppGORM(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".")
+	cmd.Dir = filepath.Join("testdata", "apps", "gorm")
+	cmd.Env = append(os.Environ(), "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "scenario passed") {
+		t.Fatalf("gorm scenario: %v\n%s", err, out)
 	}
 	c.WaitConverged(30 * time.Second)
 }
