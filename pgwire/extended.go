@@ -131,8 +131,19 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 		}
 	}
 	args := make([]any, len(m.Parameters))
-	for i, raw := range m.Parameters {
-		v, err := decodeParam(st.paramOIDs[i], formatAt(m.ParameterFormatCodes, i), raw)
+	raw := false
+	if r, ok := c.sess.(RawParams); ok {
+		raw = r.RawParams()
+	}
+	for i, data := range m.Parameters {
+		format := formatAt(m.ParameterFormatCodes, i)
+		if raw {
+			if data != nil {
+				args[i] = result.WireParam{OID: st.paramOIDs[i], Format: format, Data: append([]byte(nil), data...)}
+			}
+			continue
+		}
+		v, err := decodeParam(st.paramOIDs[i], format, data)
 		if err != nil {
 			return err
 		}

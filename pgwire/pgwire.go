@@ -42,6 +42,14 @@ type Backend interface {
 	NewSession(ctx context.Context, user, database string) (Session, error)
 }
 
+// RawParams may be implemented by a Session: true if its engine runs
+// PostgreSQL itself, which then reads Bind's parameters as the client sent
+// them (result.WireParam, in their formats and of their types) rather than
+// as pgwire decodes them.
+type RawParams interface {
+	RawParams() bool
+}
+
 // Session runs one client connection's statements. Its methods are called
 // from the connection's goroutine only.
 type Session interface {

@@ -31,7 +31,7 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	}
 	if !known {
 		// Its binary form is only its type's: passed through as it is.
-		return result.WireParam{OID: oid, Data: append([]byte(nil), raw...)}, nil
+		return result.WireParam{OID: oid, Format: 1, Data: append([]byte(nil), raw...)}, nil
 	}
 	return decodeBinary(typ, oid, raw)
 }

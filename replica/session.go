@@ -47,6 +47,11 @@ func (n *Node) NewSession() *Session {
 	return &Session{node: n, sessionSettings: sessionSettings{consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}}
 }
 
+// RawParams reports whether statement parameters should reach the engine
+// as the client sent them (result.WireParam): the engine runs PostgreSQL,
+// which reads them itself (pgwire.RawParams).
+func (s *Session) RawParams() bool { return s.node.engine.RunsPostgreSQL() }
+
 // TxStatus returns 'I', 'T' or 'E' for ReadyForQuery.
 func (s *Session) TxStatus() byte {
 	switch {

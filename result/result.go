@@ -126,12 +126,15 @@ type Value = any
 // PostgreSQL itself passes PostgreSQL's own values through.
 type Wire []byte
 
-// WireParam is a statement parameter in binary format of a type certa
-// has no Type of (an array, an interval...), as the client sent it: an
-// engine that runs PostgreSQL itself passes it through, others refuse it.
+// WireParam is a statement parameter as the client sent it, in its format
+// (0 text, 1 binary) and of its type: an engine that runs PostgreSQL
+// itself passes it through, others refuse it. A binary parameter of a type
+// certa has no Type of (an array, an interval...) travels this way, and
+// every parameter for an engine that runs PostgreSQL.
 type WireParam struct {
-	OID  uint32
-	Data []byte
+	OID    uint32
+	Format int16
+	Data   []byte
 }
 
 // WireWriter is a Writer that may take Wire values.

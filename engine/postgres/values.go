@@ -17,18 +17,21 @@ import (
 // textArgs encodes a statement's arguments in PostgreSQL's text format,
 // with the OID of each that has an unambiguous type (0: PostgreSQL infers
 // it from the statement, as for a client's untyped parameter), except a
-// result.WireParam, passed in binary as the client sent it (formats is
-// then one per argument, else nil: all text).
+// result.WireParam, passed as the client sent it, of its type (formats is
+// one per argument if one is binary, else nil: all text).
 func textArgs(args []any) (vals [][]byte, oids []uint32, formats []int16, err error) {
 	vals = make([][]byte, len(args))
 	oids = make([]uint32, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
 		case result.WireParam:
-			if formats == nil {
-				formats = make([]int16, len(args))
+			vals[i], oids[i] = v.Data, v.OID
+			if v.Format != 0 {
+				if formats == nil {
+					formats = make([]int16, len(args))
+				}
+				formats[i] = v.Format
 			}
-			vals[i], oids[i], formats[i] = v.Data, v.OID, 1
 		case nil:
 		case int64:
 			vals[i] = strconv.AppendInt(nil, v, 10)

@@ -17,7 +17,8 @@ import (
 // engine, each writing through one node and reading its data back through
 // another (testdata/apps): Django (makemigrations, migrate, ORM CRUD,
 // createsuperuser, inspectdb, migrate back to zero), SQLAlchemy with
-// Alembic (autogenerate, upgrade, downgrade), GORM and pgbench. Their
+// Alembic (autogenerate, upgrade, downgrade), Sequelize, GORM and
+// pgbench. Their
 // migrations wrap DDL and data changes in transaction blocks. .ci/deps
 // installs them.
 
@@ -54,6 +55,27 @@ func runApp(t *testing.T, name, dep string) {
 	}
 	if !strings.Contains(string(out), "scenario passed") {
 		t.Fatalf("%s scenario did not say it passed:\n%s", name, out)
+	}
+	c.WaitConverged(30 * time.Second)
+}
+
+// Sequelize (testdata/apps/sequelize): sync with a foreign key and a
+// many-to-many join table, CRUD and a managed transaction through one
+// node, reads (with arrays and decimals) through another, and
+// sync({ alter: true }) adding a column.
+func TestAppSequelize(t *testing.T) {
+	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
+	if _, err := os.Stat(filepath.Join(modules, "sequelize")); err != nil {
+		t.Fatalf("sequelize not installed (%v): run .ci/deps first", err)
+	}
+	c := startPostgresCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "scenario passed") {
+		t.Fatalf("sequelize scenario: %v\n%s", err, out)
 	}
 	c.WaitConverged(30 * time.Second)
 }
