@@ -269,6 +269,12 @@ type Tx interface {
 	// brute-force abort every call fails with 40001.
 	Exec(ctx context.Context, sql string, w result.Writer, args ...any) error
 
+	// Describe is Engine.Describe in the transaction: it sees the tables
+	// the transaction's own schema statements made (ExecSchema). An
+	// engine that runs PostgreSQL fails the transaction if the statement
+	// does not parse, as PostgreSQL does.
+	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
+
 	// ExecSchema runs a schema statement (one that outside a transaction
 	// runs on its own in total order, through CheckDDL and a DDL write set)
 	// inside the transaction, and reports its result to w: its effect is

@@ -179,6 +179,16 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	}
 	switch s.kindOf(st) {
 	case kindOther:
+		if s.tx != nil && s.node.engine.RunsPostgreSQL() {
+			// In the block's transaction, which sees its own schema
+			// changes; a statement PostgreSQL cannot parse fails the
+			// block, as it does in PostgreSQL.
+			params, cols, err = s.tx.Describe(ctx, st.sql)
+			if err != nil {
+				s.failBlock()
+			}
+			return params, cols, err
+		}
 		params, cols, err = s.node.engine.Describe(s.engineCtx(ctx), st.sql)
 		if err != nil && !s.inBlock && (s.consistency == "sync" || s.waitFor > 0) {
 			// What the statement names may be committed but not applied

@@ -66,6 +66,10 @@ func (tx *fakeTx) Exec(ctx context.Context, sql string, w result.Writer, args ..
 	return w.Complete("INSERT 0 1")
 }
 
+func (tx *fakeTx) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	return nil, nil, nil
+}
+
 func (tx *fakeTx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
 	if strings.Contains(sql, "FAIL") {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "fake refusal")

@@ -244,15 +244,20 @@ func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []res
 	if err != nil {
 		return nil, nil, pgError(err)
 	}
-	params := make([]result.Type, len(sd.ParamOIDs))
+	params, cols := described(sd)
+	return params, cols, nil
+}
+
+// described converts PostgreSQL's description of a statement.
+func described(sd *pgconn.StatementDescription) (params []result.Type, cols []result.Column) {
+	params = make([]result.Type, len(sd.ParamOIDs))
 	for i, oid := range sd.ParamOIDs {
 		params[i] = result.TypeOf(oid)
 	}
-	var cols []result.Column
 	if len(sd.Fields) > 0 {
 		cols = columns(sd.Fields, true)
 	}
-	return params, cols, nil
+	return params, cols
 }
 
 // waitGrace is how long an operation on a connection may wait at most

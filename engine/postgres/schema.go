@@ -61,8 +61,11 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 //     (CREATE TABLE AS, SELECT INTO, materialized views) are refused even
 //     then: the copy is not captured, and another node would copy other
 //     rows. And certa_check_ddl and certa_dropped, which note the tables a
-//     statement touches in certa.ddl_tables (CheckDDL). A table without a
-//     primary key is replicated by its whole rows (tables.go).
+//     statement touches in certa.ddl_tables (CheckDDL), and the sequences
+//     and views it makes or drops (they change no table: noted by their
+//     own names, so that they do not count as changing every table). A
+//     table without a primary key is replicated by its whole rows
+//     (tables.go).
 const bootstrapSQL = `
 DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN
@@ -202,7 +205,7 @@ BEGIN
 		FROM pg_event_trigger_ddl_commands() d
 		JOIN pg_class c ON c.oid = CASE WHEN d.object_type = 'index' THEN (SELECT indrelid FROM pg_index WHERE indexrelid = d.objid) ELSE d.objid END
 		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p') AND n.nspname <> 'certa'
+		WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p', 'S', 'v', 'm', 'f') AND n.nspname <> 'certa'
 	LOOP
 		PERFORM certa.note_tables(ARRAY[CASE WHEN r.nspname = 'public' THEN r.relname ELSE r.nspname || '.' || r.relname END]);
 	END LOOP;
@@ -211,7 +214,8 @@ $f$;
 CREATE OR REPLACE FUNCTION certa.dropped() RETURNS event_trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	PERFORM certa.note_tables(array_agg(CASE WHEN d.schema_name = 'public' THEN d.object_name ELSE d.schema_name || '.' || d.object_name END))
-		FROM pg_event_trigger_dropped_objects() d WHERE d.object_type = 'table' AND d.original AND NOT d.is_temporary;
+		FROM pg_event_trigger_dropped_objects() d
+		WHERE d.object_type IN ('table', 'sequence', 'view', 'materialized view', 'foreign table') AND d.original AND NOT d.is_temporary;
 END
 $f$;
 DROP EVENT TRIGGER IF EXISTS certa_refuse_ddl;

@@ -114,3 +114,19 @@ func notedSince(before, after string) []string {
 	}
 	return strings.Split(after, "\x01")
 }
+
+// Describe prepares sql on the transaction's connection, which sees the
+// transaction's own schema changes.
+func (t *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return nil, nil, err
+	}
+	sd, err := t.c.pg.Prepare(ctx, "", sql, nil)
+	if err != nil {
+		return nil, nil, t.failed(pgError(err))
+	}
+	params, cols := described(sd)
+	return params, cols, nil
+}

@@ -508,3 +508,8 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	e.Hint = "Run each schema change on its own, outside a transaction block: it then runs in total order on every node. The PostgreSQL engine (--engine postgres) runs them inside transaction blocks."
 	return e
 }
+
+// Describe is the engine's: a transaction of this engine changes no schema.
+func (tx *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	return tx.e.Describe(ctx, sql)
+}

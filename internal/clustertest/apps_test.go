@@ -17,8 +17,8 @@ import (
 // engine, each writing through one node and reading its data back through
 // another (testdata/apps): Django (makemigrations, migrate, ORM CRUD,
 // createsuperuser, inspectdb, migrate back to zero), SQLAlchemy with
-// Alembic (autogenerate, upgrade, downgrade), Sequelize, GORM and
-// pgbench. Their
+// Alembic (autogenerate, upgrade, downgrade), Sequelize, GORM, Hibernate
+// with Flyway, and pgbench. Their
 // migrations wrap DDL and data changes in transaction blocks. .ci/deps
 // installs them.
 
@@ -94,6 +94,29 @@ func TestAppGORM(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "scenario passed") {
 		t.Fatalf("gorm scenario: %v\n%s", err, out)
+	}
+	c.WaitConverged(30 * time.Second)
+}
+
+// Hibernate 6 with Flyway (testdata/apps/hibernate): Flyway's migrations
+// (a sequence, tables with a foreign key and an identity column, a column
+// added and filled, each in a transaction, the schema history table on
+// a connection of its own), then Hibernate's CRUD through one node and
+// reads through another.
+func TestAppHibernateFlyway(t *testing.T) {
+	jars := abs(t, filepath.Join(depsDir, "java", "hibernate"))
+	if _, err := os.Stat(filepath.Join(jars, "hibernate-core-6.6.4.Final.jar")); err != nil {
+		t.Fatalf("Hibernate not installed (%v): run .ci/deps first", err)
+	}
+	c := startPostgresCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := abs(t, filepath.Join("testdata", "apps", "hibernate"))
+	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(jars, "*"), filepath.Join(dir, "Scenario.java"), filepath.Join(dir, "db"))
+	cmd.Env = append(os.Environ(), "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "scenario passed") {
+		t.Fatalf("hibernate scenario: %v\n%s", err, out)
 	}
 	c.WaitConverged(30 * time.Second)
 }
