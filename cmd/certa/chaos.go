@@ -25,6 +25,7 @@ func runChaos(args []string) error {
 	scenarios := fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+scenarioNames()+")")
 	dir := fs.String("dir", "", "scratch directory for the clusters (default a temporary one)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed (printed, to replay a run's fault schedule)")
+	eng := fs.String("engine", "sqlite", "the nodes' database engine: sqlite, or postgres")
 	fs.Parse(args)
 	if *duration == 0 {
 		*duration = time.Minute
@@ -42,10 +43,17 @@ func runChaos(args []string) error {
 		}
 		defer os.RemoveAll(*dir)
 	}
+	if *eng == "postgres" && os.Geteuid() == 0 {
+		// The nodes run their servers as the postgres user, which must get
+		// through to the data directories.
+		if err := os.Chmod(*dir, 0o711); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := chaos.Config{Binary: self, Dir: *dir, Nodes: *nodes, Duration: *duration, Clients: *clients, Seed: *seed, Long: *long,
-		NodeArgs: []string{"--commit-timeout", "6s", "--lock-timeout", "1s"}}
+		NodeArgs: []string{"--engine", *eng, "--commit-timeout", "6s", "--lock-timeout", "1s"}}
 	if *scenarios != "" {
 		cfg.Scenarios = strings.Split(*scenarios, ",")
 	}

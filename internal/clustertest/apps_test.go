@@ -18,45 +18,26 @@ import (
 // another (testdata/apps): Django (makemigrations, migrate, ORM CRUD,
 // createsuperuser, inspectdb, migrate back to zero), SQLAlchemy with
 // Alembic (autogenerate, upgrade, downgrade), Sequelize, GORM, Hibernate
-// with Flyway, and pgbench. Their
-// migrations wrap DDL and data changes in transaction blocks. .ci/deps
-// installs them.
+// with Flyway, and pgbench. Their migrations wrap DDL and data changes in
+// transaction blocks. .ci/deps installs them.
 
 func TestAppDjango(t *testing.T) {
-	runApp(t, "django", filepath.Join(depsDir, "python", "django"))
+	runPython(t, "django", filepath.Join(depsDir, "python", "django"))
 }
 
 func TestAppSQLAlchemyAlembic(t *testing.T) {
-	runApp(t, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"))
+	runPython(t, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"))
 }
 
-// runApp copies testdata/apps/name to a temporary directory (scenarios
-// write their migrations there), starts a cluster on the PostgreSQL
-// engine and runs the scenario's run.py with two nodes' addresses, every
-// node alike afterwards.
-func runApp(t *testing.T, name, dep string) {
-	if _, err := os.Stat(dep); err != nil {
-		t.Fatalf("application not installed (%v): run .ci/deps first", err)
-	}
+// runPython runs a Python scenario's run.py from a copy of
+// testdata/apps/name (scenarios write their migrations there).
+func runPython(t *testing.T, name, dep string) {
+	needInstalled(t, dep)
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "apps", name))); err != nil {
 		t.Fatal(err)
 	}
-	c := startPostgresCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", "run.py")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+abs(t, filepath.Join(depsDir, "python"))+":"+dir,
-		"NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s scenario: %v\n%s", name, err, out)
-	}
-	if !strings.Contains(string(out), "scenario passed") {
-		t.Fatalf("%s scenario did not say it passed:\n%s", name, out)
-	}
-	c.WaitConverged(30 * time.Second)
+	runApp(t, name, dir, []string{"PYTHONPATH=" + abs(t, filepath.Join(depsDir, "python")) + ":" + dir}, "python3", "run.py")
 }
 
 // Sequelize (testdata/apps/sequelize): sync with a foreign key and a
@@ -65,19 +46,8 @@ func runApp(t *testing.T, name, dep string) {
 // sync({ alter: true }) adding a column.
 func TestAppSequelize(t *testing.T) {
 	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
-	if _, err := os.Stat(filepath.Join(modules, "sequelize")); err != nil {
-		t.Fatalf("sequelize not installed (%v): run .ci/deps first", err)
-	}
-	c := startPostgresCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "scenario passed") {
-		t.Fatalf("sequelize scenario: %v\n%s", err, out)
-	}
-	c.WaitConverged(30 * time.Second)
+	needInstalled(t, filepath.Join(modules, "sequelize"))
+	runApp(t, "sequelize", "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
 }
 
 // GORM (testdata/apps/gorm, a module of its own that go run builds):
@@ -85,17 +55,7 @@ func TestAppSequelize(t *testing.T) {
 // CRUD and a transaction through one node, reads through another, and an
 // AutoMigrate that adds a column.
 func TestAppGORM(t *testing.T) {
-	c := startPostgresCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", ".")
-	cmd.Dir = filepath.Join("testdata", "apps", "gorm")
-	cmd.Env = append(os.Environ(), "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "scenario passed") {
-		t.Fatalf("gorm scenario: %v\n%s", err, out)
-	}
-	c.WaitConverged(30 * time.Second)
+	runApp(t, "gorm", filepath.Join("testdata", "apps", "gorm"), nil, "go", "run", ".")
 }
 
 // Hibernate 6 with Flyway (testdata/apps/hibernate): Flyway's migrations
@@ -105,18 +65,33 @@ func TestAppGORM(t *testing.T) {
 // reads through another.
 func TestAppHibernateFlyway(t *testing.T) {
 	jars := abs(t, filepath.Join(depsDir, "java", "hibernate"))
-	if _, err := os.Stat(filepath.Join(jars, "hibernate-core-6.6.4.Final.jar")); err != nil {
-		t.Fatalf("Hibernate not installed (%v): run .ci/deps first", err)
+	needInstalled(t, filepath.Join(jars, "hibernate-core-6.6.4.Final.jar"))
+	dir := abs(t, filepath.Join("testdata", "apps", "hibernate"))
+	runApp(t, "hibernate", "", nil, "java", "-cp", filepath.Join(jars, "*"), filepath.Join(dir, "Scenario.java"), filepath.Join(dir, "db"))
+}
+
+// needInstalled fails the test if .ci/deps did not install path.
+func needInstalled(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("application not installed (%v): run .ci/deps first", err)
 	}
+}
+
+// runApp starts a cluster on the PostgreSQL engine and runs a scenario's
+// command in dir ("": here) with env and the addresses of the node it
+// writes through (NODE_A) and the one it reads through (NODE_B); the
+// scenario must say it passed, and every node be alike afterwards.
+func runApp(t *testing.T, name, dir string, env []string, command ...string) {
 	c := startPostgresCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dir := abs(t, filepath.Join("testdata", "apps", "hibernate"))
-	cmd := exec.CommandContext(ctx, "java", "-cp", filepath.Join(jars, "*"), filepath.Join(dir, "Scenario.java"), filepath.Join(dir, "db"))
-	cmd.Env = append(os.Environ(), "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), "NODE_A="+c.Nodes[0].PGAddr, "NODE_B="+c.Nodes[2].PGAddr)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "scenario passed") {
-		t.Fatalf("hibernate scenario: %v\n%s", err, out)
+		t.Fatalf("%s scenario: %v\n%s", name, err, out)
 	}
 	c.WaitConverged(30 * time.Second)
 }
