@@ -53,8 +53,10 @@ type Engine interface {
 	// apply. The seqnos of failed items are recorded (see FailedSeqnos).
 	// Apply returns an error only when the batch could not be applied at all;
 	// the node must then stop rather than diverge, except when the error
-	// wraps ErrNoSpace: then nothing of the batch stayed, and the same batch
-	// (with the items' Err cleared) may be applied again once space is freed.
+	// wraps ErrNoSpace: then the same batch (with the items' Err cleared)
+	// may be applied again once space is freed, and what of it stayed the
+	// first time (an engine may commit a batch in parts) is not applied
+	// twice.
 	//
 	// Apply never waits behind a local transaction for longer than the
 	// configured grace. A local transaction holding what Apply needs and

@@ -78,8 +78,11 @@ type Engine struct {
 	applyMu sync.Mutex // held by Apply; guards applier and its tables
 	applier *pgconn.PgConn
 	applyTS tables
-	lastGC  time.Time // of capture rows (gcCapture)
-	token   string    // lets an origin's transaction record its seqno (certa.commit_at)
+	// appliedUpTo is the applied seqno, as the last Apply left it (or the
+	// database when opened): Apply skips what stayed of a batch it failed.
+	appliedUpTo uint64
+	lastGC      time.Time // of capture rows (gcCapture)
+	token       string    // lets an origin's transaction record its seqno (certa.commit_at)
 
 	watch *pgconn.PgConn // the brute-force abort's connection (watch.go); used under applyMu
 
@@ -161,6 +164,12 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		closeAll()
 		return err
 	}
+	applied, err := appliedSeqno(ctx, applier)
+	if err != nil {
+		closeAll()
+		return fmt.Errorf("read the applied seqno: %w", err)
+	}
+	e.appliedUpTo = applied
 	if err := e.loadSlot(ctx, applier); err != nil {
 		closeAll()
 		return fmt.Errorf("read this node's sequence slot: %w", err)

@@ -3,11 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"certa/engine"
+	"certa/sqlerr"
 	"certa/writeset"
 )
 
@@ -18,11 +20,30 @@ import (
 // one transaction each between held ones (applier.go); the last records
 // upTo. A local transaction that blocks the applier for longer than the
 // grace is aborted (watch.go).
+//
+// A full disk (PostgreSQL's 53100) fails Apply with engine.ErrNoSpace. The
+// batch commits in parts (around the held transactions), so what stayed
+// of it is skipped when the same batch is applied again: items at or
+// below the applied seqno.
 func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	if e.closed.Load() {
 		return errClosed
+	}
+	err := e.apply(ctx, items, upTo)
+	if sqlerr.Code(pgError(err)) == sqlerr.DiskFull || err != nil && strings.Contains(err.Error(), "No space left on device") {
+		return fmt.Errorf("%w: %w", engine.ErrNoSpace, err)
+	}
+	return err
+}
+
+func (e *Engine) apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
+	if e.appliedUpTo >= upTo {
+		return nil // applied before a failure of the same batch
+	}
+	for len(items) > 0 && items[0].Seqno <= e.appliedUpTo {
+		items = items[1:]
 	}
 	stop := e.watchBlockers(ctx)
 	defer stop()
@@ -42,9 +63,12 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 			if err := e.applyRun(ctx, items[i:i+1], items[i].Seqno); err != nil {
 				return err
 			}
-		} else if changesSchema(items[i].WS) {
-			e.applyTS.reset()
-			e.schemaEpoch.Add(1)
+		} else {
+			e.appliedUpTo = items[i].Seqno
+			if changesSchema(items[i].WS) {
+				e.applyTS.reset()
+				e.schemaEpoch.Add(1)
+			}
 		}
 		start, recorded = i+1, items[i].Seqno
 	}
@@ -81,6 +105,9 @@ func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
 // item that changes the schema makes every connection drop its table cache.
 func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.interleaveNew)
+	if err == nil {
+		e.appliedUpTo = upTo
+	}
 	for _, it := range items {
 		if changesSchema(it.WS) {
 			e.schemaEpoch.Add(1)
