@@ -49,16 +49,25 @@ var slotKey = writeset.EncodeKey(slotSequence, "next")
 
 // loadSlot reads this node's slot from certa.node_slots (-1: none).
 func (e *Engine) loadSlot(ctx context.Context, conn *pgconn.PgConn) error {
-	r := conn.ExecParams(ctx, "SELECT slot FROM certa.node_slots WHERE node = $1", [][]byte{[]byte(e.cfg.NodeID)}, nil, nil, nil).Read()
+	slot, err := readSlot(ctx, conn, e.cfg.NodeID)
+	if err != nil {
+		return err
+	}
+	e.slot.Store(slot)
+	return nil
+}
+
+// readSlot returns node's slot in certa.node_slots (-1: none).
+func readSlot(ctx context.Context, conn *pgconn.PgConn, node string) (int64, error) {
+	r := conn.ExecParams(ctx, "SELECT slot FROM certa.node_slots WHERE node = $1", [][]byte{[]byte(node)}, nil, nil, nil).Read()
 	if r.Err != nil {
-		return r.Err
+		return -1, r.Err
 	}
 	slot := int64(-1)
 	if len(r.Rows) == 1 {
 		slot, _ = strconv.ParseInt(string(r.Rows[0][0]), 10, 64)
 	}
-	e.slot.Store(slot)
-	return nil
+	return slot, nil
 }
 
 // askSlot asks for a slot (SequencesWanted), unless a request is pending.
@@ -134,16 +143,22 @@ func (e *Engine) GrantSequence(b engine.SequenceBlock) {
 	if e.slot.Load() >= 0 {
 		return // granted already
 	}
-	if b.Count > 0 {
-		e.slot.Store(b.First)
-	} else if err := e.loadSlot(ctx, e.applier); err != nil || e.slot.Load() < 0 {
+	slot := b.First
+	if b.Count == 0 {
+		var err error
+		if slot, err = readSlot(ctx, e.applier, e.cfg.NodeID); err != nil || slot < 0 {
+			time.AfterFunc(time.Second, e.askSlot)
+			return
+		}
+	}
+	// The slot is this node's only once its sequences are no longer
+	// parked: a statement that finds one parked meanwhile waits for the
+	// slot (noSequenceValues) rather than fail.
+	if err := restartSequences(ctx, e.applier, slot, nil, restartParked); err != nil {
 		time.AfterFunc(time.Second, e.askSlot)
 		return
 	}
-	if err := restartSequences(ctx, e.applier, e.slot.Load(), nil, restartParked); err != nil {
-		e.slot.Store(-1) // its values would collide: none until it is done
-		time.AfterFunc(time.Second, e.askSlot)
-	}
+	e.slot.Store(slot)
 	e.slotReady()
 }
 
