@@ -47,26 +47,32 @@ var errNoCopy = errors.New("COPY to or from the client is not possible here")
 
 // CopyIn passes on to the Copier the Buffer was made for, once.
 func (b *Buffer) CopyIn(format int16, columns int) (io.Reader, error) {
-	if b.copier == nil {
-		return nil, errNoCopy
+	c, err := b.takeCopier()
+	if err != nil {
+		return nil, err
 	}
-	if b.copied {
-		return nil, ErrCopyOnce
-	}
-	b.copied = true
-	return b.copier.CopyIn(format, columns)
+	return c.CopyIn(format, columns)
 }
 
 // CopyOut passes on to the Copier the Buffer was made for, once.
 func (b *Buffer) CopyOut(format int16, columns int) (io.WriteCloser, error) {
-	if b.copier == nil {
-		return nil, errNoCopy
+	c, err := b.takeCopier()
+	if err != nil {
+		return nil, err
 	}
-	if b.copied {
+	return c.CopyOut(format, columns)
+}
+
+// takeCopier returns the Copier for the one COPY a Buffer carries.
+func (b *Buffer) takeCopier() (Copier, error) {
+	switch {
+	case b.copier == nil:
+		return nil, errNoCopy
+	case b.copied:
 		return nil, ErrCopyOnce
 	}
 	b.copied = true
-	return b.copier.CopyOut(format, columns)
+	return b.copier, nil
 }
 
 // WireFormats implements WireWriter.

@@ -24,8 +24,10 @@ func copyStatement(sql string) (pgparse.Copy, bool) {
 
 // runCopy runs a COPY to or from the client on c: the data goes through
 // w's Copier (pgwire's) as PostgreSQL takes or gives it. The client is
-// told of the copy only once PostgreSQL has begun it, so a COPY PostgreSQL
-// refuses (a read-only transaction's COPY FROM: 25006) is a plain error.
+// asked for COPY FROM's data at once (pgconn reads it as soon as it sends
+// the statement; a COPY PostgreSQL refuses fails after it, and pgwire
+// discards what the client still sends); it is told of COPY TO's data
+// only once PostgreSQL sends some, so a refused COPY TO is a plain error.
 // Rows copied in fire the capture triggers like any insert.
 func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result.Writer) error {
 	copier, ok := w.(result.Copier)
@@ -41,34 +43,38 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 		format = 1
 	}
 	if cp.From {
-		in := &lazyReader{open: func() (io.Reader, error) { return copier.CopyIn(format, columns) }}
+		in, err := copier.CopyIn(format, columns)
+		if err != nil {
+			return copierError(err)
+		}
 		tag, err := c.pg.CopyFrom(ctx, in, sql)
 		if err != nil {
-			return copyError(in.err, err)
+			return pgError(err)
 		}
 		return w.Complete(tag.String())
 	}
 	out := &lazyWriter{open: func() (io.WriteCloser, error) { return copier.CopyOut(format, columns) }}
 	tag, err := c.pg.CopyTo(ctx, out, sql)
+	if out.err != nil {
+		return copierError(out.err)
+	}
 	if err != nil {
-		return copyError(out.err, err)
+		return pgError(err)
 	}
 	if err := out.finish(); err != nil {
-		return err
+		return copierError(err)
 	}
 	return w.Complete(tag.String())
 }
 
-// copyError is the error of a failed COPY: the Copier's own (the client
-// went away; the data could not be asked for again), or PostgreSQL's.
-func copyError(copierErr, err error) error {
-	if copierErr != nil {
-		if errors.Is(copierErr, result.ErrCopyOnce) {
-			return sqlerr.Wrap(copierErr, sqlerr.SerializationFailure, "could not serialize access: %v", copierErr)
-		}
-		return copierErr
+// copierError is the error of a COPY the Copier failed: the client went
+// away, or its data could not be asked for again (a statement run again
+// after a conflict: 40001, for the client to run it again).
+func copierError(err error) error {
+	if errors.Is(err, result.ErrCopyOnce) {
+		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %v", err)
 	}
-	return pgError(err)
+	return err
 }
 
 // copyColumns returns the number of columns the copy carries: those
@@ -94,27 +100,6 @@ func copyColumns(ctx context.Context, c *conn, cp pgparse.Copy) (int, error) {
 		return 0, pgError(r.Err)
 	}
 	n, err := strconv.Atoi(string(r.Rows[0][0]))
-	return n, err
-}
-
-// lazyReader opens its reader at the first Read.
-type lazyReader struct {
-	open func() (io.Reader, error)
-	r    io.Reader
-	err  error // open's, or the reader's other than io.EOF
-}
-
-func (l *lazyReader) Read(p []byte) (int, error) {
-	if l.r == nil && l.err == nil {
-		l.r, l.err = l.open()
-	}
-	if l.err != nil {
-		return 0, l.err
-	}
-	n, err := l.r.Read(p)
-	if err != nil && err != io.EOF {
-		l.err = err
-	}
 	return n, err
 }
 

@@ -45,12 +45,12 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 // ServerVersion returns the server's version, as its server_version
 // parameter says it: what clients are told they talk to.
 func (e *Engine) ServerVersion(ctx context.Context) (string, error) {
-	var v string
-	err := e.readOnly(ctx, func(c *conn) error {
-		v = c.pg.ParameterStatus("server_version")
-		return nil
-	})
-	return v, err
+	c, err := e.pool.Load().get(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.release(false)
+	return c.pg.ParameterStatus("server_version"), nil
 }
 
 // maintenance reports whether sql is VACUUM or ANALYZE: this node's own
@@ -149,7 +149,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	indexTables := droppedIndexTables(ctx, c, stmt)
 	// As the applier runs it: as the client role, in a transaction, with
 	// the session's search path.
-	stmt = withSearchPath(ctx, stmt)
+	stmt = withSearchPath(sessionSearchPath(ctx), stmt)
 	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; "+schemaStatement(stmt)+
 		"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
@@ -166,15 +166,19 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 }
 
 // withSearchPath returns a schema statement as it is replicated: after
-// the search path it runs with, the session's (engine.SettingsFrom) or
-// the default, so that it names the same objects on every node, whatever
-// ran before it in the applier's transaction.
-func withSearchPath(ctx context.Context, stmt string) string {
-	path, ok := engine.SettingsFrom(ctx)["search_path"]
-	if !ok {
-		path = defaultSearchPath
-	}
+// the search path it runs with, so that it names the same objects on
+// every node, whatever ran before it in the applier's transaction.
+func withSearchPath(path, stmt string) string {
 	return "SELECT set_config('search_path', " + quoteLiteral(path) + ", true); " + stmt
+}
+
+// sessionSearchPath returns the search path of the session settings ctx
+// carries (engine.WithSettings), or PostgreSQL's default.
+func sessionSearchPath(ctx context.Context) string {
+	if path, ok := engine.SettingsFrom(ctx)["search_path"]; ok {
+		return path
+	}
+	return defaultSearchPath
 }
 
 // defaultSearchPath is PostgreSQL's default search_path.

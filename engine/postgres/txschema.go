@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"certa/engine"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -47,7 +46,7 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error 
 	if path.Err != nil {
 		return undo(pgError(path.Err))
 	}
-	replicated := withSearchPath(engine.WithSettings(ctx, map[string]string{"search_path": string(path.Rows[0][0])}), sql)
+	replicated := withSearchPath(string(path.Rows[0][0]), sql)
 	r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, $2), current_setting('certa.ddl_tables', true)",
 		[][]byte{token, []byte(replicated)}, nil, nil, nil).Read()
 	if r.Err != nil {
