@@ -14,8 +14,10 @@ import (
 // database/sql through pgx's stdlib driver, with SCRAM-SHA-256: parameters,
 // NULLs, a prepared statement reused, a transaction losing to a concurrent
 // commit (40001), its retry, and a statement cancelled through its context.
-func TestDatabaseSQL(t *testing.T) {
-	c := startWithPassword(t)
+func TestDatabaseSQL(t *testing.T) { forEachEngine(t, testDatabaseSQL) }
+
+func testDatabaseSQL(t *testing.T, start startFunc) {
+	c := startWithPassword(t, start)
 	ctx := ctxT(t)
 	a, b := openDB(t, c, 0), openDB(t, c, 1)
 	if _, err := a.ExecContext(ctx, "CREATE TABLE dbsql (id bigint PRIMARY KEY, n integer, s text, f double precision, by bytea)"); err != nil {

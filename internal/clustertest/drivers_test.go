@@ -52,6 +52,14 @@ func forEachEngineName(t *testing.T, test func(t *testing.T, engine string)) {
 	}
 }
 
+// engineArgs are the arguments of a node on engine.
+func engineArgs(t *testing.T, engine string) []string {
+	if engine == "postgres" {
+		letPostgresIn(t)
+	}
+	return []string{"--engine", engine}
+}
+
 // runScenario starts a cluster on engine (with peer TLS) and runs the
 // command (its last argument the scenario file in testdata/drivers) with
 // two nodes' addresses.
@@ -66,10 +74,8 @@ func runScenario(t *testing.T, engine string, env []string, dep string, command 
 	command[len(command)-1] = abs(t, script)
 	const password = "driver-s3cret"
 	// As in production: peer TLS between the nodes, and a password.
-	args := append([]string{"--engine", engine, "--users-file", usersFile(t, "certa", password)}, testArgs...)
-	if engine == "postgres" {
-		letPostgresIn(t)
-	}
+	args := append(engineArgs(t, engine), "--users-file", usersFile(t, "certa", password))
+	args = append(args, testArgs...)
 	c := testcluster.StartPeerTLS(t, 3, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -16,7 +16,11 @@ import (
 // an explicit transaction, a conflict reported as 40001 and its retry, and
 // a cancelled statement.
 func TestPgxExtendedProtocolAllTypes(t *testing.T) {
-	c := startWithPassword(t)
+	forEachEngine(t, testPgxExtendedProtocolAllTypes)
+}
+
+func testPgxExtendedProtocolAllTypes(t *testing.T, start startFunc) {
+	c := startWithPassword(t, start)
 	ctx := ctxT(t)
 	a := extendedConn(t, c, 0)
 	b := extendedConn(t, c, 1)
@@ -118,8 +122,8 @@ const testPassword = "s3cret pass"
 
 // startWithPassword starts a 3-node cluster whose only user is certa, with
 // testPassword (SCRAM-SHA-256).
-func startWithPassword(t *testing.T) *testcluster.Cluster {
-	return testcluster.Start(t, 3, append([]string{"--users-file", usersFile(t, "certa", testPassword)}, testArgs...)...)
+func startWithPassword(t *testing.T, start startFunc) *testcluster.Cluster {
+	return start(t, 3, "--users-file", usersFile(t, "certa", testPassword))
 }
 
 // passwordURL is a connection string for node i of startWithPassword's cluster.

@@ -198,7 +198,11 @@ func checkConverged(t *testing.T, c *testcluster.Cluster) {
 }
 
 func TestMinorityRefusesWithinBoundedTime(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testMinorityRefusesWithinBoundedTime)
+}
+
+func testMinorityRefusesWithinBoundedTime(t *testing.T, startCluster startFunc) {
+	c := startCluster(t, 3)
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE t (id integer PRIMARY KEY)")
 	mustExec(t, a, "INSERT INTO t VALUES (1)")
@@ -250,7 +254,11 @@ func TestMinorityRefusesWithinBoundedTime(t *testing.T) {
 // new leader would be missing. Sync reads confirm the leadership with a
 // majority after the read began (replica/readindex.go).
 func TestResumedOldLeaderDoesNotServeStaleSyncReads(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testResumedOldLeaderDoesNotServeStaleSyncReads)
+}
+
+func testResumedOldLeaderDoesNotServeStaleSyncReads(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	old, err := c.Leader()
 	if err != nil {
 		t.Fatal(err)

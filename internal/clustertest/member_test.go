@@ -17,7 +17,11 @@ import (
 // (the two live nodes keep the quorum) and every node ends with all of
 // them. With peer TLS, as in production.
 func TestMemberRemoveAndReplace(t *testing.T) {
-	c := testcluster.StartPeerTLS(t, 3, testArgs...)
+	forEachEngineName(t, testMemberRemoveAndReplace)
+}
+
+func testMemberRemoveAndReplace(t *testing.T, engine string) {
+	c := testcluster.StartPeerTLS(t, 3, append(engineArgs(t, engine), testArgs...)...)
 	ctx := ctxT(t)
 	mustExec(t, c.Conn(0), "CREATE TABLE w (id int PRIMARY KEY)")
 	leader, err := c.Leader()

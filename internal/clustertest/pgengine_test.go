@@ -16,16 +16,20 @@ import (
 	"certa/internal/testcluster"
 )
 
-// startFunc starts a cluster of n nodes with testArgs.
-type startFunc func(t *testing.T, n int) *testcluster.Cluster
+// startFunc starts a cluster of n nodes with testArgs and extra.
+type startFunc func(t *testing.T, n int, extra ...string) *testcluster.Cluster
 
 // forEachEngine runs test once per engine, as subtests named after it.
 func forEachEngine(t *testing.T, test func(*testing.T, startFunc)) {
 	t.Run("sqlite", func(t *testing.T) {
-		test(t, func(t *testing.T, n int) *testcluster.Cluster { return testcluster.Start(t, n, testArgs...) })
+		test(t, func(t *testing.T, n int, extra ...string) *testcluster.Cluster {
+			return testcluster.Start(t, n, append(extra, testArgs...)...)
+		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		test(t, func(t *testing.T, n int) *testcluster.Cluster { return startPostgresCluster(t, n) })
+		test(t, func(t *testing.T, n int, extra ...string) *testcluster.Cluster {
+			return startPostgresCluster(t, n, append(extra, testArgs...)...)
+		})
 	})
 }
 

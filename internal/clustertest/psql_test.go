@@ -16,8 +16,10 @@ import (
 // psql (40001), and the describe commands \dt, \d, \d TABLE, \l; \d
 // shows identity columns, foreign keys and the keys that reference a
 // table as PostgreSQL 15 does.
-func TestPsql(t *testing.T) {
-	c := startWithPassword(t)
+func TestPsql(t *testing.T) { forEachEngine(t, testPsql) }
+
+func testPsql(t *testing.T, start startFunc) {
+	c := startWithPassword(t, start)
 	out := psql(t, c, 0, "CREATE TABLE accounts (id integer PRIMARY KEY, owner text NOT NULL, balance integer DEFAULT 0)",
 		"CREATE INDEX accounts_owner ON accounts (owner)",
 		"INSERT INTO accounts (id, owner) VALUES (1, 'ann'), (2, 'bob')")
@@ -42,11 +44,15 @@ func TestPsql(t *testing.T) {
 		" balance | integer |           |          | 0",
 		`"accounts_pkey" PRIMARY KEY, btree (id)`,
 		`"accounts_owner" btree (owner)`,
-		" certa | certa | UTF8",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("psql output lacks %q", want)
 		}
+	}
+	// \l: database certa, in UTF8 (its owner is the engine's: certa over
+	// SQLite, postgres over PostgreSQL).
+	if !listsDatabase(out, "certa", "UTF8") {
+		t.Errorf("psql \\l lacks database certa in UTF8")
 	}
 	if t.Failed() {
 		t.Logf("psql output:\n%s", out)
@@ -122,4 +128,16 @@ func psqlCommand(c *testcluster.Cluster, i int, commands ...string) string {
 		quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return "PGPASSWORD='" + testPassword + "' psql " + strings.Join(quoted, " ")
+}
+
+// listsDatabase tells whether psql's \l output has a row for database name
+// with the encoding.
+func listsDatabase(out, name, encoding string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) > 2 && strings.TrimSpace(cols[0]) == name && strings.TrimSpace(cols[2]) == encoding {
+			return true
+		}
+	}
+	return false
 }

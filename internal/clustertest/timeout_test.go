@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"certa/internal/pgclient"
-	"certa/internal/testcluster"
 )
 
 // statement_timeout cancels a long statement with 57014 and the session
 // goes on; idle_in_transaction (set by flag) ends an idle transaction's
 // connection with 25P03 and rolls it back.
-func TestTimeouts(t *testing.T) {
-	c := testcluster.Start(t, 3, append([]string{"--idle-in-transaction-timeout", "300ms"}, testArgs...)...)
+func TestTimeouts(t *testing.T) { forEachEngine(t, testTimeouts) }
+
+func testTimeouts(t *testing.T, startCluster startFunc) {
+	c := startCluster(t, 3, "--idle-in-transaction-timeout", "300ms")
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE tt (id integer PRIMARY KEY, v integer)")
 	mustExec(t, a, "SET statement_timeout = '200ms'")
