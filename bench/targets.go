@@ -14,9 +14,12 @@ import (
 )
 
 // Presets are the targets `certa bench --target NAME` knows by name: where
-// `certa up` and the scripts in bench/peers start them.
+// `certa up` and the scripts in bench/peers start them. certa-pg is a
+// cluster on the PostgreSQL engine beside the default one:
+// `certa up --engine postgres --port-base 6433 --data-dir certa-pg-data`.
 var Presets = map[string]string{
 	"certa":    "certa:127.0.0.1:5433,127.0.0.1:5434,127.0.0.1:5435",
+	"certa-pg": "certa:127.0.0.1:6433,127.0.0.1:6434,127.0.0.1:6435",
 	"galera":   "mysql:127.0.0.1:13306,127.0.0.1:13307,127.0.0.1:13308",
 	"mariadb":  "mysql:127.0.0.1:13406",
 	"postgres": "postgres:127.0.0.1:15432",
@@ -48,7 +51,7 @@ func ParseTarget(spec string, p Protocol) (Target, error) {
 	if !ok {
 		def, ok = Presets[spec]
 		if !ok {
-			return nil, fmt.Errorf("bench: unknown target %q: name a preset (certa, galera, mariadb, postgres, sqlite) or write NAME=KIND:ADDR[,ADDR...]", spec)
+			return nil, fmt.Errorf("bench: unknown target %q: name a preset (certa, certa-pg, galera, mariadb, postgres, sqlite) or write NAME=KIND:ADDR[,ADDR...]", spec)
 		}
 	}
 	kind, list, ok := strings.Cut(def, ":")

@@ -32,7 +32,7 @@ func (l *listFlag) Set(v string) error {
 func runBench(args []string) error {
 	fs := flag.NewFlagSet("certa bench", flag.ExitOnError)
 	var targetSpecs listFlag
-	fs.Var(&targetSpecs, "target", "a system to measure, repeatable; the first is compared with the others. A preset (certa, galera, mariadb, postgres, sqlite: where `certa up` and bench/peers start them) or NAME=KIND:ADDR[,ADDR...], KIND one of certa, postgres, mysql, sqlite (default certa, then sqlite)")
+	fs.Var(&targetSpecs, "target", "a system to measure, repeatable; the first is compared with the others. A preset (certa, certa-pg, galera, mariadb, postgres, sqlite: where `certa up`, `certa up --engine postgres --port-base 6433` and bench/peers start them) or NAME=KIND:ADDR[,ADDR...], KIND one of certa, postgres, mysql, sqlite (default certa, then sqlite)")
 	workloads := fs.String("workload", "oltp-write", "workloads, comma-separated: oltp-write, oltp-read-write, point-select, tpcc")
 	clientList := fs.String("clients", "8", "client counts, comma-separated (1 to 1024); clients are spread over the target's nodes")
 	duration := fs.Duration("duration", 10*time.Second, "measured time of each run")

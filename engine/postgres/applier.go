@@ -53,6 +53,61 @@ func failedSeqnos(ctx context.Context, conn *pgconn.PgConn, from, to uint64) (ma
 // afterDDL, if not nil, runs after each DDL item that succeeded, in its
 // savepoint: its error fails the batch.
 func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
+	if applyPipelined(ctx, conn, ts, items, upTo) {
+		return nil
+	}
+	return applyOneByOne(ctx, conn, ts, items, upTo, afterDDL)
+}
+
+// applyPipelined applies items as applyItems does, when none changes the
+// schema and all apply: every statement of the batch goes to the server
+// in one round trip (pipelined), their results are checked, and a second
+// round trip commits. Each round trip of the applier delays every commit
+// behind it, and one by one a write set of four rows took ten of them.
+// It reports false when it applied nothing: an item changes the schema,
+// or something failed (then applyOneByOne finds out which item, or that
+// the batch cannot be applied at all).
+func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64) bool {
+	var plan []rowStatement
+	for _, it := range items {
+		if changesSchema(it.WS) {
+			return false
+		}
+		rows, err := decodeRows(it.WS.Changes)
+		if err != nil {
+			return false
+		}
+		p, err := planRows(ctx, conn, ts, rows)
+		if err != nil {
+			return false
+		}
+		plan = append(plan, p...)
+	}
+	b := &pgconn.Batch{}
+	b.ExecParams("BEGIN", nil, nil, nil, nil)
+	b.ExecParams("SET LOCAL session_replication_role = replica", nil, nil, nil, nil)
+	for _, st := range plan {
+		b.ExecParams(st.sql, st.args, nil, nil, nil)
+	}
+	b.ExecParams("INSERT INTO certa.applied (seqno) VALUES ($1)", [][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil)
+	res, err := conn.ExecBatch(ctx, b).ReadAll()
+	ok := err == nil && len(res) == len(plan)+3
+	for i := 0; ok && i < len(plan); i++ {
+		ok = affected(res[i+2], plan[i].rows) == nil
+	}
+	if ok {
+		res, err := conn.Exec(ctx, "COMMIT").ReadAll()
+		if err == nil && len(res) == 1 && res[0].CommandTag.String() == "COMMIT" {
+			return true
+		}
+	}
+	conn.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	return false
+}
+
+// applyOneByOne applies items as applyItems does, a statement at a time,
+// each item in a savepoint of its own.
+func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
 	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL session_replication_role = replica").ReadAll(); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}

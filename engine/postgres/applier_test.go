@@ -109,6 +109,40 @@ func TestApplyItems(t *testing.T) {
 	if got := rowsOf(t, o.admin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {
 		t.Fatalf("rows of u %q", got)
 	}
+
+	// Rows only (the pipelined path): an update of a row the replica
+	// does not have changes nothing, which is no error to PostgreSQL; it
+	// must fail alone with 40001, not commit with the batch.
+	mustExec(t, origin, "INSERT INTO t VALUES (20, 'p'), (30, 'r')")
+	mustExec(t, replica, "INSERT INTO t VALUES (30, 'r')")
+	w10 := captureTx(t, origin, &ts, true, "INSERT INTO t VALUES (10, 'k')")
+	w11 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'q' WHERE id = 20")
+	w12 := captureTx(t, origin, &ts, true, "INSERT INTO t VALUES (12, 'm')", "DELETE FROM t WHERE id = 30")
+	items = []engine.ApplyItem{{Seqno: 10, WS: w10}, {Seqno: 11, WS: w11}, {Seqno: 12, WS: w12}}
+	if err := applyItems(ctx, replica, &tsr, items, 12, nil); err != nil {
+		t.Fatal(err)
+	}
+	if items[0].Err != nil || sqlerr.Code(items[1].Err) != sqlerr.SerializationFailure || items[2].Err != nil {
+		t.Fatalf("item errors %v, %v, %v; want only the second, 40001", items[0].Err, items[1].Err, items[2].Err)
+	}
+	if got := rowsOf(t, replica, "t"); !slices.Equal(got, []string{"(1,a)", "(10,k)", "(12,m)", "(3,c)"}) {
+		t.Fatalf("rows %q", got)
+	}
+	if failed, err := failedSeqnos(ctx, replica, 10, 12); err != nil || len(failed) != 1 || !failed[11] {
+		t.Fatalf("failed seqnos %v %v, want 11", failed, err)
+	}
+	// And without a failure, the batch applies whole.
+	w13 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'n' WHERE id = 10", "DELETE FROM t WHERE id = 12", "INSERT INTO t VALUES (13, 'o')")
+	items = []engine.ApplyItem{{Seqno: 13, WS: w13}}
+	if err := applyItems(ctx, replica, &tsr, items, 14, nil); err != nil || items[0].Err != nil {
+		t.Fatalf("apply: %v, item: %v", err, items[0].Err)
+	}
+	if got := rowsOf(t, replica, "t"); !slices.Equal(got, []string{"(1,a)", "(10,n)", "(13,o)", "(3,c)"}) {
+		t.Fatalf("rows %q", got)
+	}
+	if n, _ := appliedSeqno(ctx, replica); n != 14 {
+		t.Fatalf("applied seqno %d, want 14", n)
+	}
 }
 
 // A table without a primary key replicates by whole rows: a row's key is

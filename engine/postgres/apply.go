@@ -22,18 +22,51 @@ var errRowMismatch = errors.New("row changes no longer match the table's rows")
 // which then owns what it makes, as a DDL write set's does.
 func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) error {
 	for len(rows) > 0 {
-		r := rows[0]
-		if r.op == opSchema {
+		if rows[0].op == opSchema {
 			ts.reset()
-			if _, err := conn.Exec(ctx, schemaStatement(string(r.newRow))).ReadAll(); err != nil {
+			if _, err := conn.Exec(ctx, schemaStatement(string(rows[0].newRow))).ReadAll(); err != nil {
 				return err
 			}
 			rows = rows[1:]
 			continue
 		}
+		n := 1
+		for n < len(rows) && rows[n].op != opSchema {
+			n++
+		}
+		plan, err := planRows(ctx, conn, ts, rows[:n])
+		if err != nil {
+			return err
+		}
+		for _, st := range plan {
+			if err := affected(conn.ExecParams(ctx, st.sql, st.args, nil, nil, nil).Read(), st.rows); err != nil {
+				return fmt.Errorf("apply %s: %w", st.what, err)
+			}
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// rowStatement is one statement of the applier: it must change exactly
+// rows rows.
+type rowStatement struct {
+	sql  string
+	args [][]byte
+	rows int
+	what string // for errors: "U row of public.t"
+}
+
+// planRows turns row changes (no schema statement among them) into the
+// statements that apply them, reading the tables' metadata through conn
+// (cached in ts).
+func planRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) ([]rowStatement, error) {
+	var plan []rowStatement
+	for len(rows) > 0 {
+		r := rows[0]
 		m, err := ts.byTableName(ctx, conn, r.schema, r.table)
 		if err != nil {
-			return fmt.Errorf("apply: %w", err)
+			return nil, fmt.Errorf("apply: %w", err)
 		}
 		// Consecutive inserts (or deletes) of one table go in one
 		// statement: a bulk INSERT ... SELECT took a round trip per row.
@@ -43,21 +76,20 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 				n++
 			}
 		}
-		if err := applyRun(ctx, conn, m, rows[:n]); err != nil {
-			return fmt.Errorf("apply %c row of %s: %w", r.op, m.sqlName(), err)
-		}
+		plan = append(plan, planRun(m, rows[:n])...)
 		rows = rows[n:]
 	}
-	return nil
+	return plan, nil
 }
 
 // maxBatchRows bounds the rows of one statement of the applier.
 const maxBatchRows = 1000
 
-// applyRun applies rows of one table: inserts or deletes (one statement
-// for all), or one update.
-func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []rowChange) error {
+// planRun returns the statements that apply rows of one table: inserts or
+// deletes (one statement for all), or one update.
+func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
+	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
 	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)", t, cols, cols, t)
 	del := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
 	// A row of a table without a key: one whose values are the old row's
@@ -66,26 +98,25 @@ func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []row
 	if m.wholeRow() {
 		del = fmt.Sprintf("DELETE FROM %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
 	}
+	one := func(sql string, arg []byte, n int) rowStatement {
+		return rowStatement{sql: sql, args: [][]byte{arg}, rows: n, what: what}
+	}
+	newRows := func() []byte { return jsonArray(rows, func(r rowChange) []byte { return r.newRow }) }
+	oldKeys := func() []byte { return jsonArray(rows, func(r rowChange) []byte { return r.oldKey }) }
 	r := rows[0]
 	switch {
 	case r.op == opInsert:
-		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), len(rows))
+		return []rowStatement{one(insert, newRows(), len(rows))}
 	case r.op == opDelete && m.wholeRow():
-		return execN(ctx, conn, del, r.oldKey, 1)
+		return []rowStatement{one(del, r.oldKey, 1)}
 	case r.op == opDelete:
-		return execN(ctx, conn, del, jsonArray(rows, func(r rowChange) []byte { return r.oldKey }), len(rows))
+		return []rowStatement{one(del, oldKeys(), len(rows))}
 	case m.alwaysIdentity && m.wholeRow():
-		if err := execN(ctx, conn, del, r.oldKey, 1); err != nil {
-			return err
-		}
-		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), 1)
+		return []rowStatement{one(del, r.oldKey, 1), one(insert, newRows(), 1)}
 	case m.alwaysIdentity:
 		// As a delete and an insert: no trigger, no foreign-key check
 		// runs in between (session_replication_role = replica).
-		if err := execN(ctx, conn, del, jsonArray(rows, func(r rowChange) []byte { return r.oldKey }), 1); err != nil {
-			return err
-		}
-		return execN(ctx, conn, insert, jsonArray(rows, func(r rowChange) []byte { return r.newRow }), 1)
+		return []rowStatement{one(del, oldKeys(), 1), one(insert, newRows(), 1)}
 	}
 	update := fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
 		t, cols, cols, t, pk, pk, t)
@@ -93,8 +124,7 @@ func applyRun(ctx context.Context, conn *pgconn.PgConn, m *tableMeta, rows []row
 		update = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE %s",
 			t, cols, cols, t, fmt.Sprintf(oneRow, 2))
 	}
-	res := conn.ExecParams(ctx, update, [][]byte{r.newRow, r.oldKey}, nil, nil, nil).Read()
-	return affected(res, 1)
+	return []rowStatement{{sql: update, args: [][]byte{r.newRow, r.oldKey}, rows: 1, what: what}}
 }
 
 // jsonArray makes a JSON array of one JSON object of each row.
@@ -107,11 +137,6 @@ func jsonArray(rows []rowChange, obj func(rowChange) []byte) []byte {
 		b = append(b, obj(r)...)
 	}
 	return append(b, ']')
-}
-
-// execN runs a statement of one parameter that must change exactly n rows.
-func execN(ctx context.Context, conn *pgconn.PgConn, sql string, arg []byte, n int) error {
-	return affected(conn.ExecParams(ctx, sql, [][]byte{arg}, nil, nil, nil).Read(), n)
 }
 
 // affected checks a statement's result changed exactly n rows.

@@ -346,15 +346,14 @@ func (t *Tx) commitAt(ctx context.Context, seqno uint64) bool {
 	if t.c == nil || t.aborted.Load() {
 		return false
 	}
-	r := t.c.pg.ExecParams(ctx, "SELECT certa.commit_at($1, $2)",
-		[][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(t.e.token)}, nil, nil, nil).Read()
-	err := r.Err
-	if err == nil {
-		var res []*pgconn.Result
-		res, err = t.c.pg.Exec(ctx, "COMMIT").ReadAll()
-		if err == nil && res[0].CommandTag.String() != "COMMIT" {
-			err = errNotCommitted // COMMIT of a failed transaction rolls back
-		}
+	// One round trip for both: the applier waits for it. A failed
+	// commit_at makes the server skip the COMMIT.
+	b := &pgconn.Batch{}
+	b.ExecParams("SELECT certa.commit_at($1, $2)", [][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(t.e.token)}, nil, nil, nil)
+	b.ExecParams("COMMIT", nil, nil, nil, nil)
+	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
+	if err == nil && (len(res) != 2 || res[1].CommandTag.String() != "COMMIT") {
+		err = errNotCommitted // COMMIT of a failed transaction rolls back
 	}
 	if err != nil {
 		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
