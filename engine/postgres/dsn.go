@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -175,13 +176,24 @@ func connectError(err error, db, user, server string) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "3D000":
-			return fmt.Errorf("database %s does not exist on %s: make it for this node (CREATE DATABASE %s TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'): %w", db, server, quoteIdent(db), err)
+			return fmt.Errorf("database %s does not exist on %s: make it for this node (CREATE DATABASE %s TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'): %w", db, server, sqlName(db), err)
 		case "28P01", "28000":
 			return fmt.Errorf("%s refused role %s in database %s: check the password (PGPASSWORD, a password file, or in --postgres-dsn) and that pg_hba.conf lets it in over this host and port: %w", server, user, db, err)
 		}
 	}
 	return fmt.Errorf("cannot connect to the PostgreSQL server of --postgres-dsn (%s, database %s, role %s): %w", server, db, user, err)
 }
+
+// sqlName writes name for a statement in a message: as it is when it
+// needs no quotes, else quoted.
+func sqlName(name string) string {
+	if simpleName.MatchString(name) {
+		return name
+	}
+	return quoteIdent(name)
+}
+
+var simpleName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // checkServer checks the server's version, the role and the database,
 // and returns the server's major version.
@@ -202,7 +214,7 @@ func checkServer(ctx context.Context, c *pgconn.PgConn, db, user, server string,
 	}
 	if string(row[2]) != "true" {
 		return 0, fmt.Errorf("role %s of --postgres-dsn must be a superuser (certa installs event triggers, creates roles and applies rows with session_replication_role = replica): ALTER ROLE %s SUPERUSER, or connect as one",
-			user, quoteIdent(user))
+			user, sqlName(user))
 	}
 	if enc := string(row[3]); enc != "UTF8" {
 		return 0, fmt.Errorf("database %s on %s has encoding %s: certa needs UTF8 (give the node a new database: CREATE DATABASE ... TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C')", db, server, enc)
