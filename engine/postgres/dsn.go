@@ -364,7 +364,8 @@ func inUse(db, node string) error {
 
 // makeClientLogin makes (or updates) the role clients log in as: a member
 // of certa_client with nothing of its own, whose password is set to
-// password's SCRAM verifier.
+// password's SCRAM verifier. certa_client itself may not log in (it has
+// no password, and pg_hba.conf may trust someone).
 func makeClientLogin(ctx context.Context, c *pgconn.PgConn, login, password string) error {
 	verifier, err := scramVerifier(password)
 	if err != nil {
@@ -377,7 +378,8 @@ func makeClientLogin(ctx context.Context, c *pgconn.PgConn, login, password stri
 	END IF;
 END $r$;
 ALTER ROLE `+id+` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT PASSWORD `+quoteLiteral(verifier)+`;
-GRANT `+clientRole+` TO `+id).ReadAll()
+GRANT `+clientRole+` TO `+id+`;
+ALTER ROLE `+clientRole+` NOLOGIN`).ReadAll()
 	return err
 }
 
