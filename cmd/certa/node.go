@@ -44,7 +44,7 @@ type nodeFlags struct {
 	requireTLS                                     bool
 	peerCert, peerKey, peerCA                      string
 	insecurePeers                                  bool
-	engine, postgresBin                            string
+	engine, postgresBin, postgresDSN               string
 }
 
 func runNode(args []string) error {
@@ -81,8 +81,9 @@ func runNode(args []string) error {
 	fs.StringVar(&f.peerKey, "peer-key", "", "PEM private key of --peer-cert")
 	fs.StringVar(&f.peerCA, "peer-ca", "", "PEM certificate of the cluster's CA: only nodes with a certificate it signed may join, replicate, vote or call internal endpoints")
 	fs.BoolVar(&f.insecurePeers, "insecure-peers", false, "allow Raft and HTTP addresses that are not loopback without peer TLS: anyone who reaches them owns the cluster (for trying out on a trusted private network only)")
-	fs.StringVar(&f.engine, "engine", "sqlite", "the database engine of the node: sqlite (embedded) or postgres (a PostgreSQL server the node runs in <data-dir>/pg; experimental: see README)")
-	fs.StringVar(&f.postgresBin, "postgres-bin", "", "directory of PostgreSQL's postgres and initdb (15 or later), for --engine postgres (default: from PATH, else the newest /usr/lib/postgresql/N/bin)")
+	fs.StringVar(&f.engine, "engine", "sqlite", "the database engine of the node: sqlite (embedded) or postgres (a PostgreSQL server the node runs in <data-dir>/pg, or yours with --postgres-dsn; experimental: see README)")
+	fs.StringVar(&f.postgresBin, "postgres-bin", "", "directory of PostgreSQL's programs, for --engine postgres: postgres and initdb (15 or later); with --postgres-dsn, pg_dump and pg_restore (the server's version or later) (default: from PATH, else the newest /usr/lib/postgresql/N/bin)")
+	fs.StringVar(&f.postgresDSN, "postgres-dsn", "", "with --engine postgres: use this database of a PostgreSQL server you run (15 or later), as a superuser (keyword/value or postgres:// URL; put the password in PGPASSWORD or a password file), instead of a server the node runs; one database per node (see README)")
 	fs.Parse(args)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// With the collector at 4x the live heap, committing a large
@@ -95,6 +96,9 @@ func runNode(args []string) error {
 	if f.id == "" || f.dataDir == "" {
 		fs.Usage()
 		return errors.New("--id and --data-dir are required")
+	}
+	if f.postgresDSN != "" && f.engine != "postgres" {
+		return fmt.Errorf("--postgres-dsn needs --engine postgres (the engine is %s)", f.engine)
 	}
 	if f.bootstrap && f.join != "" {
 		return errors.New("--bootstrap and --join exclude each other: --bootstrap starts a new cluster, --join joins an existing one")
@@ -275,6 +279,18 @@ func openEngine(ctx context.Context, f nodeFlags, logger *slog.Logger) (engine.E
 			LockTimeout: f.lockTimeout,
 		})
 	case "postgres":
+		managedDir, secret := filepath.Join(f.dataDir, "pg"), filepath.Join(f.dataDir, "postgres-dsn.secret")
+		if f.postgresDSN != "" {
+			if _, err := os.Stat(managedDir); err == nil {
+				return nil, fmt.Errorf("the data directory's node runs its own PostgreSQL server (%s): it cannot move to --postgres-dsn; start it without, or give the node a new data directory and --join", managedDir)
+			}
+			return postgres.OpenDSN(ctx, postgres.DSNConfig{
+				DSN: f.postgresDSN, SecretFile: secret, BinDir: f.postgresBin, NodeID: f.id, LockTimeout: f.lockTimeout, Logger: logger,
+			})
+		}
+		if _, err := os.Stat(secret); err == nil {
+			return nil, fmt.Errorf("the data directory's node uses a PostgreSQL server of --postgres-dsn (%s exists): start it with --postgres-dsn", secret)
+		}
 		return postgres.OpenManaged(ctx, postgres.ManagedConfig{
 			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, LockTimeout: f.lockTimeout, Logger: logger,
 		})

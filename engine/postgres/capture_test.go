@@ -40,7 +40,7 @@ func startServer(t *testing.T) (origin, replica testDB) {
 			}
 			t.Cleanup(func() { c.Close(context.Background()) })
 			if user == "" {
-				mustExec(t, c, bootstrapSQL)
+				mustExec(t, c, bootstrapSQL(""))
 				d.admin = c
 			} else {
 				d.client = c

@@ -37,6 +37,19 @@ type Config struct {
 	// BinDir holds pg_dump and pg_restore, for state transfer (Snapshot,
 	// Restore). Empty: looked for as pgproc finds postgres.
 	BinDir string
+	// ClientLogin, if not empty, is the role local transactions log in
+	// as, with ClientPassword: Open makes it (a member of certa_client,
+	// which then cannot log in itself) and sets its password, and its
+	// connections take the role certa_client at startup. For an
+	// operator's server (OpenDSN), whose roles several nodes may share.
+	// Empty: they log in as certa_client, with the DSN's authentication
+	// (a managed server trusts its socket).
+	ClientLogin, ClientPassword string
+	// Claim, if not empty, marks the database as this node's (in
+	// certa.node, with NodeID): Open refuses a database another node
+	// claimed (errDatabaseInUse), and, on first start, one that holds
+	// tables certa did not make.
+	Claim string
 }
 
 func (c *Config) setDefaults() {
@@ -57,6 +70,10 @@ func (c *Config) Validate() error {
 		return errors.New("postgres engine: NodeID is required")
 	case c.MaxConns < 1:
 		return errors.New("postgres engine: MaxConns must be at least 1")
+	case c.ClientLogin != "" && c.ClientPassword == "":
+		return errors.New("postgres engine: ClientLogin needs ClientPassword")
+	case c.ClientLogin == clientRole:
+		return errors.New("postgres engine: ClientLogin must not be " + clientRole)
 	}
 	return nil
 }
@@ -154,9 +171,27 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		conns[i] = c
 	}
 	applier := conns[0]
-	if _, err := applier.Exec(ctx, bootstrapSQL).ReadAll(); err != nil {
+	if e.cfg.Claim != "" {
+		if err := checkClaim(ctx, applier, e.cfg.Claim); err != nil {
+			closeAll()
+			return err
+		}
+	}
+	if _, err := applier.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll(); err != nil {
 		closeAll()
 		return fmt.Errorf("install certa's schema: %w", err)
+	}
+	if e.cfg.Claim != "" {
+		if err := claim(ctx, applier, e.cfg.NodeID, e.cfg.Claim); err != nil {
+			closeAll()
+			return err
+		}
+	}
+	if e.cfg.ClientLogin != "" {
+		if err := makeClientLogin(ctx, applier, e.cfg.ClientLogin, e.cfg.ClientPassword); err != nil {
+			closeAll()
+			return fmt.Errorf("make the clients' login role %s: %w", e.cfg.ClientLogin, err)
+		}
 	}
 	_, err := applier.Exec(ctx, "DELETE FROM certa.token").ReadAll()
 	r := applier.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()

@@ -23,18 +23,29 @@ type conn struct {
 // pool holds the connections of local transactions: at most max open,
 // idle ones kept for reuse.
 type pool struct {
-	dsn    string            // the engine's; connections log in as the client role
-	params map[string]string // session defaults of the connections
-	slots  chan struct{}     // one token per connection that may be open
-	mu     sync.Mutex
-	idle   []*conn
-	done   chan struct{}
-	once   sync.Once
+	dsn      string            // the engine's; connections log in as the client role
+	user     string            // the role they log in as
+	password string            // its password; empty: the DSN's authentication
+	params   map[string]string // session defaults of the connections
+	slots    chan struct{}     // one token per connection that may be open
+	mu       sync.Mutex
+	idle     []*conn
+	done     chan struct{}
+	once     sync.Once
 }
 
 func newPool(cfg Config) *pool {
 	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}),
 		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10), "synchronous_commit": asyncCommit}}
+	p.user = clientRole
+	if cfg.ClientLogin != "" {
+		// The login role acts as certa_client from the start; a client's
+		// RESET ROLE comes back to it (SET ROLE NONE makes it the login
+		// role, a member of certa_client with nothing more, which
+		// certa.refuse_ddl refuses schema changes).
+		p.user, p.password = cfg.ClientLogin, cfg.ClientPassword
+		p.params["role"] = clientRole
+	}
 	for range cfg.MaxConns {
 		p.slots <- struct{}{}
 	}
@@ -59,7 +70,7 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	pg, err := connect(ctx, p.dsn, clientRole, p.params)
+	pg, err := connectAs(ctx, p.dsn, p.user, p.password, p.params)
 	if err != nil {
 		p.slots <- struct{}{}
 		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
@@ -71,12 +82,20 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 // statement running (the server answers 57014, and the connection and its
 // transaction stay usable) rather than closing the connection.
 func connect(ctx context.Context, dsn, user string, params map[string]string) (*pgconn.PgConn, error) {
+	return connectAs(ctx, dsn, user, "", params)
+}
+
+// connectAs is connect with a password for user, if it is not empty.
+func connectAs(ctx context.Context, dsn, user, password string, params map[string]string) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	if user != "" {
 		cfg.User = user
+		if password != "" {
+			cfg.Password = password
+		}
 	}
 	for k, v := range params {
 		cfg.RuntimeParams[k] = v

@@ -1,5 +1,7 @@
 package postgres
 
+import "strings"
+
 // clientRole is the role clients' transactions run as: no superuser, no
 // right to create roles or databases, so that nothing a client sends
 // reaches past replication. It owns the replicated tables: the applier runs
@@ -14,10 +16,19 @@ const clientRole = "certa_client"
 const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET IntervalStyle = 'postgres'
 	SET extra_float_digits = 1 SET bytea_output = 'hex' SET lc_monetary = 'C'`
 
-// bootstrapSQL makes what certa keeps in a database, idempotently:
+// bootstrapSQL returns the statements that make what certa keeps in a
+// database, idempotently. login is the role local transactions log in as
+// when it is not certa_client itself (an operator's server: dsn.go);
+// certa_client then cannot log in.
 //
 //   - the role certa_client (clientRole), with the rights it needs: create
 //     schemas and in schema public, read certa.applied and certa.capture.
+//     It owns the replicated tables, under one name on every node, so
+//     snapshots restore anywhere.
+//   - certa.is_client(): whether the session is a client's (its session
+//     user, which a client cannot change, is certa_client or login).
+//   - certa.node: the node whose database this is (dsn.go), which a
+//     snapshot leaves out.
 //   - certa.applied: one row per applied seqno, inserted by the transaction
 //     that applies (or commits at) it; its largest seqno is the state a
 //     snapshot reads.
@@ -38,7 +49,7 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 //     are never replicated. Rows of ended transactions are deleted by
 //     the applier (gcCapture). UNLOGGED: nothing in it outlives a crash.
 //   - certa.capture_row: the row trigger. It records only what clients
-//     (session user certa_client, which a client cannot change) do, so a
+//     (certa.is_client) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
 //     nothing; certa.refuse_truncate refuses TRUNCATE to clients unless
 //     the engine permitted it (no row trigger sees it: it replicates as a
@@ -66,10 +77,18 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 //     own names, so that they do not count as changing every table). A
 //     table without a primary key is replicated by its whole rows
 //     (tables.go).
-const bootstrapSQL = `
+func bootstrapSQL(login string) string {
+	attr, logins := "LOGIN", "'certa_client'"
+	if login != "" {
+		attr, logins = "NOLOGIN", quoteLiteral(login)
+	}
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate)
+}
+
+const bootstrapTemplate = `
 DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN
-		CREATE ROLE certa_client LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+		CREATE ROLE certa_client @LOGIN@ NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
 	END IF;
 	EXECUTE format('GRANT CREATE, TEMPORARY ON DATABASE %I TO certa_client', current_database());
 END $r$;
@@ -79,6 +98,10 @@ GRANT USAGE ON SCHEMA certa TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.node_slots (node text PRIMARY KEY, slot int NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS certa.node (one boolean PRIMARY KEY DEFAULT true CHECK (one), node text NOT NULL, claim text NOT NULL);
+CREATE OR REPLACE FUNCTION certa.is_client() RETURNS boolean LANGUAGE sql STABLE AS $f$
+	SELECT session_user IN ('certa_client', @CLIENT_LOGIN@)
+$f$;
 
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
@@ -133,7 +156,7 @@ $f$;
 CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
 BEGIN
-	IF session_user <> 'certa_client' THEN
+	IF NOT certa.is_client() THEN
 		RETURN NULL;
 	END IF;
 	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),
@@ -151,7 +174,7 @@ CREATE OR REPLACE FUNCTION certa.row_jsonb(r anyelement) RETURNS jsonb LANGUAGE 
 	` + canonicalOutput + ` AS 'SELECT to_jsonb(r)';
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
-	IF session_user = 'certa_client' AND NOT certa.permitted() THEN
+	IF certa.is_client() AND NOT certa.permitted() THEN
 		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
 			USING ERRCODE = '0A000', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
 	END IF;
@@ -178,13 +201,20 @@ $f$;
 CREATE OR REPLACE FUNCTION certa.refuse_ddl() RETURNS event_trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
-	IF session_user <> 'certa_client' THEN
+	IF NOT certa.is_client() THEN
 		RETURN;
 	END IF;
 	IF NOT certa.permitted() THEN
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '0A000',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
+	END IF;
+	-- A login role other than certa_client acts as it through the setting
+	-- role (this function runs as its owner: current_user is not the
+	-- client's).
+	IF session_user <> 'certa_client' AND current_setting('role') <> 'certa_client' THEN
+		RAISE EXCEPTION 'certa: schema changes run as role certa_client, which owns the replicated objects, not as %', session_user
+			USING ERRCODE = '42501', HINT = 'RESET ROLE first.';
 	END IF;
 	IF tg_tag IN ('CREATE TABLE AS', 'SELECT INTO', 'CREATE MATERIALIZED VIEW', 'REFRESH MATERIALIZED VIEW') THEN
 		RAISE EXCEPTION 'certa: % cannot run inside a transaction block: the rows it copies are not replicated, and another node would copy other rows', tg_tag

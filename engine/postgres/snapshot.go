@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -52,9 +53,10 @@ func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
 	// The capture rows name transactions and tables of this server: on
 	// another they could be taken for a local transaction's (xids are
-	// per server). The token is this node's secret.
+	// per server). The token is this node's secret. certa.node says
+	// whose database this is: the restoring node claims its own.
 	cmd, err := s.e.tool("pg_dump", "--format=custom", "--snapshot="+s.id,
-		"--exclude-table-data=certa.capture", "--exclude-table-data=certa.token")
+		"--exclude-table-data=certa.capture", "--exclude-table-data=certa.token", "--exclude-table-data=certa.node")
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +184,12 @@ func (e *Engine) tool(name string, args ...string) (*exec.Cmd, error) {
 	if name == "pg_dump" {
 		conn = append(conn, "--dbname="+cfg.Database)
 	}
-	return exec.Command(bin+"/"+name, append(conn, args...)...), nil
+	cmd := exec.Command(bin+"/"+name, append(conn, args...)...)
+	if cfg.Password != "" {
+		// Not on the command line, which other users may read.
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+cfg.Password)
+	}
+	return cmd, nil
 }
 
 // runTool runs cmd, with what it wrote to stderr in the error.

@@ -49,6 +49,10 @@ func snapshotAdvanced(t *testing.T, c *testcluster.Cluster, i int, after uint64)
 func TestStateTransferAfterLogCompaction(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testStateTransfer(t, testcluster.Start(t, 3, snapshotArgs...)) })
 	t.Run("postgres", func(t *testing.T) { testStateTransfer(t, startPostgresCluster(t, 3, snapshotArgs...)) })
+	t.Run("postgres-dsn", func(t *testing.T) {
+		c, _ := startPostgresDSNCluster(t, 3, snapshotArgs...)
+		testStateTransfer(t, c)
+	})
 }
 
 func testStateTransfer(t *testing.T, c *testcluster.Cluster) {

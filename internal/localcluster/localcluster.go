@@ -33,6 +33,9 @@ type Config struct {
 	Binary string   // the certa executable
 	Dir    string   // holds each node's data directory and log
 	Args   []string // extra flags for every node
+	// NodeArgs, if not nil, returns extra flags for node i, at each of its
+	// starts (a database of its own: --postgres-dsn).
+	NodeArgs func(i int) []string
 	// Net places the nodes in a network of their own; nil runs them on
 	// loopback ports.
 	Net Network
@@ -251,6 +254,9 @@ func (c *Cluster) start(i int, extra ...string) error {
 	}
 	args = append(args, extra...)
 	args = append(args, c.cfg.Args...)
+	if c.cfg.NodeArgs != nil {
+		args = append(args, c.cfg.NodeArgs(i)...)
+	}
 	logf, err := os.OpenFile(n.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

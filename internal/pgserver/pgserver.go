@@ -8,26 +8,50 @@ package pgserver
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Server is a running PostgreSQL server on loopback.
 type Server struct {
 	// DSN connects as a superuser to the server's test database.
-	DSN string
-	dir string
-	bin string
+	DSN  string
+	Port int
+	dir  string
+	bin  string
+	data string
+	root bool // runs as the postgres user
+}
+
+// Options are how StartWith sets up a server.
+type Options struct {
+	// Password, if not empty, is the superuser postgres's password, and
+	// TCP connections must authenticate with Auth (as an operator's
+	// server would: pg_hba.conf's "host all all 127.0.0.1/32 <Auth>").
+	// Empty: trust.
+	Password string
+	Auth     string // scram-sha-256 (default) or md5
+	// Settings are passed to postgres as -c name=value.
+	Settings map[string]string
 }
 
 // Start starts a PostgreSQL server in a new directory and stops it when the
 // test ends. It fails the test if PostgreSQL is not installed.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin, err := binDir()
 	if err != nil {
@@ -43,8 +67,13 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{dir: dir, bin: bin, DSN: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)}
+	userinfo := "postgres"
+	if opts.Password != "" {
+		userinfo += ":" + url.QueryEscape(opts.Password)
+	}
 	asRoot := os.Geteuid() == 0
+	s := &Server{dir: dir, bin: bin, data: data, root: asRoot, Port: port,
+		DSN: fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", userinfo, port)}
 	if asRoot {
 		// The postgres user must reach and own the data directory.
 		u, err := user.Lookup("postgres")
@@ -63,21 +92,71 @@ func Start(t testing.TB) *Server {
 			t.Fatal(err)
 		}
 	}
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
-		if asRoot {
-			cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(bin, args[0])}, args[1:]...)...)
+	initdb := []string{"initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"}
+	if opts.Password != "" {
+		pwfile := filepath.Join(dir, "pwfile")
+		if err := os.WriteFile(pwfile, []byte(opts.Password+"\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("pgserver: %s: %v\n%s", args[0], err, out)
+		auth := opts.Auth
+		if auth == "" {
+			auth = "scram-sha-256"
+		}
+		initdb = append(initdb, "--pwfile="+pwfile, "--auth-host="+auth, "--auth-local=trust")
+	}
+	s.run(t, initdb...)
+	os.Remove(filepath.Join(dir, "pwfile"))
+	settings := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories= -c fsync=off", port)
+	for k, v := range opts.Settings {
+		settings += fmt.Sprintf(" -c %s=%s", k, v)
+	}
+	s.run(t, "pg_ctl", "-D", data, "-l", filepath.Join(data, "server.log"), "-o", settings, "-w", "start")
+	t.Cleanup(func() { s.run(t, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop") })
+	return s
+}
+
+// run runs one of the server's programs, as the server's user.
+func (s *Server) run(t testing.TB, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(s.bin, args[0]), args[1:]...)
+	if s.root {
+		cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", filepath.Join(s.bin, args[0])}, args[1:]...)...)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pgserver: %s: %v\n%s", args[0], err, out)
+	}
+}
+
+// SetHBA replaces the server's pg_hba.conf with lines and waits until the
+// server has read it again. The lines must keep letting in the superuser
+// of DSN.
+func (s *Server) SetHBA(t testing.TB, lines ...string) {
+	t.Helper()
+	loaded := func() string {
+		out, err := exec.Command(filepath.Join(s.bin, "psql"), "-X", "-A", "-t", "-d", s.DSN, "-c", "SELECT pg_conf_load_time()").CombinedOutput()
+		if err != nil {
+			t.Fatalf("pgserver: psql: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	before := loaded()
+	path := filepath.Join(s.data, "pg_hba.conf")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s.root {
+		if u, err := user.Lookup("postgres"); err == nil {
+			uid, _ := strconv.Atoi(u.Uid)
+			gid, _ := strconv.Atoi(u.Gid)
+			os.Chown(path, uid, gid)
 		}
 	}
-	run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories= -c fsync=off", port)
-	run("pg_ctl", "-D", data, "-l", filepath.Join(data, "server.log"), "-o", opts, "-w", "start")
-	t.Cleanup(func() { run("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop") })
-	return s
+	s.run(t, "pg_ctl", "-D", s.data, "reload")
+	for deadline := time.Now().Add(30 * time.Second); loaded() == before; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("pgserver: the server did not reload pg_hba.conf within 30s")
+		}
+	}
 }
 
 // binDir finds PostgreSQL's programs in Debian's layout (the newest version).

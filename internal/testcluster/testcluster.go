@@ -105,6 +105,13 @@ func Start(t testing.TB, n int, extraArgs ...string) *Cluster {
 	return start(t, localcluster.Config{Binary: Binary(t), Dir: t.TempDir(), Args: extraArgs}, n)
 }
 
+// StartNodeArgs is Start with extra flags per node: nodeArgs(i) at each
+// start of node i (localcluster.Config.NodeArgs).
+func StartNodeArgs(t testing.TB, n int, nodeArgs func(i int) []string, extraArgs ...string) *Cluster {
+	t.Helper()
+	return start(t, localcluster.Config{Binary: Binary(t), Dir: t.TempDir(), Args: extraArgs, NodeArgs: nodeArgs}, n)
+}
+
 // StartPeerTLS is Start with node-to-node traffic over mutual TLS
 // (localcluster.Config.PeerTLS).
 func StartPeerTLS(t testing.TB, n int, extraArgs ...string) *Cluster {

@@ -104,6 +104,10 @@ func (c Config) Validate() error {
 // found.
 var ErrNotInstalled = errors.New("no PostgreSQL server found")
 
+// ErrNoClientPrograms is wrapped by FindClientBinDir's error when no usable
+// pg_dump and pg_restore are found.
+var ErrNoClientPrograms = errors.New("no usable pg_dump and pg_restore found")
+
 // FindBinDir returns the directory of PostgreSQL's server programs: dir if
 // it is not empty, else postgres's directory on PATH, else the newest of
 // Debian's /usr/lib/postgresql/N/bin. It checks that postgres and initdb
@@ -152,6 +156,59 @@ func FindBinDir(dir string) (binDir string, major int, err error) {
 	}
 	return "", 0, fmt.Errorf("%w %s (postgres and initdb): install it (Debian: apt-get install postgresql) or name its bin directory with --postgres-bin",
 		ErrNotInstalled, where)
+}
+
+// FindClientBinDir returns the directory of pg_dump and pg_restore, for a
+// node whose server the operator runs (state transfer dumps and restores
+// its database with them): dir if it is not empty, else pg_dump's
+// directory on PATH, else the newest of Debian's /usr/lib/postgresql/N/bin.
+// Their version must be at least minMajor (the server's: pg_dump refuses a
+// newer server) and MinVersion.
+func FindClientBinDir(dir string, minMajor int) (binDir string, major int, err error) {
+	minMajor = max(minMajor, MinVersion)
+	var candidates []string
+	if dir != "" {
+		candidates = []string{dir}
+	} else {
+		if p, err := exec.LookPath("pg_dump"); err == nil {
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
+			candidates = append(candidates, filepath.Dir(p))
+		}
+		debian, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+		sort.Slice(debian, func(i, j int) bool { return debianMajor(debian[i]) > debianMajor(debian[j]) })
+		candidates = append(candidates, debian...)
+	}
+	var tooOld []string
+	for _, d := range candidates {
+		if !isFile(filepath.Join(d, "pg_dump")) || !isFile(filepath.Join(d, "pg_restore")) {
+			continue
+		}
+		out, err := exec.Command(filepath.Join(d, "pg_dump"), "--version").Output()
+		if err != nil {
+			continue
+		}
+		major, ok := parseMajor(string(out))
+		if !ok {
+			continue
+		}
+		if major < minMajor {
+			tooOld = append(tooOld, fmt.Sprintf("%s (PostgreSQL %d)", d, major))
+			continue
+		}
+		return d, major, nil
+	}
+	where := "on PATH or under /usr/lib/postgresql"
+	if dir != "" {
+		where = "in " + dir
+	}
+	if len(tooOld) > 0 {
+		return "", 0, fmt.Errorf("%w %s of version %d or later (the server's; state transfer runs them): found only %s; install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
+			ErrNoClientPrograms, where, minMajor, strings.Join(tooOld, ", "), minMajor, minMajor)
+	}
+	return "", 0, fmt.Errorf("%w %s (state transfer runs them): install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
+		ErrNoClientPrograms, where, minMajor, minMajor)
 }
 
 var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)`)

@@ -162,3 +162,25 @@ func TestServerLifecycle(t *testing.T) {
 		t.Fatalf("start after an earlier server: %v", err)
 	}
 }
+
+// pg_dump and pg_restore older than the server, or missing, are refused
+// with what to install.
+func TestFindClientBinDir(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := FindClientBinDir(dir, 15); !errors.Is(err, ErrNoClientPrograms) || !strings.Contains(err.Error(), "--postgres-bin") {
+		t.Fatalf("empty directory: %v", err)
+	}
+	for _, prog := range []string{"pg_dump", "pg_restore"} {
+		script := "#!/bin/sh\necho '" + prog + " (PostgreSQL) 15.4'\n"
+		if err := os.WriteFile(filepath.Join(dir, prog), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, major, err := FindClientBinDir(dir, 15); err != nil || got != dir || major != 15 {
+		t.Fatalf("PostgreSQL 15 for a 15 server: %q %d %v", got, major, err)
+	}
+	_, _, err := FindClientBinDir(dir, 16)
+	if !errors.Is(err, ErrNoClientPrograms) || !strings.Contains(err.Error(), "16 or later") || !strings.Contains(err.Error(), "PostgreSQL 15") {
+		t.Fatalf("PostgreSQL 15 for a 16 server: %v", err)
+	}
+}
