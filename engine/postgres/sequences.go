@@ -91,7 +91,7 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	e.slotReserving.Store(true)
 	var ws *writeset.WriteSet
 	var block engine.SequenceBlock
-	err := e.readOnly(ctx, func(c *conn) error {
+	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
 		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied").ReadAll()
 		if err != nil {
 			return pgError(err)
