@@ -222,7 +222,7 @@ func droppedIndexTables(ctx context.Context, conn *pgconn.PgConn, stmt string) [
 // checksumTablesSQL lists the user tables, with their names as write-set
 // keys name them.
 const checksumTablesSQL = `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+	WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't'
 	AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg_toast%'
 	ORDER BY 1, 2`
 
