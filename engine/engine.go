@@ -349,7 +349,9 @@ type Tx interface {
 	// the new), also one updated to the values it had, and every row it
 	// locked (SELECT ... FOR UPDATE), as PostgreSQL's REPEATABLE READ counts
 	// those as written; Changes may hold nothing for the last two. It
-	// returns nil if the transaction changed and locked nothing.
+	// returns nil if the transaction changed and locked nothing that
+	// replicates (writes to temporary tables are not captured): the
+	// caller then commits it with CommitLocal.
 	WriteSet() (*writeset.WriteSet, error)
 
 	// ExecLocal runs a schema statement in the transaction if it

@@ -80,6 +80,12 @@ const codeNotLocal = "0A0C1"
 //     own names, so that they do not count as changing every table). A
 //     table without a primary key is replicated by its whole rows
 //     (tables.go).
+//   - certa_refuse_ddl lets a client's unpermitted statement of localTags
+//     through, and the event triggers certa_local_ddl and certa_local_drop
+//     keep it only if every object it changed is temporary and none of
+//     them depends on a replicated object (else codeNotLocal, or 0A000);
+//     they refuse replicated schema changes that touch a temporary
+//     object (session.go, DESIGN.md: temporary tables).
 const bootstrapSQL = `
 DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN

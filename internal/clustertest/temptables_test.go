@@ -172,3 +172,16 @@ func psqlRun(t *testing.T, c *testcluster.Cluster, i int, cmds ...string) string
 	}
 	return string(out)
 }
+
+// The SQLite engine refuses temporary tables (its sessions share its
+// connections), saying which engine has them.
+func TestTemporaryTablesRefusedBySQLite(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	for _, sql := range []string{"CREATE TEMP TABLE t (id int PRIMARY KEY)", "CREATE TEMPORARY VIEW v AS SELECT 1"} {
+		_, err := c.Conn(0).Exec(ctxT(t), sql)
+		code, msg, _, hint := pgclient.ErrorFields(err)
+		if code != "0A000" || !strings.Contains(msg, "TEMP") || !strings.Contains(hint, "--engine postgres") {
+			t.Errorf("%s: %v (hint %q), want 0A000 with a hint naming the PostgreSQL engine", sql, err, hint)
+		}
+	}
+}
