@@ -205,10 +205,12 @@ type sequenceState struct {
 	max              int64
 }
 
-// listSequences reads the user sequences.
+// listSequences reads the replicated sequences (a session's temporary
+// ones hand out their values as in PostgreSQL).
 func listSequences(ctx context.Context, conn *pgconn.PgConn) ([]sequenceState, error) {
 	r := conn.ExecParams(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename), start_value, increment_by, last_value, max_value
-		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'certa') ORDER BY 1`, nil, nil, nil, nil).Read()
+		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'certa')
+		AND schemaname NOT LIKE 'pg\_temp\_%' ORDER BY 1`, nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return nil, r.Err
 	}

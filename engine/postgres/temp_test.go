@@ -248,6 +248,30 @@ func TestTemporaryTables(t *testing.T) {
 		t.Fatalf("ON COMMIT DROP table after its commit: %v", err)
 	}
 
+	// A block with a temporary SERIAL table and a replicated schema
+	// change: the new sequence is interleaved, the temporary one is left
+	// as it is.
+	tx, err = s1.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := tx.ExecLocal(ctx, "CREATE TEMP TABLE ser (id serial PRIMARY KEY)", result.Discard); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	if err := tx.ExecSchema(ctx, "CREATE TABLE made (id serial PRIMARY KEY)", result.Discard); err != nil {
+		t.Fatalf("a schema statement in a block with a temporary sequence: %v", err)
+	}
+	if err := tx.Exec(ctx, "INSERT INTO ser DEFAULT VALUES", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commit(tx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if rows := mustRead(t, s1, "SELECT id FROM ser"); len(rows) != 1 || rows[0][0] != int64(1) {
+		t.Fatalf("temporary serial: %v", rows)
+	}
+
 	// Gone with the session: its backend is closed, not pooled.
 	s1.Close()
 	deadline := time.Now().Add(20 * time.Second)
