@@ -142,6 +142,13 @@ func TestTemporaryTables(t *testing.T) {
 	if ws == nil || len(ws.Keys) != 2 || ws.Keys[0] != want[0] || ws.Keys[1] != want[1] || strings.Join(ws.Tables, ",") != "real" {
 		t.Fatalf("write set of a transaction writing both: %+v, want keys %q of table real", ws, want)
 	}
+	// Rows of a temporary table locked FOR UPDATE are the session's own.
+	if ws := f.exec(s1, "SELECT * FROM tt FOR UPDATE"); ws != nil {
+		t.Fatalf("locking a temporary table's rows made a write set: %v", ws)
+	}
+	if ws := f.exec(s1, "SELECT * FROM tt JOIN real USING (id) FOR UPDATE"); ws == nil || len(ws.Keys) != 2 || ws.Keys[0] != want[0] {
+		t.Fatalf("locking rows of both: %+v, want the keys of real's rows", ws)
+	}
 	if rows := mustRead(t, s1, "SELECT count(*) FROM tt JOIN real USING (id)"); rows[0][0] != int64(2) {
 		t.Fatalf("join: %v", rows)
 	}
