@@ -151,9 +151,45 @@ type Engine interface {
 	// sequence (or of the one named, if name is not empty), or ctx ends.
 	WaitSequenceValues(ctx context.Context, name string) error
 
+	// NewSession returns the engine's handle for one client session.
+	// The session's Begin, Read, Describe and Setting see what it made
+	// for itself on this node (PostgreSQL's temporary tables), which no
+	// other session sees and which is never replicated.
+	NewSession() Session
+
 	// Close closes the engine; open transactions fail.
 	Close() error
 }
+
+// Session is one client session's use of the engine. Its methods are
+// the Engine's, run where the session's own objects are: an engine that
+// runs PostgreSQL keeps (pins) the backend a session made a temporary
+// object on for the session's later transactions, reads and
+// descriptions, and discards it at Close, so that those objects never
+// reach another session. A pinned backend counts against the engine's
+// connections; between transactions it holds no locks. A Session is
+// used by one goroutine at a time; its Txs must end before Close.
+type Session interface {
+	// Begin is Engine.Begin on the session's backend.
+	Begin(ctx context.Context) (Tx, error)
+	// Read is Engine.Read on the session's backend. A statement that
+	// writes only the session's temporary tables is read-only to the
+	// cluster: Read runs it and keeps what it wrote.
+	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
+	// Describe is Engine.Describe on the session's backend.
+	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
+	// Setting is Engine.Setting on the session's backend.
+	Setting(ctx context.Context, set, name string) (string, error)
+	// Close ends the session: what it made for itself is dropped. If
+	// its backend was lost meanwhile (the applier had to end it, or a
+	// Restore), its later calls fail with 57P01 and the client must
+	// connect again. Safe to call more than once.
+	Close()
+}
+
+// ErrSessionLost is wrapped by the error of every call of a Session whose
+// own objects (temporary tables) were lost with its backend.
+var ErrSessionLost = errors.New("the session's temporary objects were lost with its backend")
 
 type settingsKey struct{}
 
@@ -313,8 +349,29 @@ type Tx interface {
 	// the new), also one updated to the values it had, and every row it
 	// locked (SELECT ... FOR UPDATE), as PostgreSQL's REPEATABLE READ counts
 	// those as written; Changes may hold nothing for the last two. It
-	// returns nil if the transaction changed and locked nothing.
+	// returns nil if the transaction changed and locked nothing that
+	// replicates (writes to temporary tables are not captured): the
+	// caller then commits it with CommitLocal.
 	WriteSet() (*writeset.WriteSet, error)
+
+	// ExecLocal runs a schema statement in the transaction if it
+	// changes only the session's own objects (PostgreSQL's temporary
+	// tables, their indexes, temporary views and sequences), which are
+	// not replicated, and reports its result to w: it then returns
+	// true. It returns false, having changed nothing and reported
+	// nothing, for a statement that would change a replicated object:
+	// the caller replicates it (ExecSchema, or CheckDDL on its own). A
+	// statement whose objects PostgreSQL finds to be temporary decides,
+	// never its text alone. An engine without session-local objects
+	// returns false.
+	ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, error)
+
+	// CommitLocal commits a transaction whose WriteSet was nil: it
+	// changed nothing that replicates, and what it did to the session's
+	// own objects (temporary tables) stays. It is called instead of
+	// HandOver; only Rollback follows. An engine without session-local
+	// objects may roll back.
+	CommitLocal(ctx context.Context) error
 
 	// HandOver is called once, after WriteSet, when the write set is
 	// submitted to the log with this TxID and this node as its Origin.

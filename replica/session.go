@@ -19,6 +19,7 @@ import (
 // through the cluster. It is used by one goroutine (the connection's).
 type Session struct {
 	node *Node
+	es   engine.Session // the session's use of the engine: where its own objects (temporary tables) are
 
 	tx      engine.Tx // open engine transaction, or nil
 	inBlock bool      // inside BEGIN ... COMMIT
@@ -44,7 +45,7 @@ const maxParsed = 256
 // NewSession opens a session for a client connection. Its signature fits
 // pgwire.Backend through an adapter in cmd.
 func (n *Node) NewSession() *Session {
-	return &Session{node: n, sessionSettings: sessionSettings{consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}}
+	return &Session{node: n, es: n.engine.NewSession(), sessionSettings: sessionSettings{consistency: "local", settings: map[string]string{}, statementTimeout: n.cfg.StatementTimeout}}
 }
 
 // RawParams reports whether statement parameters should reach the engine
@@ -64,8 +65,12 @@ func (s *Session) TxStatus() byte {
 	}
 }
 
-// Close rolls back any open transaction.
-func (s *Session) Close() { s.endTx() }
+// Close rolls back any open transaction and ends the engine session
+// (its temporary tables are dropped).
+func (s *Session) Close() {
+	s.endTx()
+	s.es.Close()
+}
 
 // endTx ends the session's transaction block, if any, rolling it back:
 // its changes and its settings.
@@ -189,7 +194,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 			}
 			return params, cols, err
 		}
-		params, cols, err = s.node.engine.Describe(s.engineCtx(ctx), st.sql)
+		params, cols, err = s.es.Describe(s.engineCtx(ctx), st.sql)
 		if err != nil && !s.inBlock && (s.consistency == "sync" || s.waitFor > 0) {
 			// What the statement names may be committed but not applied
 			// here yet (a table created on another node): a session that
@@ -197,7 +202,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 			if werr := s.readWait(ctx); werr != nil {
 				return nil, nil, werr
 			}
-			return s.node.engine.Describe(s.engineCtx(ctx), st.sql)
+			return s.es.Describe(s.engineCtx(ctx), st.sql)
 		}
 		return params, cols, err
 	case kindCatalog:
@@ -336,7 +341,7 @@ func (s *Session) beginIfNeeded(ctx context.Context) error {
 	if err := s.readWait(ctx); err != nil {
 		return err
 	}
-	tx, err := s.node.engine.Begin(s.engineCtx(ctx))
+	tx, err := s.es.Begin(s.engineCtx(ctx))
 	if err != nil {
 		return err
 	}
@@ -368,7 +373,7 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 	if err := s.readWait(execCtx); err != nil {
 		return err
 	}
-	if err := s.node.engine.Read(s.engineCtx(execCtx), st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
+	if err := s.es.Read(s.engineCtx(execCtx), st.sql, w, st.args...); !errors.Is(err, engine.ErrNotReadOnly) {
 		return err
 	}
 	var patience time.Duration
@@ -405,7 +410,7 @@ const abortedStatementPatience = 10 * time.Second
 // statement timeout), the commit under ctx; the applier waits up to
 // patience for it (0: the engine's usual grace).
 func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.Writer, patience time.Duration) error {
-	tx, err := s.node.engine.Begin(s.engineCtx(execCtx))
+	tx, err := s.es.Begin(s.engineCtx(execCtx))
 	if err != nil {
 		return err
 	}
@@ -422,12 +427,16 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 // commitTx captures tx's write set, hands the local transaction over to
 // the engine (which commits it at its position in the log, or rolls it
 // back and applies the write set there) and commits the write set through
-// the cluster.
+// the cluster. A transaction that changed nothing replicated commits on
+// this node alone (what it did to the session's temporary tables stays).
 func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
 	defer tx.Rollback()
 	ws, err := tx.WriteSet()
-	if err != nil || ws == nil {
+	if err != nil {
 		return err
+	}
+	if ws == nil {
+		return tx.CommitLocal(ctx)
 	}
 	ws.TxID = s.node.newTxID()
 	tx.HandOver(ws.TxID)
@@ -586,8 +595,12 @@ func savepointTokens(sql string) (toks []string, ok bool) {
 
 // ddl runs a schema change in total order on every node: on its own, or
 // inside the block's transaction (whose write set then carries it), if the
-// engine can.
+// engine can. One that changes only the session's own temporary objects
+// runs on this node alone, as PostgreSQL finds (localDDL).
 func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error {
+	if ran, err := s.localDDL(ctx, st, w); ran || err != nil {
+		return err
+	}
 	if s.inBlock {
 		if err := s.beginIfNeeded(ctx); err != nil {
 			return err
@@ -611,6 +624,45 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 	s.node.engine.WaitSequenceValues(wctx, "")
 	cancel()
 	return w.Complete(ddlTag(st.words))
+}
+
+// localDDL runs a schema statement that changes only the session's own
+// objects (temporary tables, their indexes, temporary views and
+// sequences: engine.Tx.ExecLocal) like any local statement: in the
+// block's transaction, or in one of its own, committed on this node
+// alone (unless a function it ran wrote replicated rows: those commit
+// through the cluster). It returns false, having run nothing, for a
+// statement to replicate.
+func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (bool, error) {
+	if !s.node.engine.RunsPostgreSQL() {
+		return false, nil // no session-local objects
+	}
+	if s.inBlock {
+		if err := s.beginIfNeeded(ctx); err != nil {
+			return false, err
+		}
+		ctx, cancel := s.statementContext(ctx)
+		defer cancel()
+		return s.tx.ExecLocal(ctx, st.sql, w)
+	}
+	execCtx, cancel := s.statementContext(ctx)
+	defer cancel()
+	if err := s.readWait(execCtx); err != nil {
+		return false, err
+	}
+	tx, err := s.es.Begin(s.engineCtx(execCtx))
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	buf := result.BufferFor(w)
+	if ran, err := tx.ExecLocal(execCtx, st.sql, buf); !ran || err != nil {
+		return ran, err
+	}
+	if err := s.commitTx(ctx, tx); err != nil {
+		return true, err
+	}
+	return true, buf.Replay(w)
 }
 
 func (s *Session) report(name, value string) {

@@ -29,6 +29,13 @@ func (e *fakeEngine) Begin(ctx context.Context) (engine.Tx, error) {
 
 func (e *fakeEngine) RunsPostgreSQL() bool { return false }
 
+func (e *fakeEngine) NewSession() engine.Session { return fakeSession{e} }
+
+// fakeSession is the fake engine's session: the engine itself.
+type fakeSession struct{ *fakeEngine }
+
+func (fakeSession) Close() {}
+
 func (e *fakeEngine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	return engine.ErrNotReadOnly
 }
@@ -84,6 +91,10 @@ func (tx *fakeTx) WriteSet() (*writeset.WriteSet, error) {
 }
 
 func (tx *fakeTx) HandOver(uint64) {}
+
+func (tx *fakeTx) ExecLocal(context.Context, string, result.Writer) (bool, error) { return false, nil }
+
+func (tx *fakeTx) CommitLocal(context.Context) error { return tx.Rollback() }
 
 func (tx *fakeTx) Prioritize(time.Duration) {}
 

@@ -230,7 +230,7 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 	}
 	var value string
 	if !ps.All {
-		v, err := s.node.engine.Setting(s.engineCtx(ctx), st.sql, ps.Name)
+		v, err := s.es.Setting(s.engineCtx(ctx), st.sql, ps.Name)
 		if err != nil {
 			return err
 		}

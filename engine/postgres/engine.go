@@ -108,6 +108,7 @@ type Engine struct {
 
 	localMu sync.Mutex
 	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
+	pinned  map[uint32]bool         // backends pinned to a session (session.go)
 
 	heldMu sync.Mutex
 	held   map[uint64]*Tx // handed-over transactions awaiting their position, by TxID
@@ -140,7 +141,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, token: rand.Text(),
+	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, token: rand.Text(),
 		wanted: make(chan string, 1), slotCh: make(chan struct{})}
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)
@@ -270,20 +271,25 @@ func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
 // With session settings (a search path) it prepares inside a transaction
 // that has them.
 func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	return e.describe(ctx, nil, sql)
+}
+
+// describe is Describe on session s's backend (nil: a pooled one).
+func (e *Engine) describe(ctx context.Context, s *Session, sql string) ([]result.Type, []result.Column, error) {
 	var sd *pgconn.StatementDescription
 	var err error
 	if len(engine.SettingsFrom(ctx)) > 0 {
-		err = e.readOnly(ctx, func(c *conn) error {
+		err = e.readOnly(ctx, s, "ROLLBACK", func(c *conn) error {
 			sd, err = c.pg.Prepare(ctx, "", sql, nil)
 			return err
 		})
 	} else {
 		var c *conn
-		if c, err = e.pool.Load().get(ctx); err != nil {
+		if c, err = e.acquire(ctx, s); err != nil {
 			return nil, nil, err
 		}
 		sd, err = c.pg.Prepare(ctx, "", sql, nil)
-		c.release(err != nil && c.pg.IsClosed())
+		e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	}
 	if err != nil {
 		return nil, nil, pgError(err)

@@ -47,6 +47,9 @@ func (t *Tx) runLocking(ctx context.Context, ls *pgparse.LockingSelect, w result
 		if err != nil {
 			return pgError(err)
 		}
+		if m.temp {
+			continue // the session's own: nothing to certify
+		}
 		_, key, err := keyOf(m, []byte(lw.locked[i+1]))
 		if err != nil {
 			return sqlerr.Wrap(err, sqlerr.Internal, "certa: locked row: %v", err)

@@ -21,18 +21,26 @@ const readOnlySQL = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 // Read runs one statement in a read-only transaction. PostgreSQL itself
 // says what writes: a statement refused with 25006 (it writes, locks rows
-// or calls nextval) is ErrNotReadOnly, with nothing reported to w.
+// or calls nextval) is ErrNotReadOnly, with nothing reported to w. A
+// read-only transaction may still write temporary tables (PostgreSQL
+// allows it): it commits, so that those writes stay.
 func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	return e.read(ctx, nil, sql, w, args)
+}
+
+// read is Read for session s (nil: none), on its pinned backend if it
+// has one.
+func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writer, args []any) error {
 	if cp, ok := copyStatement(sql); ok && cp.From {
 		// PostgreSQL would refuse it only after the client was asked
 		// for its data (pgconn reads it at once).
 		return engine.ErrNotReadOnly
 	}
 	if maintenance(sql) {
-		return e.maintain(ctx, sql, w)
+		return e.maintain(ctx, s, sql, w)
 	}
 	buf := result.BufferFor(w)
-	err := e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, buf, args) })
+	err := e.readOnly(ctx, s, "COMMIT", func(c *conn) error { return run(ctx, c, sql, buf, args) })
 	if sqlerr.Code(err) == "25006" {
 		return engine.ErrNotReadOnly
 	}
@@ -61,18 +69,16 @@ func maintenance(sql string) bool {
 	return strings.EqualFold(word, "VACUUM") || strings.EqualFold(word, "ANALYZE") || strings.EqualFold(word, "ANALYSE")
 }
 
-// maintain runs VACUUM or ANALYZE on a pooled connection, outside a
-// transaction, as the client role (which owns the tables).
-func (e *Engine) maintain(ctx context.Context, sql string, w result.Writer) error {
-	if e.closed.Load() {
-		return errClosed
-	}
-	c, err := e.pool.Load().get(ctx)
+// maintain runs VACUUM or ANALYZE on the session's backend (which sees
+// its temporary tables) or a pooled one, outside a transaction, as the
+// client role (which owns the tables).
+func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.Writer) error {
+	c, err := e.acquire(ctx, s)
 	if err != nil {
 		return err
 	}
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
-	c.release(err != nil && c.pg.IsClosed())
+	e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	if err != nil {
 		return pgError(err)
 	}
@@ -86,8 +92,13 @@ func (e *Engine) RunsPostgreSQL() bool { return true }
 // Setting runs a SET or RESET in a transaction it rolls back and returns
 // the value it leaves name with ("" for a RESET: the default).
 func (e *Engine) Setting(ctx context.Context, set, name string) (string, error) {
+	return e.setting(ctx, nil, set, name)
+}
+
+// setting is Setting on session s's backend (nil: a pooled one).
+func (e *Engine) setting(ctx context.Context, s *Session, set, name string) (string, error) {
 	var value string
-	err := e.readOnly(ctx, func(c *conn) error {
+	err := e.readOnly(ctx, s, "ROLLBACK", func(c *conn) error {
 		if _, err := c.pg.Exec(ctx, set).ReadAll(); err != nil {
 			return pgError(err)
 		}
@@ -103,16 +114,15 @@ func (e *Engine) Setting(ctx context.Context, set, name string) (string, error) 
 
 // Catalog runs a query on PostgreSQL's own catalogs.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
-	return e.readOnly(ctx, func(c *conn) error { return run(ctx, c, sql, w, args) })
+	return e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error { return run(ctx, c, sql, w, args) })
 }
 
-// readOnly runs f in a read-only transaction on a pooled connection; the
+// readOnly runs f in a read-only transaction on session s's backend
+// (nil: a pooled one), and ends it with end (COMMIT keeps what f wrote
+// to temporary tables; a read-only transaction can make none); the
 // applier may abort it (watch.go).
-func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
-	if e.closed.Load() {
-		return errClosed
-	}
-	c, err := e.pool.Load().get(ctx)
+func (e *Engine) readOnly(ctx context.Context, s *Session, end string, f func(*conn) error) error {
+	c, err := e.acquire(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -122,14 +132,23 @@ func (e *Engine) readOnly(ctx context.Context, f func(*conn) error) error {
 	defer e.untrack(pid)
 	if _, err := c.pg.Exec(ctx, readOnlySQL+settingsSQL(ctx)).ReadAll(); err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		c.release(c.pg.IsClosed())
+		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
 		return pgError(err)
 	}
 	err = f(c)
-	_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-	c.release(rerr != nil || aborted.Load())
+	if err != nil {
+		end = "ROLLBACK"
+	}
+	res, rerr := c.pg.Exec(context.WithoutCancel(ctx), end).ReadAll()
+	if rerr == nil && end == "COMMIT" && res[0].CommandTag.String() != "COMMIT" {
+		rerr = sqlerr.New(sqlerr.InFailedTransaction, "certa: the read-only transaction failed: it rolled back")
+	}
+	e.finish(s, c, rerr != nil, aborted.Load(), tempState{})
 	if err != nil && aborted.Load() {
 		return abortedErr()
+	}
+	if err == nil && rerr != nil {
+		return pgError(rerr)
 	}
 	return err
 }
@@ -203,7 +222,7 @@ func droppedIndexTables(ctx context.Context, conn *pgconn.PgConn, stmt string) [
 // checksumTablesSQL lists the user tables, with their names as write-set
 // keys name them.
 const checksumTablesSQL = `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+	WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't'
 	AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg_toast%'
 	ORDER BY 1, 2`
 
@@ -211,7 +230,7 @@ const checksumTablesSQL = `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_n
 // sorted) at one snapshot, with its applied seqno.
 func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 	var sums engine.Checksums
-	err := e.readOnly(ctx, func(c *conn) error {
+	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
 		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL).ReadAll()
 		if err != nil {
 			return pgError(err)

@@ -16,6 +16,20 @@ const clientRole = "certa_client"
 const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET IntervalStyle = 'postgres'
 	SET extra_float_digits = 1 SET bytea_output = 'hex' SET lc_monetary = 'C'`
 
+// localTags are the schema statements a client may run without the
+// engine's permit, on its session's backend alone, when they change
+// temporary objects and nothing else (certa.local_ddl and
+// certa.local_drop check it at their end): those objects are the
+// session's own and are never replicated.
+const localTags = `'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIEW', 'CREATE SEQUENCE', 'CREATE INDEX',
+	'ALTER TABLE', 'ALTER VIEW', 'ALTER SEQUENCE', 'ALTER INDEX', 'DROP TABLE', 'DROP VIEW', 'DROP SEQUENCE', 'DROP INDEX', 'COMMENT'`
+
+// codeNotLocal is the SQLSTATE with which the event triggers refuse a
+// client's schema statement that changes a replicated object: one of
+// 0A000's class (feature not supported), so that Tx.ExecLocal tells it
+// from other refusals; pgError reports it to clients as 0A000.
+const codeNotLocal = "0A0C1"
+
 // bootstrapSQL returns the statements that make what certa keeps in a
 // database, idempotently. login is the role local transactions log in as
 // when it is not certa_client itself (an operator's server: dsn.go);
@@ -77,6 +91,12 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 //     own names, so that they do not count as changing every table). A
 //     table without a primary key is replicated by its whole rows
 //     (tables.go).
+//   - certa_refuse_ddl lets a client's unpermitted statement of localTags
+//     through, and the event triggers certa_local_ddl and certa_local_drop
+//     keep it only if every object it changed is temporary and none of
+//     them depends on a replicated object (else codeNotLocal, or 0A000);
+//     they refuse replicated schema changes that touch a temporary
+//     object (session.go, DESIGN.md: temporary tables).
 func bootstrapSQL(login string) string {
 	attr, logins := "LOGIN", "'certa_client'"
 	if login != "" {
@@ -176,7 +196,7 @@ CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpg
 BEGIN
 	IF certa.is_client() AND NOT certa.permitted() THEN
 		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
-			USING ERRCODE = '0A000', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
+			USING ERRCODE = '` + codeNotLocal + `', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
 	END IF;
 	PERFORM certa.note_tables(ARRAY[CASE WHEN TG_TABLE_SCHEMA = 'public' THEN TG_TABLE_NAME ELSE TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME END]);
 	RETURN NULL;
@@ -186,11 +206,14 @@ CREATE OR REPLACE FUNCTION certa.install_capture() RETURNS event_trigger LANGUAG
 DECLARE
 	r record;
 BEGIN
+	IF certa.is_client() AND NOT certa.permitted() THEN
+		RETURN; -- it stays only if it made temporary tables (certa.local_ddl), which get no triggers
+	END IF;
 	-- A table may be named more than once (CREATE TABLE with a foreign key).
 	FOR r IN SELECT DISTINCT c.oid::regclass AS rel
 		FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
 		JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE d.object_type = 'table' AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p' AND n.nspname <> 'certa'
+		WHERE d.object_type = 'table' AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND n.nspname <> 'certa'
 			AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_capture')
 	LOOP
 		EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', r.rel);
@@ -205,6 +228,9 @@ BEGIN
 		RETURN;
 	END IF;
 	IF NOT certa.permitted() THEN
+		IF tg_tag IN (` + localTags + `) THEN
+			RETURN; -- it runs here if it changes temporary objects alone (certa.local_ddl)
+		END IF;
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '0A000',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
@@ -236,6 +262,7 @@ BEGIN
 		JOIN pg_class c ON c.oid = CASE WHEN d.object_type = 'index' THEN (SELECT indrelid FROM pg_index WHERE indexrelid = d.objid) ELSE d.objid END
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE d.classid = 'pg_class'::regclass AND c.relkind IN ('r', 'p', 'S', 'v', 'm', 'f') AND n.nspname <> 'certa'
+			AND c.relpersistence <> 't'
 	LOOP
 		PERFORM certa.note_tables(ARRAY[CASE WHEN r.nspname = 'public' THEN r.relname ELSE r.nspname || '.' || r.relname END]);
 	END LOOP;
@@ -257,6 +284,81 @@ ALTER EVENT TRIGGER certa_check_ddl ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_dropped;
 CREATE EVENT TRIGGER certa_dropped ON sql_drop EXECUTE FUNCTION certa.dropped();
 ALTER EVENT TRIGGER certa_dropped ENABLE ALWAYS;
+CREATE OR REPLACE FUNCTION certa.local_ddl() RETURNS event_trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	dropped boolean := current_setting('certa.local_drop', true) = 'on';
+	dep text;
+BEGIN
+	PERFORM set_config('certa.local_drop', '', true);
+	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
+		RETURN; -- the node's own work
+	END IF;
+	IF NOT certa.is_client() OR certa.permitted() THEN
+		-- Replicated (CheckDDL, the applier, a schema statement of a
+		-- block): a temporary object would be another backend's on each node.
+		IF EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d WHERE d.schema_name = 'pg_temp') THEN
+			RAISE EXCEPTION 'certa: % of a temporary object cannot be replicated: temporary objects belong to one session of one node', tg_tag
+				USING ERRCODE = '0A000', HINT = 'Send it on its own, or in a transaction block, as a statement of its own.';
+		END IF;
+		RETURN;
+	END IF;
+	-- A client's statement that certa did not permit: it stays on this
+	-- node, in this session, only if it changed temporary objects alone.
+	IF NOT dropped AND NOT EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands())
+		OR EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d WHERE d.schema_name IS DISTINCT FROM 'pg_temp') THEN
+		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
+			USING ERRCODE = '` + codeNotLocal + `',
+			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
+	END IF;
+	SELECT INTO dep pg_describe_object(d.classid, d.objid, d.objsubid) || ' depends on ' || pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)
+		FROM pg_depend d
+		WHERE d.deptype IN ('n', 'a') AND CASE d.classid
+			WHEN 'pg_class'::regclass THEN d.objid IN (SELECT oid FROM pg_class WHERE relnamespace = pg_my_temp_schema())
+			WHEN 'pg_attrdef'::regclass THEN d.objid IN (SELECT a.oid FROM pg_attrdef a JOIN pg_class c ON c.oid = a.adrelid WHERE c.relnamespace = pg_my_temp_schema())
+			WHEN 'pg_constraint'::regclass THEN d.objid IN (SELECT k.oid FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid WHERE c.relnamespace = pg_my_temp_schema())
+			WHEN 'pg_rewrite'::regclass THEN d.objid IN (SELECT r.oid FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = pg_my_temp_schema())
+			WHEN 'pg_trigger'::regclass THEN d.objid IN (SELECT g.oid FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid WHERE c.relnamespace = pg_my_temp_schema())
+			WHEN 'pg_type'::regclass THEN d.objid IN (SELECT oid FROM pg_type WHERE typnamespace = pg_my_temp_schema())
+			ELSE false END
+		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT IN ('pg_catalog', 'information_schema')
+		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT LIKE 'pg\_temp\_%'
+		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT LIKE 'pg\_toast%'
+		LIMIT 1;
+	IF dep IS NOT NULL THEN
+		RAISE EXCEPTION 'certa: a temporary object cannot depend on a replicated one: %', dep
+			USING ERRCODE = '0A000',
+			HINT = 'A replicated schema change of that object would fail on this node alone. Copy what you need instead (a column as text, a value instead of nextval of a replicated sequence, a temporary table instead of a view).';
+	END IF;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.local_drop() RETURNS event_trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
+		RETURN;
+	END IF;
+	IF NOT certa.is_client() OR certa.permitted() THEN
+		IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE d.original AND d.is_temporary) THEN
+			RAISE EXCEPTION 'certa: % of a temporary object cannot be replicated: temporary objects belong to one session of one node', tg_tag
+				USING ERRCODE = '0A000', HINT = 'Send it on its own, or in a transaction block, as a statement of its own.';
+		END IF;
+		RETURN;
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE d.schema_name IS NOT NULL AND NOT d.is_temporary) THEN
+		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
+			USING ERRCODE = '` + codeNotLocal + `',
+			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
+	END IF;
+	PERFORM set_config('certa.local_drop', 'on', true);
+END
+$f$;
+DROP EVENT TRIGGER IF EXISTS certa_local_ddl;
+CREATE EVENT TRIGGER certa_local_ddl ON ddl_command_end WHEN TAG IN (` + localTags + `) EXECUTE FUNCTION certa.local_ddl();
+ALTER EVENT TRIGGER certa_local_ddl ENABLE ALWAYS;
+DROP EVENT TRIGGER IF EXISTS certa_local_drop;
+CREATE EVENT TRIGGER certa_local_drop ON sql_drop WHEN TAG IN (` + localTags + `) EXECUTE FUNCTION certa.local_drop();
+ALTER EVENT TRIGGER certa_local_drop ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_install_capture;
 CREATE EVENT TRIGGER certa_install_capture ON ddl_command_end
 	WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')

@@ -91,7 +91,7 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	e.slotReserving.Store(true)
 	var ws *writeset.WriteSet
 	var block engine.SequenceBlock
-	err := e.readOnly(ctx, func(c *conn) error {
+	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
 		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied").ReadAll()
 		if err != nil {
 			return pgError(err)
@@ -205,10 +205,12 @@ type sequenceState struct {
 	max              int64
 }
 
-// listSequences reads the user sequences.
+// listSequences reads the replicated sequences (a session's temporary
+// ones hand out their values as in PostgreSQL).
 func listSequences(ctx context.Context, conn *pgconn.PgConn) ([]sequenceState, error) {
 	r := conn.ExecParams(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename), start_value, increment_by, last_value, max_value
-		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'certa') ORDER BY 1`, nil, nil, nil, nil).Read()
+		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'certa')
+		AND schemaname NOT LIKE 'pg\_temp\_%' ORDER BY 1`, nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return nil, r.Err
 	}

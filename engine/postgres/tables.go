@@ -18,6 +18,7 @@ type tableMeta struct {
 	// UPDATE can set only to DEFAULT (a new value): the applier replaces
 	// such a table's updated rows (apply.go).
 	alwaysIdentity bool
+	temp           bool // a session's temporary table: never replicated
 }
 
 // wholeRow reports whether the table has no primary key: a row is then
@@ -77,7 +78,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	r := conn.ExecParams(ctx, `SELECT n.nspname, c.relname, a.attname, a.attgenerated <> '',
 			coalesce((SELECT k.ord FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
 				WHERE i.indrelid = c.oid AND i.indisprimary AND k.attnum = a.attnum), 0),
-			a.attidentity = 'a'
+			a.attidentity = 'a', c.relpersistence = 't'
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
@@ -87,7 +88,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	if len(r.Rows) == 0 {
 		return nil, fmt.Errorf("table with oid %s does not exist", rel)
 	}
-	m := &tableMeta{schema: string(r.Rows[0][0]), name: string(r.Rows[0][1])}
+	m := &tableMeta{schema: string(r.Rows[0][0]), name: string(r.Rows[0][1]), temp: string(r.Rows[0][6]) == "t"}
 	keyAt := map[int]string{}
 	for _, row := range r.Rows {
 		col := string(row[2])

@@ -22,6 +22,7 @@ import (
 // of its own, as the client role (schema.go).
 type Tx struct {
 	e        *Engine
+	s        *Session   // the session it runs for, or nil
 	mu       sync.Mutex // serialises the Tx's calls with Apply's commit of it
 	c        *conn      // nil once ended
 	pid      uint32     // the backend's process id
@@ -66,8 +67,13 @@ func settingsSQL(ctx context.Context) string {
 // is on: backslashes are plain).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Begin starts a local transaction at the latest applied state.
-func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
+// Begin starts a local transaction at the latest applied state, on a
+// pooled backend.
+func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) { return e.begin(ctx, nil) }
+
+// begin starts a local transaction for session s (nil: none), on its
+// pinned backend if it has one.
+func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
@@ -78,7 +84,7 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 		e.WaitSequenceValues(wctx, slotSequence)
 		cancel()
 	}
-	c, err := e.pool.Load().get(ctx)
+	c, err := e.acquire(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -89,15 +95,15 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	res, err := c.pg.Exec(ctx, beginSQL+settingsSQL(ctx)).ReadAll()
 	if err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		c.release(c.pg.IsClosed())
+		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
 		return nil, pgError(err)
 	}
 	snap, err := strconv.ParseUint(string(res[1].Rows[0][0]), 10, 64)
 	if err != nil {
-		c.release(true)
+		e.finish(s, c, true, false, tempState{})
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
-	t := &Tx{e: e, c: c, pid: c.pg.PID(), snapshot: snap}
+	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap}
 	e.track(t.pid, &t.aborted)
 	return t, nil
 }
@@ -323,15 +329,41 @@ func (t *Tx) Rollback() error {
 	if t.c == nil {
 		return nil
 	}
-	_, err := t.c.pg.Exec(context.Background(), "ROLLBACK").ReadAll()
-	t.end(err != nil)
+	res, err := t.c.pg.Exec(context.Background(), "ROLLBACK; "+tempsSQL).ReadAll()
+	var temps tempState
+	if err == nil {
+		temps = readTemps(res[1].Rows)
+	}
+	t.end(err != nil, temps)
 	return nil
 }
 
-// end returns the connection to the pool. The caller holds t.mu.
-func (t *Tx) end(broken bool) {
+// CommitLocal commits a transaction that changed nothing replicated:
+// what it did to the session's temporary objects stays.
+func (t *Tx) CommitLocal(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	res, err := t.c.pg.Exec(ctx, "COMMIT; "+tempsSQL).ReadAll()
+	if err == nil && res[0].CommandTag.String() != "COMMIT" {
+		err = sqlerr.New(sqlerr.InFailedTransaction, "certa: the transaction had failed: it rolled back")
+	}
+	if err != nil {
+		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		t.end(t.c.pg.IsClosed(), tempState{})
+		return t.failed(pgError(err))
+	}
+	t.end(false, readTemps(res[1].Rows))
+	return nil
+}
+
+// end hands the connection back (Engine.finish), with what the end of
+// the transaction found in its temporary schema. The caller holds t.mu.
+func (t *Tx) end(broken bool, temps tempState) {
 	t.e.untrack(t.pid)
-	t.c.release(broken || t.aborted.Load())
+	t.e.finish(t.s, t.c, broken, t.aborted.Load(), temps)
 	t.c = nil
 }
 
@@ -346,18 +378,24 @@ func (t *Tx) commitAt(ctx context.Context, seqno uint64) bool {
 	if t.c == nil || t.aborted.Load() {
 		return false
 	}
-	// One round trip for both: the applier waits for it. A failed
-	// commit_at makes the server skip the COMMIT.
+	// One round trip for all three: the applier waits for it. A failed
+	// commit_at makes the server skip the rest. The backend's temporary
+	// tables decide whether it stays with its session (session.go).
 	b := &pgconn.Batch{}
 	b.ExecParams("SELECT certa.commit_at($1, $2)", [][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(t.e.token)}, nil, nil, nil)
 	b.ExecParams("COMMIT", nil, nil, nil, nil)
+	b.ExecParams(tempsSQL, nil, nil, nil, nil)
 	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
-	if err == nil && (len(res) != 2 || res[1].CommandTag.String() != "COMMIT") {
+	if err == nil && (len(res) != 3 || res[1].CommandTag.String() != "COMMIT") {
 		err = errNotCommitted // COMMIT of a failed transaction rolls back
+	}
+	var temps tempState
+	if err == nil {
+		temps = readTemps(res[2].Rows)
 	}
 	if err != nil {
 		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	}
-	t.end(err != nil)
+	t.end(err != nil, temps)
 	return err == nil
 }

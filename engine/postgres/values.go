@@ -101,13 +101,25 @@ func value(t result.Type, b []byte) (result.Value, error) {
 
 // pgError converts an error from PostgreSQL to the error a client gets:
 // the server's own SQLSTATE and message, or 08006 for a lost connection.
+// notLocal reports whether err is the event triggers' refusal of a
+// client's schema statement that changes a replicated object
+// (codeNotLocal).
+func notLocal(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == codeNotLocal
+}
+
 func pgError(err error) error {
 	if err == nil {
 		return nil
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return &sqlerr.Error{Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
+		code := pe.Code
+		if code == codeNotLocal {
+			code = sqlerr.FeatureNotSupported // certa's own, for Tx.ExecLocal (notLocal)
+		}
+		return &sqlerr.Error{Code: code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
 	}
 	var se *sqlerr.Error
 	if errors.As(err, &se) {

@@ -81,6 +81,10 @@ func (r *record) denyKind(code, format string, args ...any) sqlite.AuthResult {
 	return sqlite.AuthResultDeny
 }
 
+// tempHint explains why the SQLite engine refuses temporary tables.
+const tempHint = "The SQLite engine's sessions share its connections, so a temporary table would not be one session's alone; " +
+	"nodes run with --engine postgres support temporary tables, local to the session that makes them."
+
 // isInternalTable reports whether name is one of certa's own tables, which
 // clients may read but never write.
 func isInternalTable(name string) bool {
@@ -220,7 +224,11 @@ func (r *record) authorizeDDL(a sqlite.Action) sqlite.AuthResult {
 		return r.denyKind(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported: they would exist on one node only")
 	case sqlite.OpCreateTempTable, sqlite.OpCreateTempIndex, sqlite.OpCreateTempView,
 		sqlite.OpDropTempTable, sqlite.OpDropTempIndex, sqlite.OpDropTempView:
-		return r.denyKind(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported: they would exist on one node only")
+		r.denyKind(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported by the SQLite engine")
+		if r.denied.Hint == "" {
+			r.denied.Hint = tempHint
+		}
+		return sqlite.AuthResultDeny
 	case sqlite.OpCreateVTable, sqlite.OpDropVTable:
 		return r.denyKind(sqlerr.FeatureNotSupported, "virtual tables are not supported")
 	case sqlite.OpTransaction, sqlite.OpSavepoint:

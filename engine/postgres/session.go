@@ -1,0 +1,281 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Session is engine.Session: one client session's use of the engine.
+//
+// Local transactions run on pooled backends, one per transaction. A
+// transaction that leaves temporary objects on its backend (a temporary
+// table, view, sequence or index: they are the session's own and never
+// replicated) pins that backend to the session: the session's later
+// transactions, reads and descriptions run there, and the backend goes
+// back to the pool only once its temporary objects are gone (a later
+// transaction dropped them), or is closed with the session. A backend
+// with temporary objects is never given to another session. Whether a
+// backend holds temporary objects is PostgreSQL's answer (tempsSQL),
+// read in the round trip that ends each transaction.
+type Session struct {
+	e  *Engine
+	mu sync.Mutex // guards what follows: a transaction may end on Apply's goroutine (commitAt)
+	// pinned is the backend holding the session's temporary objects,
+	// or nil. It keeps its pool slot.
+	pinned *conn
+	// temps names the relations in the pinned backend's temporary
+	// schema, as the last transaction left them (Tx.ExecLocal's filter).
+	temps  []string
+	lost   bool // the pinned backend was lost: every call fails (errLost)
+	closed bool
+}
+
+var _ engine.Session = (*Session)(nil)
+
+// NewSession returns a session that has pinned no backend yet.
+func (e *Engine) NewSession() engine.Session { return &Session{e: e} }
+
+// tempsSQL lists the relations in the backend's temporary schema (none
+// when it never made one), in the round trip that ends a transaction.
+const tempsSQL = `SELECT c.relname FROM pg_class c WHERE pg_my_temp_schema() <> 0 AND c.relnamespace = pg_my_temp_schema()`
+
+// errLost is what every call of a session whose pinned backend was lost
+// fails with: its temporary tables are gone, and carrying on without
+// them would give the client wrong answers.
+func errLost() error {
+	e := sqlerr.Wrap(engine.ErrSessionLost, sqlerr.AdminShutdown,
+		"certa: this session's temporary tables were lost: its PostgreSQL backend was ended (so that a replicated commit could be applied, or by a state transfer)")
+	e.Hint = "Connect again."
+	return e
+}
+
+// Begin starts a local transaction on the session's backend.
+func (s *Session) Begin(ctx context.Context) (engine.Tx, error) { return s.e.begin(ctx, s) }
+
+// Read runs a read-only statement on the session's backend.
+func (s *Session) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	return s.e.read(ctx, s, sql, w, args)
+}
+
+// Describe describes a statement on the session's backend, which knows
+// its temporary tables.
+func (s *Session) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
+	return s.e.describe(ctx, s, sql)
+}
+
+// Setting checks a SET on the session's backend.
+func (s *Session) Setting(ctx context.Context, set, name string) (string, error) {
+	return s.e.setting(ctx, s, set, name)
+}
+
+// Close closes the pinned backend, if any, and with it the session's
+// temporary objects: it is not returned to the pool.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if c := s.pinned; c != nil {
+		s.pinned, s.temps = nil, nil
+		s.e.setPinned(c.pg.PID(), false)
+		c.release(true)
+	}
+}
+
+// acquire returns the connection work of session s (nil: none) runs on:
+// its pinned backend, or a pooled one. Every acquire is followed by one
+// finish.
+func (e *Engine) acquire(ctx context.Context, s *Session) (*conn, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	if s != nil {
+		s.mu.Lock()
+		lost, c := s.lost, s.pinned
+		if c != nil && (c.pg.IsClosed() || c.p != e.pool.Load()) {
+			// Ended under us (a Restore replaced the database).
+			s.pinned, s.temps, s.lost, lost = nil, nil, true, true
+			e.setPinned(c.pg.PID(), false)
+			c.release(true)
+		}
+		s.mu.Unlock()
+		switch {
+		case lost:
+			return nil, errLost()
+		case c != nil && !lost:
+			return c, nil
+		}
+	}
+	return e.pool.Load().get(ctx)
+}
+
+// tempState is what the end of a transaction found in its backend's
+// temporary schema.
+type tempState struct {
+	checked bool     // false: not looked at (the work could not make any)
+	names   []string // the relations there
+}
+
+// readTemps reads tempsSQL's result.
+func readTemps(rows [][][]byte) tempState {
+	ts := tempState{checked: true}
+	for _, r := range rows {
+		ts.names = append(ts.names, string(r[0]))
+	}
+	return ts
+}
+
+// finish hands back a connection acquired for session s (nil: none).
+// A broken one is closed (a session whose pinned backend it was has lost
+// its temporary objects); one aborted by the applier is closed unless it
+// is pinned (the applier then only cancelled its statement, watch.go). A
+// backend found to hold temporary objects is pinned to s, or closed if
+// there is no session to keep it for; a pinned one found to hold none
+// any more goes back to the pool.
+func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempState) {
+	if s == nil {
+		c.release(broken || aborted || len(temps.names) > 0)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pinned := s.pinned == c
+	broken = broken || c.pg.IsClosed() || aborted && !pinned
+	pid := c.pg.PID()
+	switch {
+	case broken:
+		if pinned {
+			s.pinned, s.temps, s.lost = nil, nil, true
+			e.setPinned(pid, false)
+		}
+		c.release(true)
+	case temps.checked && len(temps.names) > 0:
+		if s.closed {
+			c.release(true)
+			return
+		}
+		s.pinned, s.temps = c, temps.names
+		e.setPinned(pid, true)
+	case temps.checked && pinned:
+		s.pinned, s.temps = nil, nil
+		e.setPinned(pid, false)
+		c.release(false)
+	case pinned:
+	default:
+		c.release(false)
+	}
+}
+
+// localNames returns the session's temporary relations (nil s: none).
+func (s *Session) localNames() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.temps
+}
+
+// mayBeLocal reports whether a schema statement may change only
+// temporary objects, from its words: TEMP, TEMPORARY or pg_temp, or the
+// name of one of temps. It only spares statements that cannot be local
+// a try on the session's backend (Tx.ExecLocal); PostgreSQL's event
+// triggers decide.
+func mayBeLocal(sql string, temps []string) bool {
+	for _, w := range identifiers(sql) {
+		switch strings.ToLower(w) {
+		case "temp", "temporary", "pg_temp":
+			return true
+		}
+		for _, t := range temps {
+			if w == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// identifiers returns the words and quoted identifiers of sql as
+// PostgreSQL names them (unquoted words in lower case), skipping string
+// literals and comments roughly: a word too many only costs a try.
+func identifiers(sql string) []string {
+	var out []string
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == '\'':
+			j := i + 1
+			for j < len(sql) && sql[j] != '\'' {
+				j++
+			}
+			i = j + 1
+		case c == '"':
+			j := i + 1
+			var b strings.Builder
+			for j < len(sql) {
+				if sql[j] == '"' {
+					if j+1 < len(sql) && sql[j+1] == '"' {
+						b.WriteByte('"')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(sql[j])
+				j++
+			}
+			out = append(out, b.String())
+			i = j + 1
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+			j := i
+			for j < len(sql) && (sql[j] == '_' || sql[j] == '$' || sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z' ||
+				sql[j] >= '0' && sql[j] <= '9' || sql[j] >= 0x80) {
+				j++
+			}
+			out = append(out, strings.ToLower(sql[i:j]))
+			i = j
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// ExecLocal runs a schema statement that may change only temporary
+// objects (mayBeLocal) in a savepoint of the transaction: the event
+// triggers let a client's statement run only if PostgreSQL reports that
+// it changed temporary objects alone (schema.go: certa.local_ddl,
+// certa.local_drop, TRUNCATE's trigger), and refuse it with
+// codeNotLocal otherwise; it is then undone, and false tells the caller
+// to replicate it.
+func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return false, err
+	}
+	if !mayBeLocal(sql, t.s.localNames()) {
+		return false, nil
+	}
+	pg := t.c.pg
+	if _, err := pg.Exec(ctx, "SAVEPOINT certa_local").ReadAll(); err != nil {
+		return false, t.failed(pgError(err))
+	}
+	buf := result.BufferFor(w)
+	if err := run(ctx, t.c, sql, buf, nil); err != nil {
+		pg.Exec(context.WithoutCancel(ctx), "ROLLBACK TO SAVEPOINT certa_local; RELEASE SAVEPOINT certa_local").ReadAll()
+		if notLocal(err) && !t.aborted.Load() {
+			return false, nil
+		}
+		return true, t.failed(t.e.localError(err))
+	}
+	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_local").ReadAll(); err != nil {
+		return true, t.failed(pgError(err))
+	}
+	return true, buf.Replay(w)
+}

@@ -1,0 +1,423 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// tempFixture drives sessions of one engine as the replica's sessions
+// do: statements in local transactions, commits at a position of the
+// test's log.
+type tempFixture struct {
+	t     *testing.T
+	e     *Engine
+	seqno uint64
+}
+
+func (f *tempFixture) apply(ws *writeset.WriteSet) error {
+	f.t.Helper()
+	f.seqno++
+	items := []engine.ApplyItem{{Seqno: f.seqno, WS: ws}}
+	if err := f.e.Apply(context.Background(), items, f.seqno); err != nil {
+		f.t.Fatal(err)
+	}
+	return items[0].Err
+}
+
+// local runs a schema statement in its own transaction of s, as
+// Session.localDDL does; it reports whether it ran locally.
+func (f *tempFixture) local(s engine.Session, sql string) (bool, error) {
+	f.t.Helper()
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	ran, err := tx.ExecLocal(ctx, sql, result.Discard)
+	if !ran || err != nil {
+		return ran, err
+	}
+	return true, f.commit(tx)
+}
+
+// exec runs stmts in one transaction of s and commits it; it returns
+// its write set (nil: it committed on this node alone).
+func (f *tempFixture) exec(s engine.Session, stmts ...string) *writeset.WriteSet {
+	f.t.Helper()
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, st := range stmts {
+		if err := tx.Exec(ctx, st, result.Discard); err != nil {
+			f.t.Fatalf("%s: %v", st, err)
+		}
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.commitWS(tx, ws); err != nil {
+		f.t.Fatal(err)
+	}
+	return ws
+}
+
+func (f *tempFixture) commit(tx engine.Tx) error {
+	ws, err := tx.WriteSet()
+	if err != nil {
+		return err
+	}
+	return f.commitWS(tx, ws)
+}
+
+func (f *tempFixture) commitWS(tx engine.Tx, ws *writeset.WriteSet) error {
+	if ws == nil {
+		return tx.CommitLocal(context.Background())
+	}
+	ws.Origin, ws.TxID = "n1", 1000+f.seqno
+	tx.HandOver(ws.TxID)
+	return f.apply(ws)
+}
+
+// read runs a query through s and returns its rows, or its error.
+func read(s engine.Session, sql string) ([][]result.Value, error) {
+	var buf result.Buffer
+	err := s.Read(context.Background(), sql, &buf)
+	return buf.Rows, err
+}
+
+func mustRead(t *testing.T, s engine.Session, sql string) [][]result.Value {
+	t.Helper()
+	rows, err := read(s, sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return rows
+}
+
+// Temporary tables are a session's own: made, written and read on its
+// backend only (pinned to it until they are gone), never captured nor
+// replicated, shadowing a replicated table of the same name as in
+// PostgreSQL, and dropped with the session. PostgreSQL's own view of the
+// objects a statement changes decides what stays local.
+func TestTemporaryTables(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	for _, ddl := range []string{"CREATE TABLE real (id int PRIMARY KEY, v text)", "CREATE TABLE shadow (id int PRIMARY KEY)",
+		"CREATE TABLE counted (id serial PRIMARY KEY)"} {
+		if err := f.apply(&writeset.WriteSet{DDL: ddl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s1, s2 := e.NewSession(), e.NewSession()
+	defer s2.Close()
+
+	if ran, err := f.local(s1, "CREATE TEMP TABLE tt (id int PRIMARY KEY, v text)"); !ran || err != nil {
+		t.Fatalf("CREATE TEMP TABLE: ran %v, %v", ran, err)
+	}
+	// A read-only transaction may write temporary tables; Read keeps it.
+	if _, err := read(s1, "INSERT INTO tt VALUES (1, 'a')"); err != nil {
+		t.Fatalf("insert into the temporary table through Read: %v", err)
+	}
+	if ws := f.exec(s1, "INSERT INTO tt VALUES (2, 'b')"); ws != nil {
+		t.Fatalf("a write to a temporary table made a write set: %v", ws)
+	}
+	// Real and temporary rows in one transaction: only the real ones
+	// are in its write set.
+	ws := f.exec(s1, "INSERT INTO real SELECT id, v FROM tt", "INSERT INTO tt VALUES (3, 'c')", "UPDATE tt SET v = 'B' WHERE id = 2")
+	want := []writeset.Key{key("real", 1), key("real", 2)}
+	if ws == nil || len(ws.Keys) != 2 || ws.Keys[0] != want[0] || ws.Keys[1] != want[1] || strings.Join(ws.Tables, ",") != "real" {
+		t.Fatalf("write set of a transaction writing both: %+v, want keys %q of table real", ws, want)
+	}
+	// Rows of a temporary table locked FOR UPDATE are the session's own.
+	if ws := f.exec(s1, "SELECT * FROM tt FOR UPDATE"); ws != nil {
+		t.Fatalf("locking a temporary table's rows made a write set: %v", ws)
+	}
+	if ws := f.exec(s1, "SELECT * FROM tt JOIN real USING (id) FOR UPDATE"); ws == nil || len(ws.Keys) != 2 || ws.Keys[0] != want[0] {
+		t.Fatalf("locking rows of both: %+v, want the keys of real's rows", ws)
+	}
+	if rows := mustRead(t, s1, "SELECT count(*) FROM tt JOIN real USING (id)"); rows[0][0] != int64(2) {
+		t.Fatalf("join: %v", rows)
+	}
+	if rows := mustRead(t, s1, "SELECT string_agg(v, ',' ORDER BY id) FROM tt"); rows[0][0] != "a,B,c" {
+		t.Fatalf("the temporary table holds %v", rows)
+	}
+	if _, err := read(s2, "SELECT * FROM tt"); sqlerr.Code(err) != "42P01" {
+		t.Fatalf("another session reads the temporary table: %v, want 42P01", err)
+	}
+	if rows := mustRead(t, s2, "SELECT count(*) FROM real"); rows[0][0] != int64(2) {
+		t.Fatalf("real rows seen by another session: %v", rows)
+	}
+	// Described on its backend.
+	if _, cols, err := s1.Describe(context.Background(), "SELECT v FROM tt"); err != nil || len(cols) != 1 {
+		t.Fatalf("describe: %v %v", cols, err)
+	}
+
+	// Shadowing: the temporary table takes the name, as in PostgreSQL.
+	if ran, err := f.local(s1, "CREATE TEMPORARY TABLE shadow (id int PRIMARY KEY)"); !ran || err != nil {
+		t.Fatalf("shadowing table: ran %v, %v", ran, err)
+	}
+	if ws := f.exec(s1, "INSERT INTO shadow VALUES (7)"); ws != nil {
+		t.Fatalf("a write to the shadowing temporary table made a write set: %v", ws)
+	}
+	if rows := mustRead(t, s2, "SELECT count(*) FROM shadow"); rows[0][0] != int64(0) {
+		t.Fatalf("the real table got the temporary table's row: %v", rows)
+	}
+	if ran, err := f.local(s1, "DROP TABLE shadow"); !ran || err != nil {
+		t.Fatalf("DROP of the shadowing table: ran %v, %v", ran, err)
+	}
+	// Now the name is the real table's: not local, nothing done.
+	if ran, err := f.local(s1, "DROP TABLE shadow"); ran || err != nil {
+		t.Fatalf("DROP of the real table: ran %v, %v; want it left to replicate", ran, err)
+	}
+	if rows := mustRead(t, s2, "SELECT count(*) FROM pg_class WHERE relname = 'shadow'"); rows[0][0] != int64(1) {
+		t.Fatalf("the real table was dropped locally")
+	}
+	// Statements that change replicated objects are not local, even
+	// when their words look so; PostgreSQL decides.
+	for _, sql := range []string{"CREATE TABLE perm (id int PRIMARY KEY)", "CREATE TABLE temp_like (temp int PRIMARY KEY)",
+		"ALTER TABLE real ADD COLUMN tt int", "CREATE INDEX ON real (v) WHERE v <> 'temp'", "DROP TABLE tt, real", "TRUNCATE tt, real"} {
+		if ran, err := f.local(s1, sql); ran || err != nil {
+			t.Errorf("%s: ran %v, %v; want it left to replicate", sql, ran, err)
+		}
+	}
+	if rows := mustRead(t, s1, "SELECT count(*) FROM pg_class WHERE relname IN ('temp_like', 'perm') OR relname LIKE 'real_v%'"); rows[0][0] != int64(0) {
+		t.Fatalf("a refused statement left objects: %v", rows)
+	}
+	if rows := mustRead(t, s1, "SELECT count(*) FROM real JOIN tt USING (id)"); rows[0][0] != int64(2) {
+		t.Fatalf("a refused statement changed rows: %v", rows)
+	}
+	// What a temporary object may be, and what it may not depend on.
+	for _, c := range []struct{ sql, code string }{
+		{"CREATE INDEX ON tt (v)", ""},
+		{"ALTER TABLE tt ADD COLUMN w int", ""},
+		{"COMMENT ON TABLE tt IS 'scratch'", ""},
+		{"CREATE TEMP TABLE c AS SELECT * FROM real", ""},
+		{"CREATE TABLE pg_temp.q (id int)", ""},
+		{"CREATE TEMP SEQUENCE ts", ""},
+		{"CREATE VIEW tv AS SELECT * FROM tt", ""}, // temporary, as it reads one
+		{"TRUNCATE tt", ""},
+		{"CREATE TEMP VIEW rv AS SELECT * FROM real", "0A000"},
+		{"CREATE TEMP TABLE inh () INHERITS (real)", "0A000"},
+		{"CREATE TEMP TABLE l (LIKE real INCLUDING DEFAULTS)", ""},
+		{"CREATE TEMP TABLE ls (LIKE counted INCLUDING DEFAULTS)", "0A000"}, // nextval of a replicated sequence
+		{"CREATE TEMP TABLE lc (LIKE counted)", ""},
+		{"ALTER TABLE l ALTER COLUMN v SET DEFAULT 'x'", ""},
+		{"CREATE TEMP TABLE fk (id int REFERENCES real)", "42P16"}, // PostgreSQL's own refusal
+		{"CREATE TEMP TABLE dup (id int PRIMARY KEY) ON COMMIT DELETE ROWS", ""},
+	} {
+		ran, err := f.local(s1, c.sql)
+		if !ran || sqlerr.Code(err) != c.code {
+			t.Errorf("%s: ran %v, %v; want it run here with SQLSTATE %q", c.sql, ran, err, c.code)
+		}
+	}
+
+	// The session keeps its backend; another session does not get it.
+	pid := mustRead(t, s1, "SELECT pg_backend_pid()")[0][0]
+	for range 3 {
+		if p := mustRead(t, s1, "SELECT pg_backend_pid()")[0][0]; p != pid {
+			t.Fatalf("the session moved from backend %v to %v", pid, p)
+		}
+		if p := mustRead(t, s2, "SELECT pg_backend_pid()")[0][0]; p == pid {
+			t.Fatal("another session ran on the pinned backend")
+		}
+	}
+	// ON COMMIT DROP lives in its transaction.
+	ctx := context.Background()
+	tx, err := s1.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := tx.ExecLocal(ctx, "CREATE TEMP TABLE once (id int) ON COMMIT DROP", result.Discard); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	if err := tx.Exec(ctx, "INSERT INTO once VALUES (1)", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commit(tx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if _, err := read(s1, "SELECT * FROM once"); sqlerr.Code(err) != "42P01" {
+		t.Fatalf("ON COMMIT DROP table after its commit: %v", err)
+	}
+
+	// A block with a temporary SERIAL table and a replicated schema
+	// change: the new sequence is interleaved, the temporary one is left
+	// as it is.
+	tx, err = s1.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := tx.ExecLocal(ctx, "CREATE TEMP TABLE ser (id serial PRIMARY KEY)", result.Discard); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	if err := tx.ExecSchema(ctx, "CREATE TABLE made (id serial PRIMARY KEY)", result.Discard); err != nil {
+		t.Fatalf("a schema statement in a block with a temporary sequence: %v", err)
+	}
+	if err := tx.Exec(ctx, "INSERT INTO ser DEFAULT VALUES", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commit(tx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if rows := mustRead(t, s1, "SELECT id FROM ser"); len(rows) != 1 || rows[0][0] != int64(1) {
+		t.Fatalf("temporary serial: %v", rows)
+	}
+
+	// Gone with the session: its backend is closed, not pooled.
+	s1.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rows := mustRead(t, s2, fmt.Sprintf("SELECT count(*) FROM pg_stat_activity WHERE pid = %d", pid))
+		if rows[0][0] == int64(0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed session's backend %v is still there", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s3 := e.NewSession()
+	defer s3.Close()
+	if _, err := read(s3, "SELECT * FROM tt"); sqlerr.Code(err) != "42P01" {
+		t.Fatalf("a new session reads the closed session's temporary table: %v", err)
+	}
+
+	// A session whose temporary objects are gone goes back to the pool.
+	if ran, err := f.local(s3, "CREATE TEMP TABLE brief (id int)"); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	if s3.(*Session).pinned == nil {
+		t.Fatal("not pinned after CREATE TEMP TABLE")
+	}
+	if ran, err := f.local(s3, "DROP TABLE brief"); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	if s3.(*Session).pinned != nil {
+		t.Fatal("still pinned with no temporary object left")
+	}
+
+	// Replicated schema changes never make temporary objects.
+	if _, err := e.CheckDDL(ctx, "CREATE TEMP TABLE x (id int)"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("CheckDDL of CREATE TEMP TABLE: %v, want 0A000", err)
+	}
+	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TEMP TABLE x (id int)"}); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("applied CREATE TEMP TABLE: %v, want 0A000", err)
+	}
+}
+
+// remote returns the write set another node's transaction updating row
+// id of table real to v would send (captured here and rolled back).
+func (f *tempFixture) remote(id int, v string) *writeset.WriteSet {
+	f.t.Helper()
+	ctx := context.Background()
+	tx, err := f.e.Begin(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Exec(ctx, fmt.Sprintf("UPDATE real SET v = '%s' WHERE id = %d", v, id), result.Discard); err != nil {
+		f.t.Fatal(err)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil || ws == nil {
+		f.t.Fatal(ws, err)
+	}
+	ws.Origin, ws.TxID = "n2", 5000+f.seqno
+	return ws
+}
+
+// waitActive waits until backend pid runs a statement.
+func waitActive(t *testing.T, s engine.Session, pid uint32) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		rows := mustRead(t, s, fmt.Sprintf("SELECT count(*) FROM pg_stat_activity WHERE pid = %d AND state = 'active'", pid))
+		if rows[0][0] == int64(1) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d never ran its statement", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The applier's brute-force abort holds with pinned backends: one busy
+// in a statement has the statement cancelled and keeps its temporary
+// tables; one idle in a transaction that holds what the applier needs is
+// ended, and its session reports the loss (57P01) rather than go on
+// without its tables.
+func TestTemporaryTablesBruteForceAbort(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE real (id int PRIMARY KEY, v text)"}); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(e.NewSession(), "INSERT INTO real VALUES (1, 'a'), (2, 'b')")
+	s := e.NewSession()
+	defer s.Close()
+	if ran, err := f.local(s, "CREATE TEMP TABLE tt (id int)"); !ran || err != nil {
+		t.Fatal(ran, err)
+	}
+	ctx := context.Background()
+	theirs1, theirs2 := f.remote(1, "theirs"), f.remote(2, "theirs")
+	watcher := e.NewSession()
+	defer watcher.Close()
+
+	// Busy: cancelled, the backend and its table stay.
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "UPDATE real SET v = 'mine' WHERE id = 1", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- tx.Exec(ctx, "SELECT pg_sleep(30)", result.Discard) }()
+	waitActive(t, watcher, tx.(*Tx).pid)
+	if err := f.apply(theirs1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; sqlerr.Code(err) != sqlerr.SerializationFailure || !errors.Is(err, engine.ErrAbortedForApply) {
+		t.Fatalf("busy statement: %v, want 40001", err)
+	}
+	tx.Rollback()
+	if _, err := read(s, "SELECT * FROM tt"); err != nil {
+		t.Fatalf("the temporary table after a cancelled statement: %v", err)
+	}
+
+	// Idle in its transaction: ended; the session is lost.
+	tx, err = s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "UPDATE real SET v = 'mine' WHERE id = 2", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.apply(theirs2); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "SELECT 1", result.Discard); sqlerr.Code(err) != sqlerr.SerializationFailure {
+		t.Fatalf("idle transaction's next statement: %v, want 40001", err)
+	}
+	tx.Rollback()
+	if _, err := read(s, "SELECT 1"); sqlerr.Code(err) != sqlerr.AdminShutdown || !errors.Is(err, engine.ErrSessionLost) {
+		t.Fatalf("the session after losing its backend: %v, want 57P01", err)
+	}
+}

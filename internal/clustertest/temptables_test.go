@@ -1,0 +1,187 @@
+package clustertest
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/internal/pgclient"
+	"certa/internal/testcluster"
+)
+
+// Temporary tables over the PostgreSQL engine, used as applications use
+// them (a staging table for a bulk upsert, a report, a scratch table of a
+// block): local to the session that makes them, on its node, never
+// replicated; the rows they put into replicated tables are. A temporary
+// table shadowing a replicated one takes its name in its session, as in
+// PostgreSQL, and its rows stay there. Another session, another node,
+// and the same client after it disconnects do not see them.
+func TestPostgresEngineTemporaryTables(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	ctx := ctxT(t)
+	mustExec(t, c.Conn(0), "CREATE TABLE orders (id int PRIMARY KEY, customer text NOT NULL, amount numeric(10,2))")
+	mustExec(t, c.Conn(0), "CREATE TABLE shadow (id int PRIMARY KEY, v text)")
+	mustExec(t, c.Conn(0), "INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 20)")
+	dsn := func(i int) string { return "postgres://certa@" + c.Nodes[i].PGAddr + "/certa?sslmode=disable" }
+	a, err := pgclient.ConnectExtended(ctx, dsn(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(sql string, args ...any) string {
+		t.Helper()
+		tag, err := a.Exec(ctx, sql, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return tag
+	}
+	if tag := must("CREATE TEMP TABLE staging (id int PRIMARY KEY, customer text, amount numeric(10,2))"); tag != "CREATE TABLE" {
+		t.Fatalf("tag %q", tag)
+	}
+	for i, row := range [][]any{{2, "bob", "25.50"}, {3, "cy", "30"}, {4, "di", "40"}} {
+		if tag := must("INSERT INTO staging VALUES ($1, $2, $3)", row...); tag != "INSERT 0 1" {
+			t.Fatalf("insert %d: tag %q", i, tag)
+		}
+	}
+	if n, err := a.QueryInt(ctx, "SELECT count(*) FROM staging s JOIN orders o USING (id)"); err != nil || n != 1 {
+		t.Fatalf("join of the temporary and the replicated table: %d, %v", n, err)
+	}
+	// The bulk upsert: only orders' rows go to the other nodes.
+	if tag := must("INSERT INTO orders SELECT * FROM staging ON CONFLICT (id) DO UPDATE SET amount = excluded.amount"); tag != "INSERT 0 3" {
+		t.Fatalf("upsert tag %q", tag)
+	}
+	must("CREATE INDEX ON staging (customer)")
+	must("TRUNCATE staging")
+	// A block with a scratch table that goes at its commit, and
+	// replicated rows made from it.
+	must("BEGIN")
+	must("CREATE TEMP TABLE scratch (id int) ON COMMIT DROP")
+	must("INSERT INTO scratch SELECT generate_series(100, 102)")
+	must("INSERT INTO orders SELECT id, 'scratch', 1 FROM scratch")
+	must("COMMIT")
+	if _, err := a.Exec(ctx, "SELECT * FROM scratch"); pgclient.SQLState(err) != "42P01" {
+		t.Fatalf("ON COMMIT DROP table after COMMIT: %v", err)
+	}
+	// A report, kept for the session.
+	must("CREATE TEMP TABLE report AS SELECT customer, sum(amount) AS total FROM orders GROUP BY customer")
+	if n, err := a.QueryInt(ctx, "SELECT count(*) FROM report"); err != nil || n != 5 {
+		t.Fatalf("report: %d rows, %v", n, err)
+	}
+	// Shadowing.
+	must("CREATE TEMP TABLE shadow (id int PRIMARY KEY, v text)")
+	must("INSERT INTO shadow VALUES (1, 'temporary')")
+	must("UPDATE shadow SET v = 'still temporary'")
+	if v, err := a.QueryString(ctx, "SELECT v FROM shadow WHERE id = 1"); err != nil || v != "still temporary" {
+		t.Fatalf("the session reads %q, %v from its shadowing table", v, err)
+	}
+	// Refused: a temporary view of a replicated table (a replicated
+	// schema change of it would fail on this node alone).
+	if _, err := a.Exec(ctx, "CREATE TEMP VIEW big AS SELECT * FROM orders WHERE amount > 15"); pgclient.SQLState(err) != "0A000" {
+		t.Fatalf("temporary view of a replicated table: %v, want 0A000", err)
+	}
+
+	want := "1=10.00,2=25.50,3=30.00,4=40.00,100=1.00,101=1.00,102=1.00"
+	for i := range c.Nodes {
+		conn := syncConn(t, c, i)
+		if got := values(t, conn, "SELECT id, amount::text FROM orders ORDER BY id"); got != want {
+			t.Fatalf("node %d: orders %q, want %q", i+1, got, want)
+		}
+		if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM shadow"); err != nil || n != 0 {
+			t.Fatalf("node %d: the replicated shadow table has %d rows, %v", i+1, n, err)
+		}
+		for _, table := range []string{"staging", "report"} {
+			if _, err := conn.Exec(ctx, "SELECT * FROM "+table); pgclient.SQLState(err) != "42P01" {
+				t.Fatalf("node %d, another session: %s: %v, want 42P01", i+1, table, err)
+			}
+		}
+		if i > 0 {
+			if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM pg_class WHERE relname IN ('staging', 'report', 'scratch')"); err != nil || n != 0 {
+				t.Fatalf("node %d has %d of the temporary tables, %v", i+1, n, err)
+			}
+		}
+	}
+
+	// Gone once the client disconnects.
+	a.Close()
+	b := c.Conn(0)
+	if _, err := b.Exec(ctx, "SELECT * FROM staging"); pgclient.SQLState(err) != "42P01" {
+		t.Fatalf("after disconnect: %v, want 42P01", err)
+	}
+	waitNoTempTables(t, b, "staging", "report", "shadow")
+	c.WaitConverged(30 * time.Second)
+}
+
+// waitNoTempTables waits until no backend of the node holds a
+// temporary table of these names (a closed session's backend drops them
+// as it exits).
+func waitNoTempTables(t *testing.T, conn *pgclient.Conn, names ...string) {
+	t.Helper()
+	q := fmt.Sprintf(`SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname LIKE 'pg\_temp\_%%' AND c.relname IN ('%s')`, strings.Join(names, "', '"))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := conn.QueryInt(ctxT(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d temporary tables of a closed session are still there", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// psql's temporary tables: made, described (\d), written and read in one
+// psql session; the next session does not have them.
+func TestPostgresEngineTemporaryTablesPsql(t *testing.T) {
+	c := startPostgresCluster(t, 2)
+	mustExec(t, c.Conn(0), "CREATE TABLE items (id int PRIMARY KEY, name text)")
+	out := psqlRun(t, c, 1, "CREATE TEMP TABLE picks (id int PRIMARY KEY, note text)",
+		"INSERT INTO picks VALUES (1, 'x'), (2, 'y')",
+		"INSERT INTO items SELECT id, note FROM picks",
+		`\d picks`,
+		"SELECT count(*) FROM picks JOIN items USING (id)")
+	if !strings.Contains(out, "id|integer||not null|\nnote|text|||\n") || !strings.HasSuffix(strings.TrimSpace(out), "\n2") {
+		t.Fatalf("psql:\n%s", out)
+	}
+	if out := psqlRun(t, c, 1, "SELECT count(*) FROM pg_class WHERE relname = 'picks' AND relpersistence = 't' AND pg_table_is_visible(oid)"); strings.TrimSpace(out) != "0" {
+		t.Fatalf("the next psql session sees the temporary table: %s", out)
+	}
+	if got := values(t, syncConn(t, c, 0), "SELECT id, name FROM items ORDER BY id"); got != "1=x,2=y" {
+		t.Fatalf("node 1: items %q", got)
+	}
+}
+
+// psqlRun runs commands in one psql session on node i and returns its
+// output (unaligned, tuples only).
+func psqlRun(t *testing.T, c *testcluster.Cluster, i int, cmds ...string) string {
+	t.Helper()
+	host, port, _ := strings.Cut(c.Nodes[i].PGAddr, ":")
+	args := []string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", fmt.Sprintf("host=%s port=%s user=certa dbname=certa sslmode=disable", host, port)}
+	for _, cmd := range cmds {
+		args = append(args, "-c", cmd)
+	}
+	out, err := exec.Command("psql", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %q: %v\n%s", cmds, err, out)
+	}
+	return string(out)
+}
+
+// The SQLite engine refuses temporary tables (its sessions share its
+// connections), saying which engine has them.
+func TestTemporaryTablesRefusedBySQLite(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	for _, sql := range []string{"CREATE TEMP TABLE t (id int PRIMARY KEY)", "CREATE TEMPORARY VIEW v AS SELECT 1"} {
+		_, err := c.Conn(0).Exec(ctxT(t), sql)
+		code, msg, _, hint := pgclient.ErrorFields(err)
+		if code != "0A000" || !strings.Contains(msg, "TEMP") || !strings.Contains(hint, "--engine postgres") {
+			t.Errorf("%s: %v (hint %q), want 0A000 with a hint naming the PostgreSQL engine", sql, err, hint)
+		}
+	}
+}
