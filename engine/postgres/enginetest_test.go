@@ -29,7 +29,9 @@ func startOneServer(t *testing.T) *pgproc.Server {
 	}
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
-		for d := dir; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		// t.TempDir's directory and its parent, the test's own: never
+		// one above (a shared /tmp must keep its mode).
+		for _, d := range []string{dir, filepath.Dir(dir)} {
 			if err := os.Chmod(d, 0o711); err != nil {
 				t.Fatal(err)
 			}
