@@ -87,7 +87,11 @@ func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items 
 	b.ExecParams("BEGIN", nil, nil, nil, nil)
 	b.ExecParams("SET LOCAL session_replication_role = replica", nil, nil, nil, nil)
 	for _, st := range plan {
-		b.ExecParams(st.sql, st.args, nil, nil, nil)
+		name, err := ts.prepared(ctx, conn, st.sql)
+		if err != nil {
+			return false
+		}
+		b.ExecPrepared(name, st.args, nil, nil)
 	}
 	b.ExecParams("INSERT INTO certa.applied (seqno) VALUES ($1)", [][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil)
 	res, err := conn.ExecBatch(ctx, b).ReadAll()

@@ -31,12 +31,21 @@ type captured struct {
 // rows stay (clients cannot delete them); gcCapture deletes them once the
 // transaction has ended.
 func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (c captured, err error) {
-	r := conn.ExecParams(ctx, `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_current_xact_id() ORDER BY seq`,
-		nil, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, captureSQL, nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return c, r.Err
 	}
-	for _, row := range r.Rows {
+	return captureRows(ctx, conn, ts, r.Rows)
+}
+
+// captureSQL reads the capture rows of the transaction open on the
+// connection, in text format.
+const captureSQL = `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_current_xact_id() ORDER BY seq`
+
+// captureRows turns the rows captureSQL read into the transaction's
+// changes, with the tables' metadata from ts (read through conn).
+func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][][]byte) (c captured, err error) {
+	for _, row := range rows {
 		if row[1][0] == opSchema {
 			if err := c.addSchema(row[2], row[3]); err != nil {
 				return c, err

@@ -109,6 +109,7 @@ type Engine struct {
 	localMu sync.Mutex
 	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
 	pinned  map[uint32]bool         // backends pinned to a session (session.go)
+	waiting map[uint32]bool         // backends of handed-over transactions (watch.go)
 
 	heldMu sync.Mutex
 	held   map[uint64]*Tx // handed-over transactions awaiting their position, by TxID
@@ -141,7 +142,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, token: rand.Text(),
+	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, waiting: map[uint32]bool{}, token: rand.Text(),
 		wanted: make(chan string, 1), slotCh: make(chan struct{})}
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)

@@ -42,12 +42,49 @@ func (m *tableMeta) keyTable() string {
 
 // tables caches tableMeta by table oid and by name for one connection.
 // The cache must be dropped (reset) when the schema changes.
+//
+// It also keeps the applier's statements prepared on that connection
+// (prepared), which a schema change makes stale too.
 type tables struct {
 	byOID  map[uint32]*tableMeta
 	byName map[[2]string]*tableMeta
+	stmts  map[string]string // statement text: its name, prepared on the connection
+	stale  bool              // stmts are to be deallocated: the schema changed
 }
 
-func (ts *tables) reset() { ts.byOID, ts.byName = nil, nil }
+func (ts *tables) reset() {
+	ts.byOID, ts.byName = nil, nil
+	ts.stale = ts.stale || ts.stmts != nil
+}
+
+// maxPrepared bounds the statements prepared on one connection.
+const maxPrepared = 1000
+
+// prepared returns the name of statement sql prepared on conn, preparing
+// it the first time: a statement the applier runs for every write set is
+// then parsed once, and planned once its generic plan is good (EXPLAIN:
+// 0.4 ms of planning for an update by key, five times its execution).
+// Statements prepared before a schema change are deallocated first.
+func (ts *tables) prepared(ctx context.Context, conn *pgconn.PgConn, sql string) (string, error) {
+	if ts.stale || len(ts.stmts) >= maxPrepared {
+		if _, err := conn.Exec(ctx, "DEALLOCATE ALL").ReadAll(); err != nil {
+			return "", err
+		}
+		ts.stmts, ts.stale = nil, false
+	}
+	if name, ok := ts.stmts[sql]; ok {
+		return name, nil
+	}
+	name := "certa_apply_" + strconv.Itoa(len(ts.stmts)+1)
+	if _, err := conn.Prepare(ctx, name, sql, nil); err != nil {
+		return "", err
+	}
+	if ts.stmts == nil {
+		ts.stmts = map[string]string{}
+	}
+	ts.stmts[sql] = name
+	return name, nil
+}
 
 // byRelOID returns the table with oid rel.
 func (ts *tables) byRelOID(ctx context.Context, conn *pgconn.PgConn, rel uint32) (*tableMeta, error) {

@@ -278,10 +278,16 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ctx := context.Background()
-	if err := t.simple(ctx, "SET CONSTRAINTS ALL IMMEDIATE"); err != nil {
+	if err := t.usable(); err != nil {
 		return nil, err
 	}
-	c, err := capture(ctx, t.c.pg, &t.c.ts)
+	// Deferred checks and cascades fire now, inside the capture; one
+	// round trip for both.
+	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL).ReadAll()
+	if err != nil {
+		return nil, t.failed(pgError(err))
+	}
+	c, err := captureRows(ctx, t.c.pg, &t.c.ts, res[1].Rows)
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
@@ -309,6 +315,7 @@ func (t *Tx) HandOver(txid uint64) {
 	t.e.heldMu.Lock()
 	t.e.held[txid] = t
 	t.e.heldMu.Unlock()
+	t.e.setWaiting(t.pid)
 }
 
 // Prioritize is not needed yet: the applier aborts what blocks it after
