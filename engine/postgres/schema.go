@@ -39,6 +39,9 @@ const codeNotLocal = "0A0C1"
 //     schemas and in schema public, read certa.applied and certa.capture.
 //     It owns the replicated tables, under one name on every node, so
 //     snapshots restore anywhere.
+//   - no client writes large objects (the lo_* functions that write are
+//     revoked from PUBLIC in this database): they live outside tables, no
+//     trigger captures them, and they would stay on one node.
 //   - certa.is_client(): whether the session is a client's (its session
 //     user, which a client cannot change, is certa_client or login).
 //   - certa.node: the node whose database this is (dsn.go), which a
@@ -115,6 +118,10 @@ END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
 GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
 GRANT USAGE ON SCHEMA certa TO certa_client;
+REVOKE EXECUTE ON FUNCTION pg_catalog.lo_create(oid), pg_catalog.lo_creat(integer), pg_catalog.lo_from_bytea(oid, bytea),
+	pg_catalog.lo_put(oid, bigint, bytea), pg_catalog.lo_unlink(oid), pg_catalog.lowrite(integer, bytea),
+	pg_catalog.lo_truncate(integer, integer), pg_catalog.lo_truncate64(integer, bigint),
+	pg_catalog.lo_import(text), pg_catalog.lo_import(text, oid) FROM PUBLIC;
 CREATE TABLE IF NOT EXISTS certa.applied (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.node_slots (node text PRIMARY KEY, slot int NOT NULL UNIQUE);

@@ -167,7 +167,11 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		return err
 	}
 	formats, wire := result.WireFormats(w)
-	rr := c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats)
+	return writeResult(c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats), w, wire)
+}
+
+// writeResult reports a statement's result to w (see run) and closes rr.
+func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) error {
 	var cols []result.Column
 	if fields := rr.FieldDescriptions(); len(fields) > 0 {
 		cols = columns(fields, wire)
