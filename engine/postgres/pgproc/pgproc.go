@@ -113,43 +113,11 @@ var ErrNoClientPrograms = errors.New("no usable pg_dump and pg_restore found")
 // Debian's /usr/lib/postgresql/N/bin. It checks that postgres and initdb
 // are there and that the version is at least MinVersion.
 func FindBinDir(dir string) (binDir string, major int, err error) {
-	var candidates []string
-	if dir != "" {
-		candidates = []string{dir}
-	} else {
-		if p, err := exec.LookPath("postgres"); err == nil {
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				p = real // a link on PATH to the directory of all the programs
-			}
-			candidates = append(candidates, filepath.Dir(p))
-		}
-		debian, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-		sort.Slice(debian, func(i, j int) bool { return debianMajor(debian[i]) > debianMajor(debian[j]) })
-		candidates = append(candidates, debian...)
+	binDir, major, tooOld := findPrograms(dir, "postgres", "initdb", MinVersion)
+	if binDir != "" {
+		return binDir, major, nil
 	}
-	var tooOld []string
-	for _, d := range candidates {
-		if !isFile(filepath.Join(d, "postgres")) || !isFile(filepath.Join(d, "initdb")) {
-			continue
-		}
-		out, err := exec.Command(filepath.Join(d, "postgres"), "--version").Output()
-		if err != nil {
-			continue
-		}
-		major, ok := parseMajor(string(out))
-		if !ok {
-			continue
-		}
-		if major < MinVersion {
-			tooOld = append(tooOld, fmt.Sprintf("%s (PostgreSQL %d)", d, major))
-			continue
-		}
-		return d, major, nil
-	}
-	where := "on PATH or under /usr/lib/postgresql"
-	if dir != "" {
-		where = "in " + dir
-	}
+	where := searched(dir)
 	if len(tooOld) > 0 {
 		return "", 0, fmt.Errorf("%w %s of version %d or later: found only %s; install PostgreSQL %d or later (Debian: apt-get install postgresql)",
 			ErrNotInstalled, where, MinVersion, strings.Join(tooOld, ", "), MinVersion)
@@ -166,13 +134,31 @@ func FindBinDir(dir string) (binDir string, major int, err error) {
 // newer server) and MinVersion.
 func FindClientBinDir(dir string, minMajor int) (binDir string, major int, err error) {
 	minMajor = max(minMajor, MinVersion)
+	binDir, major, tooOld := findPrograms(dir, "pg_dump", "pg_restore", minMajor)
+	if binDir != "" {
+		return binDir, major, nil
+	}
+	where := searched(dir)
+	if len(tooOld) > 0 {
+		return "", 0, fmt.Errorf("%w %s of version %d or later (the server's; state transfer runs them): found only %s; install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
+			ErrNoClientPrograms, where, minMajor, strings.Join(tooOld, ", "), minMajor, minMajor)
+	}
+	return "", 0, fmt.Errorf("%w %s (state transfer runs them): install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
+		ErrNoClientPrograms, where, minMajor, minMajor)
+}
+
+// findPrograms returns the first directory holding both programs of
+// version minMajor or later: dir if it is not empty, else first's
+// directory on PATH, then Debian's /usr/lib/postgresql/N/bin, newest
+// first. It also returns the directories passed over as too old.
+func findPrograms(dir, first, second string, minMajor int) (binDir string, major int, tooOld []string) {
 	var candidates []string
 	if dir != "" {
 		candidates = []string{dir}
 	} else {
-		if p, err := exec.LookPath("pg_dump"); err == nil {
+		if p, err := exec.LookPath(first); err == nil {
 			if real, err := filepath.EvalSymlinks(p); err == nil {
-				p = real
+				p = real // a link on PATH to the directory of all the programs
 			}
 			candidates = append(candidates, filepath.Dir(p))
 		}
@@ -180,12 +166,11 @@ func FindClientBinDir(dir string, minMajor int) (binDir string, major int, err e
 		sort.Slice(debian, func(i, j int) bool { return debianMajor(debian[i]) > debianMajor(debian[j]) })
 		candidates = append(candidates, debian...)
 	}
-	var tooOld []string
 	for _, d := range candidates {
-		if !isFile(filepath.Join(d, "pg_dump")) || !isFile(filepath.Join(d, "pg_restore")) {
+		if !isFile(filepath.Join(d, first)) || !isFile(filepath.Join(d, second)) {
 			continue
 		}
-		out, err := exec.Command(filepath.Join(d, "pg_dump"), "--version").Output()
+		out, err := exec.Command(filepath.Join(d, first), "--version").Output()
 		if err != nil {
 			continue
 		}
@@ -199,16 +184,15 @@ func FindClientBinDir(dir string, minMajor int) (binDir string, major int, err e
 		}
 		return d, major, nil
 	}
-	where := "on PATH or under /usr/lib/postgresql"
+	return "", 0, tooOld
+}
+
+// searched says where findPrograms looked.
+func searched(dir string) string {
 	if dir != "" {
-		where = "in " + dir
+		return "in " + dir
 	}
-	if len(tooOld) > 0 {
-		return "", 0, fmt.Errorf("%w %s of version %d or later (the server's; state transfer runs them): found only %s; install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
-			ErrNoClientPrograms, where, minMajor, strings.Join(tooOld, ", "), minMajor, minMajor)
-	}
-	return "", 0, fmt.Errorf("%w %s (state transfer runs them): install PostgreSQL %d's client programs (Debian: apt-get install postgresql-client-%d) or name their bin directory with --postgres-bin",
-		ErrNoClientPrograms, where, minMajor, minMajor)
+	return "on PATH or under /usr/lib/postgresql"
 }
 
 var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)`)
