@@ -98,13 +98,17 @@ type Engine struct {
 	// appliedUpTo is the applied seqno, as the last Apply left it (or the
 	// database when opened): Apply skips what stayed of a batch it failed.
 	appliedUpTo uint64
-	lastGC      time.Time // of capture rows (gcCapture)
-	token       string    // lets an origin's transaction record its seqno (certa.commit_at)
+	token       string // lets an origin's transaction record its seqno (certa.commit_at)
 
 	watch *pgconn.PgConn // the brute-force abort's connection (watch.go); used under applyMu
 
 	checkMu sync.Mutex
 	checker *pgconn.PgConn // CheckDDL's (superuser) connection
+
+	gcMu   sync.Mutex
+	gcConn *pgconn.PgConn // gcLoop's (superuser) connection; nil while closed
+	gcStop chan struct{}  // closed by Close: gcLoop returns
+	gcDone chan struct{}  // closed when gcLoop has returned
 
 	localMu sync.Mutex
 	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
@@ -143,20 +147,21 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, waiting: map[uint32]bool{}, token: rand.Text(),
-		wanted: make(chan string, 1), slotCh: make(chan struct{})}
+		wanted: make(chan string, 1), slotCh: make(chan struct{}), gcStop: make(chan struct{}), gcDone: make(chan struct{})}
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
 	e.pool.Store(newPool(cfg))
+	go e.gcLoop()
 	return e, nil
 }
 
 // openAdmin opens the engine's superuser connections (the applier's, the
-// watcher's, CheckDDL's), installs certa's objects and records the
+// watcher's, CheckDDL's, gcLoop's), installs certa's objects and records the
 // engine's token (certa.commit_at). The caller holds applyMu or has the
 // only reference to e.
 func (e *Engine) openAdmin(ctx context.Context) error {
-	var conns [3]*pgconn.PgConn
+	var conns [4]*pgconn.PgConn
 	closeAll := func() {
 		for _, c := range conns {
 			if c != nil {
@@ -218,6 +223,9 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 	e.checkMu.Lock()
 	e.checker = conns[2]
 	e.checkMu.Unlock()
+	e.gcMu.Lock()
+	e.gcConn = conns[3]
+	e.gcMu.Unlock()
 	return nil
 }
 
@@ -227,6 +235,10 @@ func (e *Engine) closeAdmin() {
 	e.checkMu.Lock()
 	e.checker.Close(ctx)
 	e.checkMu.Unlock()
+	e.gcMu.Lock()
+	e.gcConn.Close(ctx)
+	e.gcConn = nil
+	e.gcMu.Unlock()
 	e.watch.Close(ctx)
 	e.applier.Close(ctx)
 }
@@ -237,6 +249,8 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.pool.Load().close()
+	close(e.gcStop)
+	<-e.gcDone
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	e.closeAdmin()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -77,17 +76,8 @@ func (e *Engine) apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 			return err
 		}
 	}
-	if time.Since(e.lastGC) > gcEvery {
-		e.lastGC = time.Now()
-		if err := gcCapture(ctx, e.applier); err != nil {
-			return fmt.Errorf("apply: delete old capture rows: %w", err)
-		}
-	}
 	return nil
 }
-
-// gcEvery spaces the deletions of capture rows of ended transactions.
-const gcEvery = time.Second
 
 // takeHeld returns the held transaction of ws, no longer held, or nil.
 func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
