@@ -31,7 +31,8 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 // read is Read for session s (nil: none), on its pinned backend if it
 // has one.
 func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writer, args []any) error {
-	if cp, ok := copyStatement(sql); ok && cp.From {
+	cp, isCopy := copyStatement(sql)
+	if isCopy && cp.From {
 		// PostgreSQL would refuse it only after the client was asked
 		// for its data (pgconn reads it at once).
 		return engine.ErrNotReadOnly
@@ -41,7 +42,7 @@ func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writ
 	}
 	buf := result.BufferFor(w)
 	var err error
-	if _, isCopy := copyStatement(sql); isCopy {
+	if isCopy {
 		err = e.readOnly(ctx, s, "COMMIT", func(c *conn) error { return run(ctx, c, sql, buf, args) })
 	} else {
 		err = e.readPipelined(ctx, s, sql, buf, args)
@@ -127,14 +128,11 @@ func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args 
 // to temporary tables; a read-only transaction can make none); the
 // applier may abort it (watch.go).
 func (e *Engine) readOnly(ctx context.Context, s *Session, end string, f func(*conn) error) error {
-	c, err := e.acquire(ctx, s)
+	c, aborted, err := e.acquireRead(ctx, s)
 	if err != nil {
 		return err
 	}
-	var aborted atomic.Bool
-	pid := c.pg.PID()
-	e.track(pid, &aborted)
-	defer e.untrack(pid)
+	defer e.untrack(c.pg.PID())
 	if _, err := c.pg.Exec(ctx, readOnlySQL+settingsSQL(ctx)).ReadAll(); err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
@@ -158,6 +156,19 @@ func (e *Engine) readOnly(ctx context.Context, s *Session, end string, f func(*c
 	return err
 }
 
+// acquireRead acquires a backend for a read of session s (nil: a pooled
+// one) and tracks it for the applier (watch.go): the caller untracks it
+// before it hands the backend back.
+func (e *Engine) acquireRead(ctx context.Context, s *Session) (*conn, *atomic.Bool, error) {
+	c, err := e.acquire(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	aborted := new(atomic.Bool)
+	e.track(c.pg.PID(), aborted)
+	return c, aborted, nil
+}
+
 // readPipelined runs one statement as readOnly does with run and COMMIT,
 // in one round trip: BEGIN, the session's settings, the statement and
 // COMMIT go to the server at once (pipelined). A point select took three
@@ -167,14 +178,11 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	if err != nil {
 		return err
 	}
-	c, err := e.acquire(ctx, s)
+	c, aborted, err := e.acquireRead(ctx, s)
 	if err != nil {
 		return err
 	}
-	var aborted atomic.Bool
-	pid := c.pg.PID()
-	e.track(pid, &aborted)
-	defer e.untrack(pid)
+	defer e.untrack(c.pg.PID())
 	formats, wire := result.WireFormats(w)
 	b := &pgconn.Batch{}
 	parts := 3 // BEGIN, [the settings,] the statement, COMMIT
