@@ -87,7 +87,7 @@ func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items 
 	b.ExecParams("BEGIN", nil, nil, nil, nil)
 	b.ExecParams("SET LOCAL session_replication_role = replica", nil, nil, nil, nil)
 	for _, st := range plan {
-		name, err := ts.prepared(ctx, conn, st.sql)
+		name, err := ts.prepared(ctx, conn, st.sql, nil)
 		if err != nil {
 			return false
 		}

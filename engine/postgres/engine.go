@@ -151,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := e.openAdmin(ctx); err != nil {
 		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
-	e.pool.Store(newPool(cfg))
+	e.pool.Store(newPool(cfg, &e.schemaEpoch))
 	go e.gcLoop()
 	return e, nil
 }
@@ -218,6 +218,15 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 	}
 	if e.slot.Load() < 0 {
 		e.askSlot()
+	}
+	// The applier's transactions run as replica (applyItems); set for
+	// the session too, the SET LOCAL of each batch changes nothing, and
+	// PostgreSQL keeps the applier's plans: every change of
+	// session_replication_role resets the backend's plan cache, so a SET
+	// LOCAL alone had every prepared statement planned again twice a batch.
+	if _, err := applier.Exec(ctx, "SET session_replication_role = replica").ReadAll(); err != nil {
+		closeAll()
+		return fmt.Errorf("set the applier's replication role: %w", err)
 	}
 	e.applier, e.watch = conns[0], conns[1]
 	e.checkMu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -12,12 +13,25 @@ import (
 	"certa/sqlerr"
 )
 
-// conn is one connection of the pool, with its cache of table metadata.
+// conn is one connection of the pool, with its cache of table metadata
+// and of the clients' statements prepared on it.
 type conn struct {
 	p     *pool // the pool it came from
 	pg    *pgconn.PgConn
 	ts    tables
 	epoch uint64 // the engine's schema epoch ts was filled at
+	// hadTemps: the backend held temporary objects once; clients'
+	// statements run unnamed on it (execClient).
+	hadTemps bool
+}
+
+// schemaSeen drops c's table metadata and prepared statements if the
+// schema changed since they were read.
+func (c *conn) schemaSeen() {
+	if epoch := c.p.epoch.Load(); c.epoch != epoch {
+		c.ts.reset()
+		c.epoch = epoch
+	}
 }
 
 // pool holds the connections of local transactions: at most max open,
@@ -28,14 +42,15 @@ type pool struct {
 	password string            // its password; empty: the DSN's authentication
 	params   map[string]string // session defaults of the connections
 	slots    chan struct{}     // one token per connection that may be open
+	epoch    *atomic.Uint64    // the engine's schema epoch (conn.schemaSeen)
 	mu       sync.Mutex
 	idle     []*conn
 	done     chan struct{}
 	once     sync.Once
 }
 
-func newPool(cfg Config) *pool {
-	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}),
+func newPool(cfg Config, epoch *atomic.Uint64) *pool {
+	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), epoch: epoch,
 		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10), "synchronous_commit": asyncCommit}}
 	p.user = clientRole
 	if cfg.ClientLogin != "" {

@@ -184,6 +184,11 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	}
 	defer e.untrack(c.pg.PID())
 	formats, wire := result.WireFormats(w)
+	name, err := c.clientStatement(ctx, sql, oids)
+	if err != nil {
+		e.finish(s, c, c.pg.IsClosed(), aborted.Load(), tempState{})
+		return resultChanged(pgError(err))
+	}
 	b := &pgconn.Batch{}
 	parts := 3 // BEGIN, [the settings,] the statement, COMMIT
 	b.ExecParams(readOnlySQL, nil, nil, nil, nil)
@@ -191,7 +196,11 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		b.ExecParams(strings.TrimPrefix(set, "; "), nil, nil, nil, nil)
 		parts++
 	}
-	b.ExecParams(sql, vals, oids, paramFormats, formats)
+	if name != "" {
+		b.ExecPrepared(name, vals, paramFormats, formats)
+	} else {
+		b.ExecParams(sql, vals, oids, paramFormats, formats)
+	}
 	b.ExecParams("COMMIT", nil, nil, nil, nil)
 	mrr := c.pg.ExecBatch(ctx, b)
 	var (
@@ -203,7 +212,11 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		rr := mrr.ResultReader()
 		switch n {
 		case parts - 2:
-			werr = writeResult(rr, w, wire)
+			var tag string
+			tag, werr = writeResult(rr, w, wire)
+			if strings.HasPrefix(tag, "DEALLOCATE") {
+				c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
+			}
 		case parts - 1:
 			commit = rr.Read().CommandTag.String()
 		default:

@@ -337,6 +337,9 @@ BEGIN
 			USING ERRCODE = '0A000',
 			HINT = 'A replicated schema change of that object would fail on this node alone. Copy what you need instead (a column as text, a value instead of nextval of a replicated sequence, a temporary table instead of a view).';
 	END IF;
+	-- A statement prepared on this backend (conn.clientStatement) finds
+	-- its tables again: a new temporary one may now come first.
+	EXECUTE 'DISCARD PLANS';
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.local_drop() RETURNS event_trigger LANGUAGE plpgsql

@@ -137,6 +137,9 @@ func readTemps(rows [][][]byte) tempState {
 // there is no session to keep it for; a pinned one found to hold none
 // any more goes back to the pool.
 func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempState) {
+	if len(temps.names) > 0 {
+		c.hadTemps = true
+	}
 	if s == nil {
 		c.release(broken || aborted || len(temps.names) > 0)
 		return
@@ -263,6 +266,7 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 		return false, nil
 	}
 	pg := t.c.pg
+	t.c.hadTemps = true // it may make some: the session's statements run unnamed from now on
 	if _, err := pg.Exec(ctx, "SAVEPOINT certa_local").ReadAll(); err != nil {
 		return false, t.failed(pgError(err))
 	}

@@ -152,7 +152,7 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	}
 	e.applyTS.reset()
 	e.schemaEpoch.Add(1)
-	e.pool.Store(newPool(e.cfg))
+	e.pool.Store(newPool(e.cfg, &e.schemaEpoch))
 	return nil
 }
 

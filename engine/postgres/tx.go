@@ -88,10 +88,7 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	if epoch := e.schemaEpoch.Load(); c.epoch != epoch {
-		c.ts.reset()
-		c.epoch = epoch
-	}
+	c.schemaSeen()
 	res, err := c.pg.Exec(ctx, beginSQL+settingsSQL(ctx)).ReadAll()
 	if err != nil {
 		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
@@ -167,17 +164,56 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		return err
 	}
 	formats, wire := result.WireFormats(w)
-	return writeResult(c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats), w, wire)
+	name, err := c.clientStatement(ctx, sql, oids)
+	if err != nil {
+		return resultChanged(pgError(err))
+	}
+	var rr *pgconn.ResultReader
+	if name != "" {
+		rr = c.pg.ExecPrepared(ctx, name, vals, paramFormats, formats)
+	} else {
+		rr = c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats)
+	}
+	tag, err := writeResult(rr, w, wire)
+	if strings.HasPrefix(tag, "DEALLOCATE") {
+		c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
+	}
+	return err
 }
 
-// writeResult reports a statement's result to w (see run) and closes rr.
-func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) error {
+// clientStatement returns the name of a client's statement with
+// parameters (oids: one per parameter) prepared on c, or "" for one to
+// run unnamed, parsed and planned afresh. With parameters, a statement
+// is likely sent again and again (a point select took more CPU to plan
+// than to run); without, its values are written in its text, which is
+// rarely sent twice.
+//
+// A backend that held temporary objects runs every statement unnamed: a
+// statement prepared there for another session would keep reading the
+// table its name found then, where a temporary table of the session's
+// now comes first (certa.local_ddl discards the plans of a backend when
+// it makes one, so that the transaction making it sees it too). The
+// schema epoch drops prepared statements after a schema change; one that
+// commits between that check and the statement's run makes PostgreSQL
+// refuse a statement whose result columns changed (0A000, cached plan
+// must not change result type), as it does for a client's own.
+func (c *conn) clientStatement(ctx context.Context, sql string, oids []uint32) (string, error) {
+	if len(oids) == 0 || c.hadTemps {
+		return "", nil
+	}
+	c.schemaSeen()
+	return c.ts.prepared(ctx, c.pg, sql, oids)
+}
+
+// writeResult reports a statement's result to w (see run), closes rr and
+// returns its command tag.
+func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) (string, error) {
 	var cols []result.Column
 	if fields := rr.FieldDescriptions(); len(fields) > 0 {
 		cols = columns(fields, wire)
 		if err := w.Columns(cols); err != nil {
 			rr.Close()
-			return err
+			return "", err
 		}
 	}
 	row := make([]result.Value, len(cols))
@@ -193,20 +229,20 @@ func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) error {
 			v, err := value(cols[i].Type, b)
 			if err != nil {
 				rr.Close()
-				return sqlerr.Wrap(err, sqlerr.Internal, "certa: column %s: %v", cols[i].Name, err)
+				return "", sqlerr.Wrap(err, sqlerr.Internal, "certa: column %s: %v", cols[i].Name, err)
 			}
 			row[i] = v
 		}
 		if err := w.Row(row); err != nil {
 			rr.Close()
-			return err
+			return "", err
 		}
 	}
 	tag, err := rr.Close()
 	if err != nil {
-		return resultChanged(pgError(err))
+		return "", resultChanged(pgError(err))
 	}
-	return w.Complete(tag.String())
+	return tag.String(), w.Complete(tag.String())
 }
 
 // resultChanged turns PostgreSQL's refusal of a client's result formats

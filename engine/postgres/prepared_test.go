@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+
+	"certa/engine"
+	"certa/result"
+	"certa/writeset"
+)
+
+// readArgs runs a query with arguments through s and returns its rows
+// and columns.
+func readArgs(t *testing.T, s engine.Session, sql string, args ...any) ([][]result.Value, []result.Column) {
+	t.Helper()
+	var buf result.Buffer
+	if err := s.Read(context.Background(), sql, &buf, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return buf.Rows, buf.Cols
+}
+
+// A client's statement with parameters is prepared on the backend once
+// (conn.clientStatement) and still means what it means unnamed: after a
+// schema change, after the client's own DEALLOCATE ALL, and when a
+// temporary table made in the same transaction (by a function, which
+// certa cannot see) now comes first on the search path.
+func TestClientStatementsPrepared(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	for _, ddl := range []string{"CREATE TABLE t (id int PRIMARY KEY, v text)",
+		`CREATE FUNCTION make_temp() RETURNS void LANGUAGE plpgsql AS $$
+		BEGIN CREATE TEMP TABLE t (id int, v text); INSERT INTO t VALUES (1, 'temporary'); END $$`} {
+		if err := f.apply(&writeset.WriteSet{DDL: ddl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := e.NewSession()
+	defer s.Close()
+	f.exec(s, "INSERT INTO t VALUES (1, 'a')")
+
+	// One backend serves these reads one after another (the pool reuses
+	// the last one back): the statement is prepared there.
+	pid := func() any { return mustRead(t, s, "SELECT pg_backend_pid()")[0][0] }
+	before := pid()
+	if rows, _ := readArgs(t, s, "SELECT v FROM t WHERE id = $1", int64(1)); rows[0][0] != "a" {
+		t.Fatalf("read %v", rows)
+	}
+	if rows, _ := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); len(rows[0]) != 2 {
+		t.Fatalf("read %v", rows)
+	}
+	prepared := "SELECT count(*) FROM pg_prepared_statements WHERE statement IN ('SELECT v FROM t WHERE id = $1', 'SELECT * FROM t WHERE id = $1')"
+	if rows := mustRead(t, s, prepared); rows[0][0] != int64(2) || pid() != before {
+		t.Fatalf("statements prepared on the backend: %v (backend %v, was %v)", rows, pid(), before)
+	}
+
+	// A schema change: the same text now has three columns.
+	if err := f.apply(&writeset.WriteSet{DDL: "ALTER TABLE t ADD COLUMN w int DEFAULT 7"}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, cols := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); len(cols) != 3 || rows[0][2] != int64(7) {
+		t.Fatalf("after ADD COLUMN: %v %v", cols, rows)
+	}
+
+	// The client deallocates every statement of the backend.
+	mustRead(t, s, "DEALLOCATE ALL")
+	if rows, _ := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); rows[0][0] != int64(1) {
+		t.Fatalf("after DEALLOCATE ALL: %v", rows)
+	}
+	f.exec(s, "DEALLOCATE ALL") // in a transaction
+	if rows, _ := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); rows[0][0] != int64(1) {
+		t.Fatalf("after DEALLOCATE ALL in a transaction: %v", rows)
+	}
+	if pid() != before {
+		t.Fatalf("the reads ran on backends %v and %v: the test needs one", before, pid())
+	}
+
+	// A temporary table made inside a function shadows t for the rest of
+	// the transaction, prepared statement or not. The backend has a
+	// temporary schema already (a transaction made and dropped a table
+	// there): the search path does not change when the table is made.
+	f.exec(s, "SELECT make_temp()", "DROP TABLE pg_temp.t")
+	if pid() != before {
+		t.Fatalf("the reads ran on backends %v and %v: the test needs one", before, pid())
+	}
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	get := func() any {
+		var buf result.Buffer
+		if err := tx.Exec(ctx, "SELECT v FROM t WHERE id = $1", &buf, int64(1)); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Rows[0][0]
+	}
+	if v := get(); v != "a" {
+		t.Fatalf("before the temporary table: %v", v)
+	}
+	if err := tx.Exec(ctx, "SELECT make_temp()", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if v := get(); v != "temporary" {
+		t.Fatalf("after a function made a temporary table t: read %v, want the temporary table's row", v)
+	}
+}
