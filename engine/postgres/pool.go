@@ -21,8 +21,12 @@ type conn struct {
 	ts    tables
 	epoch uint64 // the engine's schema epoch ts was filled at
 	// hadTemps: the backend held temporary objects once; clients'
-	// statements run unnamed on it (execClient).
+	// statements run unnamed on it (clientStatement).
 	hadTemps bool
+	// keeps is what a client's statement left in the backend's session
+	// beyond its transaction (pgparse.SessionState), "" for nothing: the
+	// backend then stays with that client's session (Engine.finish).
+	keeps string
 }
 
 // schemaSeen drops c's table metadata and prepared statements if the

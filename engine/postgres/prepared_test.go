@@ -6,6 +6,7 @@ import (
 
 	"certa/engine"
 	"certa/result"
+	"certa/sqlerr"
 	"certa/writeset"
 )
 
@@ -104,5 +105,57 @@ func TestClientStatementsPrepared(t *testing.T) {
 	}
 	if v := get(); v != "temporary" {
 		t.Fatalf("after a function made a temporary table t: read %v, want the temporary table's row", v)
+	}
+}
+
+// State a statement leaves in its PostgreSQL session beyond the
+// transaction stays with the client's session, on a backend of its own,
+// and no other session finds it: pg_dump's set_config of search_path,
+// session-level advisory locks (migration tools), PREPARE. LISTEN is
+// refused: notifications are not passed on.
+func TestSessionStateKeepsBackend(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE t (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := e.NewSession(), e.NewSession()
+	defer s2.Close()
+	backend := func(s engine.Session) any { return mustRead(t, s, "SELECT pg_backend_pid()")[0][0] }
+
+	mustRead(t, s1, "SELECT pg_catalog.set_config('search_path', '', false)")
+	if rows := mustRead(t, s1, "SELECT current_setting('search_path')"); rows[0][0] != "" {
+		t.Fatalf("the session's own search_path: %q", rows[0][0])
+	}
+	if _, err := read(s1, "SELECT count(*) FROM t"); sqlerr.Code(err) != "42P01" {
+		t.Fatalf("unqualified name with an empty search_path: %v, want 42P01", err)
+	}
+	for range 3 {
+		if rows := mustRead(t, s2, "SELECT count(*) FROM t"); rows[0][0] != int64(0) || backend(s2) == backend(s1) {
+			t.Fatalf("another session: %v on backend %v (the first is on %v)", rows, backend(s2), backend(s1))
+		}
+	}
+
+	mustRead(t, s1, "SELECT pg_advisory_lock(42)")
+	if rows := mustRead(t, s2, "SELECT pg_try_advisory_lock(42)"); rows[0][0] != false {
+		t.Fatalf("another session took the advisory lock a session holds")
+	}
+	f.exec(s1, "PREPARE seven AS SELECT 7")
+	if rows := mustRead(t, s1, "EXECUTE seven"); rows[0][0] != int64(7) {
+		t.Fatalf("EXECUTE of the session's statement: %v", rows)
+	}
+	if _, err := read(s2, "EXECUTE seven"); sqlerr.Code(err) != "26000" {
+		t.Fatalf("another session executed the session's prepared statement: %v", err)
+	}
+	if _, err := read(s2, "LISTEN events"); sqlerr.Code(err) != "0A000" {
+		t.Fatalf("LISTEN: %v, want 0A000", err)
+	}
+
+	// The session's end ends its backend, and its lock.
+	s1.Close()
+	s3 := e.NewSession()
+	defer s3.Close()
+	if rows := mustRead(t, s3, "SELECT pg_try_advisory_lock(42)"); rows[0][0] != true {
+		t.Fatalf("the lock outlived its session")
 	}
 }

@@ -184,7 +184,11 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	}
 	defer e.untrack(c.pg.PID())
 	formats, wire := result.WireFormats(w)
-	name, err := c.clientStatement(ctx, sql, oids)
+	err = c.noteSessionState(sql)
+	var name string
+	if err == nil {
+		name, err = c.clientStatement(ctx, sql, oids)
+	}
 	if err != nil {
 		e.finish(s, c, c.pg.IsClosed(), aborted.Load(), tempState{})
 		return resultChanged(pgError(err))

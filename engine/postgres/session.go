@@ -22,6 +22,14 @@ import (
 // with temporary objects is never given to another session. Whether a
 // backend holds temporary objects is PostgreSQL's answer (tempsSQL),
 // read in the round trip that ends each transaction.
+//
+// A statement that leaves other state in the session beyond its
+// transaction (a session-level advisory lock, a set_config that is not
+// local, PREPARE, a cursor WITH HOLD: conn.noteSessionState) pins its
+// backend the same way, until the session ends: such state cannot be
+// seen to be gone as cheaply, and another session must never find it
+// (pg_dump's set_config of search_path to '' broke the next session on
+// that backend).
 type Session struct {
 	e  *Engine
 	mu sync.Mutex // guards what follows: a transaction may end on Apply's goroutine (commitAt)
@@ -49,7 +57,7 @@ const tempsSQL = `SELECT c.relname FROM pg_class c WHERE pg_my_temp_schema() <> 
 // them would give the client wrong answers.
 func errLost() error {
 	e := sqlerr.Wrap(engine.ErrSessionLost, sqlerr.AdminShutdown,
-		"certa: this session's temporary tables were lost: its PostgreSQL backend was ended (so that a replicated commit could be applied, or by a state transfer)")
+		"certa: this session's temporary tables, advisory locks, settings or prepared statements were lost: its PostgreSQL backend was ended (so that a replicated commit could be applied, or by a state transfer)")
 	e.Hint = "Connect again."
 	return e
 }
@@ -141,7 +149,7 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 		c.hadTemps = true
 	}
 	if s == nil {
-		c.release(broken || aborted || len(temps.names) > 0)
+		c.release(broken || aborted || len(temps.names) > 0 || c.keeps != "")
 		return
 	}
 	s.mu.Lock()
@@ -156,17 +164,22 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 			e.setPinned(pid, false)
 		}
 		c.release(true)
-	case temps.checked && len(temps.names) > 0:
+	case temps.checked && len(temps.names) > 0 || c.keeps != "" && !pinned:
 		if s.closed {
 			c.release(true)
 			return
 		}
-		s.pinned, s.temps = c, temps.names
+		s.pinned = c
+		if temps.checked {
+			s.temps = temps.names
+		}
 		e.setPinned(pid, true)
-	case temps.checked && pinned:
+	case temps.checked && pinned && c.keeps == "":
 		s.pinned, s.temps = nil, nil
 		e.setPinned(pid, false)
 		c.release(false)
+	case temps.checked && pinned:
+		s.temps = nil // it keeps other state: it stays, for good
 	case pinned:
 	default:
 		c.release(false)

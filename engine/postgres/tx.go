@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 	"certa/writeset"
@@ -163,6 +164,9 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	if err != nil {
 		return err
 	}
+	if err := c.noteSessionState(sql); err != nil {
+		return err
+	}
 	formats, wire := result.WireFormats(w)
 	name, err := c.clientStatement(ctx, sql, oids)
 	if err != nil {
@@ -179,6 +183,25 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
 	}
 	return err
+}
+
+// noteSessionState records on c what sql leaves in the backend's session
+// beyond its transaction (an advisory lock, a setting, a prepared
+// statement or cursor of the client's): the backend is then the client
+// session's alone, as in PostgreSQL, and handed to no other session,
+// which would find another's settings or locks. LISTEN is refused:
+// certa does not pass notifications on.
+func (c *conn) noteSessionState(sql string) error {
+	switch state := pgparse.SessionState(sql); state {
+	case pgparse.StateNone:
+	case pgparse.StateListen:
+		e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: LISTEN is not supported: notifications are not passed on to clients")
+		e.Hint = "Poll a table instead."
+		return e
+	default:
+		c.keeps = state
+	}
+	return nil
 }
 
 // clientStatement returns the name of a client's statement with
