@@ -302,7 +302,9 @@ func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []res
 func (e *Engine) describe(ctx context.Context, s *Session, sql string) ([]result.Type, []result.Column, error) {
 	var sd *pgconn.StatementDescription
 	var err error
-	if len(engine.SettingsFrom(ctx)) > 0 {
+	if t := e.openTx(s); t != nil {
+		sd, err = t.describe(ctx, sql)
+	} else if len(engine.SettingsFrom(ctx)) > 0 {
 		err = e.readOnly(ctx, s, "ROLLBACK", func(c *conn) error {
 			sd, err = c.pg.Prepare(ctx, "", sql, nil)
 			return err

@@ -27,6 +27,9 @@ type conn struct {
 	// beyond its transaction (pgparse.SessionState), "" for nothing: the
 	// backend then stays with that client's session (Engine.finish).
 	keeps string
+	// tx is the transaction open on the connection, or nil: other work
+	// of its session (a SET's check, a description) runs inside it.
+	tx atomic.Pointer[Tx]
 }
 
 // schemaSeen drops c's table metadata and prepared statements if the

@@ -159,3 +159,64 @@ func TestSessionStateKeepsBackend(t *testing.T) {
 		t.Fatalf("the lock outlived its session")
 	}
 }
+
+// A session whose backend is pinned runs its SET checks and
+// descriptions inside its open transaction: run beside it, on the same
+// backend, they ended it (a SET in a block of a session with a
+// temporary table lost the block's earlier rows, and its later ones
+// committed on the node alone). A RESET of a session that keeps state
+// on its backend changes the backend's session value, as pg_dump's
+// RESET search_path expects after its set_config.
+func TestPinnedSessionTransaction(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE t (id int PRIMARY KEY)"}); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	defer s.Close()
+	if ran, err := f.local(s, "CREATE TEMP TABLE tt (id int)"); !ran || err != nil {
+		t.Fatalf("CREATE TEMP TABLE: ran %v, %v", ran, err)
+	}
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Exec(ctx, "INSERT INTO t VALUES (1)", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Setting(ctx, "SET search_path = public", "search_path"); err != nil || v != "public" {
+		t.Fatalf("SET in the transaction: %q, %v", v, err)
+	}
+	if _, err := s.Setting(ctx, "SET statement_timeout = 'soon'", "statement_timeout"); err == nil {
+		t.Fatalf("a bad SET was accepted")
+	}
+	if _, cols, err := s.Describe(engine.WithSettings(ctx, map[string]string{"search_path": "public"}), "SELECT * FROM t"); err != nil || len(cols) != 1 {
+		t.Fatalf("describe in the transaction: %v, %v", cols, err)
+	}
+	if err := tx.Exec(ctx, "INSERT INTO t VALUES (2)", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil || ws == nil || len(ws.Keys) != 2 {
+		t.Fatalf("write set after SET and describe: %+v, %v; want both rows", ws, err)
+	}
+	if err := f.commitWS(tx, ws); err != nil {
+		t.Fatal(err)
+	}
+	if rows := mustRead(t, e.NewSession(), "SELECT count(*) FROM t"); rows[0][0] != int64(2) {
+		t.Fatalf("rows committed: %v, want 2", rows)
+	}
+
+	s2 := e.NewSession()
+	defer s2.Close()
+	mustRead(t, s2, "SELECT pg_catalog.set_config('search_path', '', false)")
+	if _, err := s2.Setting(ctx, "RESET search_path", "search_path"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := mustRead(t, s2, "SELECT current_setting('search_path')"); rows[0][0] != `"$user", public` {
+		t.Fatalf("search_path after RESET: %q", rows[0][0])
+	}
+}

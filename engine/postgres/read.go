@@ -101,10 +101,19 @@ func (e *Engine) Setting(ctx context.Context, set, name string) (string, error) 
 	return e.setting(ctx, nil, set, name)
 }
 
-// setting is Setting on session s's backend (nil: a pooled one).
+// setting is Setting on session s's backend (nil: a pooled one): inside
+// its open transaction if it has one, and kept for the session if the
+// backend is the session's for good.
 func (e *Engine) setting(ctx context.Context, s *Session, set, name string) (string, error) {
+	if t := e.openTx(s); t != nil {
+		return t.setting(ctx, set, name)
+	}
+	end := "ROLLBACK"
+	if s.keepsState() {
+		end = "COMMIT"
+	}
 	var value string
-	err := e.readOnly(ctx, s, "ROLLBACK", func(c *conn) error {
+	err := e.readOnly(ctx, s, end, func(c *conn) error {
 		if _, err := c.pg.Exec(ctx, set).ReadAll(); err != nil {
 			return pgError(err)
 		}

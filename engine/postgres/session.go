@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"certa/engine"
 	"certa/result"
 	"certa/sqlerr"
@@ -28,7 +30,7 @@ import (
 // local, PREPARE, a cursor WITH HOLD: conn.noteSessionState) pins its
 // backend the same way, until the session ends: such state cannot be
 // seen to be gone as cheaply, and another session must never find it
-// (pg_dump's set_config of search_path to '' broke the next session on
+// (pg_dump's set_config of search_path to the empty string broke the next session on
 // that backend).
 type Session struct {
 	e  *Engine
@@ -114,11 +116,44 @@ func (e *Engine) acquire(ctx context.Context, s *Session) (*conn, error) {
 		switch {
 		case lost:
 			return nil, errLost()
-		case c != nil && !lost:
+		case c != nil && c.tx.Load() != nil:
+			// Work of the session's own outside its open transaction
+			// would end that transaction (openTx says where to go).
+			return nil, sqlerr.New(sqlerr.Internal, "certa: the session's PostgreSQL backend is inside its transaction")
+		case c != nil:
 			return c, nil
 		}
 	}
 	return e.pool.Load().get(ctx)
+}
+
+// openTx returns the transaction open on session s's pinned backend, or
+// nil: a SET's check and a description then run inside it, where the
+// session's work is.
+func (e *Engine) openTx(s *Session) *Tx {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned == nil {
+		return nil
+	}
+	return s.pinned.tx.Load()
+}
+
+// keepsState reports whether session s's pinned backend holds state
+// beyond its transactions other than temporary objects (conn.keeps): it
+// is the session's for good, and a SET or RESET changes it for the
+// session, as in PostgreSQL (pg_dump's RESET search_path undoes its
+// set_config).
+func (s *Session) keepsState() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pinned != nil && s.pinned.keeps != ""
 }
 
 // tempState is what the end of a transaction found in its backend's
@@ -295,4 +330,40 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 		return true, t.failed(pgError(err))
 	}
 	return true, buf.Replay(w)
+}
+
+// setting checks a SET or RESET inside the transaction, in a savepoint
+// it rolls back to, and returns the value it leaves name with.
+func (t *Tx) setting(ctx context.Context, set, name string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.simple(ctx, "SAVEPOINT certa_setting"); err != nil {
+		return "", err
+	}
+	_, err := t.c.pg.Exec(ctx, set).ReadAll()
+	var value string
+	if err == nil {
+		r := t.c.pg.ExecParams(ctx, "SELECT current_setting($1)", [][]byte{[]byte(name)}, nil, nil, nil).Read()
+		if err = r.Err; err == nil {
+			value = string(r.Rows[0][0])
+		}
+	}
+	if uerr := t.simple(ctx, "ROLLBACK TO SAVEPOINT certa_setting; RELEASE SAVEPOINT certa_setting"); uerr != nil {
+		return "", uerr
+	}
+	if err != nil {
+		return "", t.failed(pgError(err))
+	}
+	return value, nil
+}
+
+// describe describes a statement inside the transaction.
+func (t *Tx) describe(ctx context.Context, sql string) (*pgconn.StatementDescription, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
+	sd, err := t.c.pg.Prepare(ctx, "", sql, nil)
+	return sd, t.failed(err)
 }

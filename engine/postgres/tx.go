@@ -102,6 +102,7 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
 	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap}
+	c.tx.Store(t)
 	e.track(t.pid, &t.aborted)
 	return t, nil
 }
@@ -432,6 +433,7 @@ func (t *Tx) CommitLocal(ctx context.Context) error {
 // end hands the connection back (Engine.finish), with what the end of
 // the transaction found in its temporary schema. The caller holds t.mu.
 func (t *Tx) end(broken bool, temps tempState) {
+	t.c.tx.Store(nil)
 	t.e.untrack(t.pid)
 	t.e.finish(t.s, t.c, broken, t.aborted.Load(), temps)
 	t.c = nil

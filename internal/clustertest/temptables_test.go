@@ -155,6 +155,33 @@ func TestPostgresEngineTemporaryTablesPsql(t *testing.T) {
 	if got := values(t, syncConn(t, c, 0), "SELECT id, name FROM items ORDER BY id"); got != "1=x,2=y" {
 		t.Fatalf("node 1: items %q", got)
 	}
+	// A SET inside a block of a session with a temporary table: the
+	// block keeps its rows, on every node.
+	psqlRun(t, c, 1, "CREATE TEMP TABLE tt (a int)", "BEGIN", "INSERT INTO items VALUES (3, 'z')",
+		"SET search_path = public", "INSERT INTO items VALUES (4, 'w')", "COMMIT")
+	if got := values(t, syncConn(t, c, 0), "SELECT id, name FROM items ORDER BY id"); got != "1=x,2=y,3=z,4=w" {
+		t.Fatalf("node 1 after a block with a SET: items %q", got)
+	}
+}
+
+// What a psql session leaves in its PostgreSQL session stays its own:
+// pg_dump's set_config of search_path (undone by its RESET), an
+// advisory lock; the next sessions find neither.
+func TestPostgresEngineSessionStatePsql(t *testing.T) {
+	c := startPostgresCluster(t, 1)
+	mustExec(t, c.Conn(0), "CREATE TABLE items (id int PRIMARY KEY)")
+	out := psqlRun(t, c, 0, "SELECT pg_catalog.set_config('search_path', '', false)", "SELECT pg_advisory_lock(7)",
+		"SELECT count(*) FROM pg_class WHERE pg_table_is_visible(oid) AND relname = 'items'",
+		"RESET search_path", "SELECT count(*) FROM items")
+	if out != "\n\n0\n0\n" { // set_config's '', the lock's void, items not visible, no rows
+		t.Fatalf("psql session:\n%s", out)
+	}
+	for range 3 {
+		out := psqlRun(t, c, 0, "SELECT current_setting('search_path'), count(*) FROM items", "SELECT pg_try_advisory_lock(7)")
+		if out != "\"$user\", public|0\nt\n" {
+			t.Fatalf("a later session found another's state:\n%s", out)
+		}
+	}
 }
 
 // psqlRun runs commands in one psql session on node i and returns its
