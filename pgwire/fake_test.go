@@ -25,7 +25,7 @@ type fakeBackend struct {
 	sleeping chan struct{} // receives when a SLEEP starts, if set
 }
 
-func (b *fakeBackend) NewSession(ctx context.Context, user, database string) (Session, error) {
+func (b *fakeBackend) NewSession(ctx context.Context, user, database string, settings [][2]string) (Session, error) {
 	switch user {
 	case "refused":
 		return nil, &sqlerr.Error{Code: "28000", Message: `role "refused" does not exist`}

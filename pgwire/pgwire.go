@@ -37,9 +37,12 @@ import (
 
 // Backend opens sessions for accepted connections.
 type Backend interface {
-	// NewSession is called once a client's startup message is accepted.
+	// NewSession is called once a client's startup message is accepted,
+	// with the run-time parameters it sets (name, value; its parameters
+	// and its options' -c name=value, in the order they apply), which the
+	// session takes as PostgreSQL does at connection.
 	// An error (a *sqlerr.Error) is sent to the client and the connection closed.
-	NewSession(ctx context.Context, user, database string) (Session, error)
+	NewSession(ctx context.Context, user, database string, settings [][2]string) (Session, error)
 }
 
 // RawParams may be implemented by a Session: true if its engine runs

@@ -128,7 +128,12 @@ func (c *conn) startSession(m *pgproto3.StartupMessage) bool {
 	c.admitted = true
 	c.send(&pgproto3.AuthenticationOk{})
 
-	sess, err := c.s.backend.NewSession(c.ctx, user, database)
+	settings, err := startupSettings(params)
+	if err != nil {
+		c.sendError("FATAL", sqlerr.As(err))
+		return false
+	}
+	sess, err := c.s.backend.NewSession(c.ctx, user, database, settings)
 	if err == nil && sess == nil {
 		err = sqlerr.New(sqlerr.Internal, "backend returned no session")
 	}
@@ -160,6 +165,9 @@ func (c *conn) startSession(m *pgproto3.StartupMessage) bool {
 		{"default_transaction_read_only", "off"},
 		{"in_hot_standby", "off"},
 	} {
+		c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
+	}
+	for _, p := range sess.TakeReported() { // what the startup settings changed
 		c.send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
 	}
 	key := c.s.cancels.register(c)

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -276,3 +277,52 @@ func pgTimeout(value string, reset bool) string {
 	}
 	return value
 }
+
+// fixedAtStartup are parameters a client's startup packet may name that
+// the SQLite engine does not take (values go out in one form, which the
+// client was told at startup): as before, they are left as they are.
+var fixedAtStartup = []string{"datestyle", "timezone", "intervalstyle", "extra_float_digits"}
+
+// Startup applies the run-time parameters of the client's startup packet
+// (pgwire.Backend.NewSession), as PostgreSQL does at connection: they
+// become the session's values, as if SET, and a bad one fails the
+// connection. Over an engine that runs PostgreSQL, PostgreSQL reads each
+// as set_config does (a list such as search_path's "a, b" is two names)
+// and says its value.
+func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
+	for _, p := range settings {
+		name, value := strings.ToLower(p[0]), p[1]
+		if s.node.engine.RunsPostgreSQL() && !strings.HasPrefix(name, "certa.") {
+			set := "SELECT pg_catalog.set_config(" + quoteText(name) + ", " + quoteText(value) + ", false)"
+			v, err := s.es.Setting(s.engineCtx(ctx), set, name)
+			if err != nil {
+				return err
+			}
+			if s.pg == nil {
+				s.pg = map[string]string{}
+			}
+			s.pg[name] = v
+			if name == "statement_timeout" {
+				s.sessionSettings.apply(name, v, s.node.cfg.StatementTimeout)
+			}
+			if reported, ok := reportedName[name]; ok {
+				s.report(reported, v)
+			}
+			continue
+		}
+		if slices.Contains(fixedAtStartup, name) {
+			continue
+		}
+		report, err := s.sessionSettings.apply(name, value, s.node.cfg.StatementTimeout)
+		if err != nil {
+			return err
+		}
+		if report != nil {
+			s.report(report[0], report[1])
+		}
+	}
+	return nil
+}
+
+// quoteText quotes s as a string constant.
+func quoteText(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

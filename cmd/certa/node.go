@@ -309,8 +309,13 @@ func joinAddrs(join string) []string {
 // backend opens replica sessions for pgwire connections.
 type backend struct{ node *replica.Node }
 
-func (b backend) NewSession(ctx context.Context, user, database string) (pgwire.Session, error) {
-	return b.node.NewSession(), nil
+func (b backend) NewSession(ctx context.Context, user, database string, settings [][2]string) (pgwire.Session, error) {
+	s := b.node.NewSession()
+	if err := s.Startup(ctx, settings); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // byteSize is a flag value in bytes, written as a number of bytes or with
