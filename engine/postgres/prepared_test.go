@@ -63,7 +63,13 @@ func TestClientStatementsPrepared(t *testing.T) {
 		t.Fatalf("after ADD COLUMN: %v %v", cols, rows)
 	}
 
-	// The client deallocates every statement of the backend.
+	// The client deallocates a statement of its own, then every statement
+	// of the backend.
+	f.exec(s, "PREPARE mine AS SELECT 1")
+	mustRead(t, s, "DEALLOCATE mine")
+	if rows, _ := readArgs(t, s, "SELECT v FROM t WHERE id = $1", int64(1)); rows[0][0] != "a" {
+		t.Fatalf("after DEALLOCATE of the client's statement: %v", rows)
+	}
 	mustRead(t, s, "DEALLOCATE ALL")
 	if rows, _ := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); rows[0][0] != int64(1) {
 		t.Fatalf("after DEALLOCATE ALL: %v", rows)

@@ -227,7 +227,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		case parts - 2:
 			var tag string
 			tag, werr = writeResult(rr, w, wire)
-			if strings.HasPrefix(tag, "DEALLOCATE") {
+			if tag == "DEALLOCATE ALL" {
 				c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
 			}
 		case parts - 1:

@@ -180,7 +180,7 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		rr = c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats)
 	}
 	tag, err := writeResult(rr, w, wire)
-	if strings.HasPrefix(tag, "DEALLOCATE") {
+	if tag == "DEALLOCATE ALL" {
 		c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
 	}
 	return err
