@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"certa/internal/localcluster"
+	"certa/internal/pgclient"
 	"certa/internal/netfault"
 )
 
@@ -101,6 +102,25 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 		})
 		if err != nil {
 			return fail(fmt.Errorf("set up %s: %w", w.Name(), err))
+		}
+	}
+	// Every node applies the setup before the clients start: one still
+	// behind answers 42P01 for a table made through another (a local
+	// read of an older state), which a workload's check counts as wrong.
+	for _, addr := range addrs {
+		err := localcluster.Poll(30*time.Second, func() error {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			return withConn(sctx, addr, func(conn *pgclient.Conn) error {
+				if _, err := conn.Exec(sctx, "SET certa.consistency = sync"); err != nil {
+					return err
+				}
+				_, err := conn.Exec(sctx, "SELECT 1")
+				return err
+			})
+		})
+		if err != nil {
+			return fail(fmt.Errorf("wait for %s to apply the setup: %w", addr, err))
 		}
 	}
 
