@@ -193,14 +193,10 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	}
 	defer e.untrack(c.pg.PID())
 	formats, wire := result.WireFormats(w)
-	err = c.noteSessionState(sql)
-	var name string
-	if err == nil {
-		name, err = c.clientStatement(ctx, sql, oids)
-	}
+	name, err := c.clientStatement(ctx, sql, oids)
 	if err != nil {
 		e.finish(s, c, c.pg.IsClosed(), aborted.Load(), tempState{})
-		return resultChanged(pgError(err))
+		return err
 	}
 	b := &pgconn.Batch{}
 	parts := 3 // BEGIN, [the settings,] the statement, COMMIT
@@ -227,9 +223,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		case parts - 2:
 			var tag string
 			tag, werr = writeResult(rr, w, wire)
-			if tag == "DEALLOCATE ALL" {
-				c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
-			}
+			c.ran(tag)
 		case parts - 1:
 			commit = rr.Read().CommandTag.String()
 		default:

@@ -74,8 +74,12 @@ func (ts *tables) prepared(ctx context.Context, conn *pgconn.PgConn, sql string,
 		ts.stmts, ts.stale = nil, false
 	}
 	key := sql
-	for _, oid := range oids {
-		key += "\x00" + strconv.FormatUint(uint64(oid), 10)
+	if len(oids) > 0 {
+		b := []byte(sql)
+		for _, oid := range oids {
+			b = strconv.AppendUint(append(b, 0), uint64(oid), 10)
+		}
+		key = string(b)
 	}
 	if name, ok := ts.stmts[key]; ok {
 		return name, nil

@@ -165,13 +165,10 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	if err != nil {
 		return err
 	}
-	if err := c.noteSessionState(sql); err != nil {
-		return err
-	}
 	formats, wire := result.WireFormats(w)
 	name, err := c.clientStatement(ctx, sql, oids)
 	if err != nil {
-		return resultChanged(pgError(err))
+		return err
 	}
 	var rr *pgconn.ResultReader
 	if name != "" {
@@ -180,10 +177,16 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		rr = c.pg.ExecParams(ctx, sql, vals, oids, paramFormats, formats)
 	}
 	tag, err := writeResult(rr, w, wire)
-	if tag == "DEALLOCATE ALL" {
-		c.ts.deallocated() // the client's DEALLOCATE ALL took certa's too
-	}
+	c.ran(tag)
 	return err
+}
+
+// ran notes what a client's statement that ended with tag did to c's
+// prepared statements: DEALLOCATE ALL took certa's too.
+func (c *conn) ran(tag string) {
+	if tag == "DEALLOCATE ALL" {
+		c.ts.deallocated()
+	}
 }
 
 // noteSessionState records on c what sql leaves in the backend's session
@@ -221,12 +224,22 @@ func (c *conn) noteSessionState(sql string) error {
 // commits between that check and the statement's run makes PostgreSQL
 // refuse a statement whose result columns changed (0A000, cached plan
 // must not change result type), as it does for a client's own.
+//
+// It first notes what sql leaves in the session (noteSessionState). Its
+// error is the client's.
 func (c *conn) clientStatement(ctx context.Context, sql string, oids []uint32) (string, error) {
+	if err := c.noteSessionState(sql); err != nil {
+		return "", err
+	}
 	if len(oids) == 0 || c.hadTemps {
 		return "", nil
 	}
 	c.schemaSeen()
-	return c.ts.prepared(ctx, c.pg, sql, oids)
+	name, err := c.ts.prepared(ctx, c.pg, sql, oids)
+	if err != nil {
+		return "", resultChanged(pgError(err))
+	}
+	return name, nil
 }
 
 // writeResult reports a statement's result to w (see run), closes rr and

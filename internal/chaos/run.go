@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"certa/internal/localcluster"
-	"certa/internal/pgclient"
 	"certa/internal/netfault"
+	"certa/internal/pgclient"
 )
 
 // Config describes a harness run.
