@@ -1,8 +1,10 @@
 // Package pgparse reads SQL statements with PostgreSQL's own parser
 // (libpg_query, through github.com/pganalyze/pg_query_go) and describes
 // what certa needs to know of them, with byte offsets into the statement's
-// text so that callers can rewrite precisely the parts they must. It is the
-// only package of certa that imports the parser.
+// text so that callers can rewrite precisely the parts they must. It also
+// prints queries and data changes again as SQLite SQL that means the same
+// (ToSQLite, sqlite*.go), for the embedded engine. It is the only package
+// of certa that imports the parser.
 package pgparse
 
 import (

@@ -37,3 +37,18 @@ func ParseSet(sql string) (s Set, ok bool) {
 	}
 	return s, true
 }
+
+// ParseShow returns the parameter sql shows if sql is one SHOW statement,
+// named as PostgreSQL names it: SHOW TRANSACTION ISOLATION LEVEL is
+// "transaction_isolation", SHOW TIME ZONE "timezone".
+func ParseShow(sql string) (name string, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", false
+	}
+	vs := tree.Stmts[0].Stmt.GetVariableShowStmt()
+	if vs == nil {
+		return "", false
+	}
+	return strings.ToLower(vs.Name), true
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 	"certa/writeset"
@@ -211,7 +212,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 		if len(st.words) < 2 {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
 		}
-		return nil, []result.Column{{Name: strings.ToLower(st.words[1]), Type: result.Text}}, nil
+		return nil, []result.Column{{Name: showName(st), Type: result.Text}}, nil
 	}
 	return nil, nil, nil
 }
@@ -714,11 +715,20 @@ const (
 	settingLastCommit  = "certa.last_commit_seqno"
 )
 
+// showName is the parameter a SHOW shows, as PostgreSQL names it (SHOW
+// TRANSACTION ISOLATION LEVEL is transaction_isolation). st has a name.
+func showName(st statement) string {
+	if name, ok := pgparse.ParseShow(st.sql); ok {
+		return name
+	}
+	return strings.ToLower(st.words[1])
+}
+
 func (s *Session) show(st statement, w result.Writer) error {
 	if len(st.words) < 2 {
 		return sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
 	}
-	name := strings.ToLower(st.words[1])
+	name := showName(st)
 	var value string
 	switch name {
 	case settingConsistency:

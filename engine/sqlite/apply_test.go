@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"zombiezen.com/go/sqlite"
@@ -233,7 +234,7 @@ func TestApplyOutOfSpaceFailsWholeAndCanBeRetried(t *testing.T) {
 		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
 	}
 	small := a.commit("INSERT INTO t VALUES (1, x'01')")
-	big := a.commit("INSERT INTO t VALUES (2, zeroblob(200000))")
+	big := a.commit("INSERT INTO t VALUES (2, x'" + strings.Repeat("00", 200000) + "')")
 	pragma := func(sql string) {
 		t.Helper()
 		if err := sqlitex.ExecuteTransient(b.applier.c, sql, nil); err != nil {

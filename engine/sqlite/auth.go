@@ -5,6 +5,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/pgparse"
 	"certa/sqlerr"
 )
 
@@ -37,6 +38,14 @@ type record struct {
 	// numericParams are the parameters a client statement gives numeric
 	// columns, whose values are checked when bound (numeric.go).
 	numericParams []int
+	// columns are the result columns as PostgreSQL names and types them,
+	// when the statement was printed from PostgreSQL's parse tree and
+	// they are known from it (pgparse.SQLite.Columns).
+	columns []pgparse.ResultColumn
+	// params and paramTables describe the parameters of a printed
+	// statement (pgparse.SQLite.Params and Tables), for Describe.
+	params      []pgparse.Param
+	paramTables []string
 	// schemaObjects are the tables and views a schema statement creates,
 	// alters or drops (or whose indexes it creates or drops).
 	schemaObjects []string

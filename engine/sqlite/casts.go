@@ -22,80 +22,22 @@ import (
 // Casts. SQLite's CAST(x AS name) takes any name and decides by substrings
 // of it: CAST('2024-01-01 10:00:00+02' AS timestamptz) is 2024 and
 // CAST('12abc' AS integer) is 12, where PostgreSQL gives a timestamp and
-// an error. So before a statement reaches SQLite, each CAST of it is
-// rewritten to pg_cast(expr, 'type'[, modifiers]), which does what
+// an error. So before a statement reaches SQLite, each cast of it (CAST
+// or ::) is written as pg_cast(expr, 'kind'[, modifiers]), which does what
 // PostgreSQL's cast to that type does, or the statement is refused: 0A000
 // for a PostgreSQL type certa cannot cast to, 42704 for a name that is no
-// PostgreSQL type. (The :: form is not SQLite syntax and fails as a
-// syntax error; issue 19 brings PostgreSQL's whole grammar.)
+// PostgreSQL type (pgparse.CastKind). Queries and data changes get this
+// from pgparse's SQLite printer; schema statements, which it does not
+// print yet, from rewriteCasts.
 
 // castFunction is the SQL function casts become.
 const castFunction = "pg_cast"
 
-// castTarget is what a CAST's type names: one of castKinds, with the
-// type's modifiers.
+// castTarget is what a CAST's type names: a kind of pgparse.CastKind,
+// with the type's modifiers.
 type castTarget struct {
 	kind string
 	mods []int64
-}
-
-// castKinds maps PostgreSQL's type names to the kinds pg_cast knows.
-var castKinds = map[string]string{
-	"smallint": "int2", "int2": "int2",
-	"integer": "int4", "int": "int4", "int4": "int4",
-	"bigint": "int8", "int8": "int8",
-	"numeric": "numeric", "decimal": "numeric",
-	"double precision": "float8", "float8": "float8", "float": "float8",
-	"text": "text", "varchar": "varchar", "character varying": "varchar",
-	"boolean": "bool", "bool": "bool",
-	"date": "date", "timestamp": "timestamp", "timestamp without time zone": "timestamp",
-	"timestamptz": "timestamptz", "timestamp with time zone": "timestamptz",
-	"time": "time", "time without time zone": "time",
-	"uuid": "uuid", "json": "json",
-}
-
-// notPostgresTypes are names SQLite's CAST takes that name no PostgreSQL
-// type.
-var notPostgresTypes = map[string]bool{"blob": true, "string": true, "datetime": true, "clob": true, "tinyint": true, "mediumint": true, "nvarchar": true}
-
-// parseCastType reads a CAST's type (pgparse.Cast.Type).
-func parseCastType(t string) (castTarget, error) {
-	name, mods := strings.TrimPrefix(t, "pg_catalog."), ""
-	if i := strings.IndexByte(name, '('); i >= 0 && strings.HasSuffix(name, ")") {
-		name, mods = name[:i], name[i+1:len(name)-1]
-	}
-	var ct castTarget
-	for _, m := range strings.Split(mods, ",") {
-		if m == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(m, 10, 32)
-		if err != nil || n < 0 {
-			return ct, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants or identifiers")
-		}
-		ct.mods = append(ct.mods, n)
-	}
-	kind, ok := castKinds[name]
-	switch {
-	case strings.HasSuffix(t, "]"):
-		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to an array type (%s) is not supported by the embedded engine", t)
-	case name == "float" && len(ct.mods) == 1 && ct.mods[0] <= 24, name == "real", name == "float4":
-		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to real (float4) is not supported by the embedded engine: use double precision")
-	case name == "char" || name == "character" || name == "bpchar":
-		// PostgreSQL pads char(n) and drops the padding again in most
-		// uses; certa does not pad char(n) columns.
-		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine: use varchar", t)
-	case !ok && notPostgresTypes[name]:
-		return ct, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", name)
-	case !ok:
-		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine", t)
-	case kind == "float8" && len(ct.mods) > 0, kind == "numeric" && len(ct.mods) > 2,
-		kind != "numeric" && kind != "float8" && kind != "varchar" && len(ct.mods) > 0,
-		kind == "varchar" && len(ct.mods) > 1:
-		return ct, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine", t)
-	}
-	ct.kind = kind
-	return ct, nil
 }
 
 // rewriteCasts returns sql with every CAST rewritten to pg_cast, or the
@@ -112,10 +54,11 @@ func rewriteCasts(sql string) (string, error) {
 	var b strings.Builder
 	last := 0
 	for _, c := range casts {
-		target, err := parseCastType(c.Type)
+		kind, mods, err := pgparse.CastKind(c.Type)
 		if err != nil {
 			return "", err
 		}
+		target := castTarget{kind, mods}
 		expr, err := rewriteCasts(sql[c.Expr.Start:c.Expr.End])
 		if err != nil {
 			return "", err
@@ -434,13 +377,26 @@ func castColumn(name string) (col result.Column, ok bool) {
 	if !ok {
 		return col, false
 	}
-	col = result.Column{Name: r.name, Type: r.typ}
-	if r.typ == result.Numeric && m[2] != "" {
-		p, _ := strconv.Atoi(m[2])
-		s, _ := strconv.Atoi(m[3]) // "" for numeric(p): 0
-		col.Mod = int32(p<<16|s) + 4
+	var mods []int64
+	for _, m := range m[2:] {
+		if n, err := strconv.ParseInt(m, 10, 32); err == nil {
+			mods = append(mods, n)
+		}
 	}
-	return col, true
+	return result.Column{Name: r.name, Type: r.typ, Mod: castMod(r.typ, mods)}, true
+}
+
+// castMod is the type modifier PostgreSQL reports for a cast's result:
+// numeric(p[,s]) only.
+func castMod(typ result.Type, mods []int64) int32 {
+	if typ != result.Numeric || len(mods) == 0 {
+		return 0
+	}
+	p, s := mods[0], int64(0)
+	if len(mods) > 1 {
+		s = mods[1]
+	}
+	return int32(p<<16|s) + 4
 }
 
 // closesFirstParen reports whether the last byte of s closes its first

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 	"certa/writeset"
@@ -126,6 +128,10 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := registerPGOperators(c); err != nil { // pgops.go
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := registerTouch(c); err != nil {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -174,12 +180,22 @@ func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
 // a re-prepare by SQLite while stepping is checked the same way; our own
 // statements in between switch to modeInternal (see internal).
 func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record, trailing string, err error) {
+	var printed *pgparse.SQLite
 	if mode == modeLocal {
 		if err := checkNumbers(sql); err != nil { // numeric.go
 			return nil, record{}, "", err
 		}
+		// A query or data change runs as PostgreSQL's parser reads it,
+		// printed for SQLite (pgparse/sqlite.go); other statements go
+		// their own ways.
+		printed, err = toSQLite(sql)
+		if err != nil && !errors.Is(err, pgparse.ErrNotPrinted) {
+			return nil, record{}, "", err
+		}
 	}
-	if sql, err = rewriteCasts(sql); err != nil { // casts.go
+	if printed != nil {
+		sql = printed.SQL
+	} else if sql, err = rewriteCasts(sql); err != nil { // casts.go
 		return nil, record{}, "", err
 	}
 	c.rec = record{}
@@ -198,6 +214,10 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 			return nil, rec, "", rec.denied
 		}
 		return nil, rec, "", err
+	}
+	if printed != nil {
+		rec.columns, rec.params, rec.paramTables = printed.Columns, printed.Params, printed.Tables
+		return stmt, rec, printed.Rest + sql[len(sql)-n:], nil
 	}
 	return stmt, rec, sql[len(sql)-n:], nil
 }

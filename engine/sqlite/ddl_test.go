@@ -66,7 +66,7 @@ func TestCheckDDLRefusals(t *testing.T) {
 		{"ATTACH 'x.db' AS x", sqlerr.FeatureNotSupported, "ATTACH"},
 		{"CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER PRIMARY KEY)", sqlerr.SyntaxError, "one statement"},
 		{"CREATE TABLE t (id INTEGER PRIMARY KEY)", sqlerr.DuplicateTable, "already exists"},
-		{"DROP TABLE nope", sqlerr.UndefinedTable, "no such table"},
+		{"DROP TABLE nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},
 		{"DROP INDEX nope", sqlerr.UndefinedObject, "no such index"},
 		{"CREATE TABLEX", sqlerr.SyntaxError, "syntax error"},
 	}

@@ -99,10 +99,10 @@ func mapErr(err error) error {
 		case strings.Contains(msg, "syntax error"), strings.Contains(msg, "incomplete input"),
 			strings.Contains(msg, "unrecognized token"):
 			return sqlerr.Wrap(err, sqlerr.SyntaxError, "%s", msg)
-		case strings.HasPrefix(msg, "no such table"):
-			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "%s", msg)
-		case strings.HasPrefix(msg, "no such column"):
-			return sqlerr.Wrap(err, sqlerr.UndefinedColumn, "%s", msg)
+		case strings.HasPrefix(msg, "no such table: "):
+			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "relation %q does not exist", missingName(msg))
+		case strings.HasPrefix(msg, "no such column: "):
+			return sqlerr.Wrap(err, sqlerr.UndefinedColumn, "column %q does not exist", missingName(msg))
 		case strings.HasPrefix(msg, "no such index"), strings.HasPrefix(msg, "no such view"):
 			return sqlerr.Wrap(err, sqlerr.UndefinedObject, "%s", msg)
 		case strings.Contains(msg, "already exists"):
@@ -114,6 +114,20 @@ func mapErr(err error) error {
 		}
 	}
 	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)
+}
+
+// missingName is the name in SQLite's "no such table: x" or "no such
+// column: "x" - should this be a string literal...?".
+func missingName(msg string) string {
+	_, name, _ := strings.Cut(msg, ": ")
+	name, _, _ = strings.Cut(name, " - ")
+	if strings.HasPrefix(name, "main.") {
+		name = name[len("main."):]
+	}
+	if len(name) >= 2 && name[0] == '"' && name[len(name)-1] == '"' {
+		name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+	}
+	return name
 }
 
 // sqliteMessage extracts SQLite's own message ("no such table: t") from a

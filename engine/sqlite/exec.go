@@ -43,7 +43,7 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 	}
 	// Types come from the first row when the schema does not say, so
 	// Columns is sent after the first step.
-	cols, err := c.columns(stmt, hasRow)
+	cols, err := c.columns(stmt, rec, hasRow)
 	if err != nil {
 		return 0, err
 	}
@@ -105,11 +105,25 @@ func (c *conn) changes(rec *record) int {
 // table has the type its table declares; any other is typed by its value in
 // the first row, else reported as text. c's table cache must be fresh for
 // the snapshot stmt runs on: prepareCached (or refreshSchema) in the same
-// transaction.
-func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) {
+// transaction. Where the statement's parse tree says a column's name and
+// type (rec.columns), those are PostgreSQL's.
+func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Column, error) {
 	cols := make([]result.Column, stmt.ColumnCount())
+	pgCols := rec.columns
+	if len(pgCols) != len(cols) {
+		pgCols = nil
+	}
 	for i := range cols {
-		name := stmt.ColumnName(i)
+		if pgCols != nil && pgCols[i].Cast != "" {
+			if r, ok := castResults[pgCols[i].Cast]; ok {
+				cols[i] = result.Column{Name: pgCols[i].Name, Type: r.typ, Mod: castMod(r.typ, pgCols[i].Mods)}
+				continue
+			}
+		}
+		name := stmt.ColumnName(i) // "" for all but one of columns of one name (zombiezen keeps them in a map)
+		if pgCols != nil {
+			name = pgCols[i].Name
+		}
 		typ, known, mod := result.Text, false, int32(0)
 		if tbl := stmt.ColumnTableName(i); tbl != "" && stmt.ColumnDatabaseName(i) == "main" {
 			ti, err := c.table(tbl)
@@ -117,10 +131,15 @@ func (c *conn) columns(stmt *sqlite.Stmt, hasRow bool) ([]result.Column, error) 
 				return nil, err
 			}
 			// The result column's name is the source column's unless
-			// aliased; an aliased column falls back to its values.
-			typ, known = ti.types[strings.ToLower(name)]
+			// aliased; an aliased column falls back to its values unless
+			// the parse tree names its source.
+			source := name
+			if pgCols != nil && pgCols[i].Source != "" {
+				source = pgCols[i].Source
+			}
+			typ, known = ti.types[strings.ToLower(source)]
 			if known {
-				mod = ti.mods[strings.ToLower(name)]
+				mod = ti.mods[strings.ToLower(source)]
 			}
 		}
 		if !known {

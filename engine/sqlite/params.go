@@ -7,6 +7,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -123,15 +124,19 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 		}
 		count = max(count, n)
 	}
-	params := inferParams(c, sql, count)
+	params := c.paramTypes(rec.params, rec.paramTables, count)
 	if stmt.ColumnCount() == 0 {
 		return params, nil, nil
 	}
-	cols, err := c.columns(stmt, false)
+	cols, err := c.columns(stmt, &rec, false)
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}
+	fromTree := len(rec.columns) == len(cols) // typed by the parse tree
 	for i := range cols {
+		if fromTree && (rec.columns[i].Cast != "" || rec.columns[i].Source != "") {
+			continue
+		}
 		if cols[i].Type == result.Text && !c.declaredText(stmt, i) {
 			cols[i].Type = expressionType(cols[i].Name)
 		}
@@ -178,114 +183,45 @@ func expressionType(name string) result.Type {
 	return result.Unknown
 }
 
-// inferParams finds the types of $1..$count from where they stand: next to
-// a column in a comparison or SET, or in the VALUES of an INSERT with a
-// column list or into all columns. Other parameters are Text.
-func inferParams(c *conn, sql string, count int) []result.Type {
-	types := make([]result.Type, count)
-	if count == 0 {
-		return types
+// paramTypes returns the types of $1..$count as the statement says
+// (pgparse.Param): a cast's or its place's, else the declared type of the
+// column a parameter stands for; text for the others.
+func (c *conn) paramTypes(params []pgparse.Param, tables []string, count int) []result.Type {
+	types := make([]result.Type, max(count, len(params)))
+	for i := range types {
+		types[i] = result.Text
 	}
-	toks := tokenize(sql)
-	colType := func(name string) (result.Type, bool) { return c.anyColumnType(toks, name) }
-	for i, t := range toks {
-		n, ok := paramTok(t)
-		if !ok || n > count {
-			continue
-		}
-		// col = $n, col + $n, col <> $n (col IN ($n, ...) is not covered).
-		if i >= 2 && isOperator(toks[i-1]) {
-			if typ, ok := colType(toks[i-2]); ok && fits(toks[i-1], typ) {
-				types[n-1] = typ
-				continue
+	for i, prm := range params {
+		switch {
+		case prm.Kind != "":
+			if r, ok := castResults[prm.Kind]; ok {
+				types[i] = r.typ
 			}
-		}
-		// $n = col, $n * col
-		if i+2 < len(toks) && isOperator(toks[i+1]) {
-			if typ, ok := colType(toks[i+2]); ok && fits(toks[i+1], typ) {
-				types[n-1] = typ
-				continue
-			}
-		}
-		// col [NOT] BETWEEN $n AND $m, col [NOT] IN ($n, $m, ...)
-		if col := rangeColumn(toks, i); col != "" {
-			if typ, ok := colType(col); ok {
-				types[n-1] = typ
+		case prm.Column != "" || prm.Position >= 0:
+			if typ, ok := c.columnType(prm, tables); ok && (!prm.Arithmetic || typ.IsInteger() || typ.IsFloat() || typ == result.Numeric) {
+				types[i] = typ
 			}
 		}
 	}
-	inferInsertValues(c, toks, types)
 	return types
 }
 
-// inferInsertValues types the parameters of INSERT INTO t [(cols)] VALUES
-// (...), (...) by position.
-func inferInsertValues(c *conn, toks []string, types []result.Type) {
-	if len(toks) < 4 || !strings.EqualFold(toks[0], "insert") || !strings.EqualFold(toks[1], "into") {
-		return
+// columnType returns the declared type of the column prm stands for: in
+// its table, or the first of tables that has it.
+func (c *conn) columnType(prm pgparse.Param, tables []string) (result.Type, bool) {
+	if prm.Table != "" {
+		tables = []string{prm.Table}
 	}
-	ti, err := c.table(unquote(toks[2]))
-	if err != nil || !ti.exists {
-		return
-	}
-	cols := ti.columns
-	i := 3
-	if toks[i] == "(" {
-		cols = nil
-		for i++; i < len(toks) && toks[i] != ")"; i++ {
-			if toks[i] != "," {
-				cols = append(cols, unquote(toks[i]))
-			}
-		}
-		i++
-	}
-	if i >= len(toks) || !strings.EqualFold(toks[i], "values") {
-		return
-	}
-	pos, depth := 0, 0
-	for i++; i < len(toks); i++ {
-		switch t := toks[i]; {
-		case t == "(":
-			depth++
-			if depth == 1 {
-				pos = 0
-			}
-		case t == ")":
-			depth--
-		case t == "," && depth == 1:
-			pos++
-		case depth == 1:
-			if n, ok := paramTok(t); ok && n <= len(types) && pos < len(cols) {
-				if typ, ok := ti.types[strings.ToLower(cols[pos])]; ok {
-					types[n-1] = typ
-				}
-			}
-		}
-		if depth == 0 && strings.EqualFold(toks[i], "on") {
-			return // ON CONFLICT ...: the comparisons above cover its SET
-		}
-	}
-}
-
-// anyColumnType returns the declared type of column name (possibly
-// qualified, t.col) in a table the statement mentions.
-func (c *conn) anyColumnType(toks []string, name string) (result.Type, bool) {
-	name = unquote(name)
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		name = name[i+1:]
-	}
-	if !isIdent(name) {
-		return 0, false
-	}
-	for _, t := range toks {
-		if !isIdent(unquote(t)) {
-			continue
-		}
-		ti, err := c.table(unquote(t))
+	for _, t := range tables {
+		ti, err := c.table(t)
 		if err != nil || !ti.exists {
 			continue
 		}
-		if typ, ok := ti.types[strings.ToLower(name)]; ok {
+		col := prm.Column
+		if col == "" && prm.Position < len(ti.columns) {
+			col = ti.columns[prm.Position]
+		}
+		if typ, ok := ti.types[strings.ToLower(col)]; ok {
 			return typ, true
 		}
 	}
@@ -298,56 +234,6 @@ func paramTok(t string) (int, bool) {
 	}
 	n, err := strconv.Atoi(t[1:])
 	return n, err == nil && n >= 1
-}
-
-// rangeColumn returns the column a parameter at toks[i] is compared with
-// by BETWEEN or IN, or "".
-func rangeColumn(toks []string, i int) string {
-	before := func(j int) string { // the column before the keyword at j, past NOT
-		if j >= 1 && strings.EqualFold(toks[j-1], "not") {
-			j--
-		}
-		if j >= 1 {
-			return toks[j-1]
-		}
-		return ""
-	}
-	switch {
-	case i >= 2 && strings.EqualFold(toks[i-1], "between"):
-		return before(i - 1)
-	case i >= 4 && strings.EqualFold(toks[i-1], "and") && strings.EqualFold(toks[i-3], "between"):
-		return before(i - 3)
-	}
-	// Back over "$k ," to the list's "(" and IN.
-	j := i - 1
-	for j >= 1 && toks[j] == "," {
-		if _, ok := paramTok(toks[j-1]); !ok {
-			return ""
-		}
-		j -= 2
-	}
-	if j >= 1 && toks[j] == "(" && strings.EqualFold(toks[j-1], "in") {
-		return before(j - 1)
-	}
-	return ""
-}
-
-func isOperator(t string) bool {
-	switch strings.ToLower(t) {
-	case "=", "==", "<>", "!=", "<", "<=", ">", ">=", "is", "like", "+", "-", "*", "/", "%":
-		return true
-	}
-	return false
-}
-
-// fits reports whether a parameter next to a column of type typ through
-// operator op has typ: arithmetic only says so for numbers.
-func fits(op string, typ result.Type) bool {
-	switch op {
-	case "+", "-", "*", "/", "%":
-		return typ.IsInteger() || typ.IsFloat() || typ == result.Numeric
-	}
-	return true
 }
 
 func isIdent(s string) bool {
@@ -371,7 +257,7 @@ func unquote(s string) string {
 
 // tokenize splits sql into identifiers (with dots), quoted identifiers,
 // string literals, numbers, parameters and operators; comments are dropped.
-// It only needs to be good enough for inferParams.
+// It only needs to be good enough for the scanners that still use it.
 func tokenize(sql string) []string {
 	var toks []string
 	for i := 0; i < len(sql); {

@@ -42,7 +42,7 @@ func TestDescribeInfersTypes(t *testing.T) {
 			result.Int8, result.Text, result.Float8, result.Bytea, result.Bool, result.Timestamptz, result.UUID, result.Float8}, nil},
 		{"SELECT id, v AS alias, count(*), 1, $2 FROM t WHERE n > $1 AND \"t\".ok = $3 GROUP BY id",
 			[]result.Type{result.Float8, result.Text, result.Bool},
-			[]result.Type{result.Int8, result.Unknown, result.Int8, result.Int8, result.Unknown}},
+			[]result.Type{result.Int8, result.Text, result.Int8, result.Int4, result.Unknown}},
 		{"UPDATE t SET at = $1 WHERE u = $2", []result.Type{result.Timestamptz, result.UUID}, nil},
 		{"UPDATE t SET n = n * $1, id = $2 + id, v = v || $3 WHERE id = $4", []result.Type{result.Float8, result.Int8, result.Text, result.Int8}, nil},
 		{"SELECT at, u FROM t", nil, []result.Type{result.Timestamptz, result.UUID}},

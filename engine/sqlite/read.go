@@ -51,9 +51,8 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		c.release(stmt)
 		c.endStatement()
 	}()
-	// nextval takes values (not read-only); it and pg_cast (casts.go)
-	// report failure only to a Tx (execOnce).
-	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval || hasKeyword(sql, "CAST") {
+	// nextval takes values: not read-only.
+	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {
@@ -61,5 +60,10 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	}
 	c.c.SetInterrupt(ctx.Done())
 	defer c.c.SetInterrupt(nil)
-	return c.streamTo(ctx, stmt, sql, &rec, w)
+	c.takeFuncErr() // none of an earlier statement's
+	err = c.streamTo(ctx, stmt, sql, &rec, w)
+	if fe := c.takeFuncErr(); fe != nil {
+		return fe // our functions (pg_cast, pg_like...) failed the statement
+	}
+	return err
 }

@@ -73,7 +73,6 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot %d, want %d", tx.Snapshot(), b.seqno)
 	}
 	wantRows(t, exec(t, tx, "SELECT count(*) FROM t").rows, row(int64(3)))
-	wantRows(t, exec(t, tx, "PRAGMA table_info(t)").rows[:1], row(int64(0), "id", "INT", int64(1), nil, int64(1)))
 	var mode string
 	b.applier.execResult("PRAGMA journal_mode", func(s *sqlite.Stmt) { mode = s.ColumnText(0) })
 	if mode != "wal" {

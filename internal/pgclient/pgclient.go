@@ -111,6 +111,42 @@ func (c *Conn) QueryText(ctx context.Context, sql string, args ...any) ([][]any,
 	})
 }
 
+// Described is a result with its columns: names and type OIDs as the
+// server described them, and rows as QueryText returns them.
+type Described struct {
+	Names []string
+	OIDs  []uint32
+	Rows  [][]any
+}
+
+// QueryDescribed runs sql and returns its result with its columns.
+func (c *Conn) QueryDescribed(ctx context.Context, sql string, args ...any) (*Described, error) {
+	if c.text != nil {
+		args = append([]any{c.text}, args...)
+	}
+	rows, err := c.c.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	d := &Described{}
+	for _, f := range rows.FieldDescriptions() {
+		d.Names = append(d.Names, f.Name)
+		d.OIDs = append(d.OIDs, f.DataTypeOID)
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		row := make([]any, len(raw))
+		for i, b := range raw {
+			if b != nil {
+				row[i] = string(b)
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	return d, rows.Err()
+}
+
 // collect runs sql and turns every row into values with row.
 func (c *Conn) collect(ctx context.Context, sql string, args []any, row func(pgx.Rows) ([]any, error)) ([][]any, error) {
 	rows, err := c.c.Query(ctx, sql, args...)

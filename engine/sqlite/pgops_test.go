@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"testing"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/sqlerr"
+)
+
+// PostgreSQL's LIKE: case matters, _ and % are wildcards, \ escapes by
+// default (ESCAPE names another, or ” none), and a pattern may not end
+// with its escape character.
+func TestLike(t *testing.T) {
+	for _, c := range []struct {
+		s, pattern string
+		escape     rune
+		want       bool
+		code       string
+	}{
+		{"Alice", "A%", '\\', true, ""},
+		{"alice", "A%", '\\', false, ""},
+		{"abc", "a_c", '\\', true, ""},
+		{"abc", "a_", '\\', false, ""},
+		{"a_c", `a\_c`, '\\', true, ""},
+		{"abc", `a\_c`, '\\', false, ""},
+		{"50% off", "50!%%", '!', true, ""},
+		{"50 off", "50!%%", '!', false, ""},
+		{"a%", "a%", -1, true, ""},
+		{"", "%", '\\', true, ""},
+		{"", "_", '\\', false, ""},
+		{"aaa", "%a%a%a%", '\\', true, ""},
+		{"ab", "%a%a%", '\\', false, ""},
+		{"Ünï", "_n_", '\\', true, ""},
+		{"abc", `abc\`, '\\', false, "22025"},
+	} {
+		got, err := like([]rune(c.s), []rune(c.pattern), c.escape)
+		if c.code != "" {
+			if sqlerr.Code(err) != c.code {
+				t.Errorf("%q LIKE %q: %v, want %s", c.s, c.pattern, err, c.code)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q LIKE %q ESCAPE %q: %v %v, want %v", c.s, c.pattern, c.escape, got, err, c.want)
+		}
+	}
+}
+
+// substring(s FROM start FOR count) takes the characters at positions
+// start .. start+count-1 that exist.
+func TestSubstr(t *testing.T) {
+	var failed *sqlerr.Error
+	fail := func(e *sqlerr.Error) (sqlite.Value, error) { failed = e; return sqlite.Value{}, nil }
+	text, n := sqlite.TextValue, sqlite.IntegerValue
+	for _, c := range []struct {
+		args []sqlite.Value
+		want string
+	}{
+		{[]sqlite.Value{text("Alice"), n(2), n(3)}, "lic"},
+		{[]sqlite.Value{text("Alice"), n(0), n(3)}, "Al"},
+		{[]sqlite.Value{text("Alice"), n(-1), n(3)}, "A"},
+		{[]sqlite.Value{text("Alice"), n(3)}, "ice"},
+		{[]sqlite.Value{text("Alice"), n(9)}, ""},
+		{[]sqlite.Value{text("Ünïcode"), n(2), n(2)}, "nï"},
+		{[]sqlite.Value{text("abc"), n(-1 << 62), n(1<<63 - 1)}, "abc"},
+	} {
+		v, _ := substrValue(c.args, fail)
+		if v.Text() != c.want {
+			t.Errorf("substring%v = %q, want %q", c.args, v.Text(), c.want)
+		}
+	}
+	if substrValue([]sqlite.Value{text("abc"), n(1), n(-1)}, fail); failed == nil || failed.Code != "22011" {
+		t.Fatalf("negative length: %v", failed)
+	}
+}
+
+// GREATEST and LEAST skip NULLs.
+func TestExtreme(t *testing.T) {
+	null := sqlite.Value{}
+	args := []sqlite.Value{null, sqlite.IntegerValue(3), sqlite.FloatValue(2.5), null}
+	if v := extreme(args, 1); v.Int64() != 3 {
+		t.Fatalf("greatest %v", v)
+	}
+	if v := extreme(args, -1); v.Float() != 2.5 {
+		t.Fatalf("least %v", v)
+	}
+	if v := extreme([]sqlite.Value{null, null}, 1); v.Type() != sqlite.TypeNull {
+		t.Fatalf("greatest of NULLs %v", v)
+	}
+}

@@ -1,0 +1,198 @@
+package pgparse
+
+import (
+	"errors"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"certa/sqlerr"
+)
+
+// The SQLite printer. The embedded engine runs PostgreSQL's SQL on SQLite:
+// each client query or data change is read here with PostgreSQL's parser
+// and printed again as SQLite SQL that means the same (sqlite_*.go). What
+// has no faithful SQLite form is refused with 0A000 naming it, never
+// passed through to mean something else: the printer knows every node it
+// prints, and any other is a refusal.
+
+// SQLite is one statement of PostgreSQL's SQL printed for SQLite.
+type SQLite struct {
+	SQL string // the statement as SQLite runs it
+	// Rest is the text after this statement in the caller's sql: the
+	// statements that follow it, or blanks.
+	Rest string
+	// Columns are the statement's result columns as PostgreSQL names and
+	// types them, one per result column; nil when that is not known from
+	// the statement alone (a * among its targets) or it returns none.
+	Columns []ResultColumn
+	// Params describes $1 .. $n, n the highest parameter number the
+	// statement uses: what the statement says of each one's type.
+	Params []Param
+	// Tables are the tables the statement names, for Param.Column
+	// without a table.
+	Tables []string
+	// Locking is set for a SELECT with FOR UPDATE, FOR SHARE and the like:
+	// the clause is not printed (SQLite has no row locks; the engine
+	// decides what it means).
+	Locking bool
+}
+
+// ResultColumn is one result column of a printed statement.
+type ResultColumn struct {
+	Name string // as PostgreSQL names it
+	// Source is the column a plain column reference names (with or
+	// without AS), "" for any other expression.
+	Source string
+	// Cast is the kind of PostgreSQL type (as CastKind returns) the
+	// column's values have when the statement says so (a cast, a
+	// comparison, a boolean constant), else "". Mods are its modifiers.
+	Cast string
+	Mods []int64
+}
+
+// Param is what a statement says of one parameter's type, as PostgreSQL
+// infers it: a cast or its place (Kind), else the column it is compared
+// with, assigned to or inserted into.
+type Param struct {
+	// Kind is the kind of type (as CastKind returns) of a cast of the
+	// parameter ($1::int4), or of its place: "int8" in LIMIT and OFFSET,
+	// "text" in LIKE.
+	Kind string
+	// Table and Column name the column (Table "" when the statement
+	// does not say which of its tables has it); Table and Position the
+	// column of an INSERT without a column list, by its place in the
+	// table (-1 otherwise).
+	Table, Column string
+	Position      int
+	// Arithmetic: the parameter is an operand of arithmetic with the
+	// column, which gives it the column's type only for numbers.
+	Arithmetic bool
+}
+
+// ErrNotPrinted is returned for a statement the printer does not print
+// (schema and utility statements): the caller runs it its own way.
+var ErrNotPrinted = errors.New("pgparse: not a query or data change")
+
+// ToSQLite prints the first statement of sql for SQLite. Text PostgreSQL
+// cannot parse is a syntax error (42601) with PostgreSQL's message; a
+// construct SQLite cannot do as PostgreSQL does is refused (0A000); a
+// statement that is not a query or data change returns ErrNotPrinted.
+func ToSQLite(sql string) (*SQLite, error) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	if len(tree.Stmts) == 0 {
+		return nil, ErrNotPrinted
+	}
+	raw := tree.Stmts[0]
+	rest := ""
+	if len(tree.Stmts) > 1 {
+		end := int(raw.StmtLocation + raw.StmtLen)
+		if raw.StmtLen == 0 || end > len(sql) {
+			end = len(sql)
+		}
+		rest = sql[end:]
+		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
+	}
+	p := &printer{}
+	out := &SQLite{Rest: rest}
+	switch n := raw.Stmt.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		out.Locking = len(n.SelectStmt.LockingClause) > 0
+		p.selectStmt(n.SelectStmt, true)
+		out.Columns = p.resultColumns(n.SelectStmt)
+	case *pg_query.Node_InsertStmt:
+		p.insertStmt(n.InsertStmt)
+		out.Columns = p.returningColumns(n.InsertStmt.ReturningList)
+	case *pg_query.Node_UpdateStmt:
+		p.updateStmt(n.UpdateStmt)
+		out.Columns = p.returningColumns(n.UpdateStmt.ReturningList)
+	case *pg_query.Node_DeleteStmt:
+		p.deleteStmt(n.DeleteStmt)
+		out.Columns = p.returningColumns(n.DeleteStmt.ReturningList)
+	default:
+		return nil, ErrNotPrinted
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	out.SQL, out.Params, out.Tables = p.b.String(), p.params, p.tables
+	return out, nil
+}
+
+// parseError is PostgreSQL's parser's error as a client error.
+func parseError(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "not yet implemented") || strings.Contains(msg, "not supported") {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "%s", msg)
+	}
+	return sqlerr.New(sqlerr.SyntaxError, "%s", msg)
+}
+
+// printer writes one statement. The first failure is kept in err and
+// printing goes on (its output is then discarded): no error checks at
+// every step.
+type printer struct {
+	b      strings.Builder
+	err    error
+	params []Param
+	// aliases maps the names a statement's tables go by (their aliases,
+	// or their names) to the tables; tables lists them.
+	aliases map[string]string
+	tables  []string
+}
+
+func (p *printer) w(ss ...string) {
+	for _, s := range ss {
+		p.b.WriteString(s)
+	}
+}
+
+// refuse fails the statement with 0A000 for a construct SQLite cannot do.
+func (p *printer) refuse(what string) {
+	p.fail(sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded engine (SQLite); the PostgreSQL engine (--engine postgres) supports it", what))
+}
+
+func (p *printer) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// ident writes a quoted identifier: quoted, it keeps the case PostgreSQL's
+// parser gave it and cannot collide with SQLite's keywords.
+func (p *printer) ident(name string) {
+	p.w(quoteIdent(name))
+}
+
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// literal writes a string constant.
+func (p *printer) literal(s string) {
+	p.w("'", strings.ReplaceAll(s, "'", "''"), "'")
+}
+
+// list writes each of nodes with f, separated by commas.
+func (p *printer) list(nodes []*pg_query.Node, f func(*pg_query.Node)) {
+	for i, n := range nodes {
+		if i > 0 {
+			p.w(", ")
+		}
+		f(n)
+	}
+}
+
+// names returns the strings of a list of String nodes (a qualified name).
+func names(nodes []*pg_query.Node) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if s := n.GetString_(); s != nil {
+			out = append(out, s.Sval)
+		}
+	}
+	return out
+}

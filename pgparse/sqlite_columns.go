@@ -1,0 +1,239 @@
+package pgparse
+
+import (
+	"strconv"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"certa/sqlerr"
+)
+
+// Result columns: their names as PostgreSQL gives them (its
+// FigureColname), and their types where the statement says what they are.
+
+// columnName is the name PostgreSQL gives a result column computed by
+// expression n that has no AS.
+func columnName(n *pg_query.Node) string {
+	if name := strongName(n); name != "" {
+		return name
+	}
+	return "?column?"
+}
+
+// strongName is FigureColname's answer for n, "" where it has none.
+func strongName(n *pg_query.Node) string {
+	switch e := n.Node.(type) {
+	case *pg_query.Node_ColumnRef:
+		fields := e.ColumnRef.Fields
+		if last := fields[len(fields)-1]; last.GetString_() != nil {
+			return last.GetString_().Sval
+		}
+	case *pg_query.Node_FuncCall:
+		return lastName(e.FuncCall.Funcname)
+	case *pg_query.Node_AExpr:
+		if e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif"
+		}
+	case *pg_query.Node_TypeCast:
+		if name := strongName(e.TypeCast.Arg); name != "" {
+			return name
+		}
+		return lastName(e.TypeCast.TypeName.Names)
+	case *pg_query.Node_CollateClause:
+		return strongName(e.CollateClause.Arg)
+	case *pg_query.Node_CaseExpr:
+		return "case"
+	case *pg_query.Node_AArrayExpr:
+		return "array"
+	case *pg_query.Node_RowExpr:
+		return "row"
+	case *pg_query.Node_CoalesceExpr:
+		return "coalesce"
+	case *pg_query.Node_MinMaxExpr:
+		if e.MinMaxExpr.Op == pg_query.MinMaxOp_IS_GREATEST {
+			return "greatest"
+		}
+		return "least"
+	case *pg_query.Node_SqlvalueFunction:
+		return sqlValueName(e.SqlvalueFunction.Op)
+	case *pg_query.Node_SubLink:
+		switch e.SubLink.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists"
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array"
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if sel := e.SubLink.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
+				rt := sel.TargetList[0].GetResTarget()
+				if rt.Name != "" {
+					return rt.Name
+				}
+				return strongName(rt.Val)
+			}
+		}
+	}
+	return ""
+}
+
+// resultColumns describes a SELECT's result columns, nil if a * makes
+// them unknown here.
+func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
+	for s.Larg != nil {
+		s = s.Larg // a set operation's columns are named by its first operand
+	}
+	if len(s.ValuesLists) > 0 {
+		cols := make([]ResultColumn, len(s.ValuesLists[0].GetList().Items))
+		for i := range cols {
+			cols[i].Name = "column" + strconv.Itoa(i+1)
+		}
+		return cols
+	}
+	return p.returningColumns(s.TargetList)
+}
+
+// returningColumns describes the result columns of a target list.
+func (p *printer) returningColumns(list []*pg_query.Node) []ResultColumn {
+	if len(list) == 0 {
+		return nil
+	}
+	cols := make([]ResultColumn, len(list))
+	for i, n := range list {
+		rt := n.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return nil
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			cols[i].Source = strongName(rt.Val)
+		}
+		cols[i].Name = rt.Name
+		if cols[i].Name == "" {
+			cols[i].Name = columnName(rt.Val)
+		}
+		cols[i].Cast, cols[i].Mods = valueKind(rt.Val)
+	}
+	return cols
+}
+
+// valueKind is the kind of type n's values have when n says so.
+func valueKind(n *pg_query.Node) (string, []int64) {
+	switch e := n.Node.(type) {
+	case *pg_query.Node_TypeCast:
+		kind, mods, err := CastKind(typeString(e.TypeCast.TypeName))
+		if err == nil {
+			return kind, mods
+		}
+	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest:
+		return "bool", nil
+	case *pg_query.Node_FuncCall:
+		return functionKinds[functionName(e.FuncCall.Funcname)], nil
+	case *pg_query.Node_AConst:
+		switch v := e.AConst.Val.(type) {
+		case *pg_query.A_Const_Boolval:
+			return "bool", nil
+		case *pg_query.A_Const_Ival:
+			return "int4", nil
+		case *pg_query.A_Const_Fval:
+			if strings.Trim(v.Fval.Fval, "0123456789-") == "" {
+				return "int8", nil // an integer too large for int4
+			}
+			return "numeric", nil
+		case *pg_query.A_Const_Sval:
+			return "text", nil
+		}
+	case *pg_query.Node_SubLink:
+		if e.SubLink.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
+			return "bool", nil
+		}
+	case *pg_query.Node_AExpr:
+		switch e.AExpr.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		case pg_query.A_Expr_Kind_AEXPR_OP:
+			switch operator(e.AExpr.Name) {
+			case "=", "<>", "!=", "<", ">", "<=", ">=", "~", "~*", "!~", "!~*":
+				return "bool", nil
+			}
+		default:
+			return "bool", nil
+		}
+	}
+	return "", nil
+}
+
+// functionKinds are the types of functions' results that PostgreSQL
+// clients rely on and SQLite's values would not tell (its integers are all
+// int8; an empty result has no values).
+var functionKinds = map[string]string{
+	"count": "int8", "avg": "float8",
+	"length": "int4", "char_length": "int4", "character_length": "int4", "octet_length": "int4",
+	"strpos": "int4", "position": "int4",
+	"bool_and": "bool", "bool_or": "bool", "every": "bool",
+	"now": "timestamptz", "transaction_timestamp": "timestamptz", "statement_timestamp": "timestamptz", "clock_timestamp": "timestamptz",
+	"version": "text", "current_database": "text", "current_schema": "text", "gen_random_uuid": "uuid",
+}
+
+// castKinds maps PostgreSQL's type names to the kinds of type the
+// embedded engine's pg_cast converts to.
+var castKinds = map[string]string{
+	"smallint": "int2", "int2": "int2",
+	"integer": "int4", "int": "int4", "int4": "int4",
+	"bigint": "int8", "int8": "int8",
+	"numeric": "numeric", "decimal": "numeric",
+	"double precision": "float8", "float8": "float8", "float": "float8",
+	"text": "text", "varchar": "varchar", "character varying": "varchar",
+	"boolean": "bool", "bool": "bool",
+	"date": "date", "timestamp": "timestamp", "timestamp without time zone": "timestamp",
+	"timestamptz": "timestamptz", "timestamp with time zone": "timestamptz",
+	"time": "time", "time without time zone": "time",
+	"uuid": "uuid", "json": "json",
+}
+
+// notPostgresTypes are names SQLite's CAST takes that name no PostgreSQL
+// type.
+var notPostgresTypes = map[string]bool{"blob": true, "string": true, "datetime": true, "clob": true, "tinyint": true, "mediumint": true, "nvarchar": true}
+
+// CastKind reads a cast's type, written in lower case as "numeric(10,2)"
+// or "int[]", as the kind of type pg_cast converts to and its modifiers:
+// 0A000 for a PostgreSQL type the embedded engine cannot cast to, 42704
+// for a name that is no PostgreSQL type.
+func CastKind(t string) (kind string, mods []int64, err error) {
+	name, modText := strings.TrimPrefix(t, "pg_catalog."), ""
+	if i := strings.IndexByte(name, '('); i >= 0 && strings.HasSuffix(name, ")") {
+		name, modText = name[:i], name[i+1:len(name)-1]
+	}
+	for _, m := range strings.Split(modText, ",") {
+		if m == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(m, 10, 32)
+		if err != nil || n < 0 {
+			return "", nil, sqlerr.New(sqlerr.SyntaxError, "type modifiers must be simple constants or identifiers")
+		}
+		mods = append(mods, n)
+	}
+	kind, ok := castKinds[name]
+	unsupported := sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine", t)
+	switch {
+	case strings.HasSuffix(t, "]"):
+		return "", nil, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to an array type (%s) is not supported by the embedded engine", t)
+	case name == "float" && len(mods) == 1 && mods[0] <= 24, name == "real", name == "float4":
+		return "", nil, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to real (float4) is not supported by the embedded engine: use double precision")
+	case name == "char" || name == "character" || name == "bpchar":
+		// PostgreSQL pads char(n) and drops the padding again in most
+		// uses; certa does not pad char(n) columns.
+		return "", nil, sqlerr.New(sqlerr.FeatureNotSupported, "CAST to %s is not supported by the embedded engine: use varchar", t)
+	case !ok && notPostgresTypes[name]:
+		return "", nil, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", name)
+	case !ok:
+		return "", nil, unsupported
+	case kind == "float8" && len(mods) > 0, kind == "numeric" && len(mods) > 2,
+		kind != "numeric" && kind != "float8" && kind != "varchar" && len(mods) > 0,
+		kind == "varchar" && len(mods) > 1:
+		return "", nil, unsupported
+	}
+	return kind, mods, nil
+}
+
+func undefinedTable(name string) error {
+	return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+}

@@ -1,0 +1,218 @@
+package pgparse
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+
+	"certa/sqlerr"
+)
+
+// Function calls, printed for SQLite. Only the functions named here are
+// printed: a PostgreSQL function SQLite has under the same name may not
+// mean the same (random, log, substr of negative positions...), so each
+// is listed after checking that it does.
+
+// sqliteFunctions maps PostgreSQL's functions to SQLite's that take the
+// same arguments and return the same values. The engine registers the
+// pg_* ones and those PostgreSQL has and SQLite lacks (now, version...).
+var sqliteFunctions = map[string]string{
+	// Aggregates.
+	"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",
+	"string_agg": "string_agg", "bool_and": "min", "bool_or": "max", "every": "min",
+	// Windows.
+	"row_number": "row_number", "rank": "rank", "dense_rank": "dense_rank", "percent_rank": "percent_rank",
+	"cume_dist": "cume_dist", "ntile": "ntile", "lag": "lag", "lead": "lead",
+	"first_value": "first_value", "last_value": "last_value", "nth_value": "nth_value",
+	// Strings.
+	"lower": "lower", "upper": "upper", "length": "length", "char_length": "length", "character_length": "length",
+	"octet_length": "octet_length", "replace": "replace", "concat": "concat", "concat_ws": "concat_ws",
+	"strpos": "instr", "position": "instr", "substring": "substr", "substr": "substr",
+	"btrim": "trim", "ltrim": "ltrim", "rtrim": "rtrim",
+	// Numbers.
+	"abs": "abs", "round": "round", "ceil": "ceil", "ceiling": "ceil", "floor": "floor", "sign": "sign",
+	"sqrt": "sqrt", "power": "pow", "pow": "pow", "exp": "exp", "ln": "ln", "log10": "log10", "mod": "mod",
+	"pi": "pi", "trunc": "trunc", "random": "pg_random",
+	// PostgreSQL's own, registered by the engine.
+	"now": "now", "transaction_timestamp": "now", "statement_timestamp": "now", "clock_timestamp": "now",
+	"version": "version", "current_database": "current_database", "current_schema": "current_schema",
+	"gen_random_uuid": "gen_random_uuid", "nextval": "nextval", "coalesce": "coalesce", "nullif": "nullif",
+	// The engine's cast, which its schema's defaults call.
+	"pg_cast": "pg_cast",
+}
+
+// aggregates are the functions of sqliteFunctions that aggregate rows or
+// work over windows: not scalars.
+var aggregates = map[string]bool{
+	"count": true, "sum": true, "min": true, "max": true, "avg": true, "string_agg": true,
+	"bool_and": true, "bool_or": true, "every": true, "row_number": true, "rank": true,
+	"dense_rank": true, "percent_rank": true, "cume_dist": true, "ntile": true, "lag": true,
+	"lead": true, "first_value": true, "last_value": true, "nth_value": true,
+}
+
+func (p *printer) funcCall(f *pg_query.FuncCall) {
+	name := functionName(f.Funcname)
+	fn, ok := sqliteFunctions[name]
+	switch {
+	case name == "generate_series":
+		p.refuse("generate_series outside FROM")
+		return
+	case name == "log" && len(f.Args) == 1:
+		fn, ok = "log10", true // PostgreSQL's log(x) is base 10
+	case (name == "substring" || name == "substr") && len(f.Args) >= 2:
+		// SQLite counts a start before 1 differently; PostgreSQL's
+		// SUBSTRING(x FROM s FOR n) is the characters s..s+n-1 that exist.
+		fn = "pg_substr"
+	case name == "round" && len(f.Args) == 2, name == "trunc" && len(f.Args) == 2:
+	case !ok:
+		err := sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
+		err.Hint = "The embedded engine (SQLite) has the PostgreSQL functions docs/guide.md lists; the PostgreSQL engine (--engine postgres) has them all."
+		p.fail(err)
+		return
+	}
+	switch {
+	case f.AggWithinGroup:
+		p.refuse("WITHIN GROUP")
+	case f.FuncVariadic:
+		p.refuse("VARIADIC")
+	}
+	for _, a := range f.Args {
+		if a.GetNamedArgExpr() != nil {
+			p.refuse("named arguments")
+		}
+	}
+	p.w(fn, "(")
+	switch {
+	case f.AggStar:
+		p.w("*")
+	case f.AggDistinct:
+		p.w("DISTINCT ")
+		fallthrough
+	default:
+		p.list(f.Args, p.expr)
+		if fn == "coalesce" && len(f.Args) == 1 {
+			p.w(", NULL")
+		}
+	}
+	if len(f.AggOrder) > 0 {
+		p.orderBy(f.AggOrder)
+	}
+	p.w(")")
+	if f.AggFilter != nil {
+		p.w(" FILTER (WHERE ")
+		p.expr(f.AggFilter)
+		p.w(")")
+	}
+	if f.Over != nil {
+		p.w(" OVER ")
+		if f.Over.Name != "" {
+			p.ident(f.Over.Name)
+			return
+		}
+		p.windowSpec(f.Over)
+	}
+}
+
+// functionName is a function's name without a pg_catalog qualifier.
+func functionName(nodes []*pg_query.Node) string {
+	parts := names(nodes)
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// frameNonDefault is PostgreSQL's FRAMEOPTION_NONDEFAULT: the window has a
+// frame clause of its own.
+const frameNonDefault = 0x1
+
+func (p *printer) windowSpec(wd *pg_query.WindowDef) {
+	if wd.FrameOptions&frameNonDefault != 0 {
+		p.refuse("window frame clauses")
+	}
+	p.w("(")
+	sep := ""
+	if wd.Refname != "" {
+		p.ident(wd.Refname)
+		sep = " "
+	}
+	if len(wd.PartitionClause) > 0 {
+		p.w(sep, "PARTITION BY ")
+		p.list(wd.PartitionClause, p.expr)
+		sep = " "
+	}
+	if len(wd.OrderClause) > 0 {
+		p.w(sep)
+		p.orderBy(wd.OrderClause)
+	}
+	p.w(")")
+}
+
+// rangeFunction writes a function in FROM. generate_series over integers
+// is the only one: a recursive query of its rows, named as PostgreSQL
+// names them.
+func (p *printer) rangeFunction(rf *pg_query.RangeFunction) {
+	if rf.Lateral || rf.Ordinality || rf.IsRowsfrom || len(rf.Functions) != 1 || len(rf.Coldeflist) > 0 {
+		p.refuse("this function in FROM")
+		return
+	}
+	items := rf.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil {
+		p.refuse("this function in FROM")
+		return
+	}
+	f := items[0].GetFuncCall()
+	name := functionName(f.Funcname)
+	// PostgreSQL names the one column after the alias, else the function.
+	table, column := name, name
+	if rf.Alias != nil {
+		table, column = rf.Alias.Aliasname, rf.Alias.Aliasname
+		if len(rf.Alias.Colnames) == 1 {
+			column = rf.Alias.Colnames[0].GetString_().GetSval()
+		} else if len(rf.Alias.Colnames) > 1 {
+			p.refuse("more than one column name for " + name)
+		}
+	}
+	if _, scalar := sqliteFunctions[name]; scalar && !aggregates[name] {
+		// A function of one value in FROM is a table of one row.
+		p.w("(SELECT ")
+		p.funcCall(f)
+		p.w(" AS ", quoteIdent(column), ") AS ", quoteIdent(table))
+		return
+	}
+	if name != "generate_series" || len(f.Args) < 2 || len(f.Args) > 3 {
+		p.refuse("function " + name + " in FROM")
+		return
+	}
+	step, down := "1", false
+	if len(f.Args) == 3 {
+		c := f.Args[2].GetAConst()
+		if c == nil || c.GetIval() == nil || c.GetIval().Ival == 0 {
+			p.refuse("generate_series with a step that is not a non-zero integer constant")
+			return
+		}
+		down = c.GetIval().Ival < 0
+		step = p.sub(func() { p.expr(f.Args[2]) })
+	}
+	start := p.sub(func() { p.call("pg_cast", f.Args[0], pg_query.MakeAConstStrNode("int8", 0)) })
+	stop := p.sub(func() { p.call("pg_cast", f.Args[1], pg_query.MakeAConstStrNode("int8", 0)) })
+	cmp := " <= "
+	if down {
+		cmp = " >= "
+	}
+	// (WITH RECURSIVE s(v) AS (SELECT start UNION ALL SELECT v+step FROM s
+	// WHERE v+step <= stop) SELECT v AS column FROM s WHERE v <= stop)
+	p.w("(WITH RECURSIVE \"series\"(\"v\") AS (SELECT ", start, " UNION ALL SELECT \"v\" + ", step,
+		" FROM \"series\" WHERE \"v\" + ", step, cmp, stop, ") SELECT \"v\" AS ", quoteIdent(column),
+		" FROM \"series\" WHERE \"v\"", cmp, stop, ") AS ", quoteIdent(table))
+}
+
+// sub returns what f prints, without printing it.
+func (p *printer) sub(f func()) string {
+	saved := p.b
+	p.b = strings.Builder{}
+	f()
+	out := p.b.String()
+	p.b = saved
+	return out
+}

@@ -1,0 +1,488 @@
+package pgparse
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Statements and their clauses, printed for SQLite.
+
+// selectStmt writes a SELECT, VALUES or set operation. top is false for
+// an operand of a set operation, which SQLite takes without parentheses
+// (and so without its own ORDER BY or LIMIT).
+func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
+	if s.IntoClause != nil {
+		p.refuse("SELECT INTO")
+	}
+	p.with(s.WithClause)
+	switch {
+	case s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED:
+		p.setOperand(s.Larg)
+		switch s.Op {
+		case pg_query.SetOperation_SETOP_UNION:
+			p.w(" UNION ")
+		case pg_query.SetOperation_SETOP_INTERSECT:
+			p.w(" INTERSECT ")
+		case pg_query.SetOperation_SETOP_EXCEPT:
+			p.w(" EXCEPT ")
+		}
+		if s.All {
+			if s.Op != pg_query.SetOperation_SETOP_UNION {
+				p.refuse("INTERSECT ALL and EXCEPT ALL")
+			}
+			p.w("ALL ")
+		}
+		p.setOperand(s.Rarg)
+	case len(s.ValuesLists) > 0:
+		p.w("VALUES ")
+		p.list(s.ValuesLists, func(n *pg_query.Node) {
+			p.w("(")
+			p.list(n.GetList().Items, p.expr)
+			p.w(")")
+		})
+	default:
+		p.w("SELECT ")
+		if s.DistinctClause != nil {
+			if len(s.DistinctClause) > 1 || s.DistinctClause[0].Node != nil {
+				p.refuse("SELECT DISTINCT ON")
+			}
+			p.w("DISTINCT ")
+		}
+		p.targets(s.TargetList)
+		if len(s.FromClause) > 0 {
+			p.w(" FROM ")
+			p.list(s.FromClause, p.fromItem)
+		}
+		p.where(s.WhereClause)
+		if len(s.GroupClause) > 0 {
+			if s.GroupDistinct {
+				p.refuse("GROUP BY DISTINCT")
+			}
+			p.w(" GROUP BY ")
+			p.list(s.GroupClause, p.groupItem)
+		}
+		if s.HavingClause != nil {
+			p.w(" HAVING ")
+			p.expr(s.HavingClause)
+		}
+		if len(s.WindowClause) > 0 {
+			p.w(" WINDOW ")
+			p.list(s.WindowClause, func(n *pg_query.Node) {
+				wd := n.GetWindowDef()
+				p.ident(wd.Name)
+				p.w(" AS ")
+				p.windowSpec(wd)
+			})
+		}
+	}
+	if !top && (len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil) {
+		p.refuse("ORDER BY or LIMIT inside a set operation's operand")
+	}
+	p.orderBy(s.SortClause)
+	p.limit(s)
+}
+
+// setOperand writes one side of UNION, INTERSECT or EXCEPT.
+func (p *printer) setOperand(s *pg_query.SelectStmt) {
+	if s.WithClause != nil {
+		p.refuse("WITH inside a set operation's operand")
+	}
+	if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+		// SQLite applies set operations left to right, as PostgreSQL
+		// does for UNION and EXCEPT; nesting the other way needs a
+		// subquery.
+		p.w("SELECT * FROM (")
+		p.selectStmt(s, true)
+		p.w(")")
+		return
+	}
+	p.selectStmt(s, false)
+}
+
+func (p *printer) with(w *pg_query.WithClause) {
+	if w == nil {
+		return
+	}
+	p.w("WITH ")
+	if w.Recursive {
+		p.w("RECURSIVE ")
+	}
+	p.list(w.Ctes, func(n *pg_query.Node) {
+		cte := n.GetCommonTableExpr()
+		if cte.SearchClause != nil || cte.CycleClause != nil {
+			p.refuse("SEARCH and CYCLE clauses of WITH")
+		}
+		p.ident(cte.Ctename)
+		if len(cte.Aliascolnames) > 0 {
+			p.w("(")
+			p.list(cte.Aliascolnames, func(c *pg_query.Node) { p.ident(c.GetString_().GetSval()) })
+			p.w(")")
+		}
+		p.w(" AS ")
+		switch cte.Ctematerialized {
+		case pg_query.CTEMaterialize_CTEMaterializeAlways:
+			p.w("MATERIALIZED ")
+		case pg_query.CTEMaterialize_CTEMaterializeNever:
+			p.w("NOT MATERIALIZED ")
+		}
+		p.w("(")
+		p.stmt(cte.Ctequery)
+		p.w(")")
+	})
+	p.w(" ")
+}
+
+// stmt writes a statement nested in another (a WITH query).
+func (p *printer) stmt(n *pg_query.Node) {
+	switch s := n.Node.(type) {
+	case *pg_query.Node_SelectStmt:
+		p.selectStmt(s.SelectStmt, true)
+	case *pg_query.Node_InsertStmt:
+		p.insertStmt(s.InsertStmt)
+	case *pg_query.Node_UpdateStmt:
+		p.updateStmt(s.UpdateStmt)
+	case *pg_query.Node_DeleteStmt:
+		p.deleteStmt(s.DeleteStmt)
+	default:
+		p.refuse("this statement inside WITH")
+	}
+}
+
+func (p *printer) where(n *pg_query.Node) {
+	if n != nil {
+		p.w(" WHERE ")
+		p.expr(n)
+	}
+}
+
+func (p *printer) groupItem(n *pg_query.Node) {
+	if n.GetGroupingSet() != nil {
+		p.refuse("GROUPING SETS, ROLLUP and CUBE")
+		return
+	}
+	p.expr(n)
+}
+
+func (p *printer) orderBy(sort []*pg_query.Node) {
+	if len(sort) == 0 {
+		return
+	}
+	p.w(" ORDER BY ")
+	p.list(sort, p.sortBy)
+}
+
+func (p *printer) sortBy(n *pg_query.Node) {
+	sb := n.GetSortBy()
+	p.expr(sb.Node)
+	desc := false
+	switch sb.SortbyDir {
+	case pg_query.SortByDir_SORTBY_DESC:
+		p.w(" DESC")
+		desc = true
+	case pg_query.SortByDir_SORTBY_USING:
+		p.refuse("ORDER BY ... USING")
+	}
+	// PostgreSQL sorts NULLs as larger than any value, SQLite as smaller:
+	// say where they go whenever PostgreSQL's default is meant.
+	switch {
+	case sb.SortbyNulls == pg_query.SortByNulls_SORTBY_NULLS_FIRST:
+		p.w(" NULLS FIRST")
+	case sb.SortbyNulls == pg_query.SortByNulls_SORTBY_NULLS_LAST:
+		p.w(" NULLS LAST")
+	case desc:
+		p.w(" NULLS FIRST")
+	default:
+		p.w(" NULLS LAST")
+	}
+}
+
+func (p *printer) limit(s *pg_query.SelectStmt) {
+	if s.LimitOption == pg_query.LimitOption_LIMIT_OPTION_WITH_TIES {
+		p.refuse("FETCH FIRST ... WITH TIES")
+	}
+	count := s.LimitCount
+	if count != nil {
+		if c := count.GetAConst(); c != nil && c.Isnull { // LIMIT ALL, LIMIT NULL
+			count = nil
+		}
+	}
+	p.hintKind(count, "int8")
+	p.hintKind(s.LimitOffset, "int8")
+	switch {
+	case count != nil:
+		p.w(" LIMIT ")
+		p.expr(count)
+	case s.LimitOffset != nil:
+		p.w(" LIMIT -1")
+	}
+	if s.LimitOffset != nil {
+		p.w(" OFFSET ")
+		p.expr(s.LimitOffset)
+	}
+}
+
+// targets writes a SELECT's or RETURNING's target list. Every target that
+// is not a plain column is named as PostgreSQL names it (colname.go).
+func (p *printer) targets(list []*pg_query.Node) {
+	p.list(list, func(n *pg_query.Node) {
+		rt := n.GetResTarget()
+		if rt == nil {
+			p.refuse("this target")
+			return
+		}
+		p.expr(rt.Val)
+		if rt.Name != "" {
+			p.w(" AS ")
+			p.ident(rt.Name)
+			return
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil {
+			return // SQLite names it by its column, as PostgreSQL does
+		}
+		p.w(" AS ")
+		p.ident(columnName(rt.Val))
+	})
+}
+
+func (p *printer) fromItem(n *pg_query.Node) {
+	switch f := n.Node.(type) {
+	case *pg_query.Node_RangeVar:
+		p.rangeVar(f.RangeVar)
+	case *pg_query.Node_JoinExpr:
+		p.join(f.JoinExpr)
+	case *pg_query.Node_RangeSubselect:
+		if f.RangeSubselect.Lateral {
+			p.refuse("LATERAL")
+		}
+		p.w("(")
+		p.stmt(f.RangeSubselect.Subquery)
+		p.w(")")
+		p.alias(f.RangeSubselect.Alias)
+	case *pg_query.Node_RangeFunction:
+		p.rangeFunction(f.RangeFunction)
+	default:
+		p.refuse("this FROM item")
+	}
+}
+
+// rangeVar writes a table's name. PostgreSQL's public schema is SQLite's
+// main database; other schemas are not kept by the embedded engine.
+func (p *printer) rangeVar(rv *pg_query.RangeVar) {
+	if rv.Catalogname != "" {
+		p.refuse("a table name with a database (" + rv.Catalogname + ")")
+	}
+	switch rv.Schemaname {
+	case "", "public":
+	default:
+		p.fail(undefinedTable(rv.Schemaname + "." + rv.Relname))
+	}
+	p.noteTable(rv)
+	p.ident(rv.Relname)
+	p.alias(rv.Alias)
+}
+
+func (p *printer) alias(a *pg_query.Alias) {
+	if a == nil {
+		return
+	}
+	p.w(" AS ")
+	p.ident(a.Aliasname)
+	if len(a.Colnames) > 0 {
+		p.refuse("column names in a table alias")
+	}
+}
+
+func (p *printer) join(j *pg_query.JoinExpr) {
+	if j.Alias != nil || j.JoinUsingAlias != nil {
+		p.refuse("an alias of a join")
+	}
+	p.w("(")
+	p.fromItem(j.Larg)
+	switch {
+	case j.IsNatural:
+		p.w(" NATURAL")
+	}
+	switch j.Jointype {
+	case pg_query.JoinType_JOIN_INNER:
+		if j.Quals == nil && len(j.UsingClause) == 0 && !j.IsNatural {
+			p.w(" CROSS JOIN ")
+		} else {
+			p.w(" JOIN ")
+		}
+	case pg_query.JoinType_JOIN_LEFT:
+		p.w(" LEFT JOIN ")
+	case pg_query.JoinType_JOIN_RIGHT:
+		p.w(" RIGHT JOIN ")
+	case pg_query.JoinType_JOIN_FULL:
+		p.w(" FULL JOIN ")
+	default:
+		p.refuse("this kind of join")
+	}
+	p.fromItem(j.Rarg)
+	if j.Quals != nil {
+		p.w(" ON ")
+		p.expr(j.Quals)
+	}
+	if len(j.UsingClause) > 0 {
+		p.w(" USING (")
+		p.list(j.UsingClause, func(c *pg_query.Node) { p.ident(c.GetString_().GetSval()) })
+		p.w(")")
+	}
+	p.w(")")
+}
+
+func (p *printer) insertStmt(s *pg_query.InsertStmt) {
+	p.with(s.WithClause)
+	p.w("INSERT INTO ")
+	p.rangeVar(s.Relation)
+	if len(s.Cols) > 0 {
+		p.w(" (")
+		p.list(s.Cols, func(n *pg_query.Node) {
+			rt := n.GetResTarget()
+			if len(rt.Indirection) > 0 {
+				p.refuse("assigning to a field or element of a column")
+			}
+			p.ident(rt.Name)
+		})
+		p.w(")")
+	}
+	if s.Override != pg_query.OverridingKind_OVERRIDING_NOT_SET && s.Override != pg_query.OverridingKind_OVERRIDING_KIND_UNDEFINED {
+		p.refuse("OVERRIDING in this statement")
+	}
+	if s.SelectStmt == nil {
+		p.w(" DEFAULT VALUES")
+	} else {
+		p.w(" ")
+		sel := s.SelectStmt.GetSelectStmt()
+		for _, row := range sel.ValuesLists {
+			for i, v := range row.GetList().Items {
+				if v.GetSetToDefault() != nil {
+					p.refuse("DEFAULT in this VALUES list")
+				}
+				col := ""
+				if i < len(s.Cols) {
+					col = s.Cols[i].GetResTarget().GetName()
+				} else if len(s.Cols) > 0 {
+					continue
+				}
+				p.hintTarget(v, s.Relation.Relname, col, i)
+			}
+		}
+		// SQLite reads "INSERT ... SELECT ... ON CONFLICT" as a join's ON:
+		// a WHERE true ends the SELECT, as SQLite's documentation asks.
+		if s.OnConflictClause != nil && len(sel.ValuesLists) == 0 && sel.WhereClause == nil && sel.Op == pg_query.SetOperation_SETOP_NONE {
+			p.selectStmt(sel, true)
+			p.w(" WHERE true")
+		} else {
+			p.selectStmt(sel, true)
+		}
+	}
+	p.onConflict(s.Relation.Relname, s.OnConflictClause)
+	p.returning(s.ReturningList)
+}
+
+func (p *printer) onConflict(table string, oc *pg_query.OnConflictClause) {
+	if oc == nil {
+		return
+	}
+	p.w(" ON CONFLICT")
+	if in := oc.Infer; in != nil {
+		if in.Conname != "" {
+			p.refuse("ON CONFLICT ON CONSTRAINT")
+		}
+		if len(in.IndexElems) > 0 {
+			p.w(" (")
+			p.list(in.IndexElems, func(n *pg_query.Node) {
+				ie := n.GetIndexElem()
+				if ie.Expr != nil {
+					p.expr(ie.Expr)
+				} else {
+					p.ident(ie.Name)
+				}
+			})
+			p.w(")")
+		}
+		if in.WhereClause != nil {
+			p.where(in.WhereClause)
+		}
+	}
+	switch oc.Action {
+	case pg_query.OnConflictAction_ONCONFLICT_NOTHING:
+		p.w(" DO NOTHING")
+	case pg_query.OnConflictAction_ONCONFLICT_UPDATE:
+		p.w(" DO UPDATE SET ")
+		p.setList(table, oc.TargetList)
+		p.where(oc.WhereClause)
+	}
+}
+
+func (p *printer) returning(list []*pg_query.Node) {
+	if len(list) > 0 {
+		p.w(" RETURNING ")
+		p.targets(list)
+	}
+}
+
+func (p *printer) updateStmt(s *pg_query.UpdateStmt) {
+	p.with(s.WithClause)
+	p.w("UPDATE ")
+	p.rangeVar(s.Relation)
+	p.w(" SET ")
+	p.setList(s.Relation.Relname, s.TargetList)
+	if len(s.FromClause) > 0 {
+		p.w(" FROM ")
+		p.list(s.FromClause, p.fromItem)
+	}
+	p.where(s.WhereClause)
+	p.returning(s.ReturningList)
+}
+
+// setList writes UPDATE's assignments; (a, b) = (...) assignments come as
+// one MultiAssignRef per column and are written once.
+func (p *printer) setList(table string, list []*pg_query.Node) {
+	for i := 0; i < len(list); i++ {
+		if i > 0 {
+			p.w(", ")
+		}
+		rt := list[i].GetResTarget()
+		if len(rt.Indirection) > 0 {
+			p.refuse("assigning to a field or element of a column")
+		}
+		if ma := rt.Val.GetMultiAssignRef(); ma != nil {
+			n := int(ma.Ncolumns)
+			if i+n > len(list) {
+				p.refuse("this multiple-column assignment")
+				return
+			}
+			p.w("(")
+			for k := 0; k < n; k++ {
+				if k > 0 {
+					p.w(", ")
+				}
+				p.ident(list[i+k].GetResTarget().Name)
+			}
+			p.w(") = ")
+			p.expr(ma.Source)
+			i += n - 1
+			continue
+		}
+		p.ident(rt.Name)
+		p.w(" = ")
+		if rt.Val.GetSetToDefault() != nil {
+			p.refuse("SET column = DEFAULT")
+			continue
+		}
+		p.hintTarget(rt.Val, table, rt.Name, -1)
+		p.expr(rt.Val)
+	}
+}
+
+func (p *printer) deleteStmt(s *pg_query.DeleteStmt) {
+	p.with(s.WithClause)
+	p.w("DELETE FROM ")
+	p.rangeVar(s.Relation)
+	if len(s.UsingClause) > 0 {
+		p.refuse("DELETE ... USING")
+	}
+	p.where(s.WhereClause)
+	p.returning(s.ReturningList)
+}

@@ -1,0 +1,72 @@
+package pgtext
+
+import (
+	"strings"
+
+	"certa/sqlerr"
+)
+
+// ParseArray reads a one-dimensional array in PostgreSQL's text form
+// ('{a,"b c",NULL}'): its elements, with nil for NULL.
+func ParseArray(s string) ([]*string, error) {
+	bad := sqlerr.New(sqlerr.InvalidTextRepresentation, "malformed array literal: %q", s)
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return nil, bad
+	}
+	t = t[1 : len(t)-1]
+	out := []*string{}
+	if strings.TrimSpace(t) == "" {
+		return out, nil
+	}
+	for i := 0; ; {
+		for i < len(t) && t[i] == ' ' {
+			i++
+		}
+		var elem strings.Builder
+		quoted := i < len(t) && t[i] == '"'
+		if quoted {
+			for i++; i < len(t) && t[i] != '"'; i++ {
+				if t[i] == '\\' && i+1 < len(t) {
+					i++
+				}
+				elem.WriteByte(t[i])
+			}
+			if i >= len(t) {
+				return nil, bad
+			}
+			i++
+		} else {
+			for ; i < len(t) && t[i] != ','; i++ {
+				switch t[i] {
+				case '{', '}', '"':
+					return nil, bad
+				case '\\':
+					if i+1 < len(t) {
+						i++
+					}
+				}
+				elem.WriteByte(t[i])
+			}
+		}
+		v := elem.String()
+		if !quoted {
+			v = strings.TrimSpace(v)
+		}
+		if !quoted && strings.EqualFold(v, "NULL") {
+			out = append(out, nil)
+		} else {
+			out = append(out, &v)
+		}
+		for i < len(t) && t[i] == ' ' {
+			i++
+		}
+		if i >= len(t) {
+			return out, nil
+		}
+		if t[i] != ',' {
+			return nil, bad
+		}
+		i++
+	}
+}
