@@ -79,12 +79,19 @@ var ErrNotPrinted = errors.New("pgparse: not a query or data change")
 // construct SQLite cannot do as PostgreSQL does is refused (0A000); a
 // statement that is not a query or data change returns ErrNotPrinted.
 func ToSQLite(sql string) (*SQLite, error) {
+	s, _, err := print(sql, false)
+	return s, err
+}
+
+// print is ToSQLite that also returns its printer, which notes where the
+// constants went if holes is set (sqlite_cache.go).
+func print(sql string, holes bool) (*SQLite, *printer, error) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
-		return nil, parseError(err)
+		return nil, nil, parseError(err)
 	}
 	if len(tree.Stmts) == 0 {
-		return nil, ErrNotPrinted
+		return nil, nil, ErrNotPrinted
 	}
 	raw := tree.Stmts[0]
 	rest := ""
@@ -96,7 +103,7 @@ func ToSQLite(sql string) (*SQLite, error) {
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p := &printer{}
+	p := &printer{recordHoles: holes}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
@@ -113,13 +120,13 @@ func ToSQLite(sql string) (*SQLite, error) {
 		p.deleteStmt(n.DeleteStmt)
 		out.Columns = p.returningColumns(n.DeleteStmt.ReturningList)
 	default:
-		return nil, ErrNotPrinted
+		return nil, nil, ErrNotPrinted
 	}
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
 	out.SQL, out.Params, out.Tables = p.b.String(), p.params, p.tables
-	return out, nil
+	return out, p, nil
 }
 
 // parseError is PostgreSQL's parser's error as a client error.
@@ -142,6 +149,12 @@ type printer struct {
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string
 	tables  []string
+	// recordHoles asks for holes: where each constant was written. fixed
+	// is set when the output depends on a constant's value otherwise
+	// than by writing it (no template can be made of it).
+	recordHoles bool
+	holes       []hole
+	fixed       bool
 }
 
 func (p *printer) w(ss ...string) {

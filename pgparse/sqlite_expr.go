@@ -131,6 +131,13 @@ func (p *printer) constant(c *pg_query.A_Const) {
 		p.w("NULL")
 		return
 	}
+	if p.recordHoles {
+		switch c.Val.(type) {
+		case *pg_query.A_Const_Ival, *pg_query.A_Const_Fval, *pg_query.A_Const_Sval:
+			start := p.b.Len()
+			defer func() { p.holes = append(p.holes, hole{start, p.b.Len(), int(c.Location)}) }()
+		}
+	}
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Ival:
 		p.w(strconv.Itoa(int(v.Ival.Ival)))

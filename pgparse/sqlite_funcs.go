@@ -192,6 +192,7 @@ func (p *printer) rangeFunction(rf *pg_query.RangeFunction) {
 			return
 		}
 		down = c.GetIval().Ival < 0
+		p.fixed = true // the step's sign decides the comparison
 		step = p.sub(func() { p.expr(f.Args[2]) })
 	}
 	start := p.sub(func() { p.call("pg_cast", f.Args[0], pg_query.MakeAConstStrNode("int8", 0)) })
@@ -207,8 +208,10 @@ func (p *printer) rangeFunction(rf *pg_query.RangeFunction) {
 		" FROM \"series\" WHERE \"v\"", cmp, stop, ") AS ", quoteIdent(table))
 }
 
-// sub returns what f prints, without printing it.
+// sub returns what f prints, without printing it. Holes cannot be told
+// in it: the statement gets no template.
 func (p *printer) sub(f func()) string {
+	p.fixed = true
 	saved := p.b
 	p.b = strings.Builder{}
 	f()

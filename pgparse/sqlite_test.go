@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestToSQLiteGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("case without -- sqlite: %q", c)
 		}
-		got := printed(strings.TrimSpace(pg))
+		got := goldenOutput(strings.TrimSpace(pg))
 		if strings.TrimSpace(want) != got {
 			t.Errorf("%s\n  printed: %s\n  want:    %s", strings.TrimSpace(pg), got, strings.TrimSpace(want))
 		}
@@ -45,8 +46,8 @@ func TestToSQLiteGolden(t *testing.T) {
 	}
 }
 
-// printed is the printer's output for sql as the golden file writes it.
-func printed(sql string) string {
+// goldenOutput is the printer's output for sql as the golden file writes it.
+func goldenOutput(sql string) string {
 	s, err := ToSQLite(sql)
 	switch {
 	case errors.Is(err, ErrNotPrinted):
@@ -89,4 +90,62 @@ func printed(sql string) string {
 		out += "\n   rest: " + s.Rest
 	}
 	return out
+}
+
+// A statement printed from its shape's template is the statement printed
+// from its own parse tree: for every statement of the corpus, a variant
+// with other constants, printed after the original filled the cache.
+func TestSQLiteCacheTemplates(t *testing.T) {
+	data, err := os.ReadFile("testdata/sqlite.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	templated := 0
+	for _, c := range strings.Split(string(data), "-- pg\n")[1:] {
+		sql, _, _ := strings.Cut(c, "-- sqlite\n")
+		sql = strings.TrimSpace(sql)
+		for _, v := range []string{sql, sql + " -- again", "  " + sql} {
+			variant := otherConstants(v)
+			cache := &SQLiteCache{}
+			cache.ToSQLite(sql)
+			if len(cache.templates) > 0 {
+				templated++
+			}
+			got, gotErr := cache.ToSQLite(variant)
+			want, wantErr := ToSQLite(variant)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s\nvariant %s\n  from the cache: %+v %v\n  printed:        %+v %v", sql, variant, got, gotErr, want, wantErr)
+			}
+		}
+	}
+	if templated < 20 {
+		t.Fatalf("only %d statements got a template", templated)
+	}
+}
+
+// otherConstants returns sql with each constant replaced by another of
+// its kind.
+func otherConstants(sql string) string {
+	_, consts, ok := shapeOf(sql)
+	if !ok {
+		return sql
+	}
+	var b strings.Builder
+	last := 0
+	for i, c := range consts {
+		b.WriteString(sql[last:c.start])
+		switch {
+		case c.text[0] == '\'':
+			fmt.Fprintf(&b, "'v%d''q'", i)
+		case strings.ContainsAny(c.text, ".eE"):
+			fmt.Fprintf(&b, "%d.25", i+3)
+		case len(c.text) > 9:
+			fmt.Fprintf(&b, "%d", 4000000000+i)
+		default:
+			fmt.Fprintf(&b, "%d", i+17)
+		}
+		last = c.start + len(c.text)
+	}
+	b.WriteString(sql[last:])
+	return b.String()
 }
