@@ -34,5 +34,8 @@
 // follow), sequence.go (SERIAL and identity values), fkeys.go (foreign keys:
 // parent keys in write sets, deferred checks), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
-// lexing), baseline.go (the no-replication baseline for benchmarks).
+// lexing), baseline.go (the no-replication baseline for benchmarks),
+// printcache.go (client queries and data changes, read by PostgreSQL's
+// parser and printed for SQLite by pgparse, cached), pgops.go (the
+// functions that printed SQL calls where SQLite's own mean otherwise).
 package sqlite
