@@ -63,7 +63,7 @@ func (c *SQLiteCache) ToSQLite(sql string) (*SQLite, error) {
 			return t.fill(consts), nil
 		}
 	}
-	s, t, err := toSQLite(sql, shaped)
+	s, t, err := toSQLite(sql, shaped, consts)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t != nil && len(consts) > 0 {
@@ -88,9 +88,9 @@ type constant struct {
 
 // shapeOf returns sql's shape (its text with each constant replaced by a
 // mark of its kind) and its constants. ok is false when sql has a
-// constant a template cannot take verbatim (E'', $$, U&'', bit strings,
-// numbers SQLite does not read as PostgreSQL does), or when the scanner
-// fails.
+// constant a template cannot take verbatim (escape, dollar-quoted and
+// Unicode strings, bit strings, numbers SQLite does not read as PostgreSQL
+// does), or when the scanner fails.
 func shapeOf(sql string) (shape string, consts []constant, ok bool) {
 	scan, err := pg_query.Scan(sql)
 	if err != nil {
@@ -159,13 +159,13 @@ type hole struct {
 }
 
 // toSQLite is ToSQLite that also returns the statement's template when
-// asked for one and the statement can have one.
-func toSQLite(sql string, wantTemplate bool) (*SQLite, *template, error) {
+// asked for one (consts: sql's constants, as shapeOf returns them) and the
+// statement can have one.
+func toSQLite(sql string, wantTemplate bool, consts []constant) (*SQLite, *template, error) {
 	s, p, err := print(sql, wantTemplate)
 	if err != nil || !wantTemplate || p.fixed || s.Rest != "" {
 		return s, nil, err
 	}
-	_, consts, _ := shapeOf(sql)
 	index := make(map[int]int, len(consts))
 	for i, c := range consts {
 		index[c.start] = i
