@@ -283,3 +283,27 @@ func TestParseSet(t *testing.T) {
 		}
 	}
 }
+
+func TestSchemaTag(t *testing.T) {
+	for sql, want := range map[string]string{
+		"CREATE TABLE t (id int primary key)":                        "CREATE TABLE",
+		"create temp table t (id int)":                               "CREATE TABLE",
+		"create unique index i on t(v)":                              "CREATE INDEX",
+		"CREATE OR REPLACE VIEW v AS SELECT 1":                       "CREATE VIEW",
+		"DROP TABLE a, b CASCADE":                                    "DROP TABLE",
+		"drop materialized view m":                                   "DROP MATERIALIZED VIEW",
+		"ALTER TABLE t ADD COLUMN c int":                             "ALTER TABLE",
+		"ALTER TABLE t RENAME TO u":                                  "ALTER TABLE",
+		"alter index i rename to j":                                  "ALTER INDEX",
+		"/* x */ TRUNCATE t":                                         "TRUNCATE TABLE",
+		"COMMENT ON TABLE t IS 'x'":                                  "COMMENT",
+		"REVOKE ALL ON t FROM PUBLIC":                                "REVOKE",
+		"CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql": "CREATE FUNCTION",
+		"CREATE EXTENSION IF NOT EXISTS pgcrypto":                    "CREATE EXTENSION",
+		"create sequence s":                                          "CREATE SEQUENCE",
+	} {
+		if got := SchemaTag(sql); got != want {
+			t.Errorf("SchemaTag(%q) = %q, want %q", sql, got, want)
+		}
+	}
+}

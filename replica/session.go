@@ -624,7 +624,7 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 	wctx, cancel := context.WithTimeout(ctx, sequenceWait)
 	s.node.engine.WaitSequenceValues(wctx, "")
 	cancel()
-	return w.Complete(ddlTag(st.words))
+	return w.Complete(pgparse.SchemaTag(st.sql))
 }
 
 // localDDL runs a schema statement that changes only the session's own

@@ -212,11 +212,23 @@ func TestSessionCommitOutcomes(t *testing.T) {
 		lastCommit: 2,
 		rows:       "1 10",
 	}, {
-		name: "a schema change in a block fails the block, which then commits nothing",
+		name: "a schema change in a block commits with the block's rows",
 		steps: []sessionStep{
 			{"BEGIN", "BEGIN", 'T'},
 			{"INSERT INTO t VALUES (2, 20)", "INSERT 0 1", 'T'},
-			{"CREATE TABLE u (id INTEGER PRIMARY KEY)", "!0A000", 'E'},
+			{"CREATE TABLE u (id INTEGER PRIMARY KEY)", "CREATE TABLE", 'T'},
+			{"INSERT INTO u VALUES (1)", "INSERT 0 1", 'T'},
+			{"COMMIT", "COMMIT", 'I'},
+		},
+		appends:    1,
+		lastCommit: 3,
+		rows:       "1 10; 2 20",
+	}, {
+		name: "a refused schema change fails the block, which then commits nothing",
+		steps: []sessionStep{
+			{"BEGIN", "BEGIN", 'T'},
+			{"INSERT INTO t VALUES (2, 20)", "INSERT 0 1", 'T'},
+			{"CREATE TABLE u (v INTEGER)", "!42P16", 'E'},
 			{"COMMIT", "ROLLBACK", 'I'},
 		},
 		lastCommit: 2,

@@ -226,35 +226,3 @@ func leadingWords(sql string, n int) []string {
 	}
 	return words
 }
-
-// ddlTag returns the command tag PostgreSQL sends for a DDL statement.
-func ddlTag(words []string) string {
-	w := append([]string(nil), words...)
-	// CREATE UNIQUE INDEX, CREATE TEMP TABLE ... → CREATE INDEX, CREATE TABLE.
-	if len(w) >= 3 && w[0] == "CREATE" {
-		switch w[1] {
-		case "UNIQUE", "TEMP", "TEMPORARY", "OR":
-			if w[1] == "OR" {
-				return "CREATE " + lastOr(w, "VIEW")
-			}
-			return "CREATE " + w[2]
-		}
-	}
-	switch w[0] {
-	case "TRUNCATE":
-		return "TRUNCATE TABLE"
-	case "COMMENT", "GRANT", "REVOKE":
-		return w[0]
-	}
-	if len(w) >= 2 {
-		return w[0] + " " + w[1]
-	}
-	return w[0]
-}
-
-func lastOr(w []string, def string) string {
-	if len(w) > 3 {
-		return w[3]
-	}
-	return def
-}

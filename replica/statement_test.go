@@ -39,20 +39,6 @@ func TestSplitStatements(t *testing.T) {
 	}
 }
 
-func TestDDLTag(t *testing.T) {
-	for sql, want := range map[string]string{
-		"CREATE TABLE t (id int primary key)":  "CREATE TABLE",
-		"create unique index i on t(v)":        "CREATE INDEX",
-		"CREATE OR REPLACE VIEW v AS SELECT 1": "CREATE VIEW",
-		"DROP TABLE t":                         "DROP TABLE",
-		"ALTER TABLE t ADD COLUMN c":           "ALTER TABLE",
-	} {
-		if got := ddlTag(newStatement(sql).words); got != want {
-			t.Errorf("ddlTag(%q) = %q, want %q", sql, got, want)
-		}
-	}
-}
-
 func TestParseSet(t *testing.T) {
 	for sql, want := range map[string][2]string{
 		"SET certa.consistency = 'sync'":  {"certa.consistency", "sync"},

@@ -59,7 +59,13 @@ func (tx *Tx) interruptOn(ctx context.Context) (done func()) {
 func (tx *Tx) Prioritize(d time.Duration) { tx.patient.Store(int64(d)) }
 
 // patience implements lockHolder.
-func (tx *Tx) patience() time.Duration { return time.Duration(tx.patient.Load()) }
+func (tx *Tx) patience() time.Duration {
+	d := time.Duration(tx.patient.Load())
+	if tx.schemaHeld.Load() {
+		d = max(d, tx.e.cfg.SchemaGrace)
+	}
+	return d
+}
 
 // bruteForceAbort implements lockHolder: the applier needs the write lock.
 // The running statement is interrupted; once Exec has let go of the
@@ -100,6 +106,7 @@ func (tx *Tx) rollbackLocked(keepSession bool) (broken bool) {
 		c.endStatement()
 		err := c.rollback()
 		tx.unnative(nil) // ended with the SQLite transaction
+		tx.endSchema()
 		if tx.sess != nil && (!keepSession || err != nil) {
 			tx.sess.Delete()
 			tx.sess = nil

@@ -54,7 +54,7 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	e.applied.Store(upTo)
 	e.hist.add(changes)
 	for _, it := range items {
-		if it.WS.DDL != "" && it.Err == nil {
+		if (it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone) && it.Err == nil {
 			// A schema change may have made or dropped sequences.
 			if err := e.seqs.load(c); err != nil {
 				return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
@@ -130,7 +130,7 @@ func applyFast(c *conn, items []engine.ApplyItem) (changes []change, clean bool,
 		it := &items[i]
 		it.Err = nil
 		ws := it.WS
-		if ws.DDL != "" {
+		if ws.DDL != "" || ws.Schema != writeset.SchemaNone {
 			ch, itemErr, err := applyItem(c, it)
 			if err != nil || itemErr != nil {
 				return nil, false, err
@@ -208,30 +208,83 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 		ch.tables = append(ch.tables, lowerAll(tables)...)
 		return ch, nil, nil
 	}
-	if len(ws.Changes) == 0 {
-		return ch, nil, nil
+	if ws.Schema != writeset.SchemaNone {
+		return applySchemaTx(c, it, ch)
+	}
+	itemErr, err = applyChanges(c, ws.Changes, ws.Tables)
+	return ch, itemErr, err
+}
+
+// applySchemaTx applies the write set of a transaction block that ran
+// schema statements: its segments in order (segments.go).
+func applySchemaTx(c *conn, it *engine.ApplyItem, ch change) (change, *sqlerr.Error, error) {
+	segs, err := decodeSegments(it.WS.Changes)
+	if err != nil {
+		return ch, sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
+	}
+	ch.all = it.WS.Schema == writeset.SchemaAll
+	for _, s := range segs {
+		if s.kind == segmentRows {
+			tables, err := changesetTables(s.data)
+			if err != nil {
+				return ch, sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
+			}
+			if itemErr, err := applyChanges(c, s.data, tables); itemErr != nil || err != nil {
+				return ch, itemErr, err
+			}
+			continue
+		}
+		_, tables, err := runDDL(c, string(s.data), it.Seqno)
+		if err != nil {
+			if isTransient(err) {
+				return ch, nil, err
+			}
+			return ch, mapErr(err).(*sqlerr.Error), nil
+		}
+		ch.tables = append(ch.tables, lowerAll(tables)...)
+	}
+	return ch, nil, nil
+}
+
+// changesetTables returns the tables a changeset writes.
+func changesetTables(changes []byte) ([]string, error) {
+	var tables []string
+	err := forEachChange(changes, func(ch *rowChange) error {
+		if n := len(tables); n == 0 || tables[n-1] != ch.table {
+			tables = append(tables, ch.table) // a changeset groups a table's rows
+		}
+		return nil
+	})
+	return tables, err
+}
+
+// applyChanges applies one changeset that writes tables. itemErr and err
+// are applyItem's.
+func applyChanges(c *conn, changes []byte, tables []string) (itemErr *sqlerr.Error, err error) {
+	if len(changes) == 0 {
+		return nil, nil
 	}
 	// A changeset for a table that does not exist would be skipped silently
 	// by SQLite; every node has the same schema here, so it is an item error.
-	missing, err := missingTable(c, ws.Tables)
+	missing, err := missingTable(c, tables)
 	if err != nil {
-		return ch, nil, err
+		return nil, err
 	}
 	if missing != "" {
-		return ch, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", missing), nil
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", missing), nil
 	}
 	// A changeset that does not decode fails the same on every node; SQLite
 	// would report SQLITE_CORRUPT, which reads as a broken database file.
-	if err := forEachChange(ws.Changes, func(*rowChange) error { return nil }); err != nil {
-		return ch, sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
+	if err := forEachChange(changes, func(*rowChange) error { return nil }); err != nil {
+		return sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
 	}
-	conflict, err := applyChangeset(c, ws.Changes)
+	conflict, err := applyChangeset(c, changes)
 	switch {
 	case conflict != nil && conflict.typ == sqlite.ChangesetConstraint:
-		return ch, sqlerr.New(sqlerr.UniqueViolation,
+		return sqlerr.New(sqlerr.UniqueViolation,
 			"duplicate key value violates a unique constraint on table %q (or another constraint of it)", conflict.table), nil
 	case conflict != nil && conflict.typ == sqlite.ChangesetForeignKey:
-		return ch, sqlerr.New(sqlerr.ForeignKeyViolation, "write set violates a foreign key constraint"), nil
+		return sqlerr.New(sqlerr.ForeignKeyViolation, "write set violates a foreign key constraint"), nil
 	case conflict != nil:
 		// Certification should have refused a write set whose rows
 		// changed since its snapshot; if one slipped through (a key
@@ -239,13 +292,11 @@ func applyItem(c *conn, it *engine.ApplyItem) (ch change, itemErr *sqlerr.Error,
 		// the same rows and fails it the same way: the cluster goes on
 		// and the origin's client gets 40001. Stopping the node instead
 		// stopped every node, again at each restart.
-		return ch, errUnforeseenConflict(conflict), nil
+		return errUnforeseenConflict(conflict), nil
 	case err != nil && !isTransient(err):
-		return ch, mapErr(err).(*sqlerr.Error), nil
-	case err != nil:
-		return ch, nil, err
+		return mapErr(err).(*sqlerr.Error), nil
 	}
-	return ch, nil, nil
+	return nil, err
 }
 
 // errUnforeseenConflict is the item error of a certified write set whose
@@ -298,7 +349,7 @@ func (e *Engine) CheckChanges(ws *writeset.WriteSet) error {
 	if len(ws.Changes) == 0 {
 		return nil
 	}
-	if err := forEachChange(ws.Changes, func(*rowChange) error { return nil }); err != nil {
+	if err := checkChangesDecode(ws); err != nil {
 		return sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err)
 	}
 	return nil

@@ -32,7 +32,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	switch {
 	case tx.parked:
 		changes = tx.spill // no need to take the lock again
-	case tx.sess != nil:
+	case tx.sess != nil && tx.schema == nil:
 		var buf bytes.Buffer
 		if err := tx.sess.WriteChangeset(&buf); err != nil {
 			return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
@@ -44,10 +44,15 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 			changes = bytes.Clone(changes)
 		}
 	}
-	if len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 && len(tx.updatedKeys) == 0 {
+	if tx.schema == nil && len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 && len(tx.updatedKeys) == 0 {
 		return nil, nil
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
+	if tx.schema != nil {
+		if err := tx.schemaWriteSet(ws); err != nil {
+			return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+		}
+	}
 	if err := changesetKeys(ws); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
@@ -93,7 +98,7 @@ func (tx *Tx) imagedWriteSet() (*writeset.WriteSet, error) {
 // primary-key change as a delete and an insert).
 func changesetKeys(ws *writeset.WriteSet) error {
 	var pk []any
-	return forEachChange(ws.Changes, func(ch *rowChange) error {
+	return forEachRowChange(ws, func(ch *rowChange) error {
 		vals := ch.old
 		if ch.op == opInsert {
 			vals = ch.new
@@ -111,7 +116,7 @@ func changesetKeys(ws *writeset.WriteSet) error {
 		}
 		ws.Keys = append(ws.Keys, writeset.EncodeKey(ch.table, pk...))
 		if n := len(ws.Tables); n == 0 || ws.Tables[n-1] != ch.table {
-			ws.Tables = append(ws.Tables, ch.table) // a changeset groups a table's rows
+			ws.Tables = append(ws.Tables, ch.table) // a changeset groups a table's rows (Normalize dedups)
 		}
 		return nil
 	})

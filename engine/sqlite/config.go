@@ -29,6 +29,15 @@ type Config struct {
 	// another local transaction holds it and is busy in statements; it then
 	// fails with 40001. (A holder idle for 10ms is parked.) Default 5s.
 	LockTimeout time.Duration
+
+	// SchemaGrace is how long Apply waits for a local transaction block
+	// that changed the schema (txschema.go) before brute-force aborting
+	// it. Such a block cannot be parked: it holds the write lock, and so
+	// this node's applier, until it ends. Long enough for a migration
+	// tool's run of statements to commit while other nodes write, short
+	// enough that an abandoned block does not hold replication for long.
+	// Default 2s.
+	SchemaGrace time.Duration
 }
 
 // Defaults.
@@ -36,6 +45,7 @@ const (
 	DefaultMaxConns    = 32
 	DefaultApplyGrace  = 100 * time.Millisecond
 	DefaultLockTimeout = 5 * time.Second
+	DefaultSchemaGrace = 2 * time.Second
 )
 
 // Validate reports whether c is usable (zero values stand for defaults).
@@ -52,6 +62,9 @@ func (c Config) Validate() error {
 	if c.LockTimeout < 0 {
 		return fmt.Errorf("sqlite engine: LockTimeout %v is negative", c.LockTimeout)
 	}
+	if c.SchemaGrace < 0 {
+		return fmt.Errorf("sqlite engine: SchemaGrace %v is negative", c.SchemaGrace)
+	}
 	return nil
 }
 
@@ -65,6 +78,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LockTimeout == 0 {
 		c.LockTimeout = DefaultLockTimeout
+	}
+	if c.SchemaGrace == 0 {
+		c.SchemaGrace = DefaultSchemaGrace
 	}
 	return c
 }

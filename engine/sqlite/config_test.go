@@ -12,6 +12,7 @@ func TestConfigValidateAndDefaults(t *testing.T) {
 		{Path: "x", MaxConns: -1},
 		{Path: "x", ApplyGrace: -time.Second},
 		{Path: "x", LockTimeout: -time.Second},
+		{Path: "x", SchemaGrace: -time.Second},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: valid", c)
@@ -29,7 +30,7 @@ func TestConfigValidateAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	want := Config{Path: c.Path, MaxConns: DefaultMaxConns, ApplyGrace: DefaultApplyGrace, LockTimeout: DefaultLockTimeout}
+	want := Config{Path: c.Path, MaxConns: DefaultMaxConns, ApplyGrace: DefaultApplyGrace, LockTimeout: DefaultLockTimeout, SchemaGrace: DefaultSchemaGrace}
 	if e.cfg != want {
 		t.Fatalf("config %+v, want %+v", e.cfg, want)
 	}

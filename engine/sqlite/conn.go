@@ -49,7 +49,15 @@ type conn struct {
 	// touchVersion is the schema version c's touch triggers were made for
 	// (0: none yet).
 	touchVersion int64
+	// newSeqs are the sequences the transaction using c made, which have
+	// no values before it commits (txschema.go).
+	newSeqs map[string]bool
 }
+
+// forgetSchema drops the caches of the schema: the schema version they
+// are for may come to mean another schema (a transaction that changed the
+// schema rolled back).
+func (c *conn) forgetSchema() { c.tables = nil }
 
 // takeFuncErr returns (and forgets) the first error of our SQL functions
 // since it was last called: the statement that ran them failed with it,

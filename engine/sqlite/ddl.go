@@ -27,9 +27,7 @@ import (
 // position in the log, the same on every node.
 func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
 	if word, ok := unsupportedDDL(stmt); ok {
-		err := sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded SQLite engine", word)
-		err.Hint = "Use DELETE FROM for TRUNCATE. The PostgreSQL engine (--engine postgres) runs TRUNCATE, COMMENT, GRANT and REVOKE."
-		return engine.DDL{}, err
+		return engine.DDL{}, errUnsupportedDDL(word)
 	}
 	var err error
 	for range checkDDLTries {
@@ -63,6 +61,8 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		return engine.DDL{}, err
 	}
 	defer tx.Rollback() // ROLLBACK and release the lock
+	// The schema version the trial reaches may come to mean another schema.
+	defer tx.conn.forgetSchema()
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	// The statement runs under a Tx, busy throughout (never parked), so

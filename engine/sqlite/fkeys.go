@@ -164,7 +164,7 @@ func (tx *Tx) foreignKeyRows(ws *writeset.WriteSet) error {
 	if err := c.refreshSchema(); err != nil {
 		return err
 	}
-	return forEachChange(ws.Changes, func(ch *rowChange) error {
+	return forEachRowChange(ws, func(ch *rowChange) error {
 		ti, err := c.table(ch.table)
 		if err != nil || !ti.exists || !ti.hasForeignKeys() {
 			return err

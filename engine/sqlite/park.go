@@ -43,7 +43,8 @@ const costlyParkDelay = 2 * time.Millisecond
 
 // idle implements lockHolder.
 func (tx *Tx) idle() (time.Time, bool) {
-	if tx.busy.Load() {
+	if tx.busy.Load() || tx.schemaHeld.Load() {
+		// A Tx that changed the schema cannot be parked (txschema.go).
 		return time.Time{}, false
 	}
 	since := time.Unix(0, tx.idleAt.Load())
@@ -78,6 +79,9 @@ func (tx *Tx) park() bool {
 	}
 	if !tx.holdsLock {
 		return true
+	}
+	if tx.schema != nil {
+		return false // waiters do not ask: idle says it is not
 	}
 	if tx.img != nil || tx.rlog.replayable() || tx.fkActions && tx.rlog.active() {
 		// Re-running is cheaper than writing the changes out and

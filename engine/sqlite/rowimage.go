@@ -66,7 +66,7 @@ var errLeaveImages = errors.New("leave image mode")
 // canStartImages reports whether the Tx may enter image mode at this
 // statement: it has not written yet (it may have read). tx.mu is held.
 func (tx *Tx) canStartImages() bool {
-	return tx.img == nil && !tx.holdsLock && !tx.parked && tx.sess == nil && !tx.unchecked && !tx.usedSavepoints &&
+	return tx.img == nil && tx.schema == nil && !tx.holdsLock && !tx.parked && tx.sess == nil && !tx.unchecked && !tx.usedSavepoints &&
 		!tx.rlog.off && len(tx.writes) == 0 && len(tx.locked) == 0
 }
 

@@ -39,6 +39,10 @@ type savepoint struct {
 	// (touched.go): rows updated after it are not written once it is
 	// rolled back to.
 	updated int
+	// inSchema: the mark was set after the Tx's first schema statement,
+	// when it had segs segments (txschema.go).
+	inSchema bool
+	segs     int
 }
 
 // spName is the SQLite name of mark n (1-based): marks are only ever added
@@ -114,6 +118,9 @@ func (tx *Tx) doSavepoint(op, n int, live bool) error {
 	case spSet:
 		sp := savepoint{native: live, updated: len(tx.updatedKeys)}
 		if live {
+			if err := tx.schemaSavepoint(&sp); err != nil {
+				return err
+			}
 			if err := tx.conn.exec("SAVEPOINT " + spName(n)); err != nil {
 				return err
 			}
@@ -137,6 +144,9 @@ func (tx *Tx) doSavepoint(op, n int, live bool) error {
 		sp := tx.sps[n-1]
 		tx.sps = tx.sps[:n]
 		tx.updatedKeys = tx.updatedKeys[:min(sp.updated, len(tx.updatedKeys))]
+		if err := tx.schemaRollbackTo(sp); err != nil {
+			return err
+		}
 		switch {
 		case sp.native:
 			return tx.conn.exec("ROLLBACK TO " + spName(n))

@@ -166,6 +166,14 @@ func (s *sequences) take(name string) (int64, error) {
 	return v, nil
 }
 
+// knows reports whether name is a sequence of the applied state.
+func (s *sequences) knows(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.known[name]
+	return ok
+}
+
 // left counts the values of name not handed out. s.mu is held.
 func (s *sequences) left(name string) int64 {
 	var n int64
@@ -278,6 +286,10 @@ func (e *Engine) registerNextval(c *conn) error {
 				return sqlite.Value{}, nil
 			}
 			name := sequenceName(args[0].Text())
+			if c.newSeqs[name] && c.funcErr == nil {
+				c.funcErr = errNewSequence(name)
+				return sqlite.Value{}, nil
+			}
 			if c.seqLog != nil {
 				if v, ok := c.seqLog.next(name); ok {
 					return sqlite.IntegerValue(v), nil
@@ -296,6 +308,16 @@ func (e *Engine) registerNextval(c *conn) error {
 			return sqlite.IntegerValue(v), nil
 		},
 	})
+}
+
+// errNewSequence refuses nextval of a sequence made by the running
+// transaction: values are reserved for each node through the log, after
+// the sequence exists cluster-wide.
+func errNewSequence(name string) *sqlerr.Error {
+	err := sqlerr.New(sqlerr.FeatureNotSupported,
+		"sequence %q was created in this transaction: on the embedded SQLite engine its values can be taken once the transaction has committed", name)
+	err.Hint = "Commit the schema change first, then insert the rows. The PostgreSQL engine (--engine postgres) has no such limit."
+	return err
 }
 
 // sequenceName is a sequence's name as nextval's argument gives it:

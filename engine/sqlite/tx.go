@@ -70,6 +70,10 @@ type Tx struct {
 	// changes are never re-applied on its connection, where the actions
 	// would run again: it parks to be re-run.
 	fkWrites, fkActions bool
+	// schema: the Tx ran schema statements (txschema.go); schemaHeld
+	// says so to lock waiters.
+	schema     *schemaChanges
+	schemaHeld atomic.Bool
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -501,15 +505,14 @@ func errNoPK(table string) *sqlerr.Error {
 		"table %q has no primary key: certa replicates rows by primary key; add a PRIMARY KEY", table)
 }
 
-// ExecSchema refuses: this engine runs schema changes only on their own,
-// in total order (CheckDDL).
-func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
-	e := sqlerr.New(sqlerr.FeatureNotSupported, "schema changes cannot run inside a transaction block on the embedded SQLite engine")
-	e.Hint = "Run each schema change on its own, outside a transaction block: it then runs in total order on every node. The PostgreSQL engine (--engine postgres) runs them inside transaction blocks."
-	return e
-}
-
-// Describe is the engine's: a transaction of this engine changes no schema.
+// Describe is the engine's, or, once the Tx changed the schema, its own
+// connection's, which sees the changes.
 func (tx *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
-	return tx.e.Describe(ctx, sql)
+	tx.mu.Lock()
+	if tx.schema == nil || tx.usable() != nil {
+		tx.mu.Unlock()
+		return tx.e.Describe(ctx, sql)
+	}
+	defer tx.mu.Unlock()
+	return tx.conn.describe(sql)
 }

@@ -173,11 +173,6 @@ func TestDDL(t *testing.T) {
 	}
 	// TRUNCATE has no counterpart in SQLite: refused, not a syntax error.
 	mustFail(t, a, "0A000", "TRUNCATE t")
-	// DDL inside a transaction block is refused.
-	mustExec(t, a, "BEGIN")
-	mustFail(t, a, "0A000", "CREATE TABLE u (id integer PRIMARY KEY)")
-	mustFail(t, a, "25P02", "SELECT 1")
-	mustExec(t, a, "ROLLBACK")
 	mustExec(t, a, "DROP TABLE t")
 	for i := range c.Nodes {
 		mustFail(t, syncConn(t, c, i), "42P01", "SELECT * FROM t")

@@ -3,6 +3,8 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,4 +92,63 @@ func startReference(t *testing.T, ctx context.Context, extended bool) *pgclient.
 	}
 	t.Cleanup(func() { ref.Close() })
 	return ref
+}
+
+// migrateUnderLoad runs a migration block on node 1 (alter, then setting
+// pages = 100 on the books titled '... book') while node 3 inserts books
+// without pause, retrying it on 40001 up to 20 times; it fails the test
+// unless the block commits.
+func migrateUnderLoad(t *testing.T, c *testcluster.Cluster, alter string) {
+	t.Helper()
+	a, w := c.Conn(0), syncConn(t, c, 2)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var written atomic.Int64
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Exec(ctxT(t), "INSERT INTO book (author_id, title) VALUES (NULL, $1)", fmt.Sprint("load ", i)); err == nil {
+				written.Add(1)
+			}
+		}
+	}()
+	c.Eventually(10*time.Second, "the writer under way", func() error {
+		if written.Load() < 20 {
+			return fmt.Errorf("%d rows written", written.Load())
+		}
+		return nil
+	})
+	before := written.Load()
+	committed, tries := false, 0
+	for ; tries < 20 && !committed; tries++ {
+		mustExec(t, a, "BEGIN")
+		_, err := a.Exec(ctxT(t), alter)
+		if err == nil {
+			_, err = a.Exec(ctxT(t), "UPDATE book SET pages = 100 WHERE title LIKE '%book'")
+		}
+		if err == nil {
+			_, err = a.Exec(ctxT(t), "COMMIT")
+		} else {
+			a.Exec(ctxT(t), "ROLLBACK")
+		}
+		switch {
+		case err == nil:
+			committed = true
+		case !strings.Contains(err.Error(), "40001"):
+			close(stop)
+			<-done
+			t.Fatalf("migration under load: %v", err)
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("migration under load committed at try %d; the writer committed %d rows meanwhile", tries, written.Load()-before)
+	if !committed {
+		t.Fatal("the migration failed with 40001 20 times")
+	}
 }

@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"certa/engine"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+func execSchema(tx engine.Tx, sql string) error {
+	return tx.ExecSchema(context.Background(), sql, &recorder{})
+}
+
+// A ROLLBACK TO a savepoint set before the transaction's first schema
+// statement undoes the statement, keeps the rows written before the mark
+// and drops those after: the write set is a plain changeset again.
+func TestSchemaRollbackToBeforeFirstStatement(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	tx := e.begin()
+	ctx := context.Background()
+	exec(t, tx, "INSERT INTO t VALUES (1, 'kept')")
+	if err := tx.Savepoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO t VALUES (2, 'undone')")
+	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO s VALUES (1)")
+	exec(t, tx, "UPDATE t SET v = 'undone too' WHERE id = 1")
+	if err := tx.RollbackTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO t VALUES (3, 'after')")
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Schema != writeset.SchemaNone {
+		t.Fatalf("write set Schema %d, want none: the schema statement was rolled back", ws.Schema)
+	}
+	tx.Rollback()
+	other := openTest(t, Config{})
+	other.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	for _, n := range []*testEngine{e, other} {
+		if items := n.apply(ws); items[0].Err != nil {
+			t.Fatal(items[0].Err)
+		}
+		wantRows(t, n.query("SELECT id, v FROM t ORDER BY id"), row(int64(1), "kept"), row(int64(3), "after"))
+		tx := n.begin()
+		if code, _ := execErr(tx, "SELECT id FROM s"); code != sqlerr.UndefinedTable {
+			t.Fatalf("table s after ROLLBACK TO: SQLSTATE %q, want 42P01", code)
+		}
+		tx.Rollback()
+	}
+}
+
+// A refused first schema statement leaves the transaction as it was: its
+// rows travel as a plain changeset. One after a schema statement leaves
+// the earlier statement in place.
+func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	tx := e.begin()
+	exec(t, tx, "INSERT INTO t VALUES (1, 'a')")
+	wantCode(t, execSchema(tx, "CREATE TABLE nokey (v text)"), sqlerr.InvalidTableDefinition)
+	exec(t, tx, "INSERT INTO t VALUES (2, 'b')")
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Schema != writeset.SchemaNone || len(ws.Keys) != 2 {
+		t.Fatalf("write set Schema %d with %d keys, want none and 2", ws.Schema, len(ws.Keys))
+	}
+	tx.Rollback()
+
+	tx = e.begin()
+	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, execSchema(tx, "CREATE TABLE nokey (v text)"), sqlerr.InvalidTableDefinition)
+	exec(t, tx, "INSERT INTO s VALUES (1)")
+	ws, err = tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	if items := e.apply(ws); items[0].Err != nil {
+		t.Fatal(items[0].Err)
+	}
+	wantRows(t, e.query("SELECT id FROM s"), row(int64(1)))
+}
+
+// The values of a sequence made in the transaction are refused with 0A000
+// (they are reserved through the log once it exists cluster-wide); a key
+// given explicitly is taken.
+func TestSchemaNewSequenceRefused(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	if err := execSchema(tx, "CREATE TABLE s (id serial PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO s (id, v) VALUES (1, 'given')")
+	code, err := execErr(tx, "INSERT INTO s (v) VALUES ('drawn')")
+	if code != sqlerr.FeatureNotSupported {
+		t.Fatalf("nextval of a new sequence: %v (SQLSTATE %q), want 0A000", err, code)
+	}
+}
+
+// A transaction that changed the schema is not parked when idle: the
+// applier aborts it after SchemaGrace, and its next call fails with 40001.
+// Meanwhile its own connection describes its new table.
+func TestSchemaTransactionAbortedByApply(t *testing.T) {
+	e := openTest(t, Config{SchemaGrace: 50 * time.Millisecond})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	tx := e.begin()
+	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	params, cols, err := tx.Describe(context.Background(), "SELECT v FROM s WHERE id = $1")
+	if err != nil || len(params) != 1 || len(cols) != 1 || cols[0].Name != "v" {
+		t.Fatalf("Describe in the transaction: %v %v %v", params, cols, err)
+	}
+	other := openTest(t, Config{})
+	other.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	ws := other.capture("INSERT INTO t VALUES (1, 'x')")
+	e.apply(ws)
+	code, err := execErr(tx, "INSERT INTO s VALUES (1, 'y')")
+	if code != sqlerr.SerializationFailure {
+		t.Fatalf("after an apply: %v (SQLSTATE %q), want 40001", err, code)
+	}
+	tx.Rollback()
+	wantRows(t, e.query("SELECT id, v FROM t"), row(int64(1), "x"))
+}
+
+// A connection whose transaction changed the schema and rolled back
+// forgets what it knew of that schema: the same schema version, reached
+// by another change, is read afresh.
+func TestSchemaRollbackForgetsSchema(t *testing.T) {
+	e := openTest(t, Config{MaxConns: 1})
+	tx := e.begin()
+	if err := execSchema(tx, "CREATE TABLE a (id integer PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "SELECT v FROM a")
+	tx.Rollback()
+	e.ddl("CREATE TABLE a (id integer PRIMARY KEY, w integer)")
+	e.commit("INSERT INTO a VALUES (1, 2)")
+	tx = e.begin()
+	r := &recorder{}
+	if err := tx.Exec(context.Background(), "SELECT * FROM a", r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.cols) != 2 || r.cols[1].Name != "w" {
+		t.Fatalf("columns %v, want id and w", r.cols)
+	}
+	wantRows(t, r.rows, row(int64(1), int64(2)))
+}

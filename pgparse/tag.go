@@ -1,0 +1,91 @@
+package pgparse
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// SchemaTag returns the command tag PostgreSQL completes a schema
+// statement with: CREATE TABLE for CREATE UNIQUE INDEX's CREATE INDEX,
+// CREATE TEMP TABLE's CREATE TABLE, DROP VIEW, TRUNCATE TABLE. Statements
+// whose tag is their first two words (CREATE FUNCTION) are read from
+// their words, so text the parser refuses still gets a tag.
+func SchemaTag(sql string) string {
+	if tree, err := pg_query.Parse(sql); err == nil && len(tree.Stmts) == 1 {
+		if tag := treeTag(tree.Stmts[0].Stmt); tag != "" {
+			return tag
+		}
+	}
+	var words []string
+	if scan, err := pg_query.Scan(sql); err == nil {
+		for _, t := range scan.Tokens {
+			if len(words) == 2 || isComment(t) {
+				continue
+			}
+			if t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD && t.Token != pg_query.Token_IDENT {
+				break
+			}
+			words = append(words, strings.ToUpper(sql[t.Start:t.End]))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func treeTag(n *pg_query.Node) string {
+	switch n := n.Node.(type) {
+	case *pg_query.Node_CreateStmt:
+		return "CREATE TABLE"
+	case *pg_query.Node_IndexStmt:
+		return "CREATE INDEX"
+	case *pg_query.Node_ViewStmt:
+		return "CREATE VIEW"
+	case *pg_query.Node_CreateSeqStmt:
+		return "CREATE SEQUENCE"
+	case *pg_query.Node_AlterTableStmt:
+		return "ALTER " + objectWords(n.AlterTableStmt.Objtype)
+	case *pg_query.Node_RenameStmt:
+		return "ALTER " + objectWords(n.RenameStmt.RenameType)
+	case *pg_query.Node_DropStmt:
+		return "DROP " + objectWords(n.DropStmt.RemoveType)
+	case *pg_query.Node_TruncateStmt:
+		return "TRUNCATE TABLE"
+	case *pg_query.Node_CommentStmt:
+		return "COMMENT"
+	case *pg_query.Node_GrantStmt:
+		if n.GrantStmt.IsGrant {
+			return "GRANT"
+		}
+		return "REVOKE"
+	}
+	return ""
+}
+
+// objectWords names an object type as command tags do: OBJECT_MATVIEW is
+// MATERIALIZED VIEW, OBJECT_FOREIGN_TABLE is FOREIGN TABLE.
+func objectWords(t pg_query.ObjectType) string {
+	if t == pg_query.ObjectType_OBJECT_MATVIEW {
+		return "MATERIALIZED VIEW"
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(t.String(), "OBJECT_"), "_", " ")
+}
+
+// CopiesRows reports whether a schema statement also writes rows: CREATE
+// TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW.
+func CopiesRows(sql string) bool {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return false
+	}
+	for _, s := range tree.Stmts {
+		switch n := s.Stmt.Node.(type) {
+		case *pg_query.Node_CreateTableAsStmt:
+			return true
+		case *pg_query.Node_SelectStmt:
+			if n.SelectStmt.IntoClause != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
