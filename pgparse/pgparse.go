@@ -21,6 +21,40 @@ type Span struct{ Start, End int }
 type CreateTable struct {
 	Table   string // as PostgreSQL folds it: unquoted names in lower case
 	Columns []Column
+	// NameSpan is the table's name as written; Constraints are its table
+	// constraints; ListEnd is the offset of the parenthesis that closes
+	// its list of columns and constraints.
+	NameSpan    Span
+	Constraints []Constraint
+	ListEnd     int
+}
+
+// ConstraintKind is what a constraint requires.
+type ConstraintKind int
+
+const (
+	ConstraintOther ConstraintKind = iota
+	ConstraintCheck
+	ConstraintForeignKey
+	ConstraintUnique
+	ConstraintPrimaryKey
+	ConstraintNotNull
+	ConstraintDefault
+)
+
+// Constraint is a table constraint, or one constraint of a column
+// definition, with its span in the statement's text (from CONSTRAINT
+// name, if named).
+type Constraint struct {
+	Kind ConstraintKind
+	Name string // "" if unnamed
+	Span
+	Columns  []string // UNIQUE, PRIMARY KEY, FOREIGN KEY: the constrained columns
+	NotValid bool     // NOT VALID (CHECK, FOREIGN KEY)
+	// RefTable is the table a FOREIGN KEY references; Deferrable says
+	// the constraint is DEFERRABLE.
+	RefTable   string
+	Deferrable bool
 }
 
 // Column is one column definition of a CREATE TABLE.
@@ -37,6 +71,10 @@ type Column struct {
 	TypeMods []int64
 	// Checks names the column's named CHECK constraints.
 	Checks []string
+	// TypeSpan is the whole type as written ("character varying(20)");
+	// Constraints are the column's constraints, in order.
+	TypeSpan    Span
+	Constraints []Constraint
 	// End is just past the definition's last token (before the comma or
 	// parenthesis that follows it): where a constraint can be appended.
 	End int
@@ -89,7 +127,13 @@ func ParseCreateTable(sql string) *CreateTable {
 		return nil
 	}
 	toks := scan.Tokens
-	ct := &CreateTable{Table: cs.Relation.Relname}
+	ct := &CreateTable{Table: cs.Relation.Relname, ListEnd: listEnd(toks, cs.Relation.Location)}
+	if t := tokenAt(toks, cs.Relation.Location); t != nil {
+		ct.NameSpan = Span{int(t.Start), int(t.End)}
+		if cs.Relation.Schemaname != "" {
+			ct.NameSpan.End = nameEnd(toks, t)
+		}
+	}
 	byName := map[string]int{}
 	var tablePK []string
 	for _, elt := range cs.TableElts {
@@ -97,6 +141,7 @@ func ParseCreateTable(sql string) *CreateTable {
 			if c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				tablePK = append(tablePK, stringList(c.Keys)...)
 			}
+			ct.Constraints = append(ct.Constraints, constraint(c, Span{int(c.Location), elementEnd(toks, c.Location)}))
 			continue
 		}
 		cd := elt.GetColumnDef()
@@ -123,6 +168,29 @@ func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
 	}
 	if t := tokenAt(toks, cd.TypeName.Location); t != nil {
 		col.TypeWord = Span{int(t.Start), int(t.End)}
+	}
+	// A constraint runs to the next one, or to the end of the column.
+	var starts []int
+	for _, n := range cd.Constraints {
+		if c := n.GetConstraint(); c != nil {
+			starts = append(starts, int(c.Location))
+		}
+	}
+	typeEnd := col.End
+	if len(starts) > 0 {
+		typeEnd = starts[0]
+	}
+	col.TypeSpan = Span{col.TypeWord.Start, lastTokenEnd(toks, col.TypeWord.Start, typeEnd)}
+	for i, n := range cd.Constraints {
+		c := n.GetConstraint()
+		if c == nil {
+			continue
+		}
+		end := col.End
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		col.Constraints = append(col.Constraints, constraint(c, Span{int(c.Location), lastTokenEnd(toks, int(c.Location), end)}))
 	}
 	for _, m := range cd.TypeName.Typmods {
 		if c := m.GetAConst(); c != nil && c.GetIval() != nil {

@@ -2,6 +2,7 @@ package pgparse
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -305,5 +306,68 @@ func TestSchemaTag(t *testing.T) {
 		if got := SchemaTag(sql); got != want {
 			t.Errorf("SchemaTag(%q) = %q, want %q", sql, got, want)
 		}
+	}
+}
+
+func TestParseAlterTable(t *testing.T) {
+	sql := `ALTER TABLE public."ch" ADD CONSTRAINT ch_p_fk FOREIGN KEY (p_id) REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED NOT VALID,
+		ALTER COLUMN x TYPE character varying(20) USING x::varchar, alter column y set default now(), alter y drop not null,
+		drop constraint if exists z cascade, ADD COLUMN w int`
+	at := ParseAlterTable(sql)
+	if at == nil || at.Table != "ch" || len(at.Cmds) != 6 {
+		t.Fatalf("ParseAlterTable: %+v", at)
+	}
+	c := at.Cmds
+	if c[0].Kind != AlterAddConstraint || c[0].Constraint.Kind != ConstraintForeignKey || c[0].Constraint.Name != "ch_p_fk" ||
+		!c[0].Constraint.NotValid || c[0].Constraint.RefTable != "p" || c[0].Column != "" ||
+		c[0].ConstraintText != "CONSTRAINT ch_p_fk FOREIGN KEY (p_id) REFERENCES p (id) DEFERRABLE INITIALLY DEFERRED" {
+		t.Errorf("ADD CONSTRAINT: %+v", c[0])
+	}
+	if c[1].Kind != AlterType || c[1].Column != "x" || c[1].TypeText != "character varying(20)" || c[1].Type != "varchar" ||
+		len(c[1].TypeMods) != 1 || c[1].TypeMods[0] != 20 || c[1].Using != "x::varchar" {
+		t.Errorf("TYPE: %+v", c[1])
+	}
+	if c[2].Kind != AlterSetDefault || c[2].Column != "y" || c[2].Default != "now()" {
+		t.Errorf("SET DEFAULT: %+v", c[2])
+	}
+	if c[3].Kind != AlterDropNotNull || c[3].Column != "y" {
+		t.Errorf("DROP NOT NULL: %+v", c[3])
+	}
+	if c[4].Kind != AlterDropConstraint || c[4].Name != "z" || !c[4].MissingOK || !c[4].Cascade || c[4].Column != "" {
+		t.Errorf("DROP CONSTRAINT: %+v", c[4])
+	}
+	if c[5].Kind != AlterOther || sql[c[5].Start:c[5].End] != "ADD COLUMN w int" {
+		t.Errorf("ADD COLUMN: %+v %q", c[5], sql[c[5].Start:c[5].End])
+	}
+	for _, s := range []string{"ALTER INDEX i RENAME TO j", "ALTER TABLE t RENAME TO u", "SELECT 1", "ALTER TABLE ("} {
+		if at := ParseAlterTable(s); at != nil {
+			t.Errorf("ParseAlterTable(%q) = %+v, want nil", s, at)
+		}
+	}
+	if !IsColumnCast("x::integer", "x") || !IsColumnCast("CAST(x AS text)", "x") || IsColumnCast("x + 1", "x") || IsColumnCast("y::int", "x") {
+		t.Error("IsColumnCast")
+	}
+}
+
+func TestParseCreateTableSpans(t *testing.T) {
+	sql := `CREATE TABLE public.p (id int PRIMARY KEY, name character varying(10) NOT NULL DEFAULT 'x' CONSTRAINT c1 CHECK (length(name) < 9), CONSTRAINT u UNIQUE (name), FOREIGN KEY (id) REFERENCES q (id))`
+	ct := ParseCreateTable(sql)
+	if ct == nil || sql[ct.NameSpan.Start:ct.NameSpan.End] != "public.p" || sql[ct.ListEnd] != ')' || ct.ListEnd != len(sql)-1 {
+		t.Fatalf("ParseCreateTable: %+v", ct)
+	}
+	name := ct.Columns[1]
+	if got := sql[name.TypeSpan.Start:name.TypeSpan.End]; got != "character varying(10)" {
+		t.Errorf("type span %q", got)
+	}
+	var spans []string
+	for _, k := range name.Constraints {
+		spans = append(spans, sql[k.Start:k.End])
+	}
+	if want := []string{"NOT NULL", "DEFAULT 'x'", "CONSTRAINT c1 CHECK (length(name) < 9)"}; !reflect.DeepEqual(spans, want) {
+		t.Errorf("column constraints %q, want %q", spans, want)
+	}
+	if len(ct.Constraints) != 2 || ct.Constraints[0].Name != "u" || ct.Constraints[0].Kind != ConstraintUnique ||
+		sql[ct.Constraints[1].Start:ct.Constraints[1].End] != "FOREIGN KEY (id) REFERENCES q (id)" || ct.Constraints[1].RefTable != "q" {
+		t.Errorf("table constraints %+v", ct.Constraints)
 	}
 }

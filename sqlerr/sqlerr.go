@@ -33,6 +33,7 @@ const (
 	InvalidDatetimeFormat       = "22007"
 	DatetimeFieldOverflow       = "22008"
 	DuplicateTable              = "42P07"
+	DuplicateObject             = "42710"
 	InvalidParameterValue       = "22023"
 	UniqueViolation             = "23505"
 	NotNullViolation            = "23502"

@@ -137,6 +137,11 @@ func numericWord(sql string, col pgparse.Column) (pgparse.Span, bool) {
 // mapErr turns back into its SQLSTATE (typeCheckCode). A column that
 // already has the constraint (a statement translated again) gets none.
 func typeChecks(col pgparse.Column) []string {
+	return missingChecks(col, typeConditions(col))
+}
+
+// typeConditions returns typeChecks' constraints as (name, condition).
+func typeConditions(col pgparse.Column) [][2]string {
 	q := quoteIdent(col.Name)
 	var named [][2]string // name, condition
 	switch {
@@ -175,7 +180,7 @@ func typeChecks(col pgparse.Column) []string {
 		named = append(named, [2]string{fmt.Sprintf("%s%d,%d) keeps: round it to %d places first", numericScalePrefix, p, scale, scale),
 			fmt.Sprintf("typeof(%s) <> 'real' OR %s = round(%s, %d)", q, q, q, scale)})
 	}
-	return missingChecks(col, named)
+	return named
 }
 
 // Names of the numeric column's constraints (typeChecks).

@@ -8,6 +8,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/sqlerr"
 )
 
@@ -105,6 +106,9 @@ func needsTrial(sql string) bool {
 		}
 		return false
 	case "ALTER":
+		if at := pgparse.ParseAlterTable(sql); at != nil && isEditAlter(at) {
+			return true
+		}
 		return !hasKeyword(sql, "DROP")
 	}
 	return false
@@ -175,35 +179,65 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 			return "", nil, err
 		}
 	case "ALTER":
+		edit := pgparse.ParseAlterTable(sql)
+		if edit != nil && isEditAlter(edit) {
+			return runEditDDL(c, sql, edit, seqno)
+		}
 		sql = translateAddColumn(sql)
 	}
 	before, err := c.readSchema()
 	if err != nil {
 		return "", nil, err
 	}
-	stmt, _, tail, err := c.prepare(sql, modeDDL)
+	if err := stepDDL(c, sql); err != nil {
+		return "", nil, err
+	}
+	return finishDDL(c, sql, seqno, before)
+}
+
+// runEditDDL is runDDL for an ALTER TABLE that alterTable carries out.
+func runEditDDL(c *conn, sql string, at *pgparse.AlterTable, seqno uint64) (ran string, tables []string, err error) {
+	before, err := c.readSchema()
 	if err != nil {
 		return "", nil, err
+	}
+	if err := alterTable(c, sql, at); err != nil {
+		return "", nil, err
+	}
+	return finishDDL(c, sql, seqno, before)
+}
+
+// stepDDL prepares and runs one schema statement SQLite knows.
+func stepDDL(c *conn, sql string) error {
+	stmt, _, tail, err := c.prepare(sql, modeDDL)
+	if err != nil {
+		return err
 	}
 	defer c.endStatement()
 	defer stmt.Finalize()
 	if !isBlank(tail) {
-		return "", nil, errOneStatement()
+		return errOneStatement()
 	}
 	switch firstKeyword(sql) {
 	case "CREATE", "ALTER", "DROP":
 	default:
-		return "", nil, errNotSchema()
+		return errNotSchema()
 	}
 	for {
 		row, err := stmt.Step()
 		if err != nil {
-			return "", nil, err
+			return err
 		}
 		if !row {
-			break
+			return nil
 		}
 	}
+}
+
+// finishDDL ends runDDL once the statement ran: it finds the tables the
+// statement touched (before is the schema before it), checks them, and
+// keeps the sequences in step.
+func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry) (ran string, tables []string, err error) {
 	after, err := c.readSchema()
 	if err != nil {
 		return "", nil, err
