@@ -25,6 +25,7 @@ const (
 	AlterDropNotNull                     // ALTER COLUMN c DROP NOT NULL
 	AlterAddConstraint                   // ADD [CONSTRAINT name] ...
 	AlterDropConstraint                  // DROP CONSTRAINT [IF EXISTS] name
+	AlterDropColumn                      // DROP [COLUMN] [IF EXISTS] c [CASCADE | RESTRICT]
 )
 
 // AlterCmd is one command of an ALTER TABLE, with the parts of its text
@@ -47,7 +48,8 @@ type AlterCmd struct {
 	// CONSTRAINT name, without NOT VALID).
 	Constraint     Constraint
 	ConstraintText string
-	// AlterDropConstraint: the constraint's name; IF EXISTS; CASCADE.
+	// AlterDropConstraint: the constraint's name; IF EXISTS; CASCADE
+	// (also of AlterDropColumn).
 	Name      string
 	MissingOK bool
 	Cascade   bool
@@ -88,7 +90,7 @@ func alterCmd(sql string, toks []*pg_query.ScanToken, c *pg_query.AlterTableCmd,
 	cmd := AlterCmd{Span: piece}
 	switch c.Subtype {
 	case pg_query.AlterTableType_AT_AlterColumnType, pg_query.AlterTableType_AT_ColumnDefault,
-		pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull:
+		pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull, pg_query.AlterTableType_AT_DropColumn:
 		cmd.Column = c.Name
 	}
 	switch c.Subtype {
@@ -128,6 +130,9 @@ func alterCmd(sql string, toks []*pg_query.ScanToken, c *pg_query.AlterTableCmd,
 		cmd.Kind = AlterAddConstraint
 		cmd.Constraint = constraint(k, Span{int(k.Location), piece.End})
 		cmd.ConstraintText = withoutNotValid(sql, toks, cmd.Constraint.Span)
+	case pg_query.AlterTableType_AT_DropColumn:
+		cmd.Kind, cmd.MissingOK = AlterDropColumn, c.MissingOk
+		cmd.Cascade = c.Behavior == pg_query.DropBehavior_DROP_CASCADE
 	case pg_query.AlterTableType_AT_DropConstraint:
 		cmd.Kind, cmd.Name, cmd.MissingOK = AlterDropConstraint, c.Name, c.MissingOk
 		cmd.Cascade = c.Behavior == pg_query.DropBehavior_DROP_CASCADE

@@ -89,3 +89,38 @@ func CopiesRows(sql string) bool {
 	}
 	return false
 }
+
+// Drop describes a DROP statement: the kind of object (TABLE, INDEX,
+// VIEW, SEQUENCE ...), the objects' names (without a public. qualifier;
+// Schema is another schema named, if any), IF EXISTS and CASCADE.
+type Drop struct {
+	Kind     string
+	Names    []string
+	Schema   string
+	IfExists bool
+	Cascade  bool
+}
+
+// ParseDrop describes sql if it is one DROP statement, else returns nil.
+func ParseDrop(sql string) *Drop {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	ds := tree.Stmts[0].Stmt.GetDropStmt()
+	if ds == nil {
+		return nil
+	}
+	d := &Drop{Kind: objectWords(ds.RemoveType), IfExists: ds.MissingOk, Cascade: ds.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	for _, o := range ds.Objects {
+		names := stringList(o.GetList().GetItems())
+		if len(names) == 0 {
+			return nil // not a name (DROP FUNCTION f(int) and the like)
+		}
+		if len(names) > 1 && names[len(names)-2] != "public" {
+			d.Schema = names[len(names)-2]
+		}
+		d.Names = append(d.Names, names[len(names)-1])
+	}
+	return d
+}

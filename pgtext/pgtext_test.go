@@ -41,3 +41,22 @@ func TestParseTimeErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatJSONB(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"pages":412}`: `{"pages": 412}`,
+		` {"bb":1,"a":[1,2.50,1e2,-0,1.5e-3],"a":"x\u00e9\n"} `: `{"a": "xé\n", "bb": 1}`,
+		`[true,false,null,{}]`:   `[true, false, null, {}]`,
+		`"q\"\\"`:                `"q\"\\"`,
+		`[1.50e1, 12E-1, 0.000]`: `[15.0, 1.2, 0.000]`,
+	} {
+		if got, err := FormatJSONB(in); err != nil || got != want {
+			t.Errorf("FormatJSONB(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`{`, `1 2`, `{'a':1}`, ``} {
+		if _, err := FormatJSONB(bad); err == nil {
+			t.Errorf("FormatJSONB(%q): no error", bad)
+		}
+	}
+}

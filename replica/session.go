@@ -446,7 +446,19 @@ func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
 		return err
 	}
 	s.lastCommit = seqno
+	if ws.Schema != writeset.SchemaNone {
+		s.waitNewSequences(ctx)
+	}
 	return nil
+}
+
+// waitNewSequences waits (briefly) for the first values of the sequences
+// a schema change just made (SERIAL and identity columns) to be reserved
+// on this node, so that the table can be written here at once.
+func (s *Session) waitNewSequences(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, sequenceWait)
+	s.node.engine.WaitSequenceValues(wctx, "")
+	cancel()
 }
 
 func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
@@ -619,11 +631,7 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 		return err
 	}
 	s.lastCommit = seqno
-	// A table made with SERIAL or identity columns can be written at once
-	// on this node: wait (briefly) for the first values to be reserved.
-	wctx, cancel := context.WithTimeout(ctx, sequenceWait)
-	s.node.engine.WaitSequenceValues(wctx, "")
-	cancel()
+	s.waitNewSequences(ctx)
 	return w.Complete(pgparse.SchemaTag(st.sql))
 }
 

@@ -27,10 +27,22 @@ import (
 // node, at its position in the log.
 
 // isEditAlter reports whether at has a command that alterTable carries out
-// by editing the table's definition.
+// by editing the table's definition, or by SQLite's ALTER TABLE with more
+// done around it (DROP COLUMN).
 func isEditAlter(at *pgparse.AlterTable) bool {
 	for _, cmd := range at.Cmds {
 		if cmd.Kind != pgparse.AlterOther {
+			return true
+		}
+	}
+	return false
+}
+
+// editsDefinition reports whether at has a command that edits the table's
+// definition (not only DROP COLUMN, which SQLite runs).
+func editsDefinition(at *pgparse.AlterTable) bool {
+	for _, cmd := range at.Cmds {
+		if cmd.Kind != pgparse.AlterOther && cmd.Kind != pgparse.AlterDropColumn {
 			return true
 		}
 	}
@@ -55,12 +67,15 @@ func alterTable(c *conn, sql string, at *pgparse.AlterTable) error {
 		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", at.Table)
 	}
 	for _, cmd := range at.Cmds {
-		if cmd.Kind == pgparse.AlterOther {
-			run := translateAddColumn("ALTER TABLE " + quoteIdent(ti.name) + " " + sql[cmd.Span.Start:cmd.Span.End])
-			if err := c.exec(run); err != nil {
-				return err
-			}
-		} else if err := alterCommand(c, ti.name, cmd); err != nil {
+		switch cmd.Kind {
+		case pgparse.AlterOther:
+			err = c.exec(translateAddColumn("ALTER TABLE " + quoteIdent(ti.name) + " " + sql[cmd.Span.Start:cmd.Span.End]))
+		case pgparse.AlterDropColumn:
+			err = dropColumn(c, ti.name, cmd)
+		default:
+			err = alterCommand(c, ti.name, cmd)
+		}
+		if err != nil {
 			return err
 		}
 		if err := c.refreshSchema(); err != nil {
@@ -68,6 +83,41 @@ func alterTable(c *conn, sql string, at *pgparse.AlterTable) error {
 		}
 	}
 	return nil
+}
+
+// dropColumn drops a column and, as PostgreSQL does, the indexes that
+// use it (SQLite refuses to drop an indexed column).
+func dropColumn(c *conn, table string, cmd pgparse.AlterCmd) error {
+	var indexes []string
+	found := false
+	err := c.execResult(`SELECT DISTINCT il.name, il.origin FROM pragma_index_list(?) il, pragma_index_info(il.name) ii WHERE ii.name = ?`,
+		func(s *sqlite.Stmt) {
+			found = true
+			if s.ColumnText(1) == "c" { // made by CREATE INDEX, not by a constraint of the table
+				indexes = append(indexes, s.ColumnText(0))
+			}
+		}, table, cmd.Column)
+	if err != nil {
+		return err
+	}
+	if !found {
+		exists := false
+		if err := c.execResult("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", func(*sqlite.Stmt) { exists = true }, table, cmd.Column); err != nil {
+			return err
+		}
+		if !exists {
+			if cmd.MissingOK {
+				return nil
+			}
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", cmd.Column, table)
+		}
+	}
+	for _, ix := range indexes {
+		if err := c.exec("DROP INDEX " + quoteIdent(ix)); err != nil {
+			return err
+		}
+	}
+	return c.exec(fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", quoteIdent(table), quoteIdent(cmd.Column)))
 }
 
 // alterCommand carries out one command on table (named as the schema

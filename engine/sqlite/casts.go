@@ -171,6 +171,12 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 			return sqlite.TextValue(s), nil
 		}
 		return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+	case "jsonb":
+		s, err := pgtext.FormatJSONB(castText(v))
+		if err != nil {
+			return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		}
+		return sqlite.TextValue(s), nil
 	}
 	return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type %s to %s", sqliteTypeName(v), target.kind)
 }
@@ -355,7 +361,7 @@ var castResults = map[string]struct {
 	"text": {result.Text, "text"}, "varchar": {result.Text, "varchar"}, "bool": {result.Bool, "bool"},
 	"date": {result.Date, "date"}, "timestamp": {result.Timestamp, "timestamp"},
 	"timestamptz": {result.Timestamptz, "timestamptz"}, "time": {result.Time, "time"},
-	"uuid": {result.UUID, "uuid"}, "json": {result.JSON, "json"},
+	"uuid": {result.UUID, "uuid"}, "json": {result.JSON, "json"}, "jsonb": {result.JSONB, "jsonb"},
 }
 
 // castTail is the end of a rewritten cast: its kind and modifiers.

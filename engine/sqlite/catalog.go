@@ -430,6 +430,9 @@ CREATE TABLE information_schema_columns (table_catalog TEXT, table_schema TEXT, 
   ordinal_position INTEGER, column_default TEXT, is_nullable TEXT, data_type TEXT, udt_name TEXT,
   is_identity TEXT, identity_generation TEXT);
 CREATE TABLE information_schema_schemata (catalog_name TEXT, schema_name TEXT, schema_owner TEXT);
+CREATE VIEW pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, 'certa' AS tableowner,
+  NULL AS tablespace, c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p');
 `
 
 // Fixed oids of the catalogs' own objects.

@@ -79,9 +79,6 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	}
 	if !needsTrial(stmt) {
 		tables, err := prepareDDL(tx.conn, stmt)
-		if err == nil {
-			err = tx.conn.checkDropReferenced(stmt, tables)
-		}
 		if err != nil {
 			return engine.DDL{}, tx.classify(err)
 		}
@@ -106,7 +103,7 @@ func needsTrial(sql string) bool {
 		}
 		return false
 	case "ALTER":
-		if at := pgparse.ParseAlterTable(sql); at != nil && isEditAlter(at) {
+		if at := pgparse.ParseAlterTable(sql); at != nil && editsDefinition(at) {
 			return true
 		}
 		return !hasKeyword(sql, "DROP")
@@ -121,6 +118,56 @@ func prepareDDL(c *conn, sql string) ([]string, error) {
 	if sql == "" {
 		return nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
 	}
+	if idx, ok, err := pgparse.IndexToSQLite(sql); ok {
+		if err != nil {
+			return nil, err
+		}
+		sql = idx
+	}
+	if at := pgparse.ParseAlterTable(sql); at != nil && isEditAlter(at) {
+		// DROP COLUMN with what SQLite does not say (CASCADE, IF
+		// EXISTS): its table is checked; the rest fails, if it does, at
+		// its position in the log.
+		if err := c.refreshSchema(); err != nil {
+			return nil, err
+		}
+		ti, err := c.table(at.Table)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ti.exists && !at.IfExists:
+			return nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", at.Table)
+		}
+		return []string{at.Table}, nil
+	}
+	if err := c.refreshSchema(); err != nil {
+		return nil, err
+	}
+	stmts, drop, ok, err := c.dropStatements(sql)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		stmts = []string{sql}
+	}
+	var tables []string
+	for _, s := range stmts {
+		objects, err := prepareOne(c, s)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, objects...)
+	}
+	sort.Strings(tables)
+	if drop != nil && drop.Kind == "TABLE" {
+		err = c.checkDropReferenced(tables, drop.Cascade)
+	}
+	return tables, err
+}
+
+// prepareOne prepares one schema statement SQLite knows and returns the
+// tables and views it names.
+func prepareOne(c *conn, sql string) ([]string, error) {
 	stmt, rec, tail, err := c.prepare(sql, modeDDL)
 	if err != nil {
 		return nil, err
@@ -135,9 +182,7 @@ func prepareDDL(c *conn, sql string) ([]string, error) {
 	default:
 		return nil, errNotSchema()
 	}
-	tables := rec.schemaObjects
-	sort.Strings(tables)
-	return tables, nil
+	return rec.schemaObjects, nil
 }
 
 func errNotSchema() *sqlerr.Error {
@@ -175,7 +220,12 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 	}
 	switch firstKeyword(sql) {
 	case "CREATE":
-		if sql, err = translateCreateTable(sql); err != nil {
+		if idx, ok, err := pgparse.IndexToSQLite(sql); ok {
+			if err != nil {
+				return "", nil, err
+			}
+			sql = idx
+		} else if sql, err = translateCreateTable(sql); err != nil {
 			return "", nil, err
 		}
 	case "ALTER":
@@ -185,12 +235,29 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		}
 		sql = translateAddColumn(sql)
 	}
+	if err := c.refreshSchema(); err != nil {
+		return "", nil, err
+	}
+	stmts, drop, ok, err := c.dropStatements(sql)
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok {
+		stmts = []string{sql}
+	}
+	if drop != nil && drop.Kind == "TABLE" {
+		if err := c.checkDropReferenced(drop.Names, drop.Cascade); err != nil {
+			return "", nil, err
+		}
+	}
 	before, err := c.readSchema()
 	if err != nil {
 		return "", nil, err
 	}
-	if err := stepDDL(c, sql); err != nil {
-		return "", nil, err
+	for _, s := range stmts {
+		if err := stepDDL(c, s); err != nil {
+			return "", nil, err
+		}
 	}
 	return finishDDL(c, sql, seqno, before)
 }

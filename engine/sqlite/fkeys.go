@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -412,14 +413,13 @@ func errFKStatement(err error, rec *record, c *conn) *sqlerr.Error {
 	return sqlerr.Wrap(err, sqlerr.ForeignKeyViolation, msg, table)
 }
 
-// checkDropReferenced refuses DROP TABLE of a table that another table's
-// foreign key references, as PostgreSQL does without CASCADE: SQLite would
-// drop it (the applier runs without foreign keys) and leave the children
-// referencing a table that is gone.
-func (c *conn) checkDropReferenced(stmt string, tables []string) error {
-	if firstKeyword(stmt) != "DROP" || firstKeyword(skipBlank(stmt)[len("DROP"):]) != "TABLE" {
-		return nil
-	}
+// checkDropReferenced refuses DROP TABLE of tables that another table's
+// foreign key references, one not dropped with them, as PostgreSQL does
+// without CASCADE (2BP01); with CASCADE PostgreSQL drops the foreign key,
+// which is refused here (0A000). SQLite would drop the table (the applier
+// runs without foreign keys) and leave the children referencing a table
+// that is gone.
+func (c *conn) checkDropReferenced(tables []string, cascade bool) error {
 	if err := c.refreshSchema(); err != nil {
 		return err
 	}
@@ -429,12 +429,20 @@ func (c *conn) checkDropReferenced(stmt string, tables []string) error {
 			return err
 		}
 		for _, fk := range ti.refs {
-			if !strings.EqualFold(fk.child, ti.name) {
-				err := sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop table %s because other objects depend on it", ti.name)
+			if slices.ContainsFunc(tables, func(d string) bool { return strings.EqualFold(d, fk.child) }) {
+				continue // dropped by the same statement
+			}
+			if cascade {
+				err := sqlerr.New(sqlerr.FeatureNotSupported,
+					"DROP TABLE ... CASCADE of a table that other tables reference is not supported by the embedded engine (SQLite)")
 				err.Detail = fmt.Sprintf("constraint %s on table %s depends on table %s", fkName(&fk), fk.child, ti.name)
-				err.Hint = "Drop the tables that reference it (or their foreign keys) first."
+				err.Hint = "Drop the foreign keys that reference it (ALTER TABLE ... DROP CONSTRAINT) first. The PostgreSQL engine (--engine postgres) supports CASCADE."
 				return err
 			}
+			err := sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop table %s because other objects depend on it", ti.name)
+			err.Detail = fmt.Sprintf("constraint %s on table %s depends on table %s", fkName(&fk), fk.child, ti.name)
+			err.Hint = "Drop the tables that reference it (or their foreign keys) first."
+			return err
 		}
 	}
 	return nil
