@@ -253,15 +253,38 @@ func (p *printer) fromItem(n *pg_query.Node) {
 		if f.RangeSubselect.Lateral {
 			p.refuse("LATERAL")
 		}
-		p.w("(")
-		p.stmt(f.RangeSubselect.Subquery)
-		p.w(")")
-		p.alias(f.RangeSubselect.Alias)
+		p.rangeSubselect(f.RangeSubselect)
 	case *pg_query.Node_RangeFunction:
 		p.rangeFunction(f.RangeFunction)
 	default:
 		p.refuse("this FROM item")
 	}
+}
+
+// rangeSubselect writes a subquery in FROM. Column names given in its
+// alias (AS v(a, b), which SQLAlchemy's inserts of many rows use over
+// VALUES) name the columns of a common table expression around it:
+// SQLite's aliases name no columns.
+func (p *printer) rangeSubselect(rs *pg_query.RangeSubselect) {
+	a := rs.Alias
+	if a == nil || len(a.Colnames) == 0 {
+		p.w("(")
+		p.stmt(rs.Subquery)
+		p.w(")")
+		p.alias(a)
+		return
+	}
+	cte := "certa_" + a.Aliasname
+	p.w("(WITH ")
+	p.ident(cte)
+	p.w("(")
+	p.list(a.Colnames, func(n *pg_query.Node) { p.ident(n.GetString_().GetSval()) })
+	p.w(") AS (")
+	p.stmt(rs.Subquery)
+	p.w(") SELECT * FROM ")
+	p.ident(cte)
+	p.w(") AS ")
+	p.ident(a.Aliasname)
 }
 
 // rangeVar writes a table's name. PostgreSQL's public schema is SQLite's

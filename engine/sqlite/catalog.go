@@ -430,6 +430,8 @@ CREATE TABLE information_schema_columns (table_catalog TEXT, table_schema TEXT, 
   ordinal_position INTEGER, column_default TEXT, is_nullable TEXT, data_type TEXT, udt_name TEXT,
   is_identity TEXT, identity_generation TEXT);
 CREATE TABLE information_schema_schemata (catalog_name TEXT, schema_name TEXT, schema_owner TEXT);
+CREATE TABLE pg_sequence (seqrelid INTEGER, seqtypid INTEGER, seqstart INTEGER, seqincrement INTEGER,
+  seqmax INTEGER, seqmin INTEGER, seqcache INTEGER, seqcycle BOOLEAN);
 CREATE VIEW pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, 'certa' AS tableowner,
   NULL AS tablespace, c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p');
@@ -469,6 +471,18 @@ func typeNameByOID(oid int64) string {
 		}
 	}
 	return "text"
+}
+
+// typeOIDByName is to_regtype: the oid of a type named as format_type or
+// pg_type name it (pg_catalog. allowed), or NULL.
+func typeOIDByName(name string) sqlite.Value {
+	name = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(name)), "pg_catalog.")
+	for _, t := range catalogTypes {
+		if t.name == name || t.typname == name {
+			return sqlite.IntegerValue(int64(t.oid))
+		}
+	}
+	return sqlite.Value{}
 }
 
 // openCatalogDB builds the in-memory catalogs for tables.
@@ -648,6 +662,8 @@ func registerCatalogFunctions(c *sqlite.Conn, indexDefs, constraintDefs, relName
 		// No partitions: a table is its own only ancestor.
 		"pg_partition_ancestors":          func(a []sqlite.Value) sqlite.Value { return a[0] },
 		"pg_get_userbyid":                 func([]sqlite.Value) sqlite.Value { return text("certa") },
+		"pg_get_serial_sequence":          func([]sqlite.Value) sqlite.Value { return sqlite.Value{} },
+		"to_regtype":                      func(a []sqlite.Value) sqlite.Value { return typeOIDByName(a[0].Text()) },
 		"pg_table_is_visible":             func([]sqlite.Value) sqlite.Value { return sqlite.IntegerValue(1) },
 		"pg_type_is_visible":              func([]sqlite.Value) sqlite.Value { return sqlite.IntegerValue(1) },
 		"pg_encoding_to_char":             func([]sqlite.Value) sqlite.Value { return text("UTF8") },
@@ -761,8 +777,10 @@ var catalogRewrites = []struct {
 		"(SELECT $1 AS $3, 1 AS $4) AS $2"},
 	{regexp.MustCompile(`(?i)\barray\s*\(\s*select\b`), "(SELECT"},
 	{regexp.MustCompile(`(?i)=\s*any\s*\(`), " IN ("},
+	{regexp.MustCompile(`(?i)\bIN\s*\(\s*ARRAY\s*\[([^\[\]]*)\]\s*\)`), " IN ($1)"},
 	{regexp.MustCompile(`(?i)\bgenerate_series\s*\(([^()]|\([^()]*(\([^()]*\))?[^()]*\))*\)`), "(SELECT 0 AS value)"},
 	{regexp.MustCompile(`(?i)\bstring_agg\s*\(`), "group_concat("},
+	{regexp.MustCompile(`(?i)\bjson_build_object\s*\(`), "json_object("},
 	{regexp.MustCompile(`\b(\w+)\s*\[\s*\w*\s*\]`), "$1"},
 	{regexp.MustCompile(`(?i)\binformation_schema\s*\.\s*`), "information_schema_"},
 }
