@@ -19,8 +19,9 @@ type Write struct {
 	Override     string
 	OverrideSpan Span
 	// Rows are the rows of an INSERT ... VALUES, one Item per value; nil
-	// for any other source.
-	Rows [][]Item
+	// for any other source. ValuesAt is the offset of its VALUES.
+	Rows     [][]Item
+	ValuesAt int
 	// DefaultValues: INSERT ... DEFAULT VALUES. SelectWidth is how many
 	// columns a SELECT source gives (-1: unknown, as with *).
 	DefaultValues bool
@@ -133,6 +134,9 @@ func parseWrite(sql string, stmt *pg_query.Node) (*Write, bool) {
 			return nil, false
 		}
 		w.Rows = rows
+		if v := tokenIn(scan(), Span{int(ins.Relation.Location), len(sql)}, pg_query.Token_VALUES); v != nil {
+			w.ValuesAt = int(v.Start)
+		}
 	default:
 		w.SelectWidth = selectWidth(sel)
 	}

@@ -432,6 +432,8 @@ CREATE TABLE information_schema_columns (table_catalog TEXT, table_schema TEXT, 
 CREATE TABLE information_schema_schemata (catalog_name TEXT, schema_name TEXT, schema_owner TEXT);
 CREATE TABLE pg_sequence (seqrelid INTEGER, seqtypid INTEGER, seqstart INTEGER, seqincrement INTEGER,
   seqmax INTEGER, seqmin INTEGER, seqcache INTEGER, seqcycle BOOLEAN);
+CREATE TABLE pg_range (rngtypid INTEGER, rngsubtype INTEGER, rngmultitypid INTEGER, rngcollation INTEGER,
+  rngsubopc INTEGER, rngcanonical TEXT, rngsubdiff TEXT);
 CREATE VIEW pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, 'certa' AS tableowner,
   NULL AS tablespace, c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p');

@@ -107,6 +107,19 @@ func mapErr(err error) error {
 			return sqlerr.Wrap(err, sqlerr.UndefinedObject, "%s", msg)
 		case strings.Contains(msg, "already exists"):
 			return sqlerr.Wrap(err, sqlerr.DuplicateTable, "%s", msg)
+		case strings.HasPrefix(msg, "all VALUES must have the same number of terms"):
+			return sqlerr.Wrap(err, sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case strings.Contains(msg, "values were supplied"), strings.Contains(msg, " values for "):
+			// PostgreSQL names which side is longer; SQLite's message
+			// says it with the numbers.
+			var a, b int
+			if n, _ := fmt.Sscanf(msg[strings.Index(msg, " has ")+1:], "has %d columns but %d values", &a, &b); n == 2 && b < a {
+				return sqlerr.Wrap(err, sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+			}
+			if n, _ := fmt.Sscanf(msg, "%d values for %d columns", &b, &a); n == 2 && b < a {
+				return sqlerr.Wrap(err, sqlerr.SyntaxError, "INSERT has more target columns than expressions")
+			}
+			return sqlerr.Wrap(err, sqlerr.SyntaxError, "INSERT has more expressions than target columns")
 		case strings.HasPrefix(msg, "cannot VACUUM"):
 			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "VACUUM is not supported: certa maintains each node's database file itself")
 		case msg == "not authorized": // load_extension

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"strings"
 
+	"zombiezen.com/go/sqlite"
+
 	"certa/pgparse"
 	"certa/sqlerr"
 )
@@ -65,6 +67,58 @@ func (c *conn) rewriteWrite(sql string) (run string, parsed bool, err error) {
 	}
 	run, err = rewriteDefaults(sql, w, ti)
 	return run, true, err
+}
+
+// prepareWrite prepares a client statement as SQLite runs it (run):
+// rewritten for PostgreSQL's DEFAULT, OVERRIDING and identity rules
+// (rewriteWrite), and, if SQLite finds an INSERT's rows shorter than its
+// table, given the list of the columns they fill (withColumnList).
+func (c *conn) prepareWrite(sql string) (stmt *sqlite.Stmt, rec record, trailing, run string, parsed bool, err error) {
+	run, parsed, err = c.rewriteWrite(sql)
+	if err != nil {
+		return nil, record{}, "", "", false, err
+	}
+	stmt, rec, trailing, err = c.prepare(run, modeLocal)
+	if err == nil || !strings.Contains(err.Error(), "values were supplied") {
+		return stmt, rec, trailing, run, parsed, err
+	}
+	listed, ok, lerr := c.withColumnList(sql)
+	if lerr != nil || !ok {
+		return stmt, rec, trailing, run, parsed, err
+	}
+	if run, parsed, err = c.rewriteWrite(listed); err != nil {
+		return nil, record{}, "", "", false, err
+	}
+	stmt, rec, trailing, err = c.prepare(run, modeLocal)
+	return stmt, rec, trailing, run, parsed, err
+}
+
+// withColumnList gives an INSERT ... VALUES without a column list whose
+// rows are shorter than the table the list of the columns they fill, the
+// table's first ones: PostgreSQL fills the others with their defaults,
+// where SQLite refuses the statement. ok is false for any other
+// statement. c's table cache must be fresh.
+func (c *conn) withColumnList(sql string) (string, bool, error) {
+	w, _ := pgparse.ParseWrite(sql)
+	if w == nil || !w.Insert || w.Columns != nil || len(w.Rows) == 0 || w.ValuesAt == 0 {
+		return "", false, nil
+	}
+	ti, err := c.table(w.Table)
+	if err != nil || !ti.exists {
+		return "", false, err
+	}
+	width := 0
+	for _, r := range w.Rows {
+		width = max(width, len(r))
+	}
+	if width == 0 || width >= len(ti.columns) {
+		return "", false, nil
+	}
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = quoteIdent(ti.columns[i])
+	}
+	return sql[:w.ValuesAt] + "(" + strings.Join(cols, ", ") + ") " + sql[w.ValuesAt:], true, nil
 }
 
 // checkWrites checks a client statement that writes a table with a

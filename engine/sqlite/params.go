@@ -91,11 +91,7 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	// DEFAULT, OVERRIDING and identity columns (identity.go): refused at
 	// Parse, as PostgreSQL does.
 	orig := sql
-	sql, parsed, err := c.rewriteWrite(sql)
-	if err != nil {
-		return nil, nil, mapErr(err)
-	}
-	stmt, rec, tail, err := c.prepare(sql, modeLocal)
+	stmt, rec, tail, sql, parsed, err := c.prepareWrite(sql)
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}

@@ -31,12 +31,7 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 		c.mode = modeLocal
 		return cs.stmt, cs.rec, "", nil
 	}
-	// PostgreSQL's DEFAULT, OVERRIDING and identity rules (identity.go).
-	run, parsed, err := c.rewriteWrite(sql)
-	if err != nil {
-		return nil, record{}, "", err
-	}
-	stmt, rec, trailing, err = c.prepare(run, modeLocal)
+	stmt, rec, trailing, run, parsed, err := c.prepareWrite(sql)
 	if err != nil || !isBlank(trailing) {
 		return stmt, rec, trailing, err
 	}

@@ -12,7 +12,8 @@ import (
 // alterScript changes tables the ways migration tools do (Django, Alembic,
 // Flyway scripts): column types, defaults, NOT NULL, constraints added
 // and dropped; some steps must fail (rows that break what is added), and
-// the probes after them show what each change now enforces.
+// the probes after them show what each change now enforces. Inserts with
+// fewer values than the table has columns fill the rest with defaults.
 var alterScript = []string{
 	"CREATE TABLE ap (id integer PRIMARY KEY, name varchar(10) NOT NULL DEFAULT 'x')",
 	"CREATE TABLE ac (id integer PRIMARY KEY, p_id integer, note text)",
@@ -47,7 +48,10 @@ var alterScript = []string{
 	"ALTER TABLE ac DROP CONSTRAINT ac_p_fk, DROP CONSTRAINT note_short",
 	"INSERT INTO ac VALUES (7, 99, 'long note', 1)",
 	"ALTER TABLE ac DROP CONSTRAINT ac_note_key",
-	"INSERT INTO ac VALUES (8, 1, 'n', NULL)",
+	"INSERT INTO ac VALUES (8, 1, 'n')",
+	"INSERT INTO ac VALUES (10, 1, 'o'), (11, 1)",
+	"INSERT INTO ac VALUES (12, 1, 'p', 4, 5)",
+	"INSERT INTO ac (id, p_id, note) VALUES (13, 1)",
 	"ALTER TABLE ac DROP CONSTRAINT nope",
 	"ALTER TABLE ac DROP CONSTRAINT IF EXISTS nope",
 	"ALTER TABLE ac ALTER COLUMN nope SET NOT NULL",
