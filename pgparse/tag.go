@@ -124,3 +124,38 @@ func ParseDrop(sql string) *Drop {
 	}
 	return d
 }
+
+// Truncate describes a TRUNCATE statement: its tables (without a public.
+// qualifier; Schema is another schema named, if any), RESTART IDENTITY
+// and CASCADE.
+type Truncate struct {
+	Tables          []string
+	Schema          string
+	RestartIdentity bool
+	Cascade         bool
+}
+
+// ParseTruncate describes sql if it is one TRUNCATE statement, else
+// returns nil.
+func ParseTruncate(sql string) *Truncate {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	ts := tree.Stmts[0].Stmt.GetTruncateStmt()
+	if ts == nil {
+		return nil
+	}
+	t := &Truncate{RestartIdentity: ts.RestartSeqs, Cascade: ts.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+	for _, n := range ts.Relations {
+		rv := n.GetRangeVar()
+		if rv == nil {
+			return nil
+		}
+		if rv.Schemaname != "" && rv.Schemaname != "public" {
+			t.Schema = rv.Schemaname
+		}
+		t.Tables = append(t.Tables, rv.Relname)
+	}
+	return t
+}

@@ -47,7 +47,7 @@ func unsupportedDDL(stmt string) (string, bool) {
 	word, _, _ := strings.Cut(strings.TrimSpace(stmt), " ")
 	word = strings.ToUpper(word)
 	switch word {
-	case "TRUNCATE", "COMMENT", "GRANT", "REVOKE":
+	case "COMMENT", "GRANT", "REVOKE":
 		return word, true
 	}
 	return "", false
@@ -124,6 +124,16 @@ func prepareDDL(c *conn, sql string) ([]string, error) {
 		}
 		sql = idx
 	}
+	if firstKeyword(sql) == "TRUNCATE" {
+		if err := c.refreshSchema(); err != nil {
+			return nil, err
+		}
+		tables, ok, err := c.truncateTables(sql)
+		if !ok || err != nil {
+			return nil, errOr(err, errNotSchema())
+		}
+		return tables, nil
+	}
 	if at := pgparse.ParseAlterTable(sql); at != nil && isEditAlter(at) {
 		// DROP COLUMN with what SQLite does not say (CASCADE, IF
 		// EXISTS): its table is checked; the rest fails, if it does, at
@@ -185,9 +195,17 @@ func prepareOne(c *conn, sql string) ([]string, error) {
 	return rec.schemaObjects, nil
 }
 
+// errOr returns err, or alt if err is nil.
+func errOr(err error, alt *sqlerr.Error) error {
+	if err != nil {
+		return err
+	}
+	return alt
+}
+
 func errNotSchema() *sqlerr.Error {
 	return sqlerr.New(sqlerr.FeatureNotSupported,
-		"only CREATE, ALTER and DROP of tables, indexes and views can run as schema changes")
+		"only CREATE, ALTER and DROP of tables, indexes and views, and TRUNCATE, can run as schema changes")
 }
 
 // schemaEntry is one row of sqlite_schema.
@@ -217,6 +235,16 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 	sql = skipBlank(sql)
 	if sql == "" {
 		return "", nil, sqlerr.New(sqlerr.SyntaxError, "empty schema statement")
+	}
+	if firstKeyword(sql) == "TRUNCATE" {
+		if err := c.refreshSchema(); err != nil {
+			return "", nil, err
+		}
+		tables, ok, err := c.truncateTables(sql)
+		if !ok || err != nil {
+			return "", nil, errOr(err, errNotSchema())
+		}
+		return sql, tables, runTruncate(c, tables)
 	}
 	switch firstKeyword(sql) {
 	case "CREATE":

@@ -301,7 +301,7 @@ func (tx *Tx) schemaRollbackTo(sp savepoint) error {
 
 func errUnsupportedDDL(word string) *sqlerr.Error {
 	err := sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded SQLite engine", word)
-	err.Hint = "Use DELETE FROM for TRUNCATE. The PostgreSQL engine (--engine postgres) runs TRUNCATE, COMMENT, GRANT and REVOKE."
+	err.Hint = "The PostgreSQL engine (--engine postgres) runs COMMENT, GRANT and REVOKE."
 	return err
 }
 

@@ -58,6 +58,26 @@ var alterScript = []string{
 	"ALTER TABLE ap ALTER COLUMN id DROP NOT NULL",
 	"ALTER TABLE nope ALTER COLUMN id DROP NOT NULL",
 	"ALTER TABLE IF EXISTS nope ALTER COLUMN id DROP NOT NULL",
+	// TRUNCATE: a referenced table only with its children, or CASCADE.
+	"CREATE TABLE tp (id integer PRIMARY KEY)",
+	"CREATE TABLE tc (id integer PRIMARY KEY, tp_id integer REFERENCES tp (id))",
+	"INSERT INTO tp VALUES (1), (2)",
+	"INSERT INTO tc VALUES (1, 1)",
+	"TRUNCATE tp",
+	"TRUNCATE tp, tc",
+	"INSERT INTO tp VALUES (1), (2)",
+	"INSERT INTO tc VALUES (1, 1)",
+	"TRUNCATE TABLE tp CASCADE",
+	"INSERT INTO tp VALUES (3)",
+	"INSERT INTO tc VALUES (3, 3)",
+	"TRUNCATE ap",
+	"TRUNCATE ap RESTART IDENTITY",
+	"TRUNCATE nope",
+	"BEGIN",
+	"INSERT INTO ap VALUES (20, 'in')",
+	"TRUNCATE ac",
+	"INSERT INTO ac VALUES (1, 1, 'x')",
+	"COMMIT",
 	// In a transaction block, as migration tools run them.
 	"BEGIN",
 	"ALTER TABLE ap ADD CONSTRAINT ap_name_check CHECK (name <> 'bad')",
@@ -85,6 +105,7 @@ func TestAlterTableAgainstPostgreSQL(t *testing.T) {
 	for _, sql := range []string{
 		"SELECT id, name FROM ap ORDER BY id",
 		"SELECT id, p_id, note, extra FROM ac ORDER BY id",
+		"SELECT id, tp_id FROM tc ORDER BY id",
 	} {
 		if got, want := describedOutcome(ctx, reader, sql, false), describedOutcome(ctx, ref, sql, false); got != want {
 			t.Errorf("%s\n  certa:      %s\n  PostgreSQL: %s", sql, got, want)
