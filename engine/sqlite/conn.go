@@ -49,8 +49,8 @@ type conn struct {
 	// touchVersion is the schema version c's touch triggers were made for
 	// (0: none yet).
 	touchVersion int64
-	// newSeqs are the sequences the transaction using c made, which have
-	// no values before it commits (txschema.go).
+	// newSeqs are the sequences the transaction using c made, which no
+	// node has reserved values of (txschema.go, takeNewSequenceValue).
 	newSeqs map[string]bool
 }
 

@@ -286,9 +286,15 @@ func (e *Engine) registerNextval(c *conn) error {
 				return sqlite.Value{}, nil
 			}
 			name := sequenceName(args[0].Text())
-			if c.newSeqs[name] && c.funcErr == nil {
-				c.funcErr = errNewSequence(name)
-				return sqlite.Value{}, nil
+			if c.newSeqs[name] {
+				v, err := c.takeNewSequenceValue(name)
+				if err != nil {
+					if c.funcErr == nil {
+						c.funcErr = err
+					}
+					return sqlite.Value{}, nil
+				}
+				return sqlite.IntegerValue(v), nil
 			}
 			if c.seqLog != nil {
 				if v, ok := c.seqLog.next(name); ok {
@@ -310,14 +316,29 @@ func (e *Engine) registerNextval(c *conn) error {
 	})
 }
 
-// errNewSequence refuses nextval of a sequence made by the running
-// transaction: values are reserved for each node through the log, after
-// the sequence exists cluster-wide.
-func errNewSequence(name string) *sqlerr.Error {
-	err := sqlerr.New(sqlerr.FeatureNotSupported,
-		"sequence %q was created in this transaction: on the embedded SQLite engine its values can be taken once the transaction has committed", name)
-	err.Hint = "Commit the schema change first, then insert the rows. The PostgreSQL engine (--engine postgres) has no such limit."
-	return err
+// takeNewSequenceValue hands out the next value of a sequence made by
+// the running transaction, which no node has reserved values of: the
+// transaction takes them from the sequence's row, whose change its write
+// set carries, so that every node's reservations start after them once
+// it has committed.
+func (c *conn) takeNewSequenceValue(name string) (int64, *sqlerr.Error) {
+	var v, max int64
+	found := false
+	err := c.execResult("SELECT reserved, maxval FROM _certa_sequences WHERE name = ?", func(s *sqlite.Stmt) {
+		v, max, found = s.ColumnInt64(0), s.ColumnInt64(1), true
+	}, name)
+	switch {
+	case err != nil:
+		return 0, mapErr(err).(*sqlerr.Error)
+	case !found:
+		return 0, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	case v > max:
+		return 0, sqlerr.New(sqlerr.SequenceLimitExceeded, "nextval: reached maximum value of sequence %q (%d)", name, max)
+	}
+	if err := c.exec("UPDATE _certa_sequences SET reserved = ? WHERE name = ?", v+1, name); err != nil {
+		return 0, mapErr(err).(*sqlerr.Error)
+	}
+	return v, nil
 }
 
 // sequenceName is a sequence's name as nextval's argument gives it:

@@ -208,9 +208,9 @@ func (tx *Tx) flushRows() error {
 	return nil
 }
 
-// noteNewSequences records the sequences the Tx's statements made, for
-// nextval to refuse: the cluster reserves their values once it has
-// committed. tx.mu is held.
+// noteNewSequences records the sequences the Tx's statements made, whose
+// values nextval takes from their rows (takeNewSequenceValue): no node
+// has reserved any yet. tx.mu is held.
 func (tx *Tx) noteNewSequences() error {
 	c := tx.conn
 	return c.execResult("SELECT name FROM _certa_sequences", func(st *sqlite.Stmt) {

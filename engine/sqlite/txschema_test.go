@@ -95,19 +95,30 @@ func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
 	wantRows(t, e.query("SELECT id FROM s"), row(int64(1)))
 }
 
-// The values of a sequence made in the transaction are refused with 0A000
-// (they are reserved through the log once it exists cluster-wide); a key
-// given explicitly is taken.
-func TestSchemaNewSequenceRefused(t *testing.T) {
+// A sequence made in the transaction hands out values there, from its
+// row: applied, on another node too, the rows have them and the row says
+// where the nodes' reservations start.
+func TestSchemaNewSequenceValues(t *testing.T) {
 	e := openTest(t, Config{})
 	tx := e.begin()
 	if err := execSchema(tx, "CREATE TABLE s (id serial PRIMARY KEY, v text)"); err != nil {
 		t.Fatal(err)
 	}
-	exec(t, tx, "INSERT INTO s (id, v) VALUES (1, 'given')")
-	code, err := execErr(tx, "INSERT INTO s (v) VALUES ('drawn')")
-	if code != sqlerr.FeatureNotSupported {
-		t.Fatalf("nextval of a new sequence: %v (SQLSTATE %q), want 0A000", err, code)
+	exec(t, tx, "INSERT INTO s (v) VALUES ('a'), ('b')")
+	exec(t, tx, "INSERT INTO s (id, v) VALUES (10, 'given')")
+	wantRows(t, exec(t, tx, "SELECT id, v FROM s ORDER BY id").rows, row(int64(1), "a"), row(int64(2), "b"), row(int64(10), "given"))
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	other := openTest(t, Config{})
+	for _, n := range []*testEngine{e, other} {
+		if items := n.apply(ws); items[0].Err != nil {
+			t.Fatal(items[0].Err)
+		}
+		wantRows(t, n.query("SELECT id, v FROM s ORDER BY id"), row(int64(1), "a"), row(int64(2), "b"), row(int64(10), "given"))
+		wantRows(t, n.query("SELECT reserved FROM _certa_sequences WHERE name = 's_id_seq'"), row(int64(3)))
 	}
 }
 

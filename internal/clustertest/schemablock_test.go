@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -48,12 +49,18 @@ func TestSchemaInBlock(t *testing.T) {
 		mustFail(t, conn, "42P01", "SELECT * FROM gone")
 	}
 	// The new tables' sequences hand out values on other nodes once
-	// committed; in the block that made them they are refused.
+	// committed, and in the block that made them.
 	mustExec(t, syncConn(t, c, 2), "INSERT INTO book (author_id, title) VALUES (1, 'second')")
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "CREATE TABLE tag (id serial PRIMARY KEY, name text)")
-	mustFail(t, a, "0A000", "INSERT INTO tag (name) VALUES ('x')")
-	mustExec(t, a, "ROLLBACK")
+	mustExec(t, a, "INSERT INTO tag (name) VALUES ('x'), ('y')")
+	mustExec(t, a, "COMMIT")
+	mustExec(t, syncConn(t, c, 1), "INSERT INTO tag (name) VALUES ('z')")
+	for i := range c.Nodes {
+		if got := values(t, syncConn(t, c, i), "SELECT name, id FROM tag ORDER BY name"); !strings.HasPrefix(got, "x=1,y=2,z=") || got == "x=1,y=2,z=1" || got == "x=1,y=2,z=2" {
+			t.Fatalf("node %d: tags %s", i+1, got)
+		}
+	}
 
 	// A refused statement fails the block, which then commits nothing.
 	mustExec(t, a, "BEGIN")
