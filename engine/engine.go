@@ -209,6 +209,23 @@ func SettingsFrom(ctx context.Context) map[string]string {
 	return s
 }
 
+type userKey struct{}
+
+// WithUser returns ctx carrying the name of the session's user, which an
+// engine that does not run PostgreSQL answers CURRENT_USER with.
+func WithUser(ctx context.Context, user string) context.Context {
+	if user == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, userKey{}, user)
+}
+
+// UserFrom returns the user ctx carries (WithUser), or "".
+func UserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
 // SequenceBlock is a range of values of a sequence reserved for one node.
 type SequenceBlock struct {
 	Name    string

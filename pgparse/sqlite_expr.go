@@ -545,7 +545,7 @@ func (p *printer) collate(c *pg_query.CollateClause) {
 }
 
 // sqlValueFunctions are the SQL-standard value functions SQLite can give,
-// printed as calls; CURRENT_USER and its kind need the session's user.
+// printed as calls: current_user() is the engine's, the session's user.
 var sqlValueFunctions = map[pg_query.SQLValueFunctionOp]string{
 	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:      "pg_cast(now(), 'date')",
 	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP: "now()",
@@ -553,6 +553,10 @@ var sqlValueFunctions = map[pg_query.SQLValueFunctionOp]string{
 	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIME:         "pg_cast(now(), 'time')",
 	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:   "current_database()",
 	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_SCHEMA:    "current_schema()",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER:      "current_user()",
+	pg_query.SQLValueFunctionOp_SVFOP_SESSION_USER:      "current_user()",
+	pg_query.SQLValueFunctionOp_SVFOP_USER:              "current_user()",
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE:      "current_user()",
 }
 
 func (p *printer) sqlValueFunction(f *pg_query.SQLValueFunction) {

@@ -38,6 +38,7 @@ type Session struct {
 	// parsed caches Execute's parsing of the statements the client
 	// prepared: drivers execute the same few again and again.
 	parsed map[string]statement
+	user   string // the client's user (SetUser)
 }
 
 // maxParsed bounds Session.parsed; the cache starts over when full.
@@ -328,8 +329,11 @@ func (s *Session) kindOf(st statement) kind {
 // engineCtx returns ctx carrying the session's PostgreSQL settings for
 // the engine (engine.WithSettings).
 func (s *Session) engineCtx(ctx context.Context) context.Context {
-	return engine.WithSettings(ctx, s.pg)
+	return engine.WithUser(engine.WithSettings(ctx, s.pg), s.user)
 }
+
+// SetUser names the user the client authenticated as (CURRENT_USER).
+func (s *Session) SetUser(name string) { s.user = name }
 
 // beginIfNeeded starts the engine transaction of a block at its first
 // statement, after the session's read-consistency wait.

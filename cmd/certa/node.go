@@ -311,6 +311,7 @@ type backend struct{ node *replica.Node }
 
 func (b backend) NewSession(ctx context.Context, user, database string, settings [][2]string) (pgwire.Session, error) {
 	s := b.node.NewSession()
+	s.SetUser(user)
 	if err := s.Startup(ctx, settings); err != nil {
 		s.Close()
 		return nil, err

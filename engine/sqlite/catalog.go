@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -428,12 +429,24 @@ CREATE TABLE pg_rewrite (oid INTEGER, ev_class INTEGER, rulename TEXT);
 CREATE TABLE information_schema_tables (table_catalog TEXT, table_schema TEXT, table_name TEXT, table_type TEXT);
 CREATE TABLE information_schema_columns (table_catalog TEXT, table_schema TEXT, table_name TEXT, column_name TEXT,
   ordinal_position INTEGER, column_default TEXT, is_nullable TEXT, data_type TEXT, udt_name TEXT,
-  is_identity TEXT, identity_generation TEXT);
+  is_identity TEXT, identity_generation TEXT, character_maximum_length INTEGER, numeric_precision INTEGER,
+  numeric_precision_radix INTEGER, numeric_scale INTEGER, datetime_precision INTEGER, identity_increment TEXT,
+  udt_schema TEXT, udt_catalog TEXT);
 CREATE TABLE information_schema_schemata (catalog_name TEXT, schema_name TEXT, schema_owner TEXT);
+CREATE TABLE information_schema_table_constraints (constraint_catalog TEXT, constraint_schema TEXT, constraint_name TEXT,
+  table_catalog TEXT, table_schema TEXT, table_name TEXT, constraint_type TEXT, is_deferrable TEXT,
+  initially_deferred TEXT, enforced TEXT);
+CREATE TABLE information_schema_key_column_usage (constraint_catalog TEXT, constraint_schema TEXT, constraint_name TEXT,
+  table_catalog TEXT, table_schema TEXT, table_name TEXT, column_name TEXT, ordinal_position INTEGER,
+  position_in_unique_constraint INTEGER);
+CREATE TABLE information_schema_constraint_column_usage (table_catalog TEXT, table_schema TEXT, table_name TEXT,
+  column_name TEXT, constraint_catalog TEXT, constraint_schema TEXT, constraint_name TEXT);
 CREATE TABLE pg_sequence (seqrelid INTEGER, seqtypid INTEGER, seqstart INTEGER, seqincrement INTEGER,
   seqmax INTEGER, seqmin INTEGER, seqcache INTEGER, seqcycle BOOLEAN);
 CREATE TABLE pg_range (rngtypid INTEGER, rngsubtype INTEGER, rngmultitypid INTEGER, rngcollation INTEGER,
   rngsubopc INTEGER, rngcanonical TEXT, rngsubdiff TEXT);
+CREATE TABLE pg_depend (classid INTEGER, objid INTEGER, objsubid INTEGER, refclassid INTEGER, refobjid INTEGER,
+  refobjsubid INTEGER, deptype TEXT);
 CREATE VIEW pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, 'certa' AS tableowner,
   NULL AS tablespace, c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p');
@@ -464,6 +477,61 @@ var catalogTypes = []struct {
 	{1082, "date", "date", 4}, {1083, "time without time zone", "time", 8},
 	{1114, "timestamp without time zone", "timestamp", 8}, {1184, "timestamp with time zone", "timestamptz", 8},
 	{1700, "numeric", "numeric", -1}, {2950, "uuid", "uuid", 16}, {3802, "jsonb", "jsonb", -1},
+}
+
+// typnameByOID is pg_type.typname of a type of catalogTypes ("text" for
+// another).
+func typnameByOID(oid int64) string {
+	for _, t := range catalogTypes {
+		if int64(t.oid) == oid {
+			return t.typname
+		}
+	}
+	return "text"
+}
+
+// columnFacts are what the catalogs say of a column's type beyond its oid.
+type columnFacts struct {
+	typmod                                        int64 // pg_attribute.atttypmod: -1, or n + 4 for varchar(n)
+	charLen, precision, radix, scale, dtPrecision any   // information_schema.columns (nil: NULL)
+}
+
+// typeFacts reads a column's declared type (varchar(20), numeric(10,2))
+// as the catalogs describe it.
+func typeFacts(decl string, oid int64) columnFacts {
+	f := columnFacts{typmod: -1}
+	var mods []int64
+	if open, end := strings.IndexByte(decl, '('), strings.LastIndexByte(decl, ')'); open >= 0 && end > open {
+		for _, m := range strings.Split(decl[open+1:end], ",") {
+			if n, err := strconv.ParseInt(strings.TrimSpace(m), 10, 32); err == nil {
+				mods = append(mods, n)
+			}
+		}
+	}
+	switch oid {
+	case 1043, 1042: // varchar, bpchar
+		if len(mods) == 1 {
+			f.typmod, f.charLen = mods[0]+4, mods[0]
+		}
+	case 21, 23, 20: // int2, int4, int8
+		f.precision, f.radix, f.scale = map[int64]int64{21: 16, 23: 32, 20: 64}[oid], 2, 0
+	case 701:
+		f.precision, f.radix = 53, 2
+	case 1700:
+		f.radix = 10
+		if len(mods) > 0 {
+			scale := int64(0)
+			if len(mods) > 1 {
+				scale = mods[1]
+			}
+			f.typmod, f.precision, f.scale = mods[0]<<16|scale+4, mods[0], scale
+		}
+	case 1082:
+		f.dtPrecision = 0
+	case 1083, 1114, 1184:
+		f.dtPrecision = 6
+	}
+	return f
 }
 
 func typeNameByOID(oid int64) string {
@@ -554,10 +622,11 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 				typ = result.Text
 			}
 			typoid := int64(typ.OID())
+			facts := typeFacts(col.decl, typoid)
 			ins(`INSERT INTO pg_attribute (attrelid, attname, atttypid, atttypmod, attnum, attnotnull, atthasdef,
 				attisdropped, attcollation, attidentity, attgenerated, attlen, attstorage, attcompression,
-				attstattarget, attislocal, attinhcount) VALUES (?, ?, ?, -1, ?, ?, ?, 0, 0, ?, '', -1, 'x', '', -1, 1, 0)`,
-				t.oid, col.name, typoid, i+1, col.notNull, col.dflt != "", col.identity)
+				attstattarget, attislocal, attinhcount) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, ?, '', -1, 'x', '', -1, 1, 0)`,
+				t.oid, col.name, typoid, facts.typmod, i+1, col.notNull, col.dflt != "", col.identity)
 			if col.dflt != "" {
 				ins("INSERT INTO pg_attrdef VALUES (?, ?, ?, ?)", t.oid*1000+int64(i+1), t.oid, i+1, col.dflt)
 			}
@@ -565,15 +634,16 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 			if col.notNull {
 				nullable = "NO"
 			}
-			isIdentity, generation := "NO", any(nil)
+			isIdentity, generation, increment := "NO", any(nil), any(nil)
 			switch col.identity {
 			case "a":
-				isIdentity, generation = "YES", "ALWAYS"
+				isIdentity, generation, increment = "YES", "ALWAYS", "1"
 			case "d":
-				isIdentity, generation = "YES", "BY DEFAULT"
+				isIdentity, generation, increment = "YES", "BY DEFAULT", "1"
 			}
-			ins("INSERT INTO information_schema_columns VALUES ('certa', 'public', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				t.name, col.name, i+1, nullIfEmpty(col.dflt), nullable, typeNameByOID(typoid), typeNameByOID(typoid), isIdentity, generation)
+			ins("INSERT INTO information_schema_columns VALUES ('certa', 'public', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pg_catalog', 'certa')",
+				t.name, col.name, i+1, nullIfEmpty(col.dflt), nullable, typeNameByOID(typoid), typnameByOID(typoid), isIdentity, generation,
+				facts.charLen, facts.precision, facts.radix, facts.scale, facts.dtPrecision, increment)
 		}
 		for _, ix := range t.indexes {
 			ins(`INSERT INTO pg_class (oid, relname, relnamespace, relkind, relowner, relam, relchecks, relhasindex,
@@ -634,6 +704,26 @@ func openCatalogDB(tables []*catalogTable) (*conn, error) {
 			constraintDefs[fkOID] = fk.def()
 		}
 	}
+	// information_schema's constraint views, from pg_constraint.
+	ins(`INSERT INTO information_schema_table_constraints SELECT 'certa', 'public', k.conname, 'certa', 'public', c.relname,
+		CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE' WHEN 'f' THEN 'FOREIGN KEY' ELSE 'CHECK' END,
+		CASE WHEN k.condeferrable THEN 'YES' ELSE 'NO' END, CASE WHEN k.condeferred THEN 'YES' ELSE 'NO' END, 'YES'
+		FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid`)
+	ins(`INSERT INTO information_schema_key_column_usage SELECT 'certa', 'public', k.conname, 'certa', 'public', c.relname,
+		a.attname, CAST(j.key AS INTEGER) + 1, NULL
+		FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid,
+		json_each('[' || substr(k.conkey, 2, length(k.conkey) - 2) || ']') j
+		JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = j.value
+		WHERE k.contype IN ('p', 'u', 'f')`)
+	// constraint_column_usage names the referenced columns of a foreign
+	// key, the constrained ones of the others.
+	ins(`INSERT INTO information_schema_constraint_column_usage SELECT 'certa', 'public', c.relname, a.attname,
+		'certa', 'public', k.conname
+		FROM pg_constraint k JOIN pg_class c ON c.oid = CASE k.contype WHEN 'f' THEN k.confrelid ELSE k.conrelid END,
+		json_each('[' || substr(CASE k.contype WHEN 'f' THEN k.confkey ELSE k.conkey END, 2,
+			length(CASE k.contype WHEN 'f' THEN k.confkey ELSE k.conkey END) - 2) || ']') j
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = j.value
+		WHERE k.contype IN ('p', 'u', 'f')`)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ type conn struct {
 	// touchVersion is the schema version c's touch triggers were made for
 	// (0: none yet).
 	touchVersion int64
+	// user is the session user of the transaction or read using c
+	// (CURRENT_USER).
+	user string
 	// newSeqs are the sequences the transaction using c made, which no
 	// node has reserved values of (txschema.go, takeNewSequenceValue).
 	newSeqs map[string]bool

@@ -31,6 +31,9 @@ func registerPGOperators(c *conn) error {
 		return sqlite.Value{}, nil
 	}
 	funcs := map[string]*sqlite.FunctionImpl{
+		"current_user": {NArgs: 0, Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) {
+			return sqlite.TextValue(c.user), nil
+		}},
 		"pg_like": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return likeValue(args, false, fail)
 		}},

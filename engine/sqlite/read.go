@@ -30,6 +30,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	if err != nil {
 		return err
 	}
+	c.user = sessionUser(ctx)
 	broken := false
 	defer func() { e.pool.put(c, broken) }()
 	// BEGIN holds one snapshot for the schema check in prepareCached and

@@ -120,9 +120,19 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 		return nil, err
 	}
 	tx := &Tx{e: e, epoch: epoch, conn: c}
+	c.user = sessionUser(ctx)
 	c.seqLog = &tx.seqs
 	c.touched = &tx.updatedKeys
 	return tx, nil
+}
+
+// sessionUser is the user of the session ctx is of (engine.WithUser);
+// without one (the engine's own work), certa's.
+func sessionUser(ctx context.Context) string {
+	if u := engine.UserFrom(ctx); u != "" {
+		return u
+	}
+	return "certa"
 }
 
 // begin starts a deferred transaction and pins its read snapshot by reading

@@ -70,6 +70,12 @@ func TestAppGORM(t *testing.T) {
 	runApp(t, "gorm", filepath.Join("testdata", "apps", "gorm"), nil, "go", "run", ".")
 }
 
+// GORM on the embedded SQLite engine, and on a real PostgreSQL in the same
+// test.
+func TestAppGORMSQLite(t *testing.T) {
+	runAppSQLite(t, "gorm", filepath.Join("testdata", "apps", "gorm"), nil, "go", "run", ".")
+}
+
 // Hibernate 6 with Flyway (testdata/apps/hibernate): Flyway's migrations
 // (a sequence, tables with a foreign key and an identity column, a column
 // added and filled, each in a transaction, the schema history table on
