@@ -162,6 +162,10 @@ func TestQueriesAgainstPostgreSQL(t *testing.T) {
 	if got := describedOutcome(ctx, reader, "SHOW TRANSACTION ISOLATION LEVEL", true); got != "transaction_isolation:25 [[repeatable read]]" {
 		t.Errorf("SHOW TRANSACTION ISOLATION LEVEL: %s", got)
 	}
+	// The user the client authenticated as (the reference's is another).
+	if got := describedOutcome(ctx, reader, "SELECT current_user, session_user, user", false); got != "current_user,session_user,user [[certa certa certa]]" {
+		t.Errorf("CURRENT_USER: %s", got)
+	}
 	for _, sql := range refusedQueries {
 		if _, err := reader.QueryDescribed(ctx, sql); pgclient.SQLState(err) != sqlerr.FeatureNotSupported {
 			t.Errorf("%s: %v, want 0A000", sql, err)
