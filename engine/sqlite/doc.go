@@ -30,7 +30,8 @@
 // (interrupts and brute-force abort), savepoint.go, exec.go (running a statement and reporting its
 // result), capture.go (write sets from changesets), moveforward.go,
 // history.go, ddl.go (schema statements), txschema.go (schema statements inside
-// a transaction block) and segments.go (their write sets), createtable.go (PostgreSQL's CREATE
+// a transaction block) and segments.go (their write sets), altertable.go
+// (ALTER TABLE forms SQLite lacks), drop.go, truncate.go, createtable.go (PostgreSQL's CREATE
 // TABLE made to mean the same in SQLite), keys.go (keys certification can
 // follow), sequence.go (SERIAL and identity values), fkeys.go (foreign keys:
 // parent keys in write sets, deferred checks), apply.go, snapshot.go (state
