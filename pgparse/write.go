@@ -129,14 +129,11 @@ func parseWrite(sql string, stmt *pg_query.Node) (*Write, bool) {
 	case sel == nil:
 		w.DefaultValues = true
 	case len(sel.ValuesLists) > 0 && sel.Op == pg_query.SetOperation_SETOP_NONE:
-		rows, ok := valuesRows(scan(), ins.Relation.Location, sel.ValuesLists)
+		rows, at, ok := valuesRows(scan(), ins.Relation.Location, sel.ValuesLists)
 		if !ok {
 			return nil, false
 		}
-		w.Rows = rows
-		if v := tokenIn(scan(), Span{int(ins.Relation.Location), len(sql)}, pg_query.Token_VALUES); v != nil {
-			w.ValuesAt = int(v.Start)
-		}
+		w.Rows, w.ValuesAt = rows, at
 	default:
 		w.SelectWidth = selectWidth(sel)
 	}
@@ -192,9 +189,9 @@ func overridingSpan(toks []*pg_query.ScanToken, offset int32) (Span, bool) {
 }
 
 // valuesRows finds the spans of the values of VALUES (...), (...) after the
-// table name at offset, and which are DEFAULT; lists are the parser's rows,
-// which the tokens must match.
-func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node) ([][]Item, bool) {
+// table name at offset, and which are DEFAULT, and the offset of VALUES;
+// lists are the parser's rows, which the tokens must match.
+func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node) (rows [][]Item, valuesAt int, ok bool) {
 	i := 0
 	depth := 0
 	for ; i < len(toks); i++ {
@@ -212,14 +209,16 @@ func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node
 			break
 		}
 	}
-	var rows [][]Item
+	if i < len(toks) {
+		valuesAt = int(toks[i].Start)
+	}
 	for i++; i < len(toks) && len(rows) < len(lists); i++ {
 		t := toks[i]
 		if isComment(t) || t.Token == pg_query.Token_ASCII_44 && len(rows) > 0 {
 			continue
 		}
 		if t.Token != pg_query.Token_ASCII_40 {
-			return nil, false
+			return nil, 0, false
 		}
 		// One row: items split at commas of depth 1.
 		var row []Item
@@ -237,7 +236,7 @@ func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node
 			}
 			if depth == 0 || depth == 1 && t.Token == pg_query.Token_ASCII_44 {
 				if start < 0 {
-					return nil, false
+					return nil, 0, false
 				}
 				row = append(row, Item{Span: Span{start, end}})
 				start = -1
@@ -251,20 +250,20 @@ func valuesRows(toks []*pg_query.ScanToken, offset int32, lists []*pg_query.Node
 		i--
 		items := lists[len(rows)].GetList().GetItems()
 		if len(items) != len(row) {
-			return nil, false
+			return nil, 0, false
 		}
 		for j, n := range items {
 			row[j].bare(n)
 			if d := n.GetSetToDefault(); d != nil {
 				if int(d.Location) != row[j].Start || row[j].End-row[j].Start != len("DEFAULT") {
-					return nil, false
+					return nil, 0, false
 				}
 				row[j].Default = true
 			}
 		}
 		rows = append(rows, row)
 	}
-	return rows, len(rows) == len(lists)
+	return rows, valuesAt, len(rows) == len(lists)
 }
 
 // selectWidth is how many columns a SELECT gives, -1 if a * makes that
