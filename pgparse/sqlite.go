@@ -49,6 +49,9 @@ type ResultColumn struct {
 	// comparison, a boolean constant), else "". Mods are its modifiers.
 	Cast string
 	Mods []int64
+	// Type is the column's type's typname in a catalog query's result
+	// (CatalogToSQLite), "" when not known.
+	Type string
 }
 
 // Param is what a statement says of one parameter's type, as PostgreSQL
@@ -155,6 +158,18 @@ type printer struct {
 	recordHoles bool
 	holes       []hole
 	fixed       bool
+
+	// cat is set for a query over the system catalogs (catalog.go):
+	// scope and ctes are what names mean where the printer is, nested
+	// counts the queries it is inside, topColumns are the result's.
+	cat        CatalogRelations
+	scope      *scope
+	ctes       map[string][]CatalogColumn
+	nested     int
+	topColumns []CatalogColumn
+	// srfs are what the set-returning functions of target lists print
+	// (catalog_print.go, targetSRFs).
+	srfs map[*pg_query.FuncCall]string
 }
 
 func (p *printer) w(ss ...string) {

@@ -91,8 +91,16 @@ func (p *printer) expr(n *pg_query.Node) {
 	case *pg_query.Node_CollateClause:
 		p.collate(e.CollateClause)
 	case *pg_query.Node_AArrayExpr:
+		if p.cat != nil {
+			p.call("json_array", e.AArrayExpr.Elements...)
+			return
+		}
 		p.refuse("an array value (ARRAY[...]) outside = ANY and <> ALL")
 	case *pg_query.Node_AIndirection:
+		if p.cat != nil {
+			p.subscript(e.AIndirection)
+			return
+		}
 		p.refuse("subscripts and field selection")
 	case *pg_query.Node_SetToDefault:
 		p.refuse("DEFAULT here")
@@ -105,6 +113,24 @@ func (p *printer) expr(n *pg_query.Node) {
 
 func (p *printer) columnRef(cr *pg_query.ColumnRef) {
 	fields := cr.Fields
+	if p.cat != nil {
+		if len(fields) == 3 {
+			if s := fields[0].GetString_().GetSval(); s == "pg_catalog" || s == "information_schema" {
+				fields = fields[1:] // the relation goes by its name
+			}
+		}
+		f := names(fields)
+		qual := ""
+		if len(f) > 1 {
+			qual = f[len(f)-2]
+		}
+		if len(f) > 0 && len(f) == len(fields) {
+			if c, ok := p.scope.resolve(qual, f[len(f)-1]); ok && c.sql != "" {
+				p.w(c.sql)
+				return
+			}
+		}
+	}
 	if len(fields) == 3 {
 		if s := fields[0].GetString_(); s != nil && s.Sval == "public" {
 			fields = fields[1:]
@@ -327,6 +353,9 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 }
 
 func (p *printer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
+	if p.cat != nil {
+		l, r = p.boolConstant(l, r), p.boolConstant(r, l)
+	}
 	p.w("(")
 	p.expr(l)
 	p.w(op)
@@ -344,6 +373,9 @@ func (p *printer) call(fn string, args ...*pg_query.Node) {
 // or an array constant, as IN / NOT IN or a chain of comparisons with the
 // same NULL rules; over a parameter, with the array's elements as rows.
 func (p *printer) anyAll(op string, all bool, l, r *pg_query.Node) {
+	if p.cat != nil && p.catalogAnyAll(op, all, l, r) {
+		return
+	}
 	if !sameOperators[op] || op == "||" || op == "->" || op == "->>" {
 		p.refuse("operator " + op + " with ANY or ALL")
 		return
@@ -430,6 +462,9 @@ func arrayConstant(n *pg_query.Node) *pg_query.Node {
 }
 
 func (p *printer) typeCast(tc *pg_query.TypeCast) {
+	if p.cat != nil && p.catalogCast(tc) {
+		return
+	}
 	typ := typeString(tc.TypeName)
 	kind, mods, err := CastKind(typ)
 	if err != nil {
@@ -506,6 +541,10 @@ func (p *printer) subLink(s *pg_query.SubLink) {
 		p.stmt(s.Subselect)
 		p.w("))")
 	case pg_query.SubLinkType_ARRAY_SUBLINK:
+		if p.cat != nil {
+			p.arraySubquery(s)
+			return
+		}
 		p.refuse("ARRAY(subquery)")
 	default:
 		p.refuse("this subquery")

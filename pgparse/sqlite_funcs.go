@@ -51,6 +51,9 @@ var aggregates = map[string]bool{
 }
 
 func (p *printer) funcCall(f *pg_query.FuncCall) {
+	if p.cat != nil && p.catalogFuncCall(f) {
+		return
+	}
 	name := functionName(f.Funcname)
 	fn, ok := sqliteFunctions[name]
 	switch {

@@ -40,6 +40,12 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			p.w(")")
 		})
 	default:
+		srf := ""
+		if p.cat != nil {
+			p.pushScope(s.FromClause)
+			defer p.popScope()
+			srf = p.targetSRFs(s.TargetList)
+		}
 		p.w("SELECT ")
 		if s.DistinctClause != nil {
 			if len(s.DistinctClause) > 1 || s.DistinctClause[0].Node != nil {
@@ -47,10 +53,22 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			}
 			p.w("DISTINCT ")
 		}
-		p.targets(s.TargetList)
+		if p.cat != nil {
+			p.catalogTargets(s.TargetList, p.nested == 0)
+		} else {
+			p.targets(s.TargetList)
+		}
 		if len(s.FromClause) > 0 {
 			p.w(" FROM ")
 			p.list(s.FromClause, p.fromItem)
+		}
+		if srf != "" {
+			if len(s.FromClause) > 0 {
+				p.w(", ")
+			} else {
+				p.w(" FROM ")
+			}
+			p.w("json_each(", srf, ") AS \"certa_srf\"")
 		}
 		p.where(s.WhereClause)
 		if len(s.GroupClause) > 0 {
@@ -106,6 +124,9 @@ func (p *printer) with(w *pg_query.WithClause) {
 	if w.Recursive {
 		p.w("RECURSIVE ")
 	}
+	if p.cat != nil {
+		p.noteCTEs(w)
+	}
 	p.list(w.Ctes, func(n *pg_query.Node) {
 		cte := n.GetCommonTableExpr()
 		if cte.SearchClause != nil || cte.CycleClause != nil {
@@ -133,6 +154,8 @@ func (p *printer) with(w *pg_query.WithClause) {
 
 // stmt writes a statement nested in another (a WITH query).
 func (p *printer) stmt(n *pg_query.Node) {
+	p.nested++
+	defer func() { p.nested-- }()
 	switch s := n.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		p.selectStmt(s.SelectStmt, true)
@@ -255,6 +278,9 @@ func (p *printer) fromItem(n *pg_query.Node) {
 		}
 		p.rangeSubselect(f.RangeSubselect)
 	case *pg_query.Node_RangeFunction:
+		if p.cat != nil && p.catalogFunctionFrom(f.RangeFunction) {
+			return
+		}
 		p.rangeFunction(f.RangeFunction)
 	default:
 		p.refuse("this FROM item")
@@ -290,6 +316,10 @@ func (p *printer) rangeSubselect(rs *pg_query.RangeSubselect) {
 // rangeVar writes a table's name. PostgreSQL's public schema is SQLite's
 // main database; other schemas are not kept by the embedded engine.
 func (p *printer) rangeVar(rv *pg_query.RangeVar) {
+	if p.cat != nil {
+		p.catalogRangeVar(rv)
+		return
+	}
 	if rv.Catalogname != "" {
 		p.refuse("a table name with a database (" + rv.Catalogname + ")")
 	}
@@ -309,7 +339,7 @@ func (p *printer) alias(a *pg_query.Alias) {
 	}
 	p.w(" AS ")
 	p.ident(a.Aliasname)
-	if len(a.Colnames) > 0 {
+	if len(a.Colnames) > 0 && p.cat == nil {
 		p.refuse("column names in a table alias")
 	}
 }

@@ -70,3 +70,27 @@ func ParseArray(s string) ([]*string, error) {
 		i++
 	}
 }
+
+// FormatArray writes a one-dimensional array in PostgreSQL's text form:
+// elements quoted where PostgreSQL quotes them, nil as NULL.
+func FormatArray(elems []*string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, e := range elems {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		switch {
+		case e == nil:
+			b.WriteString("NULL")
+		case *e == "" || strings.EqualFold(*e, "NULL") || strings.ContainsAny(*e, "{},\"\\ \t\n\r\v\f"):
+			b.WriteByte('"')
+			b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(*e))
+			b.WriteByte('"')
+		default:
+			b.WriteString(*e)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -17,6 +17,7 @@ const (
 	ActiveTransaction           = "25001"
 	NoActiveTransaction         = "25P01"
 	InvalidSavepoint            = "3B001" // invalid_savepoint_specification: no savepoint of that name
+	InvalidSchemaName           = "3F000" // a schema that does not exist
 	FeatureNotSupported         = "0A000"
 	SyntaxError                 = "42601"
 	UndefinedTable              = "42P01"

@@ -58,10 +58,10 @@ FROM pg_catalog.pg_constraint r
 WHERE r.conrelid = '`+child+`' AND r.contype = 'f'
      AND conparentid = 0
 ORDER BY conname`),
-		"1|Pair FK|FOREIGN KEY (c, d) REFERENCES pair(x, y) MATCH FULL|child",
-		"1|child_a_fkey|FOREIGN KEY (a) REFERENCES parent(id) ON DELETE CASCADE|child",
-		"1|child_b_fkey|FOREIGN KEY (b) REFERENCES parent(code) ON UPDATE SET NULL DEFERRABLE INITIALLY DEFERRED|child",
-		"1|child_e_fkey|FOREIGN KEY (e) REFERENCES parent(id)|child")
+		"true|Pair FK|FOREIGN KEY (c, d) REFERENCES pair(x, y) MATCH FULL|child",
+		"true|child_a_fkey|FOREIGN KEY (a) REFERENCES parent(id) ON DELETE CASCADE|child",
+		"true|child_b_fkey|FOREIGN KEY (b) REFERENCES parent(code) ON UPDATE SET NULL DEFERRABLE INITIALLY DEFERRED|child",
+		"true|child_e_fkey|FOREIGN KEY (e) REFERENCES parent(id)|child")
 	referencedBy := func(table string) []string {
 		return e.catalog(`SELECT conname, conrelid::pg_catalog.regclass AS ontable,
        pg_catalog.pg_get_constraintdef(oid, true) AS condef
@@ -78,11 +78,11 @@ ORDER BY conname;`)
 	wantLines(t, "referencing pair", referencedBy(pair), "Pair FK|child|FOREIGN KEY (c, d) REFERENCES pair(x, y) MATCH FULL")
 	wantLines(t, "pg_constraint", e.catalog(`SELECT conname, contype, condeferrable, condeferred, confrelid = `+parent+`, conkey, confkey,
 		confupdtype, confdeltype, confmatchtype, conindid > 0 FROM pg_catalog.pg_constraint WHERE conrelid = `+child+` ORDER BY conname`),
-		"Pair FK|f|false|false|0|{4,5}|{1,2}|a|a|f|1",
-		"child_a_fkey|f|false|false|1|{2}|{1}|a|c|s|1",
-		"child_b_fkey|f|true|true|1|{3}|{2}|n|a|s|1",
-		"child_e_fkey|f|false|false|1|{6}|{1}|a|a|s|1",
-		"child_pkey|p|false|false|0|{1}|<nil>| | | |1")
+		"Pair FK|f|false|false|false|{4,5}|{1,2}|a|a|f|true",
+		"child_a_fkey|f|false|false|true|{2}|{1}|a|c|s|true",
+		"child_b_fkey|f|true|true|true|{3}|{2}|n|a|s|true",
+		"child_e_fkey|f|false|false|true|{6}|{1}|a|a|s|true",
+		"child_pkey|p|false|false|false|{1}|<nil>| | | |true")
 	// The triggers query runs (there are none to show).
 	wantLines(t, "triggers", e.catalog(`SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid, true), t.tgenabled, t.tgisinternal,
   CASE WHEN t.tgparentid != 0 THEN

@@ -47,7 +47,7 @@ func (c *conn) checksums(sums *engine.Checksums) error {
 		return err
 	}
 	sums.Seqno = uint64(seqno)
-	tables, err := readCatalog(c)
+	tables, err := readCatalogTables(c)
 	if err != nil {
 		return err
 	}

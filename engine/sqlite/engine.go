@@ -23,6 +23,7 @@ type Engine struct {
 	applier *conn // used only while holding the write lock with priority
 	hist    history
 	seqs    *sequences
+	catalog catalogCache // catalog.go
 
 	applied atomic.Uint64 // the applied seqno, as committed by the last Apply
 	epoch   atomic.Uint64 // bumped by Restore: older transactions must fail
@@ -140,6 +141,7 @@ func (e *Engine) Close() error {
 	e.pool.close()
 	e.applier.close()
 	e.lock.unlock()
+	e.catalog.close()
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/pgparse"
 	"certa/result"
 )
 
@@ -114,6 +115,12 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 		pgCols = nil
 	}
 	for i := range cols {
+		if pgCols != nil && pgCols[i].Type != "" {
+			if t, ok := pgparse.LookupType(pgCols[i].Type); ok {
+				cols[i] = result.Column{Name: pgCols[i].Name, Type: result.TypeOf(t.OID)}
+				continue
+			}
+		}
 		if pgCols != nil && pgCols[i].Cast != "" {
 			if r, ok := castResults[pgCols[i].Cast]; ok {
 				cols[i] = result.Column{Name: pgCols[i].Name, Type: r.typ, Mod: castMod(r.typ, pgCols[i].Mods)}

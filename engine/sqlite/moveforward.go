@@ -368,3 +368,7 @@ func cloneArgs(args []any) []any {
 	}
 	return out
 }
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

@@ -28,11 +28,9 @@ func TestAppDjango(t *testing.T) {
 }
 
 // Django on the embedded SQLite engine, and on a real PostgreSQL in the
-// same test. inspectdb is left out there: its catalog queries (unnest
-// WITH ORDINALITY over pg_constraint's arrays) are beyond certa's catalog
-// emulation so far.
+// same test.
 func TestAppDjangoSQLite(t *testing.T) {
-	runPython(t, runAppSQLite, "django", filepath.Join(depsDir, "python", "django"), "INSPECTDB=0")
+	runPython(t, runAppSQLite, "django", filepath.Join(depsDir, "python", "django"))
 }
 
 func TestAppSQLAlchemyAlembic(t *testing.T) {
