@@ -94,14 +94,18 @@ func LookupType(name string) (TypeInfo, bool) {
 	return t, ok
 }
 
+var typesByOID = func() map[uint32]TypeInfo {
+	m := map[uint32]TypeInfo{}
+	for _, t := range typesByName {
+		m[t.OID] = t
+	}
+	return m
+}()
+
 // TypeByOID returns the built-in type (or array of one) of oid.
 func TypeByOID(oid uint32) (TypeInfo, bool) {
-	for _, t := range typesByName {
-		if t.OID == oid {
-			return t, true
-		}
-	}
-	return TypeInfo{}, false
+	t, ok := typesByOID[oid]
+	return t, ok
 }
 
 // elemType is the typname of the elements of an array or vector type, ""

@@ -371,3 +371,18 @@ func TestParseCreateTableSpans(t *testing.T) {
 		t.Errorf("table constraints %+v", ct.Constraints)
 	}
 }
+
+func TestUnqualifyPublic(t *testing.T) {
+	for in, want := range map[string]string{
+		`CREATE TABLE public.t (id int)`:                        `CREATE TABLE t (id int)`,
+		`ALTER TABLE "public"."Authors" ADD COLUMN c int`:       `ALTER TABLE "Authors" ADD COLUMN c int`,
+		`CREATE INDEX i ON public . t (c) -- public.x`:          `CREATE INDEX i ON t (c) -- public.x`,
+		`ALTER TABLE t ADD CHECK (c <> 'public.t')`:             `ALTER TABLE t ADD CHECK (c <> 'public.t')`,
+		`CREATE TABLE other.t (id int)`:                         `CREATE TABLE other.t (id int)`,
+		`ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES public.u`: `ALTER TABLE t ADD FOREIGN KEY (a) REFERENCES u`,
+	} {
+		if got := UnqualifyPublic(in); got != want {
+			t.Errorf("UnqualifyPublic(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

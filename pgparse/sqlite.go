@@ -26,6 +26,10 @@ type SQLite struct {
 	// types them, one per result column; nil when that is not known from
 	// the statement alone (a * among its targets) or it returns none.
 	Columns []ResultColumn
+	// Sources names the column each result column that is a plain column
+	// reference renamed by AS takes its values from, by the result
+	// column's name: known also where a * leaves Columns nil.
+	Sources map[string]string
 	// Params describes $1 .. $n, n the highest parameter number the
 	// statement uses: what the statement says of each one's type.
 	Params []Param
@@ -113,6 +117,7 @@ func print(sql string, holes bool) (*SQLite, *printer, error) {
 		out.Locking = len(n.SelectStmt.LockingClause) > 0
 		p.selectStmt(n.SelectStmt, true)
 		out.Columns = p.resultColumns(n.SelectStmt)
+		out.Sources = renamedSources(n.SelectStmt)
 	case *pg_query.Node_InsertStmt:
 		p.insertStmt(n.InsertStmt)
 		out.Columns = p.returningColumns(n.InsertStmt.ReturningList)

@@ -92,6 +92,26 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 	return p.returningColumns(s.TargetList)
 }
 
+// renamedSources maps the names of a SELECT's result columns that are
+// column references renamed by AS to the columns they name.
+func renamedSources(s *pg_query.SelectStmt) map[string]string {
+	for s.Larg != nil {
+		s = s.Larg
+	}
+	var m map[string]string
+	for _, n := range s.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || rt.Name == "" || rt.Val.GetColumnRef() == nil || strongName(rt.Val) == "" {
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[rt.Name] = strongName(rt.Val)
+	}
+	return m
+}
+
 // returningColumns describes the result columns of a target list.
 func (p *printer) returningColumns(list []*pg_query.Node) []ResultColumn {
 	if len(list) == 0 {

@@ -60,3 +60,23 @@ func TestFormatJSONB(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTimeOffsets(t *testing.T) {
+	for in, want := range map[string]string{
+		"2026-11-27 02:38:04.113 +00:00": "2026-11-27 02:38:04.113+00", // Sequelize's form
+		"2026-11-27 04:38:04 +02":        "2026-11-27 02:38:04+00",
+		"2026-11-27T02:38:04Z":           "2026-11-27 02:38:04+00",
+	} {
+		got, err := ParseTime(result.Timestamptz, in)
+		if err != nil || FormatTime(result.Timestamptz, got) != want {
+			t.Errorf("ParseTime(%q) = %s, %v; want %s", in, FormatTime(result.Timestamptz, got), err, want)
+		}
+	}
+}
+
+func TestFormatArray(t *testing.T) {
+	a, b, c, d := "id", "a b", "", "NULL"
+	if got := FormatArray([]*string{&a, nil, &b, &c, &d}); got != `{id,NULL,"a b","","NULL"}` {
+		t.Errorf("FormatArray = %s", got)
+	}
+}

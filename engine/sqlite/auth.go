@@ -42,6 +42,9 @@ type record struct {
 	// when the statement was printed from PostgreSQL's parse tree and
 	// they are known from it (pgparse.SQLite.Columns).
 	columns []pgparse.ResultColumn
+	// sources names the source columns of renamed column references,
+	// by result column name (pgparse.SQLite.Sources).
+	sources map[string]string
 	// params and paramTables describe the parameters of a printed
 	// statement (pgparse.SQLite.Params and Tables), for Describe.
 	params      []pgparse.Param

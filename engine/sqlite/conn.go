@@ -228,6 +228,7 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	}
 	if printed != nil {
 		rec.columns, rec.params, rec.paramTables = printed.Columns, printed.Params, printed.Tables
+		rec.sources = printed.Sources
 		return stmt, rec, printed.Rest + sql[len(sql)-n:], nil
 	}
 	return stmt, rec, sql[len(sql)-n:], nil
@@ -415,6 +416,12 @@ func isNumericDecl(name string) bool {
 // names where a client would expect its own type back.
 func declaredType(decl string) result.Type {
 	d := strings.ToUpper(strings.TrimSpace(decl))
+	if strings.HasSuffix(d, "]") {
+		// An array column (text[]), whose values are its text form.
+		if t, ok := pgparse.LookupType(strings.ReplaceAll(d, " ", "")); ok {
+			return result.TypeOf(t.OID)
+		}
+	}
 	if i := strings.IndexByte(d, '('); i >= 0 {
 		d = strings.TrimSpace(d[:i]) // varchar(20), numeric(10,2)
 	}

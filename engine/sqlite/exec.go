@@ -11,6 +11,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"certa/pgparse"
+	"certa/pgtext"
 	"certa/result"
 )
 
@@ -143,6 +144,8 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 			source := name
 			if pgCols != nil && pgCols[i].Source != "" {
 				source = pgCols[i].Source
+			} else if s, ok := rec.sources[name]; ok {
+				source = s
 			}
 			typ, known = ti.types[strings.ToLower(source)]
 			if known {
@@ -225,6 +228,12 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		stmt.ColumnBytes(i, b)
 		return b
 	default:
+		if t, ok := pgparse.TypeByOID(col.Type.OID()); col.Type != result.Text && ok && t.Category == 'A' {
+			// An array as PostgreSQL prints it, however the client wrote it.
+			if elems, err := pgtext.ParseArray(stmt.ColumnText(i)); err == nil {
+				return pgtext.FormatArray(elems)
+			}
+		}
 		return stmt.ColumnText(i)
 	}
 }

@@ -39,6 +39,7 @@ type schemaChanges struct {
 
 // ExecSchema implements engine.Tx.
 func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
+	sql = pgparse.UnqualifyPublic(sql)
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {

@@ -37,6 +37,13 @@ func TestAppSQLAlchemyAlembic(t *testing.T) {
 	runPython(t, runApp, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"))
 }
 
+// SQLAlchemy with Alembic on the embedded SQLite engine (autogenerate
+// reflects the tables through the catalog), and on a real PostgreSQL in
+// the same test.
+func TestAppSQLAlchemyAlembicSQLite(t *testing.T) {
+	runPython(t, runAppSQLite, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"))
+}
+
 // runPython runs a Python scenario's run.py from a copy of
 // testdata/apps/name (scenarios write their migrations there) with run
 // (runApp or runAppSQLite), with env added.
@@ -58,6 +65,14 @@ func TestAppSequelize(t *testing.T) {
 	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
 	needInstalled(t, filepath.Join(modules, "sequelize"))
 	runApp(t, "sequelize", "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
+}
+
+// Sequelize on the embedded SQLite engine, and on a real PostgreSQL in the
+// same test.
+func TestAppSequelizeSQLite(t *testing.T) {
+	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
+	needInstalled(t, filepath.Join(modules, "sequelize"))
+	runAppSQLite(t, "sequelize", "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
 }
 
 // GORM (testdata/apps/gorm, a module of its own that go run builds):
