@@ -55,6 +55,8 @@ type Constraint struct {
 	// the constraint is DEFERRABLE.
 	RefTable   string
 	Deferrable bool
+	// Default is a DEFAULT's expression, after the keyword.
+	Default Span
 }
 
 // Column is one column definition of a CREATE TABLE.
@@ -190,7 +192,11 @@ func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		col.Constraints = append(col.Constraints, constraint(c, Span{int(c.Location), lastTokenEnd(toks, int(c.Location), end)}))
+		k := constraint(c, Span{int(c.Location), lastTokenEnd(toks, int(c.Location), end)})
+		if d := tokenIn(toks, k.Span, pg_query.Token_DEFAULT); k.Kind == ConstraintDefault && d != nil {
+			k.Default = Span{int(d.End), k.End}
+		}
+		col.Constraints = append(col.Constraints, k)
 	}
 	for _, m := range cd.TypeName.Typmods {
 		if c := m.GetAConst(); c != nil && c.GetIval() != nil {

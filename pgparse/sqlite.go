@@ -229,3 +229,37 @@ func names(nodes []*pg_query.Node) []string {
 	}
 	return out
 }
+
+// DefaultToSQLite prints a column default (the expression after DEFAULT)
+// for SQLite, converted to kind, the kind of type of the column (CastKind;
+// "" for none), as PostgreSQL converts a default to its column's type. A
+// constant, a SQL value function (CURRENT_TIMESTAMP), a nextval call and
+// a default printed already are returned unchanged: SQLite takes them as
+// they are, and printing them again must change nothing.
+func DefaultToSQLite(expr, kind string) (string, error) {
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil {
+		return "", parseError(err)
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if len(tree.Stmts) != 1 || sel == nil || len(sel.TargetList) != 1 || sel.FromClause != nil {
+		return "", sqlerr.New(sqlerr.SyntaxError, "a column default must be one expression")
+	}
+	e := sel.TargetList[0].GetResTarget().Val
+	if f := e.GetFuncCall(); e.GetAConst() != nil || e.GetSqlvalueFunction() != nil ||
+		f != nil && (functionName(f.Funcname) == "nextval" || functionName(f.Funcname) == "pg_cast") {
+		return expr, nil
+	}
+	p := &printer{}
+	if kind != "" {
+		p.w("pg_cast(")
+	}
+	p.expr(e)
+	if kind != "" {
+		p.w(", '", kind, "')")
+	}
+	if p.err != nil {
+		return "", p.err
+	}
+	return "(" + p.b.String() + ")", nil
+}

@@ -190,6 +190,7 @@ var functionKinds = map[string]string{
 	"bool_and": "bool", "bool_or": "bool", "every": "bool",
 	"now": "timestamptz", "transaction_timestamp": "timestamptz", "statement_timestamp": "timestamptz", "clock_timestamp": "timestamptz",
 	"version": "text", "current_database": "text", "current_schema": "text", "gen_random_uuid": "uuid",
+	"pg_try_advisory_xact_lock": "bool",
 }
 
 // castKinds maps PostgreSQL's type names to the kinds of type the

@@ -162,7 +162,15 @@ func alterCommand(c *conn, table string, cmd pgparse.AlterCmd) error {
 			}
 		}
 		if cmd.Kind == pgparse.AlterSetDefault {
-			e.insert(col.End, " DEFAULT ("+cmd.Default+")")
+			kind, _, err := pgparse.CastKind(col.Type)
+			if err != nil {
+				kind = ""
+			}
+			d, err := pgparse.DefaultToSQLite(cmd.Default, kind)
+			if err != nil {
+				return err
+			}
+			e.insert(col.End, " DEFAULT ("+d+")")
 		}
 	case pgparse.AlterSetNotNull:
 		if !col.NotNull {

@@ -46,6 +46,8 @@ type conn struct {
 	// touched collects the keys of rows UPDATEs touch, for the Tx using c
 	// (touched.go); nil when no Tx uses it.
 	touched *[]writeset.Key
+	// advisory holds the advisory locks of the Tx using c (advisory.go).
+	advisory *advisoryHold
 	// touchVersion is the schema version c's touch triggers were made for
 	// (0: none yet).
 	touchVersion int64

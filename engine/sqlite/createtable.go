@@ -93,6 +93,11 @@ func translateCreateTable(sql string) (string, error) {
 		for _, c := range append(typeChecks(col), missingChecks(col, fullChecks[col.Name])...) {
 			edits = append(edits, edit{col.End, col.End, c})
 		}
+		if d, ok, err := columnDefault(sql, col); err != nil {
+			return "", err
+		} else if ok {
+			edits = append(edits, edit{d.Start, d.End, d.text})
+		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
 	for _, e := range edits {
@@ -109,11 +114,43 @@ func translateAddColumn(sql string) string {
 	if col == nil {
 		return sql
 	}
+	// Edits from the end: each leaves the places before it as they were.
 	out := sql[:col.End] + strings.Join(typeChecks(*col), "") + sql[col.End:]
+	if d, ok, err := columnDefault(sql, *col); err == nil && ok {
+		out = out[:d.Start] + d.text + out[d.End:]
+	}
 	if w, ok := numericWord(sql, *col); ok {
 		out = out[:w.Start] + numericType + out[w.End:]
 	}
 	return out
+}
+
+// defaultEdit is a column default printed for SQLite, and where it goes.
+type defaultEdit struct {
+	pgparse.Span
+	text string
+}
+
+// columnDefault prints col's DEFAULT expression for SQLite (pgparse's
+// DefaultToSQLite), converted to the column's type; ok is false when it
+// stays as written.
+func columnDefault(sql string, col pgparse.Column) (defaultEdit, bool, error) {
+	for _, k := range col.Constraints {
+		if k.Kind != pgparse.ConstraintDefault || k.Default.End <= k.Default.Start {
+			continue
+		}
+		expr := sql[k.Default.Start:k.Default.End]
+		kind, _, err := pgparse.CastKind(col.Type)
+		if err != nil {
+			kind = ""
+		}
+		text, err := pgparse.DefaultToSQLite(expr, kind)
+		if err != nil || text == expr {
+			return defaultEdit{}, false, err
+		}
+		return defaultEdit{k.Default, " " + text}, true, nil
+	}
+	return defaultEdit{}, false, nil
 }
 
 // numericWord returns the span of a numeric or decimal column's type name,

@@ -52,6 +52,7 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 		`CREATE TABLE u (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, k integer)`,
 		`CREATE TABLE f (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p (x, y) MATCH FULL)`,
 		`CREATE TABLE n (id int PRIMARY KEY, a numeric(18,4), b numeric, c decimal(10, 2), d numeric(5))`,
+		`CREATE TABLE d (id int PRIMARY KEY, c timestamptz DEFAULT now(), t text DEFAULT 'a'::text, n int DEFAULT 1 + 2)`,
 	} {
 		once, err := translateCreateTable(sql)
 		if err != nil {
@@ -208,4 +209,22 @@ func TestNumericExact(t *testing.T) {
 	}
 	wantRows(t, exec(t, tx, "SELECT CAST('1.23456789012345678' AS numeric(10,2)), CAST('2.675' AS numeric(10,2)), b, t FROM n WHERE id = 21").rows,
 		row("1.23", "2.68", "1.25", "0.10000000000000001"))
+}
+
+// Column defaults are PostgreSQL expressions (now(), casts, arithmetic),
+// converted to the column's type as PostgreSQL converts them, in CREATE
+// TABLE and ALTER COLUMN SET DEFAULT; ADD COLUMN with one SQLite cannot
+// add is refused with 0A000 saying what to do instead.
+func TestColumnDefaults(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE d (id int PRIMARY KEY, c timestamptz DEFAULT now(), t text DEFAULT 'a'::text,
+		v varchar(3) DEFAULT 'x'::character varying, n int DEFAULT (1 + 2), ts timestamp DEFAULT now(), z int DEFAULT -1)`)
+	e.commit("INSERT INTO d (id) VALUES (1)")
+	got := e.query("SELECT t, v, n, z, c LIKE '____-__-__ __:__:__%+00', ts NOT LIKE '%+00' FROM d")
+	wantRows(t, got, row("a", "x", int64(3), int64(-1), true, true))
+	e.ddl("ALTER TABLE d ALTER COLUMN n SET DEFAULT 2 * 5")
+	e.commit("INSERT INTO d (id) VALUES (2)")
+	wantRows(t, e.query("SELECT n FROM d WHERE id = 2"), row(int64(10)))
+	_, err := e.CheckDDL(context.Background(), "ALTER TABLE d ADD COLUMN e timestamptz DEFAULT now()")
+	wantCode(t, err, sqlerr.FeatureNotSupported)
 }

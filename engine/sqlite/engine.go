@@ -24,6 +24,8 @@ type Engine struct {
 	hist    history
 	seqs    *sequences
 	catalog catalogCache // catalog.go
+	// advisory are the advisory locks this node's transactions hold.
+	advisory advisoryLocks
 
 	applied atomic.Uint64 // the applied seqno, as committed by the last Apply
 	epoch   atomic.Uint64 // bumped by Restore: older transactions must fail

@@ -99,6 +99,8 @@ func mapErr(err error) error {
 		case strings.Contains(msg, "syntax error"), strings.Contains(msg, "incomplete input"),
 			strings.Contains(msg, "unrecognized token"):
 			return sqlerr.Wrap(err, sqlerr.SyntaxError, "%s", msg)
+		case strings.HasPrefix(msg, "Cannot add a column with non-constant default"):
+			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "ALTER TABLE ADD COLUMN with a default that is not a constant (now(), a function, an expression) is not supported by the embedded engine (SQLite): add the column, UPDATE its rows, then ALTER COLUMN ... SET DEFAULT")
 		case strings.HasPrefix(msg, "no such table: "):
 			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "relation %q does not exist", missingName(msg))
 		case strings.HasPrefix(msg, "no such column: "):

@@ -35,8 +35,9 @@ const sqliteVersion = sqlite.Version
 func registerPGFunctions(c *sqlite.Conn) error {
 	for name, fn := range pgFunctions {
 		err := c.CreateFunction(name, &sqlite.FunctionImpl{
-			NArgs:  0,
-			Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) { return fn(), nil },
+			NArgs:         0,
+			AllowIndirect: true, // column defaults: DEFAULT (now())
+			Scalar:        func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) { return fn(), nil },
 		})
 		if err != nil {
 			return fmt.Errorf("register %s(): %w", name, err)

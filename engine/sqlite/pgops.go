@@ -34,6 +34,13 @@ func registerPGOperators(c *conn) error {
 		"current_user": {NArgs: 0, Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) {
 			return sqlite.TextValue(c.user), nil
 		}},
+		"pg_try_advisory_xact_lock": {NArgs: -1, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := tryAdvisoryXactLock(c, args)
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
+		}},
 		"pg_like": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return likeValue(args, false, fail)
 		}},

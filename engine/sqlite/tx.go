@@ -123,6 +123,7 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 	c.user = sessionUser(ctx)
 	c.seqLog = &tx.seqs
 	c.touched = &tx.updatedKeys
+	c.advisory = &advisoryHold{locks: &e.advisory}
 	return tx, nil
 }
 
@@ -200,7 +201,8 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	broken := tx.endLocked()
-	tx.conn.seqLog, tx.conn.touched = nil, nil
+	tx.conn.advisory.release()
+	tx.conn.seqLog, tx.conn.touched, tx.conn.advisory = nil, nil, nil
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
 	tx.parked, tx.spill, tx.img, tx.sps = false, nil, nil, nil

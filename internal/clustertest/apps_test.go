@@ -95,10 +95,14 @@ func TestAppGORMSQLite(t *testing.T) {
 // a connection of its own), then Hibernate's CRUD through one node and
 // reads through another.
 func TestAppHibernateFlyway(t *testing.T) {
+	runHibernate(t, runApp)
+}
+
+func runHibernate(t *testing.T, run func(*testing.T, string, string, []string, ...string)) {
 	jars := abs(t, filepath.Join(depsDir, "java", "hibernate"))
 	needInstalled(t, filepath.Join(jars, "hibernate-core-6.6.4.Final.jar"))
 	dir := abs(t, filepath.Join("testdata", "apps", "hibernate"))
-	runApp(t, "hibernate", "", nil, "java", "-cp", filepath.Join(jars, "*"), filepath.Join(dir, "Scenario.java"), filepath.Join(dir, "db"))
+	run(t, "hibernate", "", nil, "java", "-cp", filepath.Join(jars, "*"), filepath.Join(dir, "Scenario.java"), filepath.Join(dir, "db"))
 }
 
 // needInstalled fails the test if .ci/deps did not install path.
