@@ -386,3 +386,36 @@ func TestUnqualifyPublic(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultToSQLite(t *testing.T) {
+	for _, c := range []struct{ expr, kind, want string }{
+		{"0", "int4", "0"},
+		{"'x'", "text", "'x'"},
+		{"CURRENT_TIMESTAMP", "timestamptz", "CURRENT_TIMESTAMP"},
+		{"now()", "timestamptz", "(pg_cast(now(), 'timestamptz'))"},
+		{"1 + 2", "", "((1 + 2))"},
+		{"nextval('s')", "int8", "(nextval('s'))"},
+		{"(nextval('s'))", "int8", "(nextval('s'))"},
+		{"nextval('public.s'::regclass)", "int8", "(nextval('public.s'))"},
+		{"(pg_cast(now(), 'timestamptz'))", "timestamptz", "(pg_cast(now(), 'timestamptz'))"},
+	} {
+		if got, err := DefaultToSQLite(c.expr, c.kind); err != nil || got != c.want {
+			t.Errorf("DefaultToSQLite(%q, %q) = %q, %v; want %q", c.expr, c.kind, got, err, c.want)
+		}
+	}
+}
+
+func TestParseSequenceStmt(t *testing.T) {
+	s := ParseSequenceStmt("CREATE SEQUENCE IF NOT EXISTS public.s AS integer START 5")
+	if s == nil || !s.Create || s.Names[0] != "s" || s.Schema != "public" || !s.Missing || s.Type != "int4" ||
+		len(s.Options) != 1 || s.Options[0] != (SeqOption{Name: "start", Value: 5, HasValue: true}) {
+		t.Fatalf("create: %+v", s)
+	}
+	d := ParseSequenceStmt("DROP SEQUENCE IF EXISTS a, b CASCADE")
+	if d == nil || d.Create || len(d.Names) != 2 || !d.Missing || !d.Cascade {
+		t.Fatalf("drop: %+v", d)
+	}
+	if ParseSequenceStmt("DROP TABLE a") != nil {
+		t.Fatal("DROP TABLE read as a sequence statement")
+	}
+}

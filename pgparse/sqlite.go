@@ -246,9 +246,22 @@ func DefaultToSQLite(expr, kind string) (string, error) {
 		return "", sqlerr.New(sqlerr.SyntaxError, "a column default must be one expression")
 	}
 	e := sel.TargetList[0].GetResTarget().Val
-	if f := e.GetFuncCall(); e.GetAConst() != nil || e.GetSqlvalueFunction() != nil ||
-		f != nil && (functionName(f.Funcname) == "nextval" || functionName(f.Funcname) == "pg_cast") {
+	if e.GetAConst() != nil || e.GetSqlvalueFunction() != nil {
 		return expr, nil
+	}
+	if f := e.GetFuncCall(); f != nil && functionName(f.Funcname) == "nextval" && len(f.Args) == 1 {
+		// nextval('s'::regclass), as pg_dump and PostgreSQL's own
+		// SERIAL write it: the sequence's name.
+		if tc := f.Args[0].GetTypeCast(); tc != nil && typeName(tc.TypeName) == "regclass" && tc.Arg.GetAConst().GetSval() != nil {
+			name := tc.Arg.GetAConst().GetSval().GetSval()
+			return "(nextval('" + strings.ReplaceAll(name, "'", "''") + "'))", nil
+		}
+	}
+	if f := e.GetFuncCall(); f != nil && (functionName(f.Funcname) == "nextval" || functionName(f.Funcname) == "pg_cast") {
+		if strings.HasPrefix(strings.TrimSpace(expr), "(") {
+			return expr, nil
+		}
+		return "(" + strings.TrimSpace(expr) + ")", nil // SQLite takes a call only in parentheses
 	}
 	p := &printer{}
 	if kind != "" {

@@ -186,12 +186,12 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	}
 	switch s.kindOf(st) {
 	case kindOther:
-		if s.tx != nil && s.node.engine.RunsPostgreSQL() {
+		if s.tx != nil {
 			// In the block's transaction, which sees its own schema
-			// changes; a statement PostgreSQL cannot parse fails the
-			// block, as it does in PostgreSQL.
+			// changes (a table it created); a statement PostgreSQL
+			// cannot parse fails the block, as it does in PostgreSQL.
 			params, cols, err = s.tx.Describe(ctx, st.sql)
-			if err != nil {
+			if err != nil && s.node.engine.RunsPostgreSQL() {
 				s.failBlock()
 			}
 			return params, cols, err

@@ -304,7 +304,7 @@ func addConstraint(c *conn, table, def string, ct *pgparse.CreateTable, cmd pgpa
 		}
 		return nil, nil, c.exec(fmt.Sprintf("CREATE UNIQUE INDEX %s ON %s (%s)", quoteIdent(name), quoteIdent(table), strings.Join(cols, ", ")))
 	case pgparse.ConstraintPrimaryKey:
-		return nil, nil, errAlterRefused("ADD PRIMARY KEY (a table has its primary key from CREATE TABLE)")
+		return nil, nil, addPrimaryKey(c, table, def, ct, k)
 	default:
 		return nil, nil, errAlterRefused("this kind of constraint")
 	}

@@ -95,6 +95,9 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 // needsTrial reports whether a schema statement must run to be checked:
 // whether it makes or reshapes a table or view.
 func needsTrial(sql string) bool {
+	if pgparse.ParseSequenceStmt(sql) != nil {
+		return true
+	}
 	switch firstKeyword(sql) {
 	case "CREATE":
 		rest := skipBlank(sql)[len("CREATE"):]
@@ -247,6 +250,10 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		}
 		return sql, tables, runTruncate(c, tables)
 	}
+	if s := pgparse.ParseSequenceStmt(sql); s != nil {
+		// No table changes: the statement counts as changing every one.
+		return sql, nil, runSequenceStmt(c, s, seqno)
+	}
 	switch firstKeyword(sql) {
 	case "CREATE":
 		if idx, ok, err := pgparse.IndexToSQLite(sql); ok {
@@ -368,7 +375,11 @@ func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry)
 		if err != nil {
 			return "", nil, err
 		}
-		if !ti.hasPK {
+		// A table may be made without a primary key, which a later ALTER
+		// TABLE ... ADD PRIMARY KEY gives it (addprimarykey.go); until
+		// then it takes no rows (prepareWrite). One made with rows
+		// (CREATE TABLE AS) must have one.
+		if !ti.hasPK && pgparse.CopiesRows(sql) {
 			return "", nil, errNoPK(t.name)
 		}
 		if ti.keyProblem != "" {

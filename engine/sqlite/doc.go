@@ -31,9 +31,11 @@
 // result), capture.go (write sets from changesets), moveforward.go,
 // history.go, ddl.go (schema statements), txschema.go (schema statements inside
 // a transaction block) and segments.go (their write sets), altertable.go
-// (ALTER TABLE forms SQLite lacks), drop.go, truncate.go, createtable.go (PostgreSQL's CREATE
+// (ALTER TABLE forms SQLite lacks), addprimarykey.go, drop.go, truncate.go, createtable.go (PostgreSQL's CREATE
 // TABLE made to mean the same in SQLite), keys.go (keys certification can
-// follow), sequence.go (SERIAL and identity values), fkeys.go (foreign keys:
+// follow), sequence.go (SERIAL and identity values), createsequence.go,
+// advisory.go (advisory locks), catalog.go, catalogdef.go, catalogdb.go and
+// catalogfuncs.go (pg_catalog and information_schema), fkeys.go (foreign keys:
 // parent keys in write sets, deferred checks), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
 // lexing), baseline.go (the no-replication baseline for benchmarks),

@@ -404,7 +404,8 @@ func parseSequenceDefault(dflt string) (d seqDefault, ok bool) {
 }
 
 // syncSequences makes _certa_sequences hold exactly the sequences that
-// column defaults call, with the column that owns each (the last schema
+// column defaults call and those CREATE SEQUENCE made (createsequence.go),
+// with the column that owns each (the last schema
 // statement may have made, renamed or dropped some). created is the seqno
 // of that statement (0 when it is only tried). It runs in the statement's
 // transaction, on every node alike.
@@ -434,19 +435,25 @@ func syncSequences(c *conn, created uint64) error {
 			return err
 		}
 	}
+	// have holds the sequences there are, by whether a column owns them
+	// (those of CREATE SEQUENCE do not, and stay as they are).
 	have := map[string]bool{}
-	if err := c.execResult("SELECT name FROM _certa_sequences", func(s *sqlite.Stmt) { have[s.ColumnText(0)] = true }); err != nil {
+	if err := c.execResult("SELECT name, tbl <> '' FROM _certa_sequences", func(s *sqlite.Stmt) { have[s.ColumnText(0)] = s.ColumnInt64(1) != 0 }); err != nil {
 		return err
 	}
-	for name := range have {
-		if _, ok := want[name]; !ok {
+	for name, owned := range have {
+		if _, ok := want[name]; !ok && owned {
 			if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
 				return err
 			}
 		}
 	}
 	for name, o := range want {
-		if have[name] {
+		owned, ok := have[name]
+		if ok && !owned {
+			continue
+		}
+		if ok {
 			err = c.exec("UPDATE _certa_sequences SET tbl = ?, col = ?, maxval = ? WHERE name = ?", o.table, o.column, o.max, name)
 		} else {
 			err = c.exec("INSERT INTO _certa_sequences (name, tbl, col, reserved, created, maxval) VALUES (?, ?, ?, ?, ?, ?)",

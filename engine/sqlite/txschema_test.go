@@ -67,7 +67,7 @@ func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
 	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
 	tx := e.begin()
 	exec(t, tx, "INSERT INTO t VALUES (1, 'a')")
-	wantCode(t, execSchema(tx, "CREATE TABLE nokey (v text)"), sqlerr.InvalidTableDefinition)
+	wantCode(t, execSchema(tx, "CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)"), sqlerr.FeatureNotSupported)
 	exec(t, tx, "INSERT INTO t VALUES (2, 'b')")
 	ws, err := tx.WriteSet()
 	if err != nil {
@@ -82,7 +82,7 @@ func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
 	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, execSchema(tx, "CREATE TABLE nokey (v text)"), sqlerr.InvalidTableDefinition)
+	wantCode(t, execSchema(tx, "CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)"), sqlerr.FeatureNotSupported)
 	exec(t, tx, "INSERT INTO s VALUES (1)")
 	ws, err = tx.WriteSet()
 	if err != nil {

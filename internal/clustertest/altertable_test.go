@@ -84,6 +84,20 @@ var alterScript = []string{
 	"INSERT INTO ap VALUES (8, 'ok')",
 	"COMMIT",
 	"INSERT INTO ap VALUES (9, 'bad')",
+	// Flyway's history table: made without a key, which is added after.
+	"BEGIN",
+	"CREATE TABLE public.hist (installed_rank integer NOT NULL, version varchar(50), success boolean NOT NULL)",
+	"ALTER TABLE public.hist ADD CONSTRAINT hist_pk PRIMARY KEY (installed_rank)",
+	"CREATE INDEX hist_s_idx ON public.hist (success)",
+	"COMMIT",
+	"INSERT INTO hist VALUES (1, '1', true), (2, '2', false)",
+	"INSERT INTO hist VALUES (1, 'dup', true)",
+	"ALTER TABLE hist ADD PRIMARY KEY (version)",
+	// Defaults are expressions, of the column's type.
+	"CREATE TABLE dd (id integer PRIMARY KEY, at timestamptz DEFAULT now(), label text DEFAULT 'a'::text, n integer DEFAULT 1 + 2)",
+	"INSERT INTO dd (id) VALUES (1)",
+	"ALTER TABLE dd ALTER COLUMN n SET DEFAULT 2 * 5",
+	"INSERT INTO dd (id) VALUES (2)",
 }
 
 // The same script on the embedded engine (written through node 1) and on
@@ -106,6 +120,8 @@ func TestAlterTableAgainstPostgreSQL(t *testing.T) {
 		"SELECT id, name FROM ap ORDER BY id",
 		"SELECT id, p_id, note, extra FROM ac ORDER BY id",
 		"SELECT id, tp_id FROM tc ORDER BY id",
+		"SELECT installed_rank, version, success FROM hist ORDER BY installed_rank",
+		"SELECT id, label, n, at IS NOT NULL FROM dd ORDER BY id",
 	} {
 		if got, want := describedOutcome(ctx, reader, sql, false), describedOutcome(ctx, ref, sql, false); got != want {
 			t.Errorf("%s\n  certa:      %s\n  PostgreSQL: %s", sql, got, want)

@@ -1,0 +1,110 @@
+package sqlite
+
+import (
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/pgparse"
+	"certa/sqlerr"
+)
+
+// CREATE SEQUENCE and DROP SEQUENCE: a sequence of its own (no column
+// owns it) is a row of _certa_sequences whose table is "", and hands out
+// values as every sequence does (sequence.go). Its options are checked as
+// an identity column's are; those certa cannot honour (INCREMENT other
+// than 1, CYCLE) are refused.
+
+// runSequenceStmt carries out s in c's transaction; created is the seqno
+// of the statement (0 when it is only tried).
+func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
+	if s.Schema != "" && s.Schema != "public" {
+		return sqlerr.New(sqlerr.InvalidSchemaName, "schema %q does not exist", s.Schema)
+	}
+	exists := func(name string) (owner string, ok bool, err error) {
+		err = c.execResult("SELECT tbl FROM _certa_sequences WHERE name = ?", func(st *sqlite.Stmt) { owner, ok = st.ColumnText(0), true }, name)
+		return owner, ok, err
+	}
+	if s.Create {
+		name := s.Names[0]
+		_, ok, err := exists(name)
+		if err != nil {
+			return err
+		}
+		if ok || tableExists(c, name) {
+			if s.Missing {
+				return nil
+			}
+			return sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", name)
+		}
+		typ := s.Type
+		switch typ {
+		case "":
+			typ = "int8"
+		case "smallint", "integer", "bigint":
+			typ = map[string]string{"smallint": "int2", "integer": "int4", "bigint": "int8"}[typ]
+		}
+		start, max, err := identityBounds(typ, s.Options)
+		if err != nil {
+			return err
+		}
+		return c.exec("INSERT INTO _certa_sequences (name, tbl, col, reserved, created, maxval) VALUES (?, '', '', ?, ?, ?)",
+			name, start, int64(created), max)
+	}
+	for _, name := range s.Names {
+		owner, ok, err := exists(name)
+		switch {
+		case err != nil:
+			return err
+		case !ok && s.Missing:
+			continue
+		case !ok:
+			return sqlerr.New(sqlerr.UndefinedTable, "sequence %q does not exist", name)
+		case owner != "":
+			return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because column of table %s requires it", name, owner)
+		}
+		if used, err := sequenceInUse(c, name); err != nil || used != "" {
+			if err == nil {
+				err = sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because other objects depend on it: the default of table %s", name, used)
+			}
+			return err
+		}
+		if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sequenceInUse names a table whose column default calls sequence name,
+// "" if none does.
+func sequenceInUse(c *conn, name string) (string, error) {
+	var tables []string
+	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
+		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
+	if err != nil {
+		return "", err
+	}
+	for _, t := range tables {
+		used := false
+		err := c.execResult("SELECT dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+			if d, ok := parseSequenceDefault(s.ColumnText(0)); ok && d.seq == name {
+				used = true
+			}
+		}, t)
+		if err != nil {
+			return "", err
+		}
+		if used {
+			return t, nil
+		}
+	}
+	return "", nil
+}
+
+// tableExists reports whether the schema has a table, view or index name.
+func tableExists(c *conn, name string) bool {
+	found := false
+	c.execResult("SELECT 1 FROM sqlite_schema WHERE name = ? COLLATE NOCASE", func(*sqlite.Stmt) { found = true }, strings.TrimSpace(name))
+	return found
+}

@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+
+	"certa/sqlerr"
+)
+
+// CREATE SEQUENCE makes a sequence no column owns: nextval hands out its
+// values from START, a default may call it, later schema statements keep
+// it, and DROP SEQUENCE refuses while a default calls it. Options certa
+// cannot honour are refused.
+func TestCreateSequence(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE SEQUENCE public.s AS integer START 10")
+	e.ddl("CREATE SEQUENCE IF NOT EXISTS s")
+	e.ddl("CREATE TABLE c (id bigint PRIMARY KEY DEFAULT nextval('s'::regclass), n text)")
+	e.ddl("CREATE TABLE other (id int PRIMARY KEY)")
+	e.reserve("s")
+	e.commit("INSERT INTO c (n) VALUES ('a'), ('b')")
+	wantRows(t, e.query("SELECT id, n FROM c ORDER BY id"), row(int64(10), "a"), row(int64(11), "b"))
+	for stmt, code := range map[string]string{
+		"CREATE SEQUENCE s":                         sqlerr.DuplicateTable,
+		"CREATE SEQUENCE p INCREMENT 50":            sqlerr.FeatureNotSupported,
+		"CREATE SEQUENCE p CYCLE":                   sqlerr.FeatureNotSupported,
+		"CREATE SEQUENCE other":                     sqlerr.DuplicateTable,
+		"DROP SEQUENCE s":                           sqlerr.DependentObjectsStillExist,
+		"DROP SEQUENCE nope":                        sqlerr.UndefinedTable,
+		"CREATE SEQUENCE elsewhere.p":               sqlerr.InvalidSchemaName,
+		"CREATE SEQUENCE p AS smallint START 40000": sqlerr.InvalidParameterValue,
+	} {
+		_, err := e.CheckDDL(context.Background(), stmt)
+		if sqlerr.Code(err) != code {
+			t.Errorf("%s: %v, want %s", stmt, err, code)
+		}
+	}
+	e.ddl("DROP TABLE c")
+	e.ddl("DROP SEQUENCE s")
+	e.ddl("DROP SEQUENCE IF EXISTS s")
+	wantRows(t, e.query("SELECT count(*) FROM _certa_sequences"), row(int64(0)))
+}
+
+// A table made without a primary key takes no rows until ALTER TABLE ...
+// ADD PRIMARY KEY gives it one; its indexes survive; a second key, or a
+// key over duplicate or NULL values, is refused.
+func TestAddPrimaryKey(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE h (rank integer NOT NULL, version varchar(50), ok boolean NOT NULL)")
+	e.ddl("CREATE INDEX h_ok ON h (ok)")
+	tx := e.begin()
+	if code, _ := execErr(tx, "INSERT INTO h VALUES (1, '1', true)"); code != sqlerr.InvalidTableDefinition {
+		t.Fatalf("insert into a table without a key: %s", code)
+	}
+	tx.Rollback()
+	e.ddl("ALTER TABLE h ADD CONSTRAINT h_pk PRIMARY KEY (rank)")
+	e.commit("INSERT INTO h VALUES (1, '1', true), (2, NULL, false)")
+	wantRows(t, e.query("SELECT rank, version FROM h ORDER BY rank"), row(int64(1), "1"), row(int64(2), nil))
+	wantRows(t, e.query("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"), row("h_ok"))
+	if _, err := e.CheckDDL(context.Background(), "ALTER TABLE h ADD PRIMARY KEY (version)"); sqlerr.Code(err) != sqlerr.InvalidTableDefinition {
+		t.Errorf("a second primary key: %v", err)
+	}
+	tx = e.begin()
+	if code, _ := execErr(tx, "INSERT INTO h VALUES (1, 'dup', true)"); code != sqlerr.UniqueViolation {
+		t.Errorf("duplicate key: %s", code)
+	}
+	tx.Rollback()
+}

@@ -1,0 +1,63 @@
+package pgparse
+
+import (
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// SequenceStmt describes a CREATE SEQUENCE or DROP SEQUENCE statement.
+type SequenceStmt struct {
+	Create bool
+	// Names are the sequences, as PostgreSQL folds them (one to create);
+	// Schema is the first one's schema, "" if not named.
+	Names  []string
+	Schema string
+	// Missing is IF NOT EXISTS (create) or IF EXISTS (drop).
+	Missing bool
+	Cascade bool
+	// Type is the AS type's last name ("int4"), "" if not given;
+	// Options the others.
+	Type    string
+	Options []SeqOption
+}
+
+// ParseSequenceStmt describes sql if it is one CREATE SEQUENCE or DROP
+// SEQUENCE statement, else returns nil.
+func ParseSequenceStmt(sql string) *SequenceStmt {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	switch n := tree.Stmts[0].Stmt.Node.(type) {
+	case *pg_query.Node_CreateSeqStmt:
+		cs := n.CreateSeqStmt
+		out := &SequenceStmt{Create: true, Names: []string{cs.Sequence.Relname}, Schema: cs.Sequence.Schemaname, Missing: cs.IfNotExists}
+		for _, o := range cs.Options {
+			if d := o.GetDefElem(); d != nil && d.Defname == "as" && d.Arg.GetTypeName() != nil {
+				out.Type = strings.ToLower(lastName(d.Arg.GetTypeName().Names))
+				continue
+			}
+			out.Options = append(out.Options, seqOptions([]*pg_query.Node{o})...)
+		}
+		return out
+	case *pg_query.Node_DropStmt:
+		ds := n.DropStmt
+		if ds.RemoveType != pg_query.ObjectType_OBJECT_SEQUENCE {
+			return nil
+		}
+		out := &SequenceStmt{Missing: ds.MissingOk, Cascade: ds.Behavior == pg_query.DropBehavior_DROP_CASCADE}
+		for _, o := range ds.Objects {
+			names := stringList(o.GetList().GetItems())
+			if len(names) == 0 {
+				return nil
+			}
+			if len(names) > 1 && out.Schema == "" {
+				out.Schema = names[len(names)-2]
+			}
+			out.Names = append(out.Names, names[len(names)-1])
+		}
+		return out
+	}
+	return nil
+}
