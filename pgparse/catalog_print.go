@@ -198,7 +198,8 @@ func (p *printer) catalogFuncCall(f *pg_query.FuncCall) bool {
 	}
 	switch name {
 	case "array_agg":
-		p.w("json_group_array(")
+		// Of no rows, NULL: a JSON array of some rows is never empty.
+		p.w("nullif(json_group_array(")
 		if f.AggDistinct {
 			p.w("DISTINCT ")
 		}
@@ -210,6 +211,7 @@ func (p *printer) catalogFuncCall(f *pg_query.FuncCall) bool {
 			p.expr(f.AggFilter)
 			p.w(")")
 		}
+		p.w(", '[]')")
 	case "array_length", "array_upper":
 		p.w("nullif(json_array_length(")
 		p.arrayValue(arg(0))

@@ -419,3 +419,17 @@ func TestParseSequenceStmt(t *testing.T) {
 		t.Fatal("DROP TABLE read as a sequence statement")
 	}
 }
+
+func TestDefaultForCatalog(t *testing.T) {
+	for in, want := range map[string]string{
+		"pg_cast(now(), 'timestamptz')":         "now()",
+		"pg_cast(pg_cast('a', 'text'), 'text')": "'a'::text",
+		"(pg_cast((1 + 2), 'int4'))":            "1 + 2",
+		"nextval('book_id_seq'::regclass)":      "nextval('book_id_seq'::regclass)",
+		"0":                                     "0",
+	} {
+		if got := DefaultForCatalog(in); got != want {
+			t.Errorf("DefaultForCatalog(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

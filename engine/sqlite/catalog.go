@@ -77,7 +77,12 @@ func (cc *catalogCache) query(ctx context.Context, c *conn, q *pgparse.SQLite, b
 	if err := bindArgs(stmt, args); err != nil {
 		return err
 	}
-	return db.c.streamTo(ctx, stmt, "SELECT", &record{columns: q.Columns}, buf)
+	db.c.takeFuncErr() // none of an earlier query's
+	err = db.c.streamTo(ctx, stmt, "SELECT", &record{columns: q.Columns}, buf)
+	if fe := db.c.takeFuncErr(); fe != nil {
+		return fe // what a function refused ('nope'::regclass), whatever SQLite said
+	}
+	return err
 }
 
 // current returns the catalog database of the schema c reads, building it
@@ -133,8 +138,9 @@ type catalogTable struct {
 }
 
 // catalogCheck is a CHECK constraint: its name (PostgreSQL's, if the
-// declaration gives none) and expression as declared.
-type catalogCheck struct{ name, expr string }
+// declaration gives none), expression as declared, and the column it is
+// declared with ("" for a table's).
+type catalogCheck struct{ name, expr, column string }
 
 // catalogSequence is a sequence certa keeps, with the column that owns it
 // (table "" for none).
@@ -294,6 +300,8 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 				default: // SERIAL, as PostgreSQL shows it
 					col.dflt = "nextval('" + strings.ReplaceAll(d.seq, "'", "''") + "'::regclass)"
 				}
+			} else if col.dflt != "" {
+				col.dflt = pgparse.DefaultForCatalog(col.dflt)
 			}
 			t.cols = append(t.cols, col)
 		}, t.name)
@@ -511,7 +519,7 @@ func readCatalogChecks(c *conn, table string) ([]catalogCheck, error) {
 			}
 		}
 		taken[name] = true
-		out = append(out, catalogCheck{name: name, expr: strings.TrimSpace(text[open+1 : end])})
+		out = append(out, catalogCheck{name: name, expr: strings.TrimSpace(text[open+1 : end]), column: column})
 	}
 	for _, col := range ct.Columns {
 		for _, con := range col.Constraints {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"certa/sqlerr"
 )
 
 // catalog runs a catalog query and returns its rows as text.
@@ -104,7 +106,7 @@ ORDER BY 1;`))
    WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef),
   a.attnotnull, a.attidentity
 FROM pg_catalog.pg_attribute a
-WHERE a.attrelid IN ('`+child+`', '`+s+`') AND a.attnum <= 2 AND NOT a.attisdropped
+WHERE a.attrelid IN ('`+child+`', '`+s+`') AND a.attnum > 0 AND a.attnum <= 2 AND NOT a.attisdropped
 ORDER BY a.attrelid, a.attnum`),
 		"id|<nil>|true|a", "a|<nil>|false|", "id|nextval('s_id_seq'::regclass)|true|", "n|<nil>|true|d")
 	wantLines(t, "information_schema", e.catalog(`SELECT column_name, column_default, is_identity, identity_generation
@@ -112,4 +114,17 @@ ORDER BY a.attrelid, a.attnum`),
 		"id|nextval('s_id_seq'::regclass)|NO|<nil>", "n|<nil>|YES|BY DEFAULT")
 	wantLines(t, "indexes of parent", e.catalog("SELECT relname FROM pg_catalog.pg_class WHERE relkind = 'i' AND relname LIKE 'parent%' ORDER BY 1"),
 		"parent_code_key", "parent_pkey")
+}
+
+// reg* casts in catalog queries: names (qualified, quoted) to oids and
+// back, NULL to NULL, and a relation that does not exist refused with
+// 42P01 as PostgreSQL refuses it.
+func TestCatalogRegCasts(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE "Mixed" (id int PRIMARY KEY)`)
+	wantLines(t, "regclass", e.catalog(`SELECT '"Mixed"'::regclass, 'certa.public."Mixed"'::regclass::oid = '"Mixed"'::regclass::oid,
+		NULL::regclass IS NULL, 'pg_class'::regclass::oid, '"pg_catalog"."int8"'::regtype, 'character varying'::regtype::oid`),
+		`"Mixed"|true|true|1259|bigint|1043`)
+	err := e.Catalog(context.Background(), "SELECT 'nope'::regclass", &recorder{})
+	wantCode(t, err, sqlerr.UndefinedTable)
 }

@@ -236,7 +236,11 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 		fillIndexes(w, db, t)
 		for i, ck := range t.checks {
 			oid := t.oid*1000 + 900 + int64(i)
-			w.row("pg_constraint", constraint(oid, ck.name, "c", t.oid, map[string]any{"conbin": ck.expr, "conkey": "[]"}))
+			conkey := "[]"
+			if n := t.column(ck.column); n > 0 {
+				conkey = jsonInts([]int{n})
+			}
+			w.row("pg_constraint", constraint(oid, ck.name, "c", t.oid, map[string]any{"conbin": ck.expr, "conkey": conkey}))
 			db.constraintDefs[oid] = "CHECK (" + ck.expr + ")"
 			w.row("information_schema.check_constraints", map[string]any{"constraint_catalog": "certa",
 				"constraint_schema": "public", "constraint_name": ck.name, "check_clause": ck.expr})
@@ -295,7 +299,22 @@ func constraint(oid int64, name, kind string, rel int64, more map[string]any) ma
 	return r
 }
 
+// systemColumns are the columns every PostgreSQL table has besides its
+// own, with their attnums and types.
+var systemColumns = []struct {
+	name   string
+	attnum int
+	typoid int64
+}{{"tableoid", -6, 26}, {"cmax", -5, 29}, {"xmax", -4, 28}, {"cmin", -3, 29}, {"xmin", -2, 28}, {"ctid", -1, 27}}
+
 func fillColumns(w *rowWriter, t *catalogTable) {
+	for _, sc := range systemColumns {
+		info, _ := pgparse.TypeByOID(uint32(sc.typoid))
+		w.row("pg_attribute", map[string]any{"attrelid": t.oid, "attname": sc.name, "atttypid": sc.typoid, "attlen": info.Len,
+			"attnum": sc.attnum, "attcacheoff": -1, "atttypmod": -1, "attndims": 0, "attbyval": 1, "attalign": "i",
+			"attstorage": "p", "attcompression": "", "attnotnull": 1, "atthasdef": 0, "atthasmissing": 0, "attidentity": "",
+			"attgenerated": "", "attisdropped": 0, "attislocal": 1, "attinhcount": 0, "attstattarget": 0, "attcollation": 0})
+	}
 	for i, col := range t.cols {
 		typoid := columnTypeOID(col.decl)
 		info, _ := pgparse.TypeByOID(uint32(typoid))
@@ -312,16 +331,26 @@ func fillColumns(w *rowWriter, t *catalogTable) {
 		if col.notNull {
 			nullable = "NO"
 		}
-		isIdentity, generation, increment, start := "NO", any(nil), any(nil), any(nil)
-		switch col.identity {
-		case "a":
-			isIdentity, generation, increment, start = "YES", "ALWAYS", "1", "1"
-		case "d":
-			isIdentity, generation, increment, start = "YES", "BY DEFAULT", "1", "1"
+		isIdentity, generation, increment, start, minimum, maximum := "NO", any(nil), any(nil), any(nil), any(nil), any(nil)
+		if col.identity != "" {
+			isIdentity, generation, increment, start, minimum = "YES", "BY DEFAULT", "1", "1", "1"
+			maximum = strconv.FormatInt(maxOfType(col.decl), 10)
+			if col.identity == "a" {
+				generation = "ALWAYS"
+			}
+		}
+		// character_octet_length: 4 bytes a character in UTF8, or the
+		// largest value of an unbounded text.
+		var octets any
+		if n, ok := facts.charLen.(int64); ok {
+			octets = 4 * n
+		} else if typoid == 25 || typoid == 1043 || typoid == 1042 {
+			octets = 1073741824
 		}
 		w.row("information_schema.columns", map[string]any{"table_catalog": "certa", "table_schema": "public",
 			"table_name": t.name, "column_name": col.name, "ordinal_position": i + 1, "column_default": nullIfEmpty(col.dflt),
 			"is_nullable": nullable, "data_type": info.Name, "character_maximum_length": facts.charLen,
+			"character_octet_length": octets, "identity_minimum": minimum, "identity_maximum": maximum, "identity_cycle": "NO",
 			"numeric_precision": facts.precision, "numeric_precision_radix": facts.radix, "numeric_scale": facts.scale,
 			"datetime_precision": facts.dtPrecision, "udt_catalog": "certa", "udt_schema": "pg_catalog", "udt_name": info.Typname,
 			"dtd_identifier": strconv.Itoa(i + 1), "is_self_referencing": "NO", "is_identity": isIdentity,
@@ -442,11 +471,23 @@ func fillSequences(w *rowWriter, db *catalogDB, seqs []catalogSequence, byName m
 			"seqmax": s.max, "seqmin": 1, "seqcache": 1, "seqcycle": 0})
 		w.row("pg_sequences", map[string]any{"schemaname": "public", "sequencename": s.name, "sequenceowner": "certa",
 			"data_type": 20, "start_value": 1, "min_value": 1, "max_value": s.max, "increment_by": 1, "cycle": 0, "cache_size": 1})
-		w.row("information_schema.sequences", map[string]any{"sequence_catalog": "certa", "sequence_schema": "public",
-			"sequence_name": s.name, "data_type": "bigint", "numeric_precision": 64, "numeric_precision_radix": 2,
-			"numeric_scale": 0, "start_value": "1", "minimum_value": "1", "maximum_value": strconv.FormatInt(s.max, 10),
-			"increment": "1", "cycle_option": "NO"})
+		// A sequence has its column's type; information_schema leaves out
+		// those of identity columns, as PostgreSQL's does.
 		t := byName[strings.ToLower(s.table)]
+		typ, _ := pgparse.TypeByOID(20)
+		identity := false
+		if t != nil {
+			if c := t.column(s.column); c > 0 {
+				typ, _ = pgparse.TypeByOID(uint32(columnTypeOID(t.cols[c-1].decl)))
+				identity = t.cols[c-1].identity != ""
+			}
+		}
+		if !identity {
+			w.row("information_schema.sequences", map[string]any{"sequence_catalog": "certa", "sequence_schema": "public",
+				"sequence_name": s.name, "data_type": typ.Name, "numeric_precision": map[int]int{2: 16, 4: 32, 8: 64}[typ.Len],
+				"numeric_precision_radix": 2, "numeric_scale": 0, "start_value": "1", "minimum_value": "1",
+				"maximum_value": strconv.FormatInt(s.max, 10), "increment": "1", "cycle_option": "NO"})
+		}
 		if t == nil {
 			continue
 		}

@@ -42,7 +42,7 @@ func (db *catalogDB) registerFunctions() error {
 			return null, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", arg(a, 0).Text())
 		},
 		"certa_regtype_in": func(a []sqlite.Value) (sqlite.Value, error) {
-			if t, ok := pgparse.LookupType(arg(a, 0).Text()); ok {
+			if t, ok := lookupTypeName(arg(a, 0).Text()); ok {
 				return sqlite.IntegerValue(int64(t.OID)), nil
 			}
 			return null, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", arg(a, 0).Text())
@@ -119,7 +119,7 @@ func (db *catalogDB) registerFunctions() error {
 		},
 		"quote_ident": func(a []sqlite.Value) (sqlite.Value, error) { return text(pgQuoteIdent(arg(a, 0).Text())), nil },
 		"to_regtype": func(a []sqlite.Value) (sqlite.Value, error) {
-			if t, ok := pgparse.LookupType(arg(a, 0).Text()); ok {
+			if t, ok := lookupTypeName(arg(a, 0).Text()); ok {
 				return sqlite.IntegerValue(int64(t.OID)), nil
 			}
 			return null, nil
@@ -141,9 +141,13 @@ func (db *catalogDB) registerFunctions() error {
 		}
 	}
 	for name, fn := range fns {
+		strict := strings.HasPrefix(name, "certa_") && strings.HasSuffix(name, "_in") // NULL::regclass is NULL
 		err := db.c.c.CreateFunction(name, &sqlite.FunctionImpl{
 			NArgs: -1,
 			Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+				if strict && (len(args) == 0 || args[0].Type() == sqlite.TypeNull) {
+					return sqlite.Value{}, nil
+				}
 				v, err := fn(args)
 				if err != nil {
 					if se, ok := err.(*sqlerr.Error); ok && db.c.funcErr == nil {
@@ -179,18 +183,44 @@ func (db *catalogDB) regclass(name string) (int64, bool) {
 	if n, err := strconv.ParseInt(name, 10, 64); err == nil {
 		return n, true
 	}
-	name = strings.TrimPrefix(name, "public.")
-	if strings.HasPrefix(name, `"`) && strings.HasSuffix(name, `"`) && len(name) > 1 {
-		name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
-	} else {
-		name = strings.ToLower(name)
+	parts := splitQualified(name)
+	if len(parts) == 3 && parts[0] == "certa" { // the database's name
+		parts = parts[1:]
 	}
-	for oid, n := range db.relNames {
-		if n == pgQuoteIdent(name) {
-			return oid, true
+	schema := ""
+	if len(parts) == 2 {
+		schema, parts = parts[0], parts[1:]
+	}
+	if len(parts) != 1 {
+		return 0, false
+	}
+	if schema == "" || schema == "public" {
+		for oid, n := range db.relNames {
+			if n == pgQuoteIdent(parts[0]) {
+				return oid, true
+			}
 		}
 	}
+	if schema == "" || schema == "pg_catalog" {
+		oid, ok := catalogRelationOIDs[parts[0]]
+		return oid, ok
+	}
 	return 0, false
+}
+
+// catalogRelationOIDs are PostgreSQL's oids of its catalogs that catalog
+// queries name as regclass constants ('pg_class'::regclass).
+var catalogRelationOIDs = map[string]int64{
+	"pg_class": oidPgClass, "pg_attribute": 1249, "pg_type": 1247, "pg_proc": 1255, "pg_namespace": 2615,
+	"pg_constraint": 2606, "pg_index": 2610, "pg_attrdef": 2604, "pg_depend": 2608, "pg_description": 2609,
+	"pg_database": 1262, "pg_am": 2601, "pg_trigger": 2620, "pg_sequence": 2224, "pg_rewrite": 2618,
+	"pg_extension": 3079, "pg_collation": 3456, "pg_enum": 3501, "pg_event_trigger": 3466, "pg_foreign_table": 3118,
+	"pg_operator": 2617, "pg_opclass": 2616, "pg_cast": 2605, "pg_language": 2612, "pg_policy": 3256,
+	"pg_publication": 6104, "pg_statistic_ext": 3381, "pg_transform": 3576, "pg_ts_config": 3602,
+	"pg_conversion": 2607, "pg_authid": 1260, "pg_tablespace": 1213, "pg_foreign_server": 1417,
+	"pg_foreign_data_wrapper": 2328, "pg_subscription": 6100, "pg_largeobject": 2613, "pg_init_privs": 3394,
+	"pg_seclabel": 3596, "pg_default_acl": 826, "pg_inherits": 2611, "pg_range": 3541,
+	"pg_partitioned_table": 3350, "pg_aggregate": 2600, "pg_amop": 2602, "pg_amproc": 2603, "pg_opfamily": 2753,
 }
 
 // out prints v, of type typ, as PostgreSQL prints that type.
@@ -319,4 +349,44 @@ func formatType(oid, mod int64) string {
 		return fmt.Sprintf("%s(%d) %s", base, mod, rest)
 	}
 	return name
+}
+
+// splitQualified splits a qualified name (a."B".c) into its parts, as
+// PostgreSQL reads them: quoted parts as written, others in lower case.
+func splitQualified(name string) []string {
+	var parts []string
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '"' && quoted && i+1 < len(name) && name[i+1] == '"':
+			b.WriteByte('"')
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == '.' && !quoted:
+			parts = append(parts, b.String())
+			b.Reset()
+		case quoted:
+			b.WriteByte(c)
+		default:
+			b.WriteString(strings.ToLower(string(c)))
+		}
+	}
+	return append(parts, b.String())
+}
+
+// lookupTypeName is the built-in type a regtype name names: as format_type
+// prints it ("character varying"), or qualified and quoted
+// ("pg_catalog"."int8").
+func lookupTypeName(name string) (pgparse.TypeInfo, bool) {
+	if t, ok := pgparse.LookupType(name); ok {
+		return t, true
+	}
+	parts := splitQualified(strings.TrimSpace(name))
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		return pgparse.LookupType(parts[1])
+	}
+	return pgparse.TypeInfo{}, false
 }
