@@ -309,7 +309,7 @@ func (p *printer) catalogCast(tc *pg_query.TypeCast) bool {
 		p.w("CAST(")
 		p.expr(tc.Arg)
 		p.w(" AS TEXT)")
-	case to == "pg_node_tree" || to == "aclitem" || to == "bool":
+	case to == "pg_node_tree" || to == "aclitem":
 		p.expr(tc.Arg)
 	default:
 		return false

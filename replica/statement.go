@@ -194,6 +194,11 @@ func endKind(words []string) kind {
 	return kindOther
 }
 
+// IsCatalogQuery reports whether a session sends sql to the engine's
+// Catalog (on an engine that does not run PostgreSQL): a SELECT or WITH
+// that reads PostgreSQL's system catalogs.
+func IsCatalogQuery(sql string) bool { return newStatement(sql).kind == kindCatalog }
+
 // catalogRef tells a query that reads PostgreSQL's system catalogs.
 var catalogRef = regexp.MustCompile(`(?i)\b(pg_catalog\s*\.|information_schema\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
 

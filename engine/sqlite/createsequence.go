@@ -63,43 +63,18 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 		case owner != "":
 			return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because column of table %s requires it", name, owner)
 		}
-		if used, err := sequenceInUse(c, name); err != nil || used != "" {
-			if err == nil {
-				err = sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because other objects depend on it: the default of table %s", name, used)
-			}
+		used, err := columnSequences(c)
+		if err != nil {
 			return err
+		}
+		if o, ok := used[name]; ok {
+			return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because other objects depend on it: the default of table %s", name, o.table)
 		}
 		if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// sequenceInUse names a table whose column default calls sequence name,
-// "" if none does.
-func sequenceInUse(c *conn, name string) (string, error) {
-	var tables []string
-	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
-		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
-	if err != nil {
-		return "", err
-	}
-	for _, t := range tables {
-		used := false
-		err := c.execResult("SELECT dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
-			if d, ok := parseSequenceDefault(s.ColumnText(0)); ok && d.seq == name {
-				used = true
-			}
-		}, t)
-		if err != nil {
-			return "", err
-		}
-		if used {
-			return t, nil
-		}
-	}
-	return "", nil
 }
 
 // tableExists reports whether the schema has a table, view or index name.

@@ -228,7 +228,7 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		stmt.ColumnBytes(i, b)
 		return b
 	default:
-		if t, ok := pgparse.TypeByOID(col.Type.OID()); col.Type != result.Text && ok && t.Category == 'A' {
+		if col.Type != result.Text && isArrayType(col.Type) {
 			// An array as PostgreSQL prints it, however the client wrote it.
 			if elems, err := pgtext.ParseArray(stmt.ColumnText(i)); err == nil {
 				return pgtext.FormatArray(elems)
@@ -281,4 +281,10 @@ func commandTag(sql string, rec *record, hasCols bool, rows, changes int) string
 		return fmt.Sprintf("SELECT %d", rows)
 	}
 	return kw
+}
+
+// isArrayType reports whether t is an array type (an array column's).
+func isArrayType(t result.Type) bool {
+	info, ok := pgparse.TypeByOID(t.OID())
+	return ok && info.Category == 'A'
 }

@@ -410,30 +410,9 @@ func parseSequenceDefault(dflt string) (d seqDefault, ok bool) {
 // of that statement (0 when it is only tried). It runs in the statement's
 // transaction, on every node alike.
 func syncSequences(c *conn, created uint64) error {
-	type owner struct {
-		table, column string
-		start, max    int64
-	}
-	want := map[string]owner{}
-	var tables []string
-	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
-		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
+	want, err := columnSequences(c)
 	if err != nil {
 		return err
-	}
-	for _, t := range tables {
-		err := c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
-			if d, ok := parseSequenceDefault(s.ColumnText(2)); ok {
-				o := owner{t, s.ColumnText(0), 1, maxOfType(s.ColumnText(1))}
-				if d.identity != "" {
-					o.start, o.max = d.start, min(d.max, o.max)
-				}
-				want[d.seq] = o
-			}
-		}, t)
-		if err != nil {
-			return err
-		}
 	}
 	// have holds the sequences there are, by whether a column owns them
 	// (those of CREATE SEQUENCE do not, and stay as they are).
@@ -464,6 +443,39 @@ func syncSequences(c *conn, created uint64) error {
 		}
 	}
 	return nil
+}
+
+// seqOwner is the column whose default calls a sequence, with the
+// sequence's first and largest value.
+type seqOwner struct {
+	table, column string
+	start, max    int64
+}
+
+// columnSequences returns the sequences that column defaults call, by name.
+func columnSequences(c *conn) (map[string]seqOwner, error) {
+	want := map[string]seqOwner{}
+	var tables []string
+	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
+		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		err := c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+			if d, ok := parseSequenceDefault(s.ColumnText(2)); ok {
+				o := seqOwner{t, s.ColumnText(0), 1, maxOfType(s.ColumnText(1))}
+				if d.identity != "" {
+					o.start, o.max = d.start, min(d.max, o.max)
+				}
+				want[d.seq] = o
+			}
+		}, t)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return want, nil
 }
 
 // maxOfType is the largest value a column of this declared type holds in

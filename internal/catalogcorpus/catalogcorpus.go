@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"certa/replica"
 )
 
 // Statement is one statement a tool sent, with its parameters (nil for
@@ -28,12 +29,9 @@ var Schema = []string{
 	"CREATE TABLE tag (book_id integer REFERENCES book(id) DEFERRABLE INITIALLY DEFERRED, label text, PRIMARY KEY (book_id, label))",
 }
 
-// catalogQuery tells a query a session sends to the engine's catalog
-// (replica's routing).
-var catalogQuery = regexp.MustCompile(`(?is)^\s*(SELECT|WITH)\b.*\b(pg_catalog\s*\.|information_schema\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
-
-// IsCatalogQuery reports whether sql is a query over the system catalogs.
-func IsCatalogQuery(sql string) bool { return catalogQuery.MatchString(sql) }
+// IsCatalogQuery reports whether a session sends sql to the engine's
+// catalog, as replica routes it.
+func IsCatalogQuery(sql string) bool { return replica.IsCatalogQuery(sql) }
 
 // Read reads the corpus files of dir.
 func Read(dir string) ([]Statement, error) {
