@@ -333,6 +333,9 @@ func applyChangeset(c *conn, changes []byte) (*changeConflict, error) {
 		}
 		return sqlite.ChangesetAbort
 	}
+	if err := c.requireTx(); err != nil {
+		return nil, err
+	}
 	err := c.c.ApplyChangeset(bytes.NewReader(changes), nil, handler)
 	return conflict, err
 }

@@ -28,6 +28,15 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 			return nil, tx.classify(err)
 		}
 	}
+	if !tx.parked && tx.sess != nil {
+		// The session's changeset compares the rows with what they were:
+		// after its SQLite transaction ended, it would leave out writes the
+		// client was told succeeded.
+		if err := tx.conn.requireTx(); err != nil {
+			tx.fail(errNoTransaction)
+			return nil, err
+		}
+	}
 	var changes []byte
 	switch {
 	case tx.parked:

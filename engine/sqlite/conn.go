@@ -285,6 +285,23 @@ func (c *conn) queryInt(query string, args ...any) (v int64, ok bool, err error)
 	return v, ok, err
 }
 
+// errNoTransaction refuses to write on a connection whose transaction has
+// ended: outside one, SQLite would commit the write at once, on this node
+// alone, and its data would differ from the cluster's for good.
+var errNoTransaction = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+	Message: "could not serialize access: the transaction's work on this node ended unexpectedly (a statement was interrupted); retry the transaction"}
+
+// requireTx returns errNoTransaction unless c is inside a transaction. Every
+// write of a local transaction or of the applier checks it first: whatever
+// path led there (an interrupted statement ends SQLite's whole transaction),
+// a write outside a transaction is never made.
+func (c *conn) requireTx() error {
+	if c.c.AutocommitEnabled() {
+		return errNoTransaction
+	}
+	return nil
+}
+
 // rollback ends any open transaction on c.
 func (c *conn) rollback() error {
 	if c.c.AutocommitEnabled() {

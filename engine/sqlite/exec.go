@@ -18,6 +18,10 @@ import (
 // run steps stmt to completion, reporting its result to w with tx.mu let go
 // while w runs (callWriter).
 func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) error {
+	if err := tx.conn.requireTx(); err != nil {
+		tx.fail(errNoTransaction)
+		return err
+	}
 	changes, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
 	tx.stmtChanges = changes
 	return err

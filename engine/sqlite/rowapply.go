@@ -29,6 +29,9 @@ type rowStmtKey struct {
 // Anything else returns errNotClean. The caller must call refreshSchema
 // first.
 func applyRows(c *conn, changeset []byte) error {
+	if err := c.requireTx(); err != nil {
+		return err
+	}
 	defer c.internal()()
 	return forEachChange(changeset, func(ch *rowChange) error {
 		ti, err := c.table(ch.table)

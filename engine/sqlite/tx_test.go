@@ -524,3 +524,37 @@ func TestParkedHolderKeepsItsSession(t *testing.T) {
 	wantRows(t, e.query("SELECT id, n, c FROM t ORDER BY id"),
 		row(int64(1), int64(99), "x"), row(int64(2), int64(21), "x"), row(int64(3), int64(31), "y"))
 }
+
+// A write interrupted inside a transaction can make SQLite roll the whole
+// transaction back. A later statement of the Tx must then fail, not run
+// outside any transaction: SQLite would commit it at once, on this node
+// alone.
+func TestNoWriteAfterTransactionEnded(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+	ended := 0
+	for i := range 20 {
+		tx := e.begin()
+		exec(t, tx, "INSERT INTO t VALUES (1)")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		err := tx.Exec(ctx, "INSERT INTO t WITH RECURSIVE c(x) AS (SELECT 10 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c", &recorder{})
+		cancel()
+		wantCode(t, err, sqlerr.QueryCanceled)
+		if i%2 == 0 {
+			if err := tx.Exec(context.Background(), "INSERT INTO t VALUES (2)", &recorder{}); err != nil {
+				wantCode(t, err, sqlerr.SerializationFailure)
+				ended++
+			}
+		} else if ws, err := tx.WriteSet(); err != nil {
+			// Nor may its write set leave out the row the client was
+			// told was inserted.
+			wantCode(t, err, sqlerr.SerializationFailure)
+			ended++
+		} else if ws == nil || len(ws.Keys) == 0 {
+			t.Fatalf("write set without the inserted row: %+v", ws)
+		}
+		tx.Rollback()
+		wantRows(t, e.query("SELECT id FROM t"))
+	}
+	t.Logf("the interrupted write ended the SQLite transaction %d times of 20", ended)
+}

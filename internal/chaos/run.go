@@ -178,11 +178,31 @@ func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Ro
 		}
 	}
 	if anyFailed(rows) {
-		for i := range c.Nodes {
-			fmt.Fprintf(cfg.Log, "---- log of %s (tail) ----\n%s\n", c.Nodes[i].ID, c.LogTail(i, 3000))
+		for i, n := range c.Nodes {
+			if log, err := os.ReadFile(n.Log); err == nil {
+				if first := beforeDivergence(log, 60); first != "" {
+					fmt.Fprintf(cfg.Log, "---- log of %s up to its first sign of divergence ----\n%s\n", n.ID, first)
+				}
+			}
+			fmt.Fprintf(cfg.Log, "---- log of %s (tail) ----\n%s\n", n.ID, c.LogTail(i, 3000))
 		}
 	}
 	return rows
+}
+
+// beforeDivergence returns the first line of log that is a sign of
+// divergence with the n lines before it, or "": where a divergence began
+// matters more than the tail, which shows only its consequences.
+func beforeDivergence(log []byte, n int) string {
+	lines := strings.Split(string(log), "\n")
+	for i, line := range lines {
+		for _, msg := range localcluster.DivergenceLogs {
+			if strings.Contains(line, msg) {
+				return strings.Join(lines[max(0, i-n):i+1], "\n")
+			}
+		}
+	}
+	return ""
 }
 
 // saveGoroutines writes every node's goroutine dump and a listing of its
