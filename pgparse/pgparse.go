@@ -27,6 +27,12 @@ type CreateTable struct {
 	NameSpan    Span
 	Constraints []Constraint
 	ListEnd     int
+	// Tail is the text after the list: storage parameters (WITH (...)),
+	// WITHOUT OIDS, TABLESPACE, which mean nothing to SQLite. TailRefused
+	// names what in it certa cannot do (INHERITS, PARTITION BY, an access
+	// method, ON COMMIT), or is "".
+	Tail        Span
+	TailRefused string
 }
 
 // ConstraintKind is what a constraint requires.
@@ -130,6 +136,24 @@ func ParseCreateTable(sql string) *CreateTable {
 	}
 	toks := scan.Tokens
 	ct := &CreateTable{Table: cs.Relation.Relname, ListEnd: listEnd(toks, cs.Relation.Location)}
+	if ct.ListEnd >= 0 {
+		ct.Tail = Span{ct.ListEnd + 1, ct.ListEnd + 1}
+		for _, t := range toks {
+			if int(t.Start) > ct.ListEnd && t.Token != pg_query.Token_ASCII_59 {
+				ct.Tail.End = int(t.End)
+			}
+		}
+	}
+	switch {
+	case len(cs.InhRelations) > 0:
+		ct.TailRefused = "INHERITS"
+	case cs.Partspec != nil || cs.Partbound != nil:
+		ct.TailRefused = "partitioned tables"
+	case cs.AccessMethod != "" && cs.AccessMethod != "heap":
+		ct.TailRefused = "table access method " + cs.AccessMethod
+	case cs.Oncommit != pg_query.OnCommitAction_ONCOMMIT_NOOP && cs.Oncommit != pg_query.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
+		ct.TailRefused = "ON COMMIT"
+	}
 	if t := tokenAt(toks, cs.Relation.Location); t != nil {
 		ct.NameSpan = Span{int(t.Start), int(t.End)}
 		if cs.Relation.Schemaname != "" {

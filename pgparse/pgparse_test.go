@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"certa/pgtext"
+	"certa/sqlerr"
 )
 
 func TestParseCreateTable(t *testing.T) {
@@ -246,19 +249,58 @@ func TestParseCopy(t *testing.T) {
 		ok   bool
 	}{
 		{"COPY t FROM STDIN", Copy{From: true, Table: "t"}, true},
-		{"copy s.t (a, b) from stdin with (format csv)", Copy{From: true, Schema: "s", Table: "t", Columns: 2}, true},
-		{"COPY t FROM STDIN (FORMAT binary)", Copy{From: true, Binary: true, Table: "t"}, true},
-		{"COPY BINARY t FROM STDIN", Copy{From: true, Binary: true, Table: "t"}, true},
+		{"copy s.t (a, b) from stdin with (format csv)", Copy{From: true, Schema: "s", Table: "t", Columns: []string{"a", "b"},
+			Options: []CopyOption{{Name: "format", Value: "csv"}}}, true},
+		{"COPY t FROM STDIN (FORMAT binary)", Copy{From: true, Binary: true, Table: "t", Options: []CopyOption{{Name: "format", Value: "binary"}}}, true},
+		{"COPY BINARY t FROM STDIN", Copy{From: true, Binary: true, Table: "t", Options: []CopyOption{{Name: "format", Value: "binary"}}}, true},
 		{`COPY "Odd"."T" TO STDOUT`, Copy{Schema: "Odd", Table: "T"}, true},
 		{"COPY (SELECT a, b FROM t WHERE a > 1) TO STDOUT", Copy{Query: "SELECT a, b FROM t WHERE a > 1"}, true},
+		{"COPY t TO STDOUT WITH CSV HEADER FORCE QUOTE *", Copy{Table: "t", Options: []CopyOption{
+			{Name: "format", Value: "csv"}, {Name: "header", Value: "true"}, {Name: "force_quote", List: []string{"*"}}}}, true},
+		{"COPY t FROM STDIN WHERE a > 1", Copy{From: true, Table: "t", Where: true}, true},
 		{"COPY t FROM '/etc/passwd'", Copy{}, false},
 		{"COPY t TO PROGRAM 'sh'", Copy{}, false},
 		{"SELECT 'COPY t FROM STDIN'", Copy{}, false},
 		{"COPY t FROM STDIN; SELECT 1", Copy{}, false},
 	} {
 		got, ok := ParseCopy(c.sql)
-		if ok != c.ok || got != c.want {
+		if ok != c.ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: got %+v, %v; want %+v, %v", c.sql, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestCopyTextFormat: the options of COPY in text and CSV form, their
+// defaults, and PostgreSQL's errors for the ones it refuses.
+func TestCopyTextFormat(t *testing.T) {
+	cols := []string{"a", "b"}
+	for _, c := range []struct {
+		sql  string
+		want pgtext.CopyFormat
+		code string
+	}{
+		{"COPY t FROM STDIN", pgtext.CopyFormat{Delimiter: '\t', Null: `\N`}, ""},
+		{"COPY t FROM STDIN CSV", pgtext.CopyFormat{CSV: true, Delimiter: ',', Quote: '"', Escape: '"'}, ""},
+		{`COPY t FROM STDIN (FORMAT csv, DELIMITER ';', NULL 'x', QUOTE '''', ESCAPE '\', HEADER match, FORCE_NULL (b))`,
+			pgtext.CopyFormat{CSV: true, Delimiter: ';', Null: "x", Quote: '\'', Escape: '\\', Header: true, HeaderMatch: true, ForceNull: []bool{false, true}}, ""},
+		{"COPY t TO STDOUT (FORMAT csv, FORCE_QUOTE *)", pgtext.CopyFormat{CSV: true, Delimiter: ',', Quote: '"', Escape: '"', ForceQuote: []bool{true, true}}, ""},
+		{"COPY t FROM STDIN (FORMAT binary)", pgtext.CopyFormat{}, "0A000"},
+		{"COPY t FROM STDIN (FORMAT xml)", pgtext.CopyFormat{}, "22023"},
+		{"COPY t FROM STDIN (DELIMITER ',,')", pgtext.CopyFormat{}, "0A000"},
+		{`COPY t FROM STDIN (QUOTE '"')`, pgtext.CopyFormat{}, "0A000"},
+		{"COPY t FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", pgtext.CopyFormat{}, "0A000"},
+		{"COPY t FROM STDIN (FORMAT csv, FORCE_NULL (c))", pgtext.CopyFormat{}, "42P10"},
+		{"COPY t TO STDOUT (HEADER match)", pgtext.CopyFormat{}, "0A000"},
+		{"COPY t FROM STDIN (NOPE 1)", pgtext.CopyFormat{}, "42601"},
+		{"COPY t FROM STDIN (ENCODING 'LATIN1')", pgtext.CopyFormat{}, "0A000"},
+	} {
+		cp, ok := ParseCopy(c.sql)
+		if !ok {
+			t.Fatalf("%s: not a COPY", c.sql)
+		}
+		got, err := cp.TextFormat(cols)
+		if sqlerr.Code(err) != c.code || err == nil && !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %+v, %v; want %+v, %s", c.sql, got, err, c.want, c.code)
 		}
 	}
 }
@@ -430,6 +472,27 @@ func TestDefaultForCatalog(t *testing.T) {
 	} {
 		if got := DefaultForCatalog(in); got != want {
 			t.Errorf("DefaultForCatalog(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseVacuum(t *testing.T) {
+	for sql, want := range map[string]string{
+		"VACUUM":                                "VACUUM []",
+		"vacuum analyze pgbench_branches":       "VACUUM [pgbench_branches]",
+		"VACUUM (VERBOSE, ANALYZE) a, public.b": "VACUUM [a public.b]",
+		"ANALYZE t":                             "ANALYZE [t]",
+		"analyse":                               "ANALYZE []",
+		"SELECT 'vacuum'":                       "false",
+		"VACUUM a; SELECT 1":                    "false",
+	} {
+		tag, tables, ok := ParseVacuum(sql)
+		got := fmt.Sprintf("%s %v", tag, tables)
+		if !ok {
+			got = "false"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", sql, got, want)
 		}
 	}
 }

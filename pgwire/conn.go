@@ -394,6 +394,7 @@ func (c *conn) sendError(severity string, e *sqlerr.Error) {
 		Message:             e.Message,
 		Detail:              e.Detail,
 		Hint:                e.Hint,
+		Where:               e.Where,
 	})
 }
 

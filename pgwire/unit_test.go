@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"certa/pgtext"
 	"certa/result"
 )
 
@@ -55,17 +56,17 @@ func TestAppendText(t *testing.T) {
 		{true, "t"},
 		{false, "f"},
 	} {
-		got, err := appendText(nil, c.v)
+		got, err := pgtext.AppendValue(nil, c.v)
 		if err != nil || string(got) != c.want {
 			t.Errorf("%#v: %q, %v; want %q", c.v, got, err, c.want)
 		}
 	}
 	for _, f := range testFloats {
-		if got := string(appendFloat8(nil, f.f)); got != f.text {
+		if got := string(pgtext.AppendFloat8(nil, f.f)); got != f.text {
 			t.Errorf("%v: %q, want %q", f.f, got, f.text)
 		}
 	}
-	if _, err := appendText(nil, 3); err == nil || !strings.Contains(err.Error(), "int") {
+	if _, err := pgtext.AppendValue(nil, 3); err == nil || !strings.Contains(err.Error(), "int") {
 		t.Errorf("int accepted: %v", err)
 	}
 }

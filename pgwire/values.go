@@ -27,53 +27,13 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	}
 	typ, known := result.TypeForOID(oid)
 	if format == 0 {
-		return decodeText(typ, oid, string(raw))
+		return pgtext.ParseValue(typ, string(raw))
 	}
 	if !known {
 		// Its binary form is only its type's: passed through as it is.
 		return result.WireParam{OID: oid, Format: 1, Data: append([]byte(nil), raw...)}, nil
 	}
 	return decodeBinary(typ, oid, raw)
-}
-
-func decodeText(typ result.Type, oid uint32, s string) (any, error) {
-	switch {
-	case typ.IsInteger():
-		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint: %q", s)
-		}
-		return v, nil
-	case typ.IsFloat():
-		v, err := pgtext.ParseFloat(s)
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
-		}
-		return v, nil
-	case typ == result.Bool:
-		if v, ok := pgtext.ParseBool(s); ok {
-			return v, nil
-		}
-		return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
-	case typ == result.Date || typ == result.Time || typ == result.Timestamp || typ == result.Timestamptz:
-		// Stored in PostgreSQL's output form, so that it reads back as
-		// drivers expect whatever form they sent.
-		t, err := pgtext.ParseTime(typ, s)
-		if err != nil {
-			return nil, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", pgtext.TimeTypeName(typ), s)
-		}
-		return pgtext.FormatTime(typ, t), nil
-	case typ == result.Bytea:
-		if strings.HasPrefix(s, `\x`) {
-			b, err := hex.DecodeString(s[2:])
-			if err != nil {
-				return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid hexadecimal data in bytea value")
-			}
-			return b, nil
-		}
-		return []byte(s), nil
-	}
-	return s, nil
 }
 
 func decodeBinary(typ result.Type, oid uint32, raw []byte) (any, error) {
@@ -145,7 +105,7 @@ func formatUUID(b []byte) string {
 // dynamically typed): it is converted.
 func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]byte, error) {
 	if format == 0 {
-		return appendText(dst, v)
+		return pgtext.AppendValue(dst, v)
 	}
 	switch typ {
 	case result.Int8:
@@ -197,18 +157,18 @@ func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]b
 		if b, ok := v.([]byte); ok {
 			return append(dst, b...), nil
 		}
-		return appendText(dst, v)
+		return pgtext.AppendValue(dst, v)
 	case result.JSONB:
-		return appendText(append(dst, 1), v)
+		return pgtext.AppendValue(append(dst, 1), v)
 	case result.UUID:
-		s, _ := appendText(nil, v)
+		s, _ := pgtext.AppendValue(nil, v)
 		b, err := hex.DecodeString(strings.ReplaceAll(strings.Trim(string(s), "{}"), "-", ""))
 		if err != nil || len(b) != 16 {
 			return dst, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", s)
 		}
 		return append(dst, b...), nil
 	case result.Date, result.Timestamp, result.Timestamptz, result.Time:
-		s, _ := appendText(nil, v)
+		s, _ := pgtext.AppendValue(nil, v)
 		t, err := pgtext.ParseTime(typ, string(s))
 		if err != nil {
 			return dst, err
@@ -223,10 +183,10 @@ func appendValue(dst []byte, typ result.Type, format int16, v result.Value) ([]b
 		}
 		return binary.BigEndian.AppendUint64(dst, uint64(t.Sub(pgEpoch).Microseconds())), nil
 	case result.Numeric:
-		s, _ := appendText(nil, v)
+		s, _ := pgtext.AppendValue(nil, v)
 		return appendNumeric(dst, string(s))
 	}
-	return appendText(dst, v) // text, json, unknown: binary is the text
+	return pgtext.AppendValue(dst, v) // text, json, unknown: binary is the text
 }
 
 func outOfRange(n int64, typ string) error {
@@ -277,7 +237,7 @@ func toBool(v result.Value) (bool, error) {
 	case float64:
 		return v != 0, nil
 	case string:
-		b, err := decodeText(result.Bool, 16, v)
+		b, err := pgtext.ParseValue(result.Bool, v)
 		if err == nil {
 			return b.(bool), nil
 		}

@@ -1,13 +1,9 @@
 package pgwire
 
 import (
-	"encoding/hex"
-	"fmt"
-	"math"
-	"strconv"
-
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"certa/pgtext"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -93,7 +89,7 @@ func (w *resultWriter) Row(values []result.Value) error {
 		if dst, ok := appendWire(dst, v); ok {
 			return dst, nil
 		}
-		dst, err := appendText(dst, v)
+		dst, err := pgtext.AppendValue(dst, v)
 		if err != nil {
 			return dst, misuse("column %d: %v", i+1, err)
 		}
@@ -161,77 +157,4 @@ func (w *resultWriter) Empty() error {
 // misuse is the error for a session breaking the result.Writer contract.
 func misuse(format string, args ...any) error {
 	return sqlerr.New(sqlerr.Internal, "pgwire: result writer misuse: "+format, args...)
-}
-
-// errUnsupportedValue is returned by appendText for a Go type outside
-// result.Value's set.
-type errUnsupportedValue struct{ v any }
-
-func (e errUnsupportedValue) Error() string {
-	return fmt.Sprintf("unsupported value type %T", e.v)
-}
-
-// appendText appends v in PostgreSQL's text output format (nil appends
-// nothing; the caller sends NULL).
-func appendText(dst []byte, v result.Value) ([]byte, error) {
-	switch v := v.(type) {
-	case nil:
-		return dst, nil
-	case int64:
-		return strconv.AppendInt(dst, v, 10), nil
-	case float64:
-		return appendFloat8(dst, v), nil
-	case string:
-		return append(dst, v...), nil
-	case []byte:
-		// bytea_output = hex
-		dst = append(dst, '\\', 'x')
-		return hex.AppendEncode(dst, v), nil
-	case bool:
-		if v {
-			return append(dst, 't'), nil
-		}
-		return append(dst, 'f'), nil
-	default:
-		return dst, errUnsupportedValue{v}
-	}
-}
-
-// appendFloat8 formats f as PostgreSQL's float8out does (12 and later, with
-// the default extra_float_digits = 1): the shortest decimal that reads back
-// as f, in fixed notation when the decimal exponent is in [-4, 15), else as
-// d.ddde±XX. (strconv's shortest 'g' switches to exponents already at
-// 1e+06, where PostgreSQL prints 1000000, so the choice is made here.)
-func appendFloat8(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Infinity"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(dst, "-0"...)
-		}
-		return append(dst, '0')
-	}
-	exp := decimalExponent(f)
-	if exp >= -4 && exp < 15 {
-		return strconv.AppendFloat(dst, f, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(dst, f, 'e', -1, 64)
-}
-
-// decimalExponent returns the exponent of f's shortest decimal form in
-// scientific notation (d.ddd × 10^exp), f being finite and non-zero.
-func decimalExponent(f float64) int {
-	var b [32]byte
-	s := strconv.AppendFloat(b[:0], f, 'e', -1, 64)
-	i := len(s) - 1
-	for s[i] != 'e' {
-		i--
-	}
-	exp, _ := strconv.Atoi(string(s[i+1:]))
-	return exp
 }

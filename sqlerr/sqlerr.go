@@ -22,6 +22,8 @@ const (
 	SyntaxError                 = "42601"
 	UndefinedTable              = "42P01"
 	UndefinedColumn             = "42703"
+	InvalidColumnReference      = "42P10"
+	DuplicateColumn             = "42701"
 	UndefinedObject             = "42704"
 	UndefinedParameter          = "42P02"
 	UndefinedFunction           = "42883"
@@ -32,6 +34,8 @@ const (
 	NumericValueOutOfRange      = "22003"
 	StringDataRightTruncation   = "22001"
 	InvalidDatetimeFormat       = "22007"
+	BadCopyFileFormat           = "22P04"
+	CharacterNotInRepertoire    = "22021" // bytes that are not UTF-8
 	DatetimeFieldOverflow       = "22008"
 	DuplicateTable              = "42P07"
 	DuplicateObject             = "42710"
@@ -60,6 +64,9 @@ type Error struct {
 	Message string
 	Detail  string
 	Hint    string
+	// Where is the context the error arose in (PostgreSQL's CONTEXT:
+	// "COPY t, line 3").
+	Where string
 	// Err is the underlying cause, if any; it is not shown to clients.
 	Err error
 }

@@ -5,22 +5,11 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 
 	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
-
-// copyStatement returns the COPY of sql if it is one to or from the
-// client. Cheap for other statements: COPY must come first.
-func copyStatement(sql string) (pgparse.Copy, bool) {
-	s := strings.TrimLeft(sql, " \t\r\n")
-	if len(s) < 4 || !strings.EqualFold(s[:4], "copy") {
-		return pgparse.Copy{}, false
-	}
-	return pgparse.ParseCopy(sql)
-}
 
 // runCopy runs a COPY to or from the client on c: the data goes through
 // w's Copier (pgwire's) as PostgreSQL takes or gives it. The client is
@@ -80,8 +69,8 @@ func copierError(err error) error {
 // copyColumns returns the number of columns the copy carries: those
 // listed, else the table's (not generated ones), or the query's.
 func copyColumns(ctx context.Context, c *conn, cp pgparse.Copy) (int, error) {
-	if cp.Columns > 0 {
-		return cp.Columns, nil
+	if len(cp.Columns) > 0 {
+		return len(cp.Columns), nil
 	}
 	if cp.Query != "" {
 		sd, err := c.pg.Prepare(ctx, "", cp.Query, nil)

@@ -158,7 +158,7 @@ func (t *Tx) failed(err error) error {
 // takes Wire values gets PostgreSQL's own, in the formats it asks for,
 // and every column's own type; others get values of certa's types.
 func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) error {
-	if cp, ok := copyStatement(sql); ok && len(args) == 0 {
+	if cp, ok := pgparse.ParseCopy(sql); ok && len(args) == 0 {
 		return runCopy(ctx, c, cp, sql, w)
 	}
 	vals, oids, paramFormats, err := textArgs(args)

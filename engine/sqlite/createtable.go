@@ -48,6 +48,14 @@ func translateCreateTable(sql string) (string, error) {
 		text    string
 	}
 	var edits []edit
+	if ct.TailRefused != "" {
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE with %s is not supported by the embedded SQLite engine (the PostgreSQL engine supports it)", ct.TailRefused)
+	}
+	if ct.Tail.End > ct.Tail.Start {
+		// Storage parameters and TABLESPACE: PostgreSQL's storage, which
+		// SQLite has no part of.
+		edits = append(edits, edit{ct.Tail.Start, ct.Tail.End, ""})
+	}
 	fullChecks, err := matchFullChecks(sql, ct.Table)
 	if err != nil {
 		return "", err

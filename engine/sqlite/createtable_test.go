@@ -53,6 +53,7 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 		`CREATE TABLE f (id int PRIMARY KEY, a int, b int, FOREIGN KEY (a, b) REFERENCES p (x, y) MATCH FULL)`,
 		`CREATE TABLE n (id int PRIMARY KEY, a numeric(18,4), b numeric, c decimal(10, 2), d numeric(5))`,
 		`CREATE TABLE d (id int PRIMARY KEY, c timestamptz DEFAULT now(), t text DEFAULT 'a'::text, n int DEFAULT 1 + 2)`,
+		`CREATE TABLE s (id int PRIMARY KEY, filler char(84)) WITH (fillfactor=100) TABLESPACE pg_default;`,
 	} {
 		once, err := translateCreateTable(sql)
 		if err != nil {
@@ -64,6 +65,18 @@ func TestTranslateCreateTableIdempotent(t *testing.T) {
 		}
 		if strings.Count(once, "CHECK") == 0 && strings.Contains(sql, "varchar") {
 			t.Errorf("no length check: %s", once)
+		}
+	}
+	if got, _ := translateCreateTable("CREATE TABLE s (id int PRIMARY KEY) WITHOUT OIDS"); strings.Contains(got, "fillfactor") || strings.Contains(got, "OIDS") {
+		t.Errorf("storage parameters kept: %s", got)
+	}
+	for _, sql := range []string{
+		"CREATE TABLE c (id int PRIMARY KEY) INHERITS (p)",
+		"CREATE TABLE m (id int PRIMARY KEY) PARTITION BY RANGE (id)",
+		"CREATE TABLE h (id int PRIMARY KEY) USING columnar",
+	} {
+		if _, err := translateCreateTable(sql); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", sql, err)
 		}
 	}
 	add := translateAddColumn("ALTER TABLE t ADD COLUMN w varchar(2)")

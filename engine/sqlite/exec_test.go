@@ -50,8 +50,9 @@ func TestExecRefusals(t *testing.T) {
 		{"PRAGMA table_info(t)", sqlerr.SyntaxError, `syntax error at or near "PRAGMA"`},
 		{"REPLACE INTO t VALUES (4, 'dd')", sqlerr.SyntaxError, `syntax error at or near "REPLACE"`},
 		{"SELECT * FROM pragma_table_info('t')", sqlerr.FeatureNotSupported, "pragma_table_info in FROM"},
-		{"ANALYZE", sqlerr.FeatureNotSupported, "ANALYZE"},
-		{"VACUUM", sqlerr.FeatureNotSupported, "VACUUM is not supported"},
+		{"ANALYZE other.t", sqlerr.UndefinedTable, `relation "other.t" does not exist`},
+		{"VACUUM nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},
+		{"VACUUM INTO 'x'", sqlerr.SyntaxError, "syntax error"},
 		{"SELECT load_extension('x')", sqlerr.UndefinedFunction, "function load_extension does not exist"},
 		{"UPDATE _certa_meta SET seqno = 99", sqlerr.FeatureNotSupported, "internal"},
 		{"DELETE FROM _certa_failed", sqlerr.FeatureNotSupported, "internal"},
@@ -240,4 +241,23 @@ func TestExecWriterError(t *testing.T) {
 		t.Fatalf("got %v, want the writer's error", err)
 	}
 	wantRows(t, exec(t, tx, "SELECT count(*) FROM t").rows, row(int64(2)))
+}
+
+// VACUUM and ANALYZE are accepted and change nothing (vacuum.go).
+func TestVacuumAnalyze(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY)")
+	e.commit("INSERT INTO t VALUES (1)")
+	tx := e.begin()
+	for sql, tag := range map[string]string{
+		"VACUUM": "VACUUM", "vacuum analyze t": "VACUUM", "VACUUM (VERBOSE) public.t": "VACUUM", "ANALYZE t": "ANALYZE",
+	} {
+		if got := exec(t, tx, sql).tag; got != tag {
+			t.Errorf("%s: tag %q, want %q", sql, got, tag)
+		}
+	}
+	if ws, err := tx.WriteSet(); err != nil || ws != nil {
+		t.Errorf("write set %+v, %v", ws, err)
+	}
+	wantRows(t, e.query("SELECT id FROM t"), row(int64(1)))
 }

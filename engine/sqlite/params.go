@@ -82,6 +82,9 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 	if isBlank(sql) {
 		return nil, nil, nil
 	}
+	if _, ok := pgparse.ParseCopy(sql); ok {
+		return nil, nil, nil // no parameters; its data goes by the COPY protocol
+	}
 	if req, ok := parseLocking(sql); ok {
 		sql = req.sql // FOR UPDATE changes neither parameters nor columns
 	}

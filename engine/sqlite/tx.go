@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 	"certa/writeset"
@@ -229,6 +230,12 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 	defer tx.setIdle()
 	done := tx.interruptOn(ctx)
 	defer done()
+	if cp, ok := pgparse.ParseCopy(sql); ok {
+		return tx.copyStatement(ctx, cp, w)
+	}
+	if tag, tables, ok := pgparse.ParseVacuum(sql); ok {
+		return tx.vacuum(tag, tables, w)
+	}
 	var err error
 	var logged *hashWriter
 	if tx.rlog.active() {
