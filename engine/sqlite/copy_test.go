@@ -147,3 +147,14 @@ func TestCopyInParkedTx(t *testing.T) {
 	e.apply(ws2, ws)
 	wantRows(t, e.query("SELECT id FROM t ORDER BY id"), row(int64(1)), row(int64(2)), row(int64(3)), row(int64(4)))
 }
+
+func TestCopyOnServerRefused(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY)")
+	tx := e.begin()
+	for _, sql := range []string{"COPY t FROM '/etc/passwd'", "COPY t TO PROGRAM 'sh -c true'"} {
+		if code, err := execErr(tx, sql); code != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}

@@ -232,6 +232,8 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 	defer done()
 	if cp, ok := pgparse.ParseCopy(sql); ok {
 		return tx.copyStatement(ctx, cp, w)
+	} else if firstKeyword(sql) == "COPY" {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "COPY to or from a file or program on the server is not supported: copy from or to the client (COPY ... FROM STDIN, TO STDOUT; psql's \\copy)")
 	}
 	if tag, tables, ok := pgparse.ParseVacuum(sql); ok {
 		return tx.vacuum(tag, tables, w)
