@@ -123,7 +123,7 @@ func (c Copy) TextFormat(columns []string) (pgtext.CopyFormat, error) {
 			case "csv":
 				f.CSV = true
 			case "binary":
-				return f, sqlerr.New(sqlerr.FeatureNotSupported, "COPY in binary format is not supported by the embedded SQLite engine: use text or csv (the PostgreSQL engine supports it)")
+				return f, sqlerr.New(sqlerr.FeatureNotSupported, "COPY TO in binary format is not supported by the embedded SQLite engine: use text or csv (the PostgreSQL engine supports it)")
 			default:
 				return f, sqlerr.New(sqlerr.InvalidParameterValue, "COPY format %q not recognized", v)
 			}
@@ -250,4 +250,21 @@ func (c Copy) TextFormat(columns []string) (pgtext.CopyFormat, error) {
 		return f, err
 	}
 	return f, nil
+}
+
+// CheckBinary returns PostgreSQL's error for an option a COPY in binary
+// format cannot have, or nil.
+func (c Copy) CheckBinary() error {
+	for _, o := range c.Options {
+		switch o.Name {
+		case "format", "freeze":
+		case "encoding":
+			if _, err := (Copy{Options: []CopyOption{o}}).TextFormat(nil); err != nil {
+				return err
+			}
+		default:
+			return sqlerr.New(sqlerr.FeatureNotSupported, "cannot specify %s in BINARY mode", strings.ToUpper(o.Name))
+		}
+	}
+	return nil
 }

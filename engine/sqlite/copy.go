@@ -10,6 +10,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/pgbinary"
 	"certa/pgparse"
 	"certa/pgtext"
 	"certa/result"
@@ -121,7 +122,13 @@ func (tx *Tx) copyFrom(ctx context.Context, cp pgparse.Copy, copier result.Copie
 	if err != nil {
 		return err
 	}
-	f, err := cp.TextFormat(cols)
+	var f pgtext.CopyFormat
+	var format int16 // of the data: 0 text or CSV, 1 binary
+	if cp.Binary {
+		err, format = cp.CheckBinary(), 1
+	} else {
+		f, err = cp.TextFormat(cols)
+	}
 	if err != nil {
 		return err
 	}
@@ -138,35 +145,98 @@ func (tx *Tx) copyFrom(ctx context.Context, cp pgparse.Copy, copier result.Copie
 		}
 	}
 	insert := fmt.Sprintf("INSERT INTO %s (%s)%s VALUES (%s)", quoteIdent(ti.name), strings.Join(quoted, ", "), overriding, strings.Join(params, ", "))
-	in, err := copier.CopyIn(0, len(cols))
+	in, err := copier.CopyIn(format, len(cols))
 	if err != nil {
 		return copierError(err)
 	}
-	r := pgtext.NewCopyReader(in, f, cols)
+	var rows copyRows = textRows{pgtext.NewCopyReader(in, f, cols), types}
+	if cp.Binary {
+		rows = binaryRows{pgbinary.NewCopyReader(in, len(cols)), types}
+	}
 	args := make([]any, len(cols))
 	n := 0
 	for {
-		row, err := r.Next()
+		err := rows.next(args)
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return copyContext(copierError(err), cp.Table, r.Line(), "", nil)
+		var bad *badField
+		if errors.As(err, &bad) {
+			return copyContext(bad.err, cp.Table, rows.line(), cols[bad.column], bad.text)
 		}
-		for i, v := range row {
-			args[i] = nil
-			if v != nil {
-				if args[i], err = pgtext.ParseValue(types[i], *v); err != nil {
-					return copyContext(err, cp.Table, r.Line(), cols[i], v)
-				}
-			}
+		if err != nil {
+			return copyContext(copierError(err), cp.Table, rows.line(), "", nil)
 		}
 		if err := tx.copyRow(ctx, insert, args); err != nil {
-			return copyContext(err, cp.Table, r.Line(), "", nil)
+			return copyContext(err, cp.Table, rows.line(), "", nil)
 		}
 		n++
 	}
 	return w.Complete("COPY " + strconv.Itoa(n))
+}
+
+// copyRows reads the rows of COPY FROM's data.
+type copyRows interface {
+	// next sets args to the next row's values, or returns io.EOF after
+	// the last row; a *badField for a value its column's type refuses.
+	next(args []any) error
+	// line is the line (or row) of the data read last, for errors.
+	line() int
+}
+
+// badField is a value of COPY FROM's data that its column's type refuses.
+type badField struct {
+	column int
+	text   *string // the field as text, for the error's context (nil: binary)
+	err    error
+}
+
+func (b *badField) Error() string { return b.err.Error() }
+
+type textRows struct {
+	r     *pgtext.CopyReader
+	types []result.Type
+}
+
+func (t textRows) line() int { return t.r.Line() }
+
+func (t textRows) next(args []any) error {
+	row, err := t.r.Next()
+	if err != nil {
+		return err
+	}
+	for i, v := range row {
+		args[i] = nil
+		if v != nil {
+			if args[i], err = pgtext.ParseValue(t.types[i], *v); err != nil {
+				return &badField{i, v, err}
+			}
+		}
+	}
+	return nil
+}
+
+type binaryRows struct {
+	r     *pgbinary.CopyReader
+	types []result.Type
+}
+
+func (b binaryRows) line() int { return b.r.Line() }
+
+func (b binaryRows) next(args []any) error {
+	row, err := b.r.Next()
+	if err != nil {
+		return err
+	}
+	for i, raw := range row {
+		args[i] = nil
+		if raw != nil {
+			if args[i], err = pgbinary.Decode(b.types[i], b.types[i].OID(), raw); err != nil {
+				return &badField{i, nil, err}
+			}
+		}
+	}
+	return nil
 }
 
 // copyRow inserts one row. The first may find the Tx's snapshot stale
@@ -187,13 +257,15 @@ func (tx *Tx) copyRow(ctx context.Context, insert string, args []any) error {
 // line of the data, and the column and value if one was at fault.
 func copyContext(err error, table string, line int, column string, value *string) error {
 	e := sqlerr.As(mapErr(err))
-	if e.Code == sqlerr.Internal || e.Where != "" {
+	if e.Code == sqlerr.Internal || e.Where != "" || line == 0 {
 		return err
 	}
 	e2 := *e
 	e2.Where = pgtext.CopyContext(table, line)
-	if column != "" {
+	if value != nil {
 		e2.Where += fmt.Sprintf(", column %s: %q", column, *value)
+	} else if column != "" {
+		e2.Where += ", column " + column
 	}
 	return &e2
 }

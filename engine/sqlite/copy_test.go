@@ -3,10 +3,12 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"strings"
 	"testing"
 
+	"certa/pgbinary"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -107,7 +109,9 @@ func TestCopyFromErrors(t *testing.T) {
 		{"COPY t (id, id) FROM STDIN", "", "42701", ""},
 		{"COPY nope FROM STDIN", "", "42P01", ""},
 		{"COPY other.t FROM STDIN", "", "3F000", ""},
-		{"COPY t FROM STDIN (FORMAT binary)", "", "0A000", ""},
+		{"COPY t FROM STDIN (FORMAT binary)", "", "22P04", ""},
+		{"COPY t FROM STDIN (FORMAT binary, DELIMITER ',')", "", "0A000", ""},
+		{"COPY t TO STDOUT (FORMAT binary)", "", "0A000", ""},
 		{"COPY t FROM STDIN WHERE id > 1", "", "0A000", ""},
 	} {
 		tx := e.begin()
@@ -157,4 +161,68 @@ func TestCopyOnServerRefused(t *testing.T) {
 			t.Errorf("%s: %v", sql, err)
 		}
 	}
+}
+
+// COPY FROM in binary format (pgx's CopyFrom) reads each field's binary
+// form by its column's type.
+func TestCopyFromBinary(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, name varchar(20), ok boolean, at timestamptz, n numeric(10,2), b bytea, tags text[])")
+	field := func(typ result.Type, v any) []byte {
+		b, err := pgbinary.Append(nil, typ, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	rows := [][][]byte{
+		{field(result.Int4, int64(1)), []byte("one"), field(result.Bool, true), field(result.Timestamptz, "2024-01-01 08:00:00+00"),
+			field(result.Numeric, "12.50"), []byte{1, 2}, nil},
+		{field(result.Int4, int64(2)), nil, nil, nil, nil, nil, nil},
+	}
+	tx := e.begin()
+	c, err := copyIn(tx, "COPY t (id, name, ok, at, n, b, tags) FROM STDIN (FORMAT binary)", string(binaryCopy(rows)))
+	if err != nil || c.tag != "COPY 2" {
+		t.Fatalf("binary COPY: %v %q", err, c.tag)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id, name, ok, at, n, b FROM t ORDER BY id"),
+		row(int64(1), "one", true, "2024-01-01 08:00:00+00", "12.50", []byte{1, 2}),
+		row(int64(2), nil, nil, nil, nil, nil))
+
+	// A field the column's type cannot read, and one of a type whose
+	// binary form certa does not know: refused, with the column named.
+	for _, bad := range [][][]byte{
+		{{0, 1}, nil, nil, nil, nil, nil, nil},
+		{field(result.Int4, int64(3)), nil, nil, nil, nil, nil, []byte{0, 0, 0, 0}},
+	} {
+		tx := e.begin()
+		_, err := copyIn(tx, "COPY t FROM STDIN (FORMAT binary)", string(binaryCopy([][][]byte{bad})))
+		if e2 := sqlerr.As(err); err == nil || !strings.HasPrefix(e2.Where, "COPY t, line 1, column ") {
+			t.Errorf("bad field: %v (where %q)", err, e2.Where)
+		}
+		tx.Rollback()
+	}
+}
+
+// binaryCopy is COPY's binary format of rows (nil fields are NULL).
+func binaryCopy(rows [][][]byte) []byte {
+	b := []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+	for _, r := range rows {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(r)))
+		for _, f := range r {
+			if f == nil {
+				b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+				continue
+			}
+			b = binary.BigEndian.AppendUint32(b, uint32(len(f)))
+			b = append(b, f...)
+		}
+	}
+	return binary.BigEndian.AppendUint16(b, 0xffff)
 }

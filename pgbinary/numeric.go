@@ -1,4 +1,4 @@
-package pgwire
+package pgbinary
 
 import (
 	"encoding/binary"
