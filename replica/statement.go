@@ -200,7 +200,7 @@ func endKind(words []string) kind {
 func IsCatalogQuery(sql string) bool { return newStatement(sql).kind == kindCatalog }
 
 // catalogRef tells a query that reads PostgreSQL's system catalogs.
-var catalogRef = regexp.MustCompile(`(?i)\b(pg_catalog\s*\.|information_schema\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
+var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(pg_catalog"?\s*\.|information_schema"?\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,
 // skipping whitespace and comments.

@@ -91,3 +91,20 @@ func TestTransactionControlKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCatalogQuery(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT relname FROM pg_catalog.pg_class":                                     true,
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'public'":       true,
+		`SELECT * FROM "information_schema"."tables" WHERE "table_schema" = 'public'`: true, // TypeORM
+		`SELECT * FROM "pg_catalog"."pg_class"`:                                       true,
+		"SELECT oid FROM pg_type WHERE typname = 'int4'":                              true,
+		"SELECT * FROM books WHERE title = 'pg_catalog'":                              false,
+		"SELECT * FROM my_information_schema_copy":                                    false,
+		"INSERT INTO t SELECT * FROM information_schema.tables":                       false,
+	} {
+		if got := IsCatalogQuery(sql); got != want {
+			t.Errorf("%s: %v, want %v", sql, got, want)
+		}
+	}
+}

@@ -62,17 +62,49 @@ func runPython(t *testing.T, run func(*testing.T, string, string, []string, ...s
 // node, reads (with arrays and decimals) through another, and
 // sync({ alter: true }) adding a column.
 func TestAppSequelize(t *testing.T) {
-	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
-	needInstalled(t, filepath.Join(modules, "sequelize"))
-	runApp(t, "sequelize", "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
+	runNodeApp(t, runApp, "sequelize")
 }
 
 // Sequelize on the embedded SQLite engine, and on a real PostgreSQL in the
 // same test.
 func TestAppSequelizeSQLite(t *testing.T) {
+	runNodeApp(t, runAppSQLite, "sequelize")
+}
+
+// Knex (testdata/apps/knex): migrations in transactions (tables with a
+// foreign key, an index and a unique column; a column added and filled),
+// queries and a transaction through one node, reads through another, and
+// the last migration rolled back.
+func TestAppKnex(t *testing.T) {
+	runNodeApp(t, runApp, "knex")
+}
+
+// Knex on the embedded SQLite engine, and on a real PostgreSQL in the same
+// test.
+func TestAppKnexSQLite(t *testing.T) {
+	runNodeApp(t, runAppSQLite, "knex")
+}
+
+// TypeORM (testdata/apps/typeorm): synchronize from entity schemas (a
+// many-to-one foreign key, a many-to-many join table, a unique column),
+// CRUD, a transaction and the query builder through one node, reads
+// through another, and synchronize again adding a column.
+func TestAppTypeORM(t *testing.T) {
+	runNodeApp(t, runApp, "typeorm")
+}
+
+// TypeORM on the embedded SQLite engine, and on a real PostgreSQL in the
+// same test.
+func TestAppTypeORMSQLite(t *testing.T) {
+	runNodeApp(t, runAppSQLite, "typeorm")
+}
+
+// runNodeApp runs the Node.js scenario testdata/apps/<name>/run.js with
+// run (runApp or runAppSQLite).
+func runNodeApp(t *testing.T, run func(*testing.T, string, string, []string, ...string), name string) {
 	modules := abs(t, filepath.Join(depsDir, "node", "node_modules"))
-	needInstalled(t, filepath.Join(modules, "sequelize"))
-	runAppSQLite(t, "sequelize", "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", "sequelize", "run.js")))
+	needInstalled(t, filepath.Join(modules, name))
+	run(t, name, "", []string{"NODE_PATH=" + modules}, "node", abs(t, filepath.Join("testdata", "apps", name, "run.js")))
 }
 
 // GORM (testdata/apps/gorm, a module of its own that go run builds):
