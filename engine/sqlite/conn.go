@@ -43,6 +43,9 @@ type conn struct {
 	// our SQL functions in the running statement (see registerNextval).
 	seqLog  *seqLog
 	funcErr *sqlerr.Error
+	// stmtTaken are the values the running statement took from the node's
+	// blocks: one that fails for want of more gives them back (giveBack).
+	stmtTaken []takenValue
 	// touched collects the keys of rows UPDATEs touch, for the Tx using c
 	// (touched.go); nil when no Tx uses it.
 	touched *[]writeset.Key
@@ -70,6 +73,7 @@ func (c *conn) forgetSchema() { c.tables = nil }
 func (c *conn) takeFuncErr() *sqlerr.Error {
 	fe := c.funcErr
 	c.funcErr = nil
+	c.stmtTaken = c.stmtTaken[:0]
 	return fe
 }
 

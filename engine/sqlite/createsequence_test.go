@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"certa/sqlerr"
@@ -65,4 +66,27 @@ func TestAddPrimaryKey(t *testing.T) {
 		t.Errorf("duplicate key: %s", code)
 	}
 	tx.Rollback()
+}
+
+// A statement that takes more values than the node holds makes the next
+// block of its sequence larger, once per shortage, so that when it runs
+// again it finds enough (a bulk INSERT of thousands of rows with a SERIAL
+// key never finished, each try finding one block); and the values it took
+// before it failed are handed out again, so the rows get 1..n as they
+// would in PostgreSQL (sysbench counts on it).
+func TestSequenceBlockGrows(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE s (id serial PRIMARY KEY, k int)")
+	e.reserve("s_id_seq")
+	insert := fmt.Sprintf("INSERT INTO s (k) SELECT x FROM generate_series(1, %d) x", 3*sequenceBlock)
+	tx := e.begin()
+	if code, err := execErr(tx, insert); code != sqlerr.SerializationFailure {
+		t.Fatalf("a statement taking more values than held: %v", err)
+	}
+	tx.Rollback()
+	if b := e.reserve("s_id_seq"); b.Count != sequenceGrowth*sequenceBlock {
+		t.Fatalf("block after running out: %+v", b)
+	}
+	e.commit(insert)
+	wantRows(t, e.query("SELECT min(id), max(id), count(*) FROM s"), row(int64(1), int64(3*sequenceBlock), int64(3*sequenceBlock)))
 }

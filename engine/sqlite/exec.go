@@ -22,64 +22,63 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 		tx.fail(errNoTransaction)
 		return err
 	}
-	changes, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
-	tx.stmtChanges = changes
+	changes, rows, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
+	tx.stmtChanges, tx.stmtRows = changes, rows
 	return err
 }
 
 // stream steps stmt to completion, reporting its result to w: Columns, Row
 // per row and Complete, or Complete alone for a statement without a result
 // set. call runs one method of w. It returns how many rows the statement
-// changed (0 for one that does not write).
-func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer, call func(func() error) error) (changes int, err error) {
+// changed (0 for one that does not write) and how many it returned.
+func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer, call func(func() error) error) (changes, rows int, err error) {
 	hasRow, err := stmt.Step()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	ncol := stmt.ColumnCount()
 	if ncol == 0 {
 		for hasRow {
 			if hasRow, err = stmt.Step(); err != nil {
-				return 0, err
+				return 0, rows, err
 			}
 		}
 		changes = c.changes(rec)
 		tag := commandTag(sql, rec, false, 0, changes)
-		return changes, call(func() error { return w.Complete(tag) })
+		return changes, 0, call(func() error { return w.Complete(tag) })
 	}
 	// Types come from the first row when the schema does not say, so
 	// Columns is sent after the first step.
 	cols, err := c.columns(stmt, rec, hasRow)
 	if err != nil {
-		return 0, err
+		return 0, rows, err
 	}
 	if err := call(func() error { return w.Columns(cols) }); err != nil {
-		return 0, err
+		return 0, rows, err
 	}
 	vals := make([]result.Value, ncol)
-	rows := 0
 	for hasRow {
 		for i, col := range cols {
 			vals[i] = columnValue(stmt, i, col)
 		}
 		rows++
 		if err := call(func() error { return w.Row(vals) }); err != nil {
-			return 0, err
+			return 0, rows, err
 		}
 		if hasRow, err = stmt.Step(); err != nil {
-			return 0, err
+			return 0, rows, err
 		}
 	}
 	changes = c.changes(rec)
 	tag := commandTag(sql, rec, true, rows, changes)
-	return changes, call(func() error { return w.Complete(tag) })
+	return changes, rows, call(func() error { return w.Complete(tag) })
 }
 
 // streamTo is stream for a caller that holds the connection alone (no Tx
 // to unlock while w runs). It returns w's error as it is, and any other as
 // the client sees it, ctx's end as a cancel or timeout.
 func (c *conn) streamTo(ctx context.Context, stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) error {
-	_, err := c.stream(stmt, sql, rec, w, func(fn func() error) error {
+	_, _, err := c.stream(stmt, sql, rec, w, func(fn func() error) error {
 		if err := fn(); err != nil {
 			return writerError{err}
 		}

@@ -42,8 +42,16 @@ import (
 // Values are increasing on each node, not across nodes: node A may hand out
 // 1, 2, 3 while node B hands out 1001, 1002.
 
-// sequenceBlock is how many values one reservation gives a node.
-const sequenceBlock = 1000
+// sequenceBlock is how many values one reservation gives a node at first.
+// A statement that runs out of values (a bulk INSERT or COPY of more rows
+// than a block) makes the next blocks of its sequence sequenceGrowth times
+// larger, up to maxSequenceBlock, so that when it runs again it finds
+// enough: it could never finish if each try found one block.
+const (
+	sequenceBlock    = 1000
+	sequenceGrowth   = 4
+	maxSequenceBlock = 1 << 20
+)
 
 // sequences is what an engine knows of its sequences and the values it
 // holds. Safe for concurrent use.
@@ -52,6 +60,9 @@ type sequences struct {
 	known   map[string]seqInfo                // by name, as _certa_sequences says
 	blocks  map[string][]engine.SequenceBlock // values not handed out yet
 	pending map[string]bool                   // asked for, not granted yet
+	size    map[string]int64                  // the size of the next block, if not sequenceBlock
+	served  map[string]bool                   // had a block: running out of it makes the next larger
+	grown   map[string]bool                   // made larger since the last grant
 	// exhausted holds the sequences that reached their largest value
 	// (with the seqno that made them, as seqInfo.created): a statement
 	// that needs one more fails with 2200H instead of waiting for a block
@@ -68,7 +79,7 @@ type seqInfo struct {
 
 func newSequences() *sequences {
 	return &sequences{
-		known: map[string]seqInfo{}, blocks: map[string][]engine.SequenceBlock{}, pending: map[string]bool{},
+		known: map[string]seqInfo{}, blocks: map[string][]engine.SequenceBlock{}, pending: map[string]bool{}, size: map[string]int64{}, served: map[string]bool{}, grown: map[string]bool{},
 		exhausted: map[string]uint64{}, wanted: make(chan string, 256), granted: make(chan struct{}),
 	}
 }
@@ -146,6 +157,10 @@ func (s *sequences) take(name string) (int64, error) {
 		return 0, sqlerr.New(sqlerr.SequenceLimitExceeded, "nextval: reached maximum value of sequence %q (%d)", name, info.max)
 	}
 	if len(bs) == 0 {
+		if s.served[name] && !s.grown[name] { // once per shortage, however many statements meet it
+			s.size[name] = min(s.blockSize(name)*sequenceGrowth, maxSequenceBlock)
+			s.grown[name] = true
+		}
 		s.ask(name)
 		return 0, sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: name}, sqlerr.SerializationFailure,
 			"could not serialize access: no values of sequence %q are reserved on this node yet; retry the transaction", name)
@@ -157,7 +172,7 @@ func (s *sequences) take(name string) (int64, error) {
 	if b.Count == 0 {
 		s.blocks[name] = bs[1:]
 	}
-	if left := s.left(name); left < sequenceBlock/2 {
+	if left := s.left(name); left < s.blockSize(name)/2 {
 		s.ask(name)
 	}
 	if v > info.max {
@@ -172,6 +187,66 @@ func (s *sequences) knows(name string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.known[name]
 	return ok
+}
+
+// takenValue is a value a statement took of a sequence.
+type takenValue struct {
+	name string
+	v    int64
+}
+
+// giveBack makes values a failed statement took (in the order taken) the
+// next ones handed out again. They were never seen: the statement failed
+// before it returned anything.
+func (s *sequences) giveBack(taken []takenValue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(taken) - 1; i >= 0; i-- { // the last first: each goes in front
+		t := taken[i]
+		info, ok := s.known[t.name]
+		if !ok {
+			continue
+		}
+		bs := s.blocks[t.name]
+		if len(bs) > 0 && bs[0].First == t.v+1 && bs[0].Created == info.created {
+			bs[0].First, bs[0].Count = t.v, bs[0].Count+1
+			continue
+		}
+		b := engine.SequenceBlock{Name: t.name, Created: info.created, First: t.v, Count: 1}
+		s.blocks[t.name] = append([]engine.SequenceBlock{b}, bs...)
+	}
+}
+
+// giveBackValues gives back the values of sequences the statement that
+// just failed on c took, if it returned no row: nobody saw them, and run
+// again (the session retries a statement that ran out of values, or that
+// the applier stopped) it takes the same ones, so rows get the values they
+// would have in PostgreSQL. The Tx's log of values forgets them too, or a
+// re-run of its statements would take them a second time.
+func (c *conn) giveBackValues(s *sequences, rows int) {
+	if len(c.stmtTaken) == 0 || rows > 0 {
+		return
+	}
+	s.giveBack(c.stmtTaken)
+	if c.seqLog != nil {
+		c.seqLog.forget(c.stmtTaken)
+	}
+	c.stmtTaken = c.stmtTaken[:0]
+}
+
+// blockSize is the size of name's next block. s.mu is held.
+func (s *sequences) blockSize(name string) int64 {
+	if n, ok := s.size[name]; ok {
+		return n
+	}
+	return sequenceBlock
+}
+
+// nextBlockSize is blockSize for ReserveSequence.
+func (s *sequences) nextBlockSize(name string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.blockSize(name)
 }
 
 // left counts the values of name not handed out. s.mu is held.
@@ -191,6 +266,7 @@ func (s *sequences) grant(b engine.SequenceBlock) {
 	delete(s.pending, b.Name)
 	if info, ok := s.known[b.Name]; ok && info.created == b.Created && b.Count > 0 {
 		s.blocks[b.Name] = append(s.blocks[b.Name], b)
+		s.served[b.Name], s.grown[b.Name] = true, false
 	}
 	close(s.granted)
 	s.granted = make(chan struct{})
@@ -251,6 +327,20 @@ func (l *seqLog) next(name string) (int64, bool) {
 	return l.taken[name][i], true
 }
 
+// forget takes out values recorded last (taken, in the order taken).
+func (l *seqLog) forget(taken []takenValue) {
+	for i := len(taken) - 1; i >= 0; i-- {
+		t := taken[i]
+		vals := l.taken[t.name]
+		if n := len(vals); n > 0 && vals[n-1] == t.v {
+			l.taken[t.name] = vals[:n-1]
+			if l.pos[t.name] > n-1 {
+				l.pos[t.name] = n - 1
+			}
+		}
+	}
+}
+
 func (l *seqLog) record(name string, v int64) {
 	if l.taken == nil {
 		l.taken = map[string][]int64{}
@@ -308,6 +398,7 @@ func (e *Engine) registerNextval(c *conn) error {
 				}
 				return sqlite.Value{}, nil // NULL
 			}
+			c.stmtTaken = append(c.stmtTaken, takenValue{name, v})
 			if c.seqLog != nil {
 				c.seqLog.record(name, v)
 			}
@@ -514,8 +605,8 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	// from a negative first value). The row must say where the next
 	// block starts, so a block that would end at the largest int64 stops
 	// before it: that one value is never handed out.
-	count := int64(sequenceBlock)
-	if left := uint64(max) - uint64(first); first <= max && left < sequenceBlock {
+	count := e.seqs.nextBlockSize(name)
+	if left := uint64(max) - uint64(first); first <= max && left < uint64(count) {
 		count = int64(left) + 1
 	}
 	if first > math.MaxInt64-count {

@@ -48,6 +48,7 @@ type Tx struct {
 	spill       []byte              // the changes set aside when parked; nil: re-run instead
 	stmtWrote   bool                // the last statement wrote
 	stmtChanges int                 // and changed this many rows
+	stmtRows    int                 // and returned this many
 	pending     pendingStmt         // the statement execOnce runs
 	// unchecked is set when the Tx moved its snapshot forward without
 	// checking what it had read (moveForward): view is then still the
@@ -415,6 +416,10 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	tx.pending = pendingStmt{sql, rec}
 	c.takeFuncErr() // none of an earlier statement's
 	err = tx.run(stmt, sql, &rec, w)
+	fe := c.funcErr
+	if err != nil || fe != nil {
+		c.giveBackValues(tx.e.seqs, tx.stmtRows)
+	}
 	if fe := c.takeFuncErr(); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		return fe // the statement failed, whatever SQLite said (registerNextval)
 	}

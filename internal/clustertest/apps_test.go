@@ -2,6 +2,7 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,5 +232,69 @@ func TestAppPgbench(t *testing.T) {
 	c.WaitConverged(30 * time.Second)
 	if n, err := syncConn(t, c, 2).QueryInt(ctxT(t), "SELECT count(*) FROM pgbench_history"); err != nil || n != processed {
 		t.Fatalf("pgbench_history holds %d rows, %v; want %d", n, err, processed)
+	}
+}
+
+// sysbench's oltp_read_write with its PostgreSQL driver: prepare (tables
+// with a SERIAL key, bulk INSERTs of thousands of rows, a secondary index)
+// through one node, then a run through another. After prepare every row is
+// there on a third node; after the run every node holds the same rows. (A
+// run may add rows: it deletes and inserts ids 1..table-size, and a
+// SERIAL column's values on a cluster leave gaps, each node handing out
+// values from blocks of its own, as Galera's auto_increment_increment
+// does.) The same on a real PostgreSQL first, so a scenario wrong there
+// fails the test.
+func TestAppSysbenchSQLite(t *testing.T) {
+	sysbench, err := exec.LookPath("sysbench")
+	if err != nil {
+		t.Fatalf("sysbench not installed (%v): run .ci/deps first", err)
+	}
+	ref := pgserver.Start(t)
+	c := testcluster.Start(t, 3, testArgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := func(addr, step string, args ...string) string {
+		host, port, _ := strings.Cut(addr, ":")
+		cmd := exec.CommandContext(ctx, sysbench, append([]string{"oltp_read_write", "--db-driver=pgsql",
+			"--pgsql-host=" + host, "--pgsql-port=" + port, "--pgsql-user=certa", "--pgsql-db=certa",
+			"--tables=2", "--table-size=5000", step}, args...)...)
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
+		out, err := cmd.CombinedOutput()
+		if err != nil || step == "run" && !strings.Contains(string(out), "transactions:") {
+			t.Fatalf("sysbench %s on %s: %v\n%s", step, addr, err, out)
+		}
+		return string(out)
+	}
+	// counts is the rows of each table and of its distinct ids.
+	counts := func(conn *pgclient.Conn) [][]any {
+		got, err := conn.Query(ctx, "SELECT (SELECT count(*) FROM sbtest1), (SELECT count(DISTINCT id) FROM sbtest1), (SELECT count(*) FROM sbtest2), (SELECT count(DISTINCT id) FROM sbtest2)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	refConn, err := pgclient.ConnectString(ctx, ref.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refConn.Close()
+	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
+		mustExec(t, refConn, sql)
+	}
+	refAddr := "127.0.0.1:" + strconv.Itoa(ref.Port)
+	run(refAddr, "prepare")
+	run(refAddr, "run", "--time=3", "--threads=2")
+
+	run(c.Nodes[0].PGAddr, "prepare")
+	if got := fmt.Sprint(counts(syncConn(t, c, 2))); got != "[[5000 5000 5000 5000]]" {
+		t.Fatalf("after prepare: %s", got)
+	}
+	run(c.Nodes[1].PGAddr, "run", "--time=5", "--threads=2")
+	c.WaitConverged(30 * time.Second)
+	got := counts(syncConn(t, c, 2))[0]
+	for i := 0; i < 4; i += 2 {
+		if n, distinct := toInt64(got[i]), toInt64(got[i+1]); n < 5000 || n != distinct {
+			t.Fatalf("after the run: sbtest%d holds %d rows of %d ids", i/2+1, n, distinct)
+		}
 	}
 }
