@@ -26,7 +26,7 @@ import (
 // A COPY cannot be run again from the statement log (its data came once),
 // so a Tx that ran one is restored from its changes if it is parked.
 
-// copyStatement runs cp (the statement sql) for the client of w.
+// copyStatement runs the COPY cp for the client of w.
 // tx.mu is held.
 func (tx *Tx) copyStatement(ctx context.Context, cp pgparse.Copy, w result.Writer) error {
 	copier, ok := w.(result.Copier)
