@@ -79,14 +79,18 @@ func (c *conn) takeFuncErr() *sqlerr.Error {
 
 // tableInfo is what we need to know of one table.
 type tableInfo struct {
-	exists  bool
-	hasPK   bool
-	types   map[string]result.Type // lower-cased column name -> declared type, if any
-	mods    map[string]int32       // lower-cased column name -> PostgreSQL type modifier, if any (declaredMod)
-	columns []string               // column names in table order
-	name    string                 // the table's name as the schema spells it
-	pk      []string               // primary-key columns in key order
-	pkCols  []int                  // their indexes in columns
+	exists bool
+	hasPK  bool
+	types  map[string]result.Type // lower-cased column name -> declared type, if any
+	mods   map[string]int32       // lower-cased column name -> PostgreSQL type modifier, if any (declaredMod)
+	// charOIDs: lower-cased column name -> 1043 (varchar) or 1042 (char)
+	// for columns declared so, whose values are text like text's but
+	// whose result columns are reported with their own type and length.
+	charOIDs map[string]uint32
+	columns  []string // column names in table order
+	name     string   // the table's name as the schema spells it
+	pk       []string // primary-key columns in key order
+	pkCols   []int    // their indexes in columns
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
 	// keyProblem, when set, says why the table's primary key cannot be
@@ -360,6 +364,12 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		if decl := s.ColumnText(1); decl != "" {
 			// Columns declared without a type are typed by their values.
 			ti.types[strings.ToLower(s.ColumnText(0))] = declaredType(decl)
+			if oid := declaredCharOID(decl); oid != 0 {
+				if ti.charOIDs == nil {
+					ti.charOIDs = map[string]uint32{}
+				}
+				ti.charOIDs[strings.ToLower(s.ColumnText(0))] = oid
+			}
 			if mod := declaredMod(decl); mod != 0 {
 				if ti.mods == nil {
 					ti.mods = map[string]int32{}
@@ -403,9 +413,8 @@ func (c *conn) table(name string) (*tableInfo, error) {
 }
 
 // declaredMod returns PostgreSQL's type modifier of a declared numeric(p,s)
-// or decimal(p,s) (p alone: scale 0); 0 for any other type. (char(n) and
-// varchar(n) have one in PostgreSQL too, but certa reports them as text,
-// whose modifier is always none.)
+// or decimal(p,s) (p alone: scale 0), varchar(n) or char(n) (n + 4); 0 for
+// any other type.
 func declaredMod(decl string) int32 {
 	open := strings.IndexByte(decl, '(')
 	end := strings.LastIndexByte(decl, ')')
@@ -425,6 +434,25 @@ func declaredMod(decl string) int32 {
 		return mods[0]<<16 + 4
 	case isNumericDecl(name) && len(mods) == 2:
 		return mods[0]<<16 | mods[1] + 4
+	case declaredCharOID(decl) != 0 && len(mods) == 1:
+		return mods[0] + 4
+	}
+	return 0
+}
+
+// declaredCharOID returns 1043 for a column declared varchar or character
+// varying, 1042 for char, character or bpchar (with a length or not), else
+// 0.
+func declaredCharOID(decl string) uint32 {
+	d := strings.ToUpper(strings.TrimSpace(decl))
+	if i := strings.IndexByte(d, '('); i >= 0 {
+		d = strings.TrimSpace(d[:i])
+	}
+	switch d {
+	case "VARCHAR", "CHARACTER VARYING":
+		return 1043
+	case "CHAR", "CHARACTER", "BPCHAR":
+		return 1042
 	}
 	return 0
 }

@@ -153,6 +153,9 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 			typ, known = ti.types[strings.ToLower(source)]
 			if known {
 				mod = ti.mods[strings.ToLower(source)]
+				if oid := ti.charOIDs[strings.ToLower(source)]; oid != 0 && typ == result.Text {
+					typ = result.Other(oid)
+				}
 			}
 		}
 		if !known {

@@ -105,7 +105,7 @@ func TestExecColumnTypes(t *testing.T) {
 	want := []result.Column{
 		{Name: "id", Type: result.Int4}, {Name: "i", Type: result.Int4}, {Name: "big", Type: result.Int8}, {Name: "r", Type: result.Float4}, {Name: "f", Type: result.Float8},
 		{Name: "d", Type: result.Float8}, {Name: "b", Type: result.Bool}, {Name: "bb", Type: result.Bool}, {Name: "bl", Type: result.Bytea}, {Name: "by", Type: result.Bytea},
-		{Name: "s", Type: result.Text}, {Name: "vc", Type: result.Text}, {Name: "untyped", Type: result.Text},
+		{Name: "s", Type: result.Text}, {Name: "vc", Type: result.Other(1043), Mod: 14}, {Name: "untyped", Type: result.Text},
 	}
 	if !reflect.DeepEqual(r.cols, want) {
 		t.Fatalf("columns\n got %v\nwant %v", r.cols, want)
