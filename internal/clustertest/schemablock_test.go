@@ -26,7 +26,9 @@ func TestSchemaInBlock(t *testing.T) {
 		"ALTER TABLE author ADD COLUMN born integer DEFAULT 1970",
 		"CREATE TABLE book (id bigserial PRIMARY KEY, author_id integer REFERENCES author (id), title text)",
 		"CREATE INDEX book_title ON book (title)",
-		"INSERT INTO book (id, author_id, title) SELECT id, id, name || ' book' FROM author",
+		// Ids of the client's own, past the sequence's first values (taking
+		// 1 and 2 would make a later nextval collide, in PostgreSQL too).
+		"INSERT INTO book (id, author_id, title) SELECT id + 100000, id, name || ' book' FROM author",
 		"SAVEPOINT s",
 		"CREATE TABLE gone (id integer PRIMARY KEY)",
 		"INSERT INTO gone VALUES (1)",

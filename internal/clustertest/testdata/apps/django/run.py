@@ -43,7 +43,7 @@ assert Book.objects.using("other").count() == 0
 out = io.StringIO()
 call_command("inspectdb", "shop_book", database="other", stdout=out)
 model = out.getvalue()
-for want in ("class ShopBook(models.Model)", "DecimalField(max_digits=8, decimal_places=2)",
+for want in ("class ShopBook(models.Model)", "DecimalField(max_digits=8, decimal_places=2)", "title = models.CharField(max_length=200)",
              "author = models.ForeignKey('ShopAuthor', models.DO_NOTHING)", "meta = models.JSONField()"):
     assert want in model, (want, model)
 
