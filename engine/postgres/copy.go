@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strconv"
 
+	"certa/engine"
 	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
@@ -34,7 +34,7 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 	if cp.From {
 		in, err := copier.CopyIn(format, columns)
 		if err != nil {
-			return copierError(err)
+			return engine.CopierError(err)
 		}
 		tag, err := c.pg.CopyFrom(ctx, in, sql)
 		if err != nil {
@@ -45,25 +45,15 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 	out := &lazyWriter{open: func() (io.WriteCloser, error) { return copier.CopyOut(format, columns) }}
 	tag, err := c.pg.CopyTo(ctx, out, sql)
 	if out.err != nil {
-		return copierError(out.err)
+		return engine.CopierError(out.err)
 	}
 	if err != nil {
 		return pgError(err)
 	}
 	if err := out.finish(); err != nil {
-		return copierError(err)
+		return engine.CopierError(err)
 	}
 	return w.Complete(tag.String())
-}
-
-// copierError is the error of a COPY the Copier failed: the client went
-// away, or its data could not be asked for again (a statement run again
-// after a conflict: 40001, for the client to run it again).
-func copierError(err error) error {
-	if errors.Is(err, result.ErrCopyOnce) {
-		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %v", err)
-	}
-	return err
 }
 
 // copyColumns returns the number of columns the copy carries: those

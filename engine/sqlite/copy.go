@@ -10,6 +10,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/engine"
 	"certa/pgbinary"
 	"certa/pgparse"
 	"certa/pgtext"
@@ -147,7 +148,7 @@ func (tx *Tx) copyFrom(ctx context.Context, cp pgparse.Copy, copier result.Copie
 	insert := fmt.Sprintf("INSERT INTO %s (%s)%s VALUES (%s)", quoteIdent(ti.name), strings.Join(quoted, ", "), overriding, strings.Join(params, ", "))
 	in, err := copier.CopyIn(format, len(cols))
 	if err != nil {
-		return copierError(err)
+		return engine.CopierError(err)
 	}
 	var rows copyRows = textRows{pgtext.NewCopyReader(in, f, cols), types}
 	if cp.Binary {
@@ -165,7 +166,7 @@ func (tx *Tx) copyFrom(ctx context.Context, cp pgparse.Copy, copier result.Copie
 			return copyContext(bad.err, cp.Table, rows.line(), cols[bad.column], bad.text)
 		}
 		if err != nil {
-			return copyContext(copierError(err), cp.Table, rows.line(), "", nil)
+			return copyContext(engine.CopierError(err), cp.Table, rows.line(), "", nil)
 		}
 		if err := tx.copyRow(ctx, insert, args); err != nil {
 			return copyContext(err, cp.Table, rows.line(), "", nil)
@@ -270,16 +271,6 @@ func copyContext(err error, table string, line int, column string, value *string
 	return &e2
 }
 
-// copierError is the error of a COPY the Copier failed: the client went
-// away, or its data could not be asked for again (a statement run again
-// after a conflict: 40001, for the client to run it again).
-func copierError(err error) error {
-	if errors.Is(err, result.ErrCopyOnce) {
-		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %v", err)
-	}
-	return err
-}
-
 // copyTo runs the COPY's query, or a SELECT of its columns, and sends its
 // rows to the client.
 func (tx *Tx) copyTo(ctx context.Context, cp pgparse.Copy, copier result.Copier, w result.Writer) error {
@@ -307,7 +298,7 @@ func (tx *Tx) copyTo(ctx context.Context, cp pgparse.Copy, copier result.Copier,
 		return err
 	}
 	if err := out.w.Close(); err != nil {
-		return copierError(err)
+		return engine.CopierError(err)
 	}
 	return w.Complete("COPY " + strconv.Itoa(out.rows))
 }
@@ -336,13 +327,13 @@ func (o *copyOut) Columns(cols []result.Column) error {
 	}
 	w, err := o.copier.CopyOut(0, len(cols))
 	if err != nil {
-		return copierError(err)
+		return engine.CopierError(err)
 	}
 	o.f, o.w = f, w
 	o.fields, o.texts = make([]*string, len(cols)), make([]string, len(cols))
 	if f.Header {
 		if _, err := w.Write(pgtext.CopyHeader(f, names)); err != nil {
-			return copierError(err)
+			return engine.CopierError(err)
 		}
 	}
 	return nil
@@ -363,7 +354,7 @@ func (o *copyOut) Row(vals []result.Value) error {
 	o.buf = pgtext.AppendCopyRow(o.buf[:0], o.f, o.fields)
 	o.rows++
 	if _, err := o.w.Write(o.buf); err != nil {
-		return copierError(err)
+		return engine.CopierError(err)
 	}
 	return nil
 }
