@@ -16,6 +16,8 @@ require (
 	github.com/xdg-go/stringprep v1.0.4
 	golang.org/x/sync v0.23.0
 	gonum.org/v1/plot v0.17.0
+	modernc.org/libc v1.65.7
+	modernc.org/sqlite v1.37.1
 	zombiezen.com/go/sqlite v1.4.2
 )
 
@@ -58,8 +60,6 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	modernc.org/libc v1.65.7 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.37.1 // indirect
 )

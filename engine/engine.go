@@ -379,8 +379,8 @@ type Tx interface {
 	// nothing, for a statement that would change a replicated object:
 	// the caller replicates it (ExecSchema, or CheckDDL on its own). A
 	// statement whose objects PostgreSQL finds to be temporary decides,
-	// never its text alone. An engine without session-local objects
-	// returns false.
+	// never its text alone. A statement that changes nothing the engine
+	// keeps (the SQLite engine's ALTER ... OWNER TO) may run here too.
 	ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, error)
 
 	// CommitLocal commits a transaction whose WriteSet was nil: it

@@ -26,6 +26,7 @@ const (
 	AlterAddConstraint                   // ADD [CONSTRAINT name] ...
 	AlterDropConstraint                  // DROP CONSTRAINT [IF EXISTS] name
 	AlterDropColumn                      // DROP [COLUMN] [IF EXISTS] c [CASCADE | RESTRICT]
+	AlterAddIdentity                     // ALTER COLUMN c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY [(options)]
 )
 
 // AlterCmd is one command of an ALTER TABLE, with the parts of its text
@@ -44,6 +45,11 @@ type AlterCmd struct {
 	Using    string
 	// AlterSetDefault: the expression as written.
 	Default string
+	// AlterAddIdentity: the identity, and its SEQUENCE NAME option (the
+	// sequence's name, without a public. qualifier; not in
+	// Identity.Options).
+	Identity *Identity
+	SeqName  string
 	// AlterAddConstraint: the constraint, its text as written (from
 	// CONSTRAINT name, without NOT VALID).
 	Constraint     Constraint
@@ -90,7 +96,8 @@ func alterCmd(sql string, toks []*pg_query.ScanToken, c *pg_query.AlterTableCmd,
 	cmd := AlterCmd{Span: piece}
 	switch c.Subtype {
 	case pg_query.AlterTableType_AT_AlterColumnType, pg_query.AlterTableType_AT_ColumnDefault,
-		pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull, pg_query.AlterTableType_AT_DropColumn:
+		pg_query.AlterTableType_AT_SetNotNull, pg_query.AlterTableType_AT_DropNotNull, pg_query.AlterTableType_AT_DropColumn,
+		pg_query.AlterTableType_AT_AddIdentity:
 		cmd.Column = c.Name
 	}
 	switch c.Subtype {
@@ -128,8 +135,27 @@ func alterCmd(sql string, toks []*pg_query.ScanToken, c *pg_query.AlterTableCmd,
 			return AlterCmd{Span: piece}
 		}
 		cmd.Kind = AlterAddConstraint
-		cmd.Constraint = constraint(k, Span{int(k.Location), piece.End})
+		cmd.Constraint = constraint(toks, k, Span{int(k.Location), piece.End})
 		cmd.ConstraintText = withoutNotValid(sql, toks, cmd.Constraint.Span)
+	case pg_query.AlterTableType_AT_AddIdentity:
+		k := c.Def.GetConstraint()
+		if k == nil || k.Contype != pg_query.ConstrType_CONSTR_IDENTITY {
+			return AlterCmd{Span: piece}
+		}
+		cmd.Kind, cmd.Identity = AlterAddIdentity, &Identity{Always: k.GeneratedWhen == "a"}
+		for _, o := range k.Options {
+			if d := o.GetDefElem(); d != nil && d.Defname == "sequence_name" {
+				names := stringList(d.Arg.GetList().GetItems())
+				if len(names) > 1 && names[len(names)-2] != "public" {
+					return AlterCmd{Span: piece} // another schema: refused as any other command
+				}
+				if len(names) > 0 {
+					cmd.SeqName = names[len(names)-1]
+				}
+				continue
+			}
+			cmd.Identity.Options = append(cmd.Identity.Options, seqOptions([]*pg_query.Node{o})...)
+		}
 	case pg_query.AlterTableType_AT_DropColumn:
 		cmd.Kind, cmd.MissingOK = AlterDropColumn, c.MissingOk
 		cmd.Cascade = c.Behavior == pg_query.DropBehavior_DROP_CASCADE

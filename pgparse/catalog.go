@@ -1,7 +1,9 @@
 package pgparse
 
 import (
+	"encoding/json"
 	"strconv"
+	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -330,3 +332,67 @@ func needsOut(typ string) bool {
 	}
 	return false
 }
+
+// ReadsCatalog reports whether sql reads the system catalogs: names a
+// relation of pg_catalog or information_schema (qualified, or a pg_*
+// catalog unqualified), or calls a function qualified with either schema,
+// but for the sequence functions (pg_dump writes pg_catalog.setval), which
+// change data. A statement the parser refuses counts as reading them (the
+// catalog reports the error).
+func ReadsCatalog(sql string) bool {
+	js, err := pg_query.ParseToJSON(sql)
+	if err != nil {
+		return true
+	}
+	var tree any
+	if err := json.Unmarshal([]byte(js), &tree); err != nil {
+		return true
+	}
+	return readsCatalog(tree)
+}
+
+func readsCatalog(n any) bool {
+	switch x := n.(type) {
+	case []any:
+		for _, v := range x {
+			if readsCatalog(v) {
+				return true
+			}
+		}
+	case map[string]any:
+		if rv, ok := x["RangeVar"].(map[string]any); ok {
+			schema, _ := rv["schemaname"].(string)
+			name, _ := rv["relname"].(string)
+			if schema == "pg_catalog" || schema == "information_schema" || schema == "" && strings.HasPrefix(name, "pg_") {
+				return true
+			}
+		}
+		if fc, ok := x["FuncCall"].(map[string]any); ok {
+			var names []string
+			for _, part := range asList(fc["funcname"]) {
+				if s, ok := part.(map[string]any)["String"].(map[string]any); ok {
+					v, _ := s["sval"].(string)
+					names = append(names, v)
+				}
+			}
+			if len(names) == 2 && (names[0] == "pg_catalog" || names[0] == "information_schema") && !sequenceFunctions[names[1]] {
+				return true
+			}
+		}
+		for _, v := range x {
+			if readsCatalog(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// sequenceFunctions change sequences: they run on the data, never in the
+// catalog.
+var sequenceFunctions = map[string]bool{"nextval": true, "currval": true, "setval": true, "lastval": true}

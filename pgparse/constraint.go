@@ -4,12 +4,23 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
-// constraint describes a constraint node whose text is sp.
-func constraint(c *pg_query.Constraint, sp Span) Constraint {
+// constraint describes a constraint node whose text is sp, of a statement
+// scanned as toks.
+func constraint(toks []*pg_query.ScanToken, c *pg_query.Constraint, sp Span) Constraint {
 	out := Constraint{Name: c.Conname, Span: sp, NotValid: c.SkipValidation, Deferrable: c.Deferrable}
 	switch c.Contype {
 	case pg_query.ConstrType_CONSTR_CHECK:
 		out.Kind = ConstraintCheck
+		if k := tokenIn(toks, sp, pg_query.Token_CHECK); k != nil {
+			open := k.End
+			for _, t := range toks {
+				if t.Start >= k.End && t.Token == pg_query.Token_ASCII_40 {
+					open = t.Start
+					break
+				}
+			}
+			out.Condition = Span{int(open) + 1, listEnd(toks, open)}
+		}
 	case pg_query.ConstrType_CONSTR_FOREIGN:
 		out.Kind = ConstraintForeignKey
 		out.Columns = stringList(c.FkAttrs)

@@ -62,39 +62,7 @@ func DefaultToSQLite(expr, kind string) (string, error) {
 // written again as PostgreSQL writes defaults (pg_get_expr): the
 // conversion to the column's type left out, pg_cast(x, 'kind') as
 // x::kind. Another expression is returned as it is.
-func DefaultForCatalog(expr string) string {
-	tree, err := pg_query.Parse("SELECT " + expr)
-	if err != nil || len(tree.Stmts) != 1 {
-		return expr
-	}
-	sel := tree.Stmts[0].Stmt.GetSelectStmt()
-	if sel == nil || len(sel.TargetList) != 1 {
-		return expr
-	}
-	rt := sel.TargetList[0].GetResTarget()
-	if a, _, ok := pgCastCall(rt.Val); ok {
-		rt.Val = a // the assignment to the column's type
-	}
-	var unwrap func(n *pg_query.Node) *pg_query.Node
-	unwrap = func(n *pg_query.Node) *pg_query.Node {
-		if a, kind, ok := pgCastCall(n); ok {
-			return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
-				Arg: unwrap(a), TypeName: &pg_query.TypeName{Names: []*pg_query.Node{pg_query.MakeStrNode(kind)}, Typemod: -1}}}}
-		}
-		if f := n.GetFuncCall(); f != nil {
-			for i, a := range f.Args {
-				f.Args[i] = unwrap(a)
-			}
-		}
-		return n
-	}
-	rt.Val = unwrap(rt.Val)
-	out, err := pg_query.Deparse(tree)
-	if err != nil {
-		return expr
-	}
-	return strings.TrimPrefix(out, "SELECT ")
-}
+func DefaultForCatalog(expr string) string { return exprForCatalog(expr, true) }
 
 // pgCastCall reads pg_cast(a, 'kind').
 func pgCastCall(n *pg_query.Node) (*pg_query.Node, string, bool) {

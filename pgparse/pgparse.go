@@ -61,8 +61,9 @@ type Constraint struct {
 	// the constraint is DEFERRABLE.
 	RefTable   string
 	Deferrable bool
-	// Default is a DEFAULT's expression, after the keyword.
-	Default Span
+	// Default is a DEFAULT's expression, after the keyword; Condition a
+	// CHECK's, inside its parentheses.
+	Default, Condition Span
 }
 
 // Column is one column definition of a CREATE TABLE.
@@ -167,7 +168,7 @@ func ParseCreateTable(sql string) *CreateTable {
 			if c.Contype == pg_query.ConstrType_CONSTR_PRIMARY {
 				tablePK = append(tablePK, stringList(c.Keys)...)
 			}
-			ct.Constraints = append(ct.Constraints, constraint(c, Span{int(c.Location), elementEnd(toks, c.Location)}))
+			ct.Constraints = append(ct.Constraints, constraint(toks, c, Span{int(c.Location), elementEnd(toks, c.Location)}))
 			continue
 		}
 		cd := elt.GetColumnDef()
@@ -216,7 +217,7 @@ func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
 		if i+1 < len(starts) {
 			end = starts[i+1]
 		}
-		k := constraint(c, Span{int(c.Location), lastTokenEnd(toks, int(c.Location), end)})
+		k := constraint(toks, c, Span{int(c.Location), lastTokenEnd(toks, int(c.Location), end)})
 		if d := tokenIn(toks, k.Span, pg_query.Token_DEFAULT); k.Kind == ConstraintDefault && d != nil {
 			k.Default = Span{int(d.End), k.End}
 		}

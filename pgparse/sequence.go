@@ -9,6 +9,10 @@ import (
 // SequenceStmt describes a CREATE SEQUENCE or DROP SEQUENCE statement.
 type SequenceStmt struct {
 	Create bool
+	// Alter: ALTER SEQUENCE; OwnedBy is its OWNED BY, the column's
+	// table and name ([]string{} for OWNED BY NONE), nil if not given.
+	Alter   bool
+	OwnedBy []string
 	// Names are the sequences, as PostgreSQL folds them (one to create);
 	// Schema is the first one's schema, "" if not named.
 	Names  []string
@@ -22,7 +26,7 @@ type SequenceStmt struct {
 	Options []SeqOption
 }
 
-// ParseSequenceStmt describes sql if it is one CREATE SEQUENCE or DROP
+// ParseSequenceStmt describes sql if it is one CREATE, ALTER or DROP
 // SEQUENCE statement, else returns nil.
 func ParseSequenceStmt(sql string) *SequenceStmt {
 	tree, err := pg_query.Parse(sql)
@@ -36,6 +40,27 @@ func ParseSequenceStmt(sql string) *SequenceStmt {
 		for _, o := range cs.Options {
 			if d := o.GetDefElem(); d != nil && d.Defname == "as" && d.Arg.GetTypeName() != nil {
 				out.Type = strings.ToLower(lastName(d.Arg.GetTypeName().Names))
+				continue
+			}
+			out.Options = append(out.Options, seqOptions([]*pg_query.Node{o})...)
+		}
+		return out
+	case *pg_query.Node_AlterSeqStmt:
+		as := n.AlterSeqStmt
+		out := &SequenceStmt{Alter: true, Names: []string{as.Sequence.Relname}, Schema: as.Sequence.Schemaname, Missing: as.MissingOk}
+		for _, o := range as.Options {
+			if d := o.GetDefElem(); d != nil && d.Defname == "owned_by" {
+				names := stringList(d.Arg.GetList().GetItems())
+				if len(names) == 1 && strings.EqualFold(names[0], "none") {
+					names = nil
+				}
+				if len(names) > 2 {
+					if names[0] != "public" {
+						out.Schema = names[0] // checked as the sequence's
+					}
+					names = names[len(names)-2:]
+				}
+				out.OwnedBy = append([]string{}, names...)
 				continue
 			}
 			out.Options = append(out.Options, seqOptions([]*pg_query.Node{o})...)

@@ -52,3 +52,55 @@ func ParseShow(sql string) (name string, ok bool) {
 	}
 	return strings.ToLower(vs.Name), true
 }
+
+// SetConfig is a SELECT set_config(name, value, is_local) of constants, as
+// pg_dump and psql send it: what SET name TO value (SET LOCAL if Local)
+// does, returning the value in one column named Column.
+type SetConfig struct {
+	Name, Value, Column string
+	Local               bool
+}
+
+// ParseSetConfig returns the set_config call of sql if sql is one such
+// SELECT with nothing else (no FROM, no other column).
+func ParseSetConfig(sql string) (sc SetConfig, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return sc, false
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 || len(sel.FromClause) != 0 || sel.WhereClause != nil ||
+		sel.GroupClause != nil || sel.HavingClause != nil || sel.SortClause != nil || sel.LimitCount != nil ||
+		sel.LimitOffset != nil || sel.WithClause != nil || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return sc, false
+	}
+	rt := sel.TargetList[0].GetResTarget()
+	fc := rt.GetVal().GetFuncCall()
+	if fc == nil || len(fc.Args) != 3 || fc.AggStar || fc.Over != nil || fc.AggFilter != nil {
+		return sc, false
+	}
+	var names []string
+	for _, n := range fc.Funcname {
+		names = append(names, n.GetString_().GetSval())
+	}
+	if name := strings.Join(names, "."); name != "set_config" && name != "pg_catalog.set_config" {
+		return sc, false
+	}
+	var strs [2]string
+	for i := range strs {
+		c := fc.Args[i].GetAConst()
+		if c == nil || c.GetSval() == nil {
+			return sc, false
+		}
+		strs[i] = c.GetSval().GetSval()
+	}
+	local := fc.Args[2].GetAConst()
+	if local == nil || local.GetBoolval() == nil {
+		return sc, false
+	}
+	sc = SetConfig{Name: strings.ToLower(strs[0]), Value: strs[1], Column: "set_config", Local: local.GetBoolval().GetBoolval()}
+	if rt.Name != "" {
+		sc.Column = rt.Name
+	}
+	return sc, true
+}

@@ -214,6 +214,9 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
 		}
 		return nil, []result.Column{{Name: showName(st), Type: result.Text}}, nil
+	case kindSetConfig:
+		sc, _ := pgparse.ParseSetConfig(st.sql)
+		return nil, []result.Column{{Name: sc.Column, Type: result.Text}}, nil
 	}
 	return nil, nil, nil
 }
@@ -291,6 +294,8 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		return s.set(ctx, st, w)
 	case kindShow:
 		return s.show(st, w)
+	case kindSetConfig:
+		return s.setConfig(st, w)
 	case kindDDL:
 		return s.ddl(ctx, st, w)
 	case kindCatalog:
@@ -317,7 +322,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 // statements.
 func (s *Session) kindOf(st statement) kind {
 	switch {
-	case st.kind == kindCatalog && s.node.engine.RunsPostgreSQL():
+	case (st.kind == kindCatalog || st.kind == kindSetConfig) && s.node.engine.RunsPostgreSQL():
 		return kindOther
 	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
 		s.node.engine.RunsPostgreSQL():
@@ -641,15 +646,13 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 
 // localDDL runs a schema statement that changes only the session's own
 // objects (temporary tables, their indexes, temporary views and
-// sequences: engine.Tx.ExecLocal) like any local statement: in the
+// sequences), or nothing the engine keeps (engine.Tx.ExecLocal), like
+// any local statement: in the
 // block's transaction, or in one of its own, committed on this node
 // alone (unless a function it ran wrote replicated rows: those commit
 // through the cluster). It returns false, having run nothing, for a
 // statement to replicate.
 func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (bool, error) {
-	if !s.node.engine.RunsPostgreSQL() {
-		return false, nil // no session-local objects
-	}
 	if s.inBlock {
 		if err := s.beginIfNeeded(ctx); err != nil {
 			return false, err

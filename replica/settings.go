@@ -110,9 +110,36 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := s.setValue(name, value, local); err != nil {
+		return err
+	}
+	return w.Complete("SET")
+}
+
+// setConfig runs SELECT set_config(name, value, is_local) as SET (SET
+// LOCAL) runs, and returns the value as PostgreSQL does.
+func (s *Session) setConfig(st statement, w result.Writer) error {
+	sc, ok := pgparse.ParseSetConfig(st.sql)
+	if !ok {
+		return sqlerr.New(sqlerr.Internal, "set_config: statement not understood")
+	}
+	if err := s.setValue(sc.Name, sc.Value, sc.Local); err != nil {
+		return err
+	}
+	if err := w.Columns([]result.Column{{Name: sc.Column, Type: result.Text}}); err != nil {
+		return err
+	}
+	if err := w.Row([]result.Value{sc.Value}); err != nil {
+		return err
+	}
+	return w.Complete("SELECT 1")
+}
+
+// setValue sets a session setting, for the rest of the block if local.
+func (s *Session) setValue(name, value string, local bool) error {
 	if local && !s.inBlock {
 		// PostgreSQL warns and changes nothing.
-		return w.Complete("SET")
+		return nil
 	}
 	report, err := s.sessionSettings.apply(name, value, s.node.cfg.StatementTimeout)
 	if err != nil {
@@ -124,7 +151,7 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 	if s.block != nil && !local {
 		s.block.session.apply(name, value, s.node.cfg.StatementTimeout)
 	}
-	return w.Complete("SET")
+	return nil
 }
 
 // apply sets parameter name to value (""; the default) and returns the

@@ -3,6 +3,8 @@ package replica
 import (
 	"regexp"
 	"strings"
+
+	"certa/pgparse"
 )
 
 // kind is what a statement is, as far as the session must know before
@@ -16,6 +18,7 @@ const (
 	kindRollback
 	kindSet
 	kindShow
+	kindSetConfig // SELECT set_config(...) of constants alone (pgparse.ParseSetConfig)
 	kindDDL
 	kindCatalog   // a query on pg_catalog or information_schema
 	kindSavepoint // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT]
@@ -160,7 +163,13 @@ func newStatement(sql string) statement {
 		s.kind = kindDDL
 	default:
 		s.kind = kindOther
-		if (s.words[0] == "SELECT" || s.words[0] == "WITH") && catalogRef.MatchString(s.sql) {
+		if s.words[0] == "SELECT" && strings.Contains(strings.ToLower(s.sql), "set_config") {
+			if _, ok := pgparse.ParseSetConfig(s.sql); ok {
+				s.kind = kindSetConfig
+				return s
+			}
+		}
+		if (s.words[0] == "SELECT" || s.words[0] == "WITH") && catalogRef.MatchString(s.sql) && pgparse.ReadsCatalog(s.sql) {
 			s.kind = kindCatalog
 		}
 	}
@@ -199,7 +208,8 @@ func endKind(words []string) kind {
 // that reads PostgreSQL's system catalogs.
 func IsCatalogQuery(sql string) bool { return newStatement(sql).kind == kindCatalog }
 
-// catalogRef tells a query that reads PostgreSQL's system catalogs.
+// catalogRef tells a query that may read PostgreSQL's system catalogs,
+// cheaply; pgparse.ReadsCatalog decides.
 var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(pg_catalog"?\s*\.|information_schema"?\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,

@@ -94,7 +94,9 @@ func (tx *Tx) endLocked() (broken bool) { return tx.rollbackLocked(false) }
 // oltp-write, where transactions park several times each). The session's
 // before-images stay those of the first time it touched each row; a row
 // changed by a commit since then is also changed after the Tx's snapshot,
-// so certification refuses the Tx anyway.
+// so certification refuses the Tx anyway. Not so for an insert into a
+// table without a primary key, which certifies by no key: see
+// sessionOutlivesRollback.
 func (tx *Tx) rollbackLocked(keepSession bool) (broken bool) {
 	c := tx.conn
 	if !c.closed {
@@ -107,7 +109,7 @@ func (tx *Tx) rollbackLocked(keepSession bool) (broken bool) {
 		err := c.rollback()
 		tx.unnative(nil) // ended with the SQLite transaction
 		tx.endSchema()
-		if tx.sess != nil && (!keepSession || err != nil) {
+		if tx.sess != nil && (!keepSession || err != nil || !tx.sessionOutlivesRollback()) {
 			tx.sess.Delete()
 			tx.sess = nil
 		}
@@ -124,3 +126,11 @@ func (tx *Tx) rollbackLocked(keepSession bool) (broken bool) {
 	}
 	return c.closed
 }
+
+// sessionOutlivesRollback reports whether the Tx's session may go on
+// recording after its SQLite transaction was rolled back, on a new one.
+// Not if it wrote a table without a primary key: a rowid it inserted and
+// lost may hold another transaction's row by then, which the session would
+// report as inserted by this Tx (rowid.go). Nor if its writes may have run
+// foreign-key actions, which may have written such a table.
+func (tx *Tx) sessionOutlivesRollback() bool { return !tx.rowidWrites && !tx.fkActions }

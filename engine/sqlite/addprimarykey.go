@@ -15,10 +15,9 @@ import (
 // table they have just made. SQLite cannot add a primary key to a table,
 // so the table is made again: a copy with the new definition takes its
 // rows, the table is dropped, the copy renamed and the table's indexes
-// made again. Rows of a table without a primary key are never written
-// (prepareWrite), so until the key exists the table is empty unless the
-// whole cluster made its rows the same way (schema statements): the copy
-// is the same on every node.
+// made again. Every node runs this in the same order on the same rows
+// (a table without a primary key has the same rows under the same rowids
+// everywhere: rowid.go), so the copy is the same on every node.
 
 // addPrimaryKey rebuilds table (as the schema spells it; def its
 // definition) with primary key k.

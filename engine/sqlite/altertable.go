@@ -172,6 +172,10 @@ func alterCommand(c *conn, table string, cmd pgparse.AlterCmd) error {
 			}
 			e.insert(col.End, " DEFAULT ("+d+")")
 		}
+	case pgparse.AlterAddIdentity:
+		if err := addIdentity(c, table, def, col, cmd, &e); err != nil {
+			return err
+		}
 	case pgparse.AlterSetNotNull:
 		if !col.NotNull {
 			e.insert(col.End, " NOT NULL")
@@ -209,6 +213,43 @@ func alterCommand(c *conn, table string, cmd pgparse.AlterCmd) error {
 	if check != nil {
 		return check()
 	}
+	return nil
+}
+
+// addIdentity makes a column an identity column (ALTER COLUMN ... ADD
+// GENERATED ... AS IDENTITY, as pg_dump writes each identity column): its
+// default becomes the identity's, as CREATE TABLE makes it, and its
+// sequence is made (syncSequences). As in PostgreSQL, the column must be
+// NOT NULL and have no default.
+func addIdentity(c *conn, table, def string, col *pgparse.Column, cmd pgparse.AlterCmd, e *defEdits) error {
+	if !col.NotNull && !col.PrimaryKey {
+		return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "column %q of relation %q must be declared NOT NULL before identity can be added", col.Name, table)
+	}
+	for _, k := range col.Constraints {
+		if k.Kind == pgparse.ConstraintDefault {
+			if d := def[k.Start:k.End]; strings.Contains(d, "'"+identityAlways+"'") || strings.Contains(d, "'"+identityByDefault+"'") {
+				return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "column %q of relation %q is already an identity column", col.Name, table)
+			}
+			return sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "column %q of relation %q already has a default value", col.Name, table)
+		}
+	}
+	seq := table + "_" + col.Name + "_seq"
+	if cmd.SeqName != "" && cmd.SeqName != seq {
+		return sqlerr.New(sqlerr.FeatureNotSupported,
+			"identity option SEQUENCE NAME %q is not supported: the embedded engine names the sequence of %s.%s %q", cmd.SeqName, table, col.Name, seq)
+	}
+	if _, ok, err := sequenceOwner(c, seq); err != nil || ok || tableExists(c, seq) {
+		return errOr(err, sqlerr.New(sqlerr.DuplicateTable, "relation %q already exists", seq))
+	}
+	start, max, err := identityBounds(col.Type, cmd.Identity.Options)
+	if err != nil {
+		return err
+	}
+	kind := identityByDefault
+	if cmd.Identity.Always {
+		kind = identityAlways
+	}
+	e.insert(col.End, fmt.Sprintf(" DEFAULT (nextval(%s, '%s', %d, %d))", sequenceFor(table, col.Name), kind, start, max))
 	return nil
 }
 
@@ -279,6 +320,13 @@ func addConstraint(c *conn, table, def string, ct *pgparse.CreateTable, cmd pgpa
 	case pgparse.ConstraintCheck:
 		if name == "" {
 			name = table + "_check"
+		}
+		if c := k.Condition; c.End > c.Start {
+			cond, err := pgparse.CheckToSQLite(text[c.Start-k.Start : c.End-k.Start])
+			if err != nil {
+				return nil, nil, err
+			}
+			text = text[:c.Start-k.Start] + cond + text[c.End-k.Start:]
 		}
 	case pgparse.ConstraintForeignKey:
 		if name == "" {

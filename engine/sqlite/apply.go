@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"zombiezen.com/go/sqlite"
 
@@ -54,8 +55,9 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	e.applied.Store(upTo)
 	e.hist.add(changes)
 	for _, it := range items {
-		if (it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone) && it.Err == nil {
-			// A schema change may have made or dropped sequences.
+		if (it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone || slices.Contains(it.WS.Tables, sequencesTable)) && it.Err == nil {
+			// A schema change may have made or dropped sequences, and
+			// setval moves one (setval.go).
 			if err := e.seqs.load(c); err != nil {
 				return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
 			}
@@ -278,6 +280,16 @@ func applyChanges(c *conn, changes []byte, tables []string) (itemErr *sqlerr.Err
 	if err := forEachChange(changes, func(*rowChange) error { return nil }); err != nil {
 		return sqlerr.New(sqlerr.DataCorrupted, "write set does not decode: %v", err), nil
 	}
+	if err := c.refreshSchema(); err != nil {
+		return nil, err
+	}
+	rowid, err := anyRowidTable(c, tables)
+	if err != nil {
+		return nil, err
+	}
+	if rowid {
+		return applyRowsOnly(c, changes)
+	}
 	conflict, err := applyChangeset(c, changes)
 	switch {
 	case conflict != nil && conflict.typ == sqlite.ChangesetConstraint:
@@ -293,6 +305,35 @@ func applyChanges(c *conn, changes []byte, tables []string) (itemErr *sqlerr.Err
 		// and the origin's client gets 40001. Stopping the node instead
 		// stopped every node, again at each restart.
 		return errUnforeseenConflict(conflict), nil
+	case err != nil && !isTransient(err):
+		return mapErr(err).(*sqlerr.Error), nil
+	}
+	return nil, err
+}
+
+// anyRowidTable reports whether one of tables has no primary key.
+func anyRowidTable(c *conn, tables []string) (bool, error) {
+	for _, t := range tables {
+		ti, err := c.table(t)
+		if err != nil || ti.rowid != "" {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// applyRowsOnly is applyChanges for a changeset that writes a table
+// without a primary key, whose rows SQLite's changeset apply would insert
+// with the origin's rowids: applyRows applies it, and what does not apply
+// cleanly is an item error.
+func applyRowsOnly(c *conn, changes []byte) (itemErr *sqlerr.Error, err error) {
+	err = applyRows(c, changes)
+	var m *rowMismatch
+	switch {
+	case errors.As(err, &m) && m.err != nil:
+		return mapErr(m.err).(*sqlerr.Error), nil
+	case errors.As(err, &m):
+		return errUnforeseenConflict(&changeConflict{typ: sqlite.ChangesetData, table: m.table}), nil
 	case err != nil && !isTransient(err):
 		return mapErr(err).(*sqlerr.Error), nil
 	}

@@ -62,7 +62,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 			return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 		}
 	}
-	if err := changesetKeys(ws); err != nil {
+	if err := changesetKeys(ws, tx.rowidTable()); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
 	if tx.fkWrites {
@@ -91,7 +91,7 @@ func (tx *Tx) imagedWriteSet() (*writeset.WriteSet, error) {
 		return nil, nil
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: tx.img.changeset()}
-	if err := changesetKeys(ws); err != nil {
+	if err := changesetKeys(ws, nil); err != nil { // images are of tables with a primary key
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
 	// Rows an UPDATE left as they were certify too.
@@ -101,13 +101,46 @@ func (tx *Tx) imagedWriteSet() (*writeset.WriteSet, error) {
 	return ws, nil
 }
 
+// rowidTable returns what tells changesetKeys the tables without a primary
+// key, or nil if the Tx wrote none. tx.mu is held.
+func (tx *Tx) rowidTable() func(table string) (bool, error) {
+	if !tx.rowidWrites && !tx.fkActions {
+		return nil
+	}
+	c := tx.conn
+	return func(table string) (bool, error) {
+		if err := c.refreshSchema(); err != nil {
+			return false, err
+		}
+		ti, err := c.table(table)
+		return err == nil && ti.rowid != "", err
+	}
+}
+
 // changesetKeys sets ws.Keys and ws.Tables from ws.Changes: one key per
 // changed row, from the table name and the primary-key values (the old ones
 // for a delete or update, the new ones for an insert; SQLite records a
-// primary-key change as a delete and an insert).
-func changesetKeys(ws *writeset.WriteSet) error {
+// primary-key change as a delete and an insert). rowidTable, if not nil,
+// tells the tables without a primary key, whose inserts have no key
+// (rowid.go).
+func changesetKeys(ws *writeset.WriteSet, rowidTable func(table string) (bool, error)) error {
 	var pk []any
+	var lastTable string
+	var rowid bool
 	return forEachRowChange(ws, func(ch *rowChange) error {
+		if rowidTable != nil && ch.table != lastTable {
+			var err error
+			if rowid, err = rowidTable(ch.table); err != nil {
+				return err
+			}
+			lastTable = ch.table
+		}
+		if n := len(ws.Tables); n == 0 || ws.Tables[n-1] != ch.table {
+			ws.Tables = append(ws.Tables, ch.table) // a changeset groups a table's rows (Normalize dedups)
+		}
+		if rowid && ch.op == opInsert {
+			return nil
+		}
 		vals := ch.old
 		if ch.op == opInsert {
 			vals = ch.new
@@ -124,9 +157,6 @@ func changesetKeys(ws *writeset.WriteSet) error {
 			pk = append(pk, kv)
 		}
 		ws.Keys = append(ws.Keys, writeset.EncodeKey(ch.table, pk...))
-		if n := len(ws.Tables); n == 0 || ws.Tables[n-1] != ch.table {
-			ws.Tables = append(ws.Tables, ch.table) // a changeset groups a table's rows (Normalize dedups)
-		}
 		return nil
 	})
 }

@@ -519,7 +519,7 @@ func readCatalogChecks(c *conn, table string) ([]catalogCheck, error) {
 			}
 		}
 		taken[name] = true
-		out = append(out, catalogCheck{name: name, expr: strings.TrimSpace(text[open+1 : end]), column: column})
+		out = append(out, catalogCheck{name: name, expr: pgparse.CheckForCatalog(strings.TrimSpace(text[open+1 : end])), column: column})
 	}
 	for _, col := range ct.Columns {
 		for _, con := range col.Constraints {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math"
+	"strconv"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -58,13 +59,27 @@ func (c *conn) checksums(sums *engine.Checksums) error {
 				order = append(order, quoteIdent(col.name))
 			}
 		}
+		cols := "*"
 		if len(order) == 0 {
-			order = []string{"rowid"}
+			// Rows of a table without a primary key are known by their
+			// rowids (rowid.go): those must agree too.
+			names := make([]string, len(t.cols))
+			for i, col := range t.cols {
+				names[i] = col.name
+			}
+			if alias := rowidAlias(names); alias != "" {
+				order = []string{alias}
+				cols = alias + ", *"
+			} else {
+				for i := range names {
+					order = append(order, strconv.Itoa(i+1))
+				}
+			}
 		}
 		h := sha256.New()
 		rows := int64(0)
 		var buf []byte
-		err := execResult(c.c, "SELECT * FROM "+quoteIdent(t.name)+" ORDER BY "+strings.Join(order, ", "), func(s *sqlite.Stmt) {
+		err := execResult(c.c, "SELECT "+cols+" FROM "+quoteIdent(t.name)+" ORDER BY "+strings.Join(order, ", "), func(s *sqlite.Stmt) {
 			rows++
 			buf = buf[:0]
 			for i := 0; i < s.ColumnCount(); i++ {

@@ -91,6 +91,9 @@ type tableInfo struct {
 	name     string   // the table's name as the schema spells it
 	pk       []string // primary-key columns in key order
 	pkCols   []int    // their indexes in columns
+	// rowid, for a table without a primary key, is a name that reaches
+	// its rowid, which is its key (rowid.go); "" for any other table.
+	rowid string
 	// rowSQL caches the applier's statements for this table (see rowapply.go).
 	rowSQL map[rowStmtKey]string
 	// keyProblem, when set, says why the table's primary key cannot be
@@ -107,6 +110,24 @@ type tableInfo struct {
 	// columns' kinds, identityAlways or identityByDefault (identity.go).
 	defaults map[string]string
 	identity map[string]string
+}
+
+// keyColumns names the columns that key the table's rows for
+// certification: its primary key, or its rowid.
+func (ti *tableInfo) keyColumns() []string {
+	if ti.rowid != "" {
+		return []string{ti.rowid}
+	}
+	return ti.pk
+}
+
+// changeColumns names the columns of the table's change records: a rowid
+// table's start with the rowid.
+func (ti *tableInfo) changeColumns() []string {
+	if ti.rowid != "" {
+		return append([]string{ti.rowid}, ti.columns...)
+	}
+	return ti.columns
 }
 
 // openConn opens a connection to path with the pragmas every connection
@@ -401,6 +422,11 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	if ti.exists && ti.hasPK {
 		if ti.keyProblem, err = c.keyProblem(ti, nullable); err != nil {
 			return nil, err
+		}
+	}
+	if ti.exists && !ti.hasPK {
+		if ti.rowid = rowidAlias(ti.columns); ti.rowid == "" {
+			ti.keyProblem = fmt.Sprintf("table %q has no primary key, and its column _rowid_ hides the rowid by which certa replicates such a table: add a PRIMARY KEY or rename the column", ti.name)
 		}
 	}
 	if ti.exists {

@@ -21,13 +21,12 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 	if s.Schema != "" && s.Schema != "public" {
 		return sqlerr.New(sqlerr.InvalidSchemaName, "schema %q does not exist", s.Schema)
 	}
-	exists := func(name string) (owner string, ok bool, err error) {
-		err = c.execResult("SELECT tbl FROM _certa_sequences WHERE name = ?", func(st *sqlite.Stmt) { owner, ok = st.ColumnText(0), true }, name)
-		return owner, ok, err
+	if s.Alter {
+		return alterSequence(c, s)
 	}
 	if s.Create {
 		name := s.Names[0]
-		_, ok, err := exists(name)
+		_, ok, err := sequenceOwner(c, name)
 		if err != nil {
 			return err
 		}
@@ -52,7 +51,7 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 			name, start, int64(created), max)
 	}
 	for _, name := range s.Names {
-		owner, ok, err := exists(name)
+		owner, ok, err := sequenceOwner(c, name)
 		switch {
 		case err != nil:
 			return err
@@ -75,6 +74,58 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 		}
 	}
 	return nil
+}
+
+// alterSequence runs ALTER SEQUENCE ... OWNED BY, which is all of ALTER
+// SEQUENCE the engine does: the sequence is then dropped with the
+// column's table or the column (syncSequences).
+func alterSequence(c *conn, s *pgparse.SequenceStmt) error {
+	name := s.Names[0]
+	if len(s.Options) > 0 || s.OwnedBy == nil {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "ALTER SEQUENCE other than OWNED BY is not supported by the embedded SQLite engine")
+	}
+	_, ok, err := sequenceOwner(c, name)
+	switch {
+	case err != nil:
+		return err
+	case !ok && s.Missing:
+		return nil
+	case !ok:
+		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	}
+	var tbl, col string
+	switch len(s.OwnedBy) {
+	case 0: // OWNED BY NONE
+	case 2:
+		if err := c.refreshSchema(); err != nil {
+			return err
+		}
+		ti, err := c.table(s.OwnedBy[0])
+		if err != nil {
+			return err
+		}
+		if !ti.exists {
+			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", s.OwnedBy[0])
+		}
+		for _, cn := range ti.columns {
+			if strings.EqualFold(cn, s.OwnedBy[1]) {
+				tbl, col = ti.name, cn
+			}
+		}
+		if col == "" {
+			return sqlerr.New(sqlerr.UndefinedColumn, "column %q of relation %q does not exist", s.OwnedBy[1], s.OwnedBy[0])
+		}
+	default:
+		return sqlerr.New(sqlerr.SyntaxError, "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE")
+	}
+	return c.exec("UPDATE _certa_sequences SET tbl = ?, col = ? WHERE name = ?", tbl, col, name)
+}
+
+// sequenceOwner returns the table that owns sequence name ("" if none),
+// and whether the sequence exists.
+func sequenceOwner(c *conn, name string) (owner string, ok bool, err error) {
+	err = c.execResult("SELECT tbl FROM _certa_sequences WHERE name = ?", func(st *sqlite.Stmt) { owner, ok = st.ColumnText(0), true }, name)
+	return owner, ok, err
 }
 
 // tableExists reports whether the schema has a table, view or index name.

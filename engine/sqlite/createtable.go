@@ -114,6 +114,42 @@ func translateCreateTable(sql string) (string, error) {
 	return sql, nil
 }
 
+// translateChecks writes the conditions of a client's CREATE TABLE's CHECK
+// constraints in SQLite's SQL (pgparse.CheckToSQLite), once, where the
+// statement comes in: the statement replicated holds them translated, and
+// so does a definition read back from SQLite.
+func translateChecks(sql string) (string, error) {
+	ct := pgparse.ParseCreateTable(sql)
+	if ct == nil {
+		return sql, nil
+	}
+	var conds []pgparse.Span
+	for _, col := range ct.Columns {
+		for _, k := range col.Constraints {
+			if k.Kind == pgparse.ConstraintCheck {
+				conds = append(conds, k.Condition)
+			}
+		}
+	}
+	for _, k := range ct.Constraints {
+		if k.Kind == pgparse.ConstraintCheck {
+			conds = append(conds, k.Condition)
+		}
+	}
+	sort.Slice(conds, func(i, j int) bool { return conds[i].Start > conds[j].Start })
+	for _, c := range conds {
+		if c.End <= c.Start {
+			continue
+		}
+		text, err := pgparse.CheckToSQLite(sql[c.Start:c.End])
+		if err != nil {
+			return "", err
+		}
+		sql = sql[:c.Start] + text + sql[c.End:]
+	}
+	return sql, nil
+}
+
 // translateAddColumn gives a column that ALTER TABLE ... ADD COLUMN adds
 // the CHECK constraints of its type (typeChecks), as CREATE TABLE does.
 // Other statements are returned unchanged; so is one translated already.

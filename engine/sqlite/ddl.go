@@ -31,7 +31,10 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if word, ok := unsupportedDDL(stmt); ok {
 		return engine.DDL{}, errUnsupportedDDL(word)
 	}
-	var err error
+	stmt, err := translateChecks(stmt)
+	if err != nil {
+		return engine.DDL{}, err
+	}
 	for range checkDDLTries {
 		var ddl engine.DDL
 		ddl, err = e.checkDDL(ctx, stmt)
@@ -374,13 +377,6 @@ func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry)
 		ti, err := c.table(t.name)
 		if err != nil {
 			return "", nil, err
-		}
-		// A table may be made without a primary key, which a later ALTER
-		// TABLE ... ADD PRIMARY KEY gives it (addprimarykey.go); until
-		// then it takes no rows (prepareWrite). One made with rows
-		// (CREATE TABLE AS) must have one.
-		if !ti.hasPK && pgparse.CopiesRows(sql) {
-			return "", nil, errNoPK(t.name)
 		}
 		if ti.keyProblem != "" {
 			return "", nil, errKeyProblem(ti.keyProblem)

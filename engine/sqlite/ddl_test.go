@@ -52,7 +52,6 @@ func TestCheckDDLRefusals(t *testing.T) {
 	tests := []struct {
 		stmt, code, msg string
 	}{
-		{"CREATE TABLE nopk AS SELECT * FROM t", sqlerr.InvalidTableDefinition, "no primary key"},
 		{"CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)", sqlerr.FeatureNotSupported, "AUTOINCREMENT"},
 		{"CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET v = 'x'; END", sqlerr.FeatureNotSupported, "triggers"},
 		{"CREATE TEMP TABLE tmp (id INTEGER PRIMARY KEY)", sqlerr.FeatureNotSupported, "TEMP"},

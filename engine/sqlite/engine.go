@@ -94,7 +94,10 @@ func Open(cfg Config) (*Engine, error) {
 	e.pool = newPool(cfg.MaxConns, func() (*conn, error) {
 		c, err := openConn(cfg.Path, true)
 		if err == nil {
-			if err = e.registerNextval(c); err != nil {
+			if err = e.registerNextval(c); err == nil {
+				err = registerSetval(c)
+			}
+			if err != nil {
 				c.close()
 			}
 		}

@@ -21,12 +21,13 @@ import (
 // and the transaction stays usable.
 func TestExecRefusals(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db.sqlite")
-	// A table without a primary key, as an existing database might have.
+	// A table without a primary key whose column hides its rowid, as an
+	// existing database might have.
 	c, err := sqlite.OpenConn(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlitex.ExecuteTransient(c, "CREATE TABLE nopk (a TEXT)", nil); err != nil {
+	if err := sqlitex.ExecuteTransient(c, "CREATE TABLE nopk (a TEXT, _rowid_ TEXT)", nil); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -56,7 +57,7 @@ func TestExecRefusals(t *testing.T) {
 		{"SELECT load_extension('x')", sqlerr.UndefinedFunction, "function load_extension does not exist"},
 		{"UPDATE _certa_meta SET seqno = 99", sqlerr.FeatureNotSupported, "internal"},
 		{"DELETE FROM _certa_failed", sqlerr.FeatureNotSupported, "internal"},
-		{"INSERT INTO nopk VALUES ('x')", sqlerr.InvalidTableDefinition, `table "nopk" has no primary key`},
+		{"INSERT INTO nopk VALUES ('x', 'y')", sqlerr.FeatureNotSupported, `table "nopk" has no primary key, and its column _rowid_ hides the rowid`},
 		{"SELECT 1; SELECT 2", sqlerr.SyntaxError, "one statement expected"},
 		{"SELEC 1", sqlerr.SyntaxError, "syntax error"},
 		{"SELECT * FROM nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},

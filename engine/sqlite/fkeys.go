@@ -205,14 +205,14 @@ func (tx *Tx) foreignKeyRows(ws *writeset.WriteSet) error {
 // key: immediate ones were checked by SQLite).
 func (tx *Tx) parentKey(ws *writeset.WriteSet, ti *tableInfo, fk *foreignKey, ch *rowChange, pk []rowValue) error {
 	c := tx.conn
-	from := columnIndexes(ti, fk.from)
+	from := changeIndexes(ti, fk.from)
 	if from == nil {
 		return nil
 	}
 	if ch.op == opUpdate && !anyDefined(ch.new, from) {
 		return nil // the update left the foreign key as it was
 	}
-	vals, found, err := c.queryRow(selectSQL(ti.name, fk.from, ti.pk), pk)
+	vals, found, err := c.queryRow(selectSQL(ti.name, fk.from, ti.keyColumns()), pk)
 	if err != nil || !found {
 		return err
 	}
@@ -222,10 +222,10 @@ func (tx *Tx) parentKey(ws *writeset.WriteSet, ti *tableInfo, fk *foreignKey, ch
 		}
 	}
 	pti, to, err := c.parentColumns(fk)
-	if err != nil || !pti.exists || !pti.hasPK {
+	if err != nil || !pti.exists || len(pti.keyColumns()) == 0 {
 		return err
 	}
-	pvals, found, err := c.queryRow(selectSQL(pti.name, pti.pk, to), vals)
+	pvals, found, err := c.queryRow(selectSQL(pti.name, pti.keyColumns(), to), vals)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (tx *Tx) checkNoChildren(ti *tableInfo, fk *foreignKey, ch *rowChange, pk [
 	if err != nil {
 		return err
 	}
-	toIdx := columnIndexes(ti, to)
+	toIdx := changeIndexes(ti, to)
 	if toIdx == nil || ch.op == opUpdate && !anyDefined(ch.new, toIdx) {
 		return nil
 	}
@@ -270,7 +270,7 @@ func (tx *Tx) checkNoChildren(ti *tableInfo, fk *foreignKey, ch *rowChange, pk [
 		// others are as the row has them now.
 		if cur == nil {
 			var found bool
-			if cur, found, err = c.queryRow(selectSQL(ti.name, to, ti.pk), pk); err != nil || !found {
+			if cur, found, err = c.queryRow(selectSQL(ti.name, to, ti.keyColumns()), pk); err != nil || !found {
 				return err
 			}
 		}
@@ -331,14 +331,19 @@ func (c *conn) queryRow(query string, args []rowValue) (vals []rowValue, found b
 	return vals, true, nil
 }
 
-// columnIndexes returns the indexes in ti of cols (nil if one is missing).
-func columnIndexes(ti *tableInfo, cols []string) []int {
+// changeIndexes returns the indexes of cols in ti's change records (nil if
+// one is missing): a rowid table's start with the rowid (rowid.go).
+func changeIndexes(ti *tableInfo, cols []string) []int {
+	first := 0
+	if ti.rowid != "" {
+		first = 1
+	}
 	idx := make([]int, len(cols))
 	for k, col := range cols {
 		idx[k] = -1
 		for i, name := range ti.columns {
 			if strings.EqualFold(name, col) {
-				idx[k] = i
+				idx[k] = first + i
 				break
 			}
 		}

@@ -93,9 +93,9 @@ func (c *conn) lockedSelect(req lockRequest) (sql string, ti *tableInfo, k int, 
 	if err != nil {
 		return "", nil, 0, err
 	}
-	if !ti.exists || len(ti.pk) == 0 {
+	if !ti.exists || len(ti.keyColumns()) == 0 {
 		return "", nil, 0, sqlerr.New(sqlerr.FeatureNotSupported,
-			"SELECT ... FOR UPDATE needs a table with a primary key after FROM (or named in FOR UPDATE OF), got %q", req.table)
+			"SELECT ... FOR UPDATE needs a table whose rows have keys after FROM (or named in FOR UPDATE OF), got %q", req.table)
 	}
 	// The table's alias in FROM, if it has one, qualifies the key columns.
 	qual := quoteIdent(ti.name)
@@ -117,7 +117,7 @@ func (c *conn) lockedSelect(req lockRequest) (sql string, ti *tableInfo, k int, 
 		return "", nil, 0, sqlerr.New(sqlerr.FeatureNotSupported, "FOR UPDATE is not allowed with DISTINCT")
 	}
 	var cols []string
-	for _, pk := range ti.pk {
+	for _, pk := range ti.keyColumns() {
 		cols = append(cols, qual+"."+quoteIdent(pk))
 	}
 	sql = req.sql[:start+6] + " " + strings.Join(cols, ", ") + "," + req.sql[start+6:]

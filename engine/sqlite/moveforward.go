@@ -78,10 +78,14 @@ func (tx *Tx) checkReads(ctx context.Context) error {
 		tx.view = uint64(s)
 		return err
 	}
-	// Start again on the latest state, keeping the session (see
+	// Start again on the latest state, keeping the session if it may (see
 	// rollbackLocked).
 	if err := c.rollback(); err != nil {
 		return err
+	}
+	if tx.sess != nil && !tx.sessionOutlivesRollback() {
+		tx.sess.Delete()
+		tx.sess = nil
 	}
 	s, err := tx.beginLatest()
 	if err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,23 @@ import (
 // what happened, item by item.
 var errNotClean = errors.New("change did not apply cleanly")
 
+// rowMismatch is errNotClean for one change: of table, failing a
+// constraint (err, SQLite's) or, if err is nil, finding no row to change
+// as recorded.
+type rowMismatch struct {
+	table string
+	err   error
+}
+
+func (m *rowMismatch) Error() string {
+	if m.err != nil {
+		return fmt.Sprintf("%v: table %s: %v", errNotClean, m.table, m.err)
+	}
+	return fmt.Sprintf("%v: table %s", errNotClean, m.table)
+}
+
+func (m *rowMismatch) Is(target error) bool { return target == errNotClean }
+
 // rowStmtKey names one applier statement of a table: the operation and
 // which columns it binds (bit i set: column i has a defined value).
 type rowStmtKey struct {
@@ -25,8 +43,9 @@ type rowStmtKey struct {
 // SQLite's changeset apply prepares its statements afresh on every call and
 // expires every prepared statement of the connection, which costs more than
 // the changes themselves. An INSERT must not find its key; an UPDATE or
-// DELETE must find exactly one row whose recorded old values match.
-// Anything else returns errNotClean. The caller must call refreshSchema
+// DELETE must find exactly one row whose recorded old values match; an
+// INSERT into a table without a primary key gets this node's next rowid
+// (rowid.go). Anything else returns errNotClean. The caller must call refreshSchema
 // first.
 func applyRows(c *conn, changeset []byte) error {
 	if err := c.requireTx(); err != nil {
@@ -38,13 +57,17 @@ func applyRows(c *conn, changeset []byte) error {
 		if err != nil {
 			return err
 		}
+		if !ti.exists || ti.keyProblem != "" {
+			return &rowMismatch{table: ch.table}
+		}
+		cols := ti.changeColumns()
 		key := rowStmtKey{op: ch.op, old: definedMask(ch.old), new: definedMask(ch.new)}
-		if !ti.exists || len(ti.columns) != len(ch.pk) || !wellFormed(key) {
-			return errNotClean
+		if len(cols) != len(ch.pk) || !wellFormed(key) || ti.rowid != "" && !rowidKeyed(ch) {
+			return &rowMismatch{table: ch.table}
 		}
 		query, ok := ti.rowSQL[key]
 		if !ok {
-			query = rowSQL(ch.table, ti.columns, ch)
+			query = rowSQL(ch.table, cols, ti.rowid != "", ch)
 			if ti.rowSQL == nil {
 				ti.rowSQL = make(map[rowStmtKey]string)
 			}
@@ -56,7 +79,10 @@ func applyRows(c *conn, changeset []byte) error {
 		}
 		param := 1
 		for _, vals := range [][]rowValue{ch.new, ch.old} { // SET, then WHERE
-			for _, v := range vals {
+			for i, v := range vals {
+				if ti.rowid != "" && ch.op == opInsert && i == 0 {
+					continue // the row's rowid is this node's next
+				}
 				if v.kind != kindUndefined {
 					bindValue(stmt, param, v)
 					param++
@@ -69,12 +95,12 @@ func applyRows(c *conn, changeset []byte) error {
 		}
 		if err != nil {
 			if sqlite.ErrCode(err).ToPrimary() == sqlite.ResultConstraint {
-				return errNotClean
+				return &rowMismatch{table: ch.table, err: err}
 			}
 			return err
 		}
 		if c.c.Changes() != 1 {
-			return errNotClean
+			return &rowMismatch{table: ch.table}
 		}
 		return nil
 	})
@@ -92,13 +118,30 @@ func wellFormed(key rowStmtKey) bool {
 	return true
 }
 
-// rowSQL builds the statement for ch's operation and defined columns.
-func rowSQL(table string, columns []string, ch *rowChange) string {
+// rowidKeyed reports whether ch is a change of a table without a primary
+// key as the session records it: keyed by its first column, the rowid,
+// which an UPDATE does not change.
+func rowidKeyed(ch *rowChange) bool {
+	for i, isPK := range ch.pk {
+		if isPK != (i == 0) {
+			return false
+		}
+	}
+	return ch.op != opUpdate || ch.new[0].kind == kindUndefined
+}
+
+// rowSQL builds the statement for ch's operation and defined columns
+// (columns as its change records have them). An INSERT into a rowid table
+// leaves out the first column, the rowid: SQLite gives the row the next.
+func rowSQL(table string, columns []string, rowid bool, ch *rowChange) string {
 	var b strings.Builder
 	n := 0
 	param := func() string { n++; return "?" + strconv.Itoa(n) }
 	switch ch.op {
 	case opInsert:
+		if rowid {
+			columns = columns[1:]
+		}
 		b.WriteString("INSERT INTO " + quoteIdent(table) + " (")
 		for i, col := range columns {
 			if i > 0 {

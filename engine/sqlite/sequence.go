@@ -506,13 +506,21 @@ func syncSequences(c *conn, created uint64) error {
 		return err
 	}
 	// have holds the sequences there are, by whether a column owns them
-	// (those of CREATE SEQUENCE do not, and stay as they are).
-	have := map[string]bool{}
-	if err := c.execResult("SELECT name, tbl <> '' FROM _certa_sequences", func(s *sqlite.Stmt) { have[s.ColumnText(0)] = s.ColumnInt64(1) != 0 }); err != nil {
+	// (those of CREATE SEQUENCE do not, and stay as they are, unless
+	// ALTER SEQUENCE ... OWNED BY gave them one). gone are those whose
+	// owning column no longer exists: they go with it, as in PostgreSQL.
+	have, gone := map[string]bool{}, map[string]bool{}
+	err = c.execResult(`SELECT s.name, s.tbl <> '', s.tbl <> '' AND NOT EXISTS (SELECT 1 FROM sqlite_schema m, pragma_table_info(m.name) p
+			WHERE m.type = 'table' AND m.name = s.tbl COLLATE NOCASE AND p.name = s.col COLLATE NOCASE)
+		FROM _certa_sequences s`, func(s *sqlite.Stmt) {
+		have[s.ColumnText(0)] = s.ColumnInt64(1) != 0
+		gone[s.ColumnText(0)] = s.ColumnInt64(2) != 0
+	})
+	if err != nil {
 		return err
 	}
-	for name, owned := range have {
-		if _, ok := want[name]; !ok && owned {
+	for name := range have {
+		if _, ok := want[name]; !ok && gone[name] {
 			if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
 				return err
 			}
@@ -629,7 +637,7 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	b = appendUpdateOld(b, row, changed, pkPos)
 	b = appendRecord(b, after, changed)
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: b}
-	if err := changesetKeys(ws); err != nil {
+	if err := changesetKeys(ws, nil); err != nil {
 		return nil, engine.SequenceBlock{}, fmt.Errorf("reserve sequence %s: %w", name, err)
 	}
 	ws.Normalize()

@@ -34,10 +34,6 @@ func (s session) Setting(ctx context.Context, set, name string) (string, error) 
 
 func (s session) Close() {}
 
-// ExecLocal returns false: no statement changes only a session's own
-// objects here (temporary tables are refused).
-func (tx *Tx) ExecLocal(context.Context, string, result.Writer) (bool, error) { return false, nil }
-
 // CommitLocal rolls back: a transaction without a write set changed
 // nothing here.
 func (tx *Tx) CommitLocal(context.Context) error { return tx.Rollback() }

@@ -45,6 +45,9 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 		return nil, record{}, "", err
 	}
 	rec.nextval = hasKeyword(run, "NEXTVAL") // once per text, not per run
+	if hasKeyword(run, "SETVAL") {
+		rec.writes = addName(rec.writes, sequencesTable) // setval.go
+	}
 	if len(c.cache) >= maxCachedStmts {
 		c.dropCache()
 	}

@@ -61,7 +61,7 @@ func sqliteKeyValue(v sqlite.Value) any {
 }
 
 // syncTouchTriggers makes c's touch triggers those of the current schema:
-// one per table with a primary key. It returns the schema version they
+// one per table whose rows have keys (rowid.go). It returns the schema version they
 // were made for. c must be outside a transaction; the work is done once
 // per schema version.
 func (c *conn) syncTouchTriggers() (version int64, err error) {
@@ -95,11 +95,12 @@ func (c *conn) syncTouchTriggers() (version int64, err error) {
 		if err != nil {
 			return 0, err
 		}
-		if len(ti.pk) == 0 {
+		keyCols := ti.keyColumns()
+		if len(keyCols) == 0 {
 			continue
 		}
-		keys := make([]string, len(ti.pk))
-		for i, col := range ti.pk {
+		keys := make([]string, len(keyCols))
+		for i, col := range keyCols {
 			keys[i] = "OLD." + quoteIdent(col)
 		}
 		fmt.Fprintf(&script, "CREATE TEMP TRIGGER %s AFTER UPDATE ON main.%s BEGIN SELECT %s(%s, %s); END;",

@@ -72,6 +72,9 @@ type Tx struct {
 	// changes are never re-applied on its connection, where the actions
 	// would run again: it parks to be re-run.
 	fkWrites, fkActions bool
+	// rowidWrites: the Tx wrote a table without a primary key; its
+	// session does not outlive its SQLite transaction (rowid.go).
+	rowidWrites bool
 	// schema: the Tx ran schema statements (txschema.go); schemaHeld
 	// says so to lock waiters.
 	schema     *schemaChanges
@@ -456,9 +459,9 @@ func (tx *Tx) addReads(tables []string) {
 }
 
 // prepareWrite readies the Tx for a statement that writes tables: they must
-// have a primary key that certification can follow (or the rows could not be
-// replicated: keys.go), the Tx takes the
-// write lock, and a session records its changes from now on.
+// have keys that certification can follow (or the rows could not be
+// replicated: keys.go, rowid.go), the Tx takes the write lock, and a
+// session records its changes from now on.
 func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 	c := tx.conn // its schema cache is fresh: prepareCached refreshed it
 	for _, t := range tables {
@@ -466,8 +469,8 @@ func (tx *Tx) prepareWrite(ctx context.Context, tables []string) error {
 		if err != nil {
 			return err
 		}
-		if ti.exists && !ti.hasPK {
-			return errNoPK(t)
+		if ti.rowid != "" {
+			tx.rowidWrites = true
 		}
 		if ti.keyProblem != "" {
 			return errKeyProblem(ti.keyProblem)
@@ -513,22 +516,12 @@ func (tx *Tx) ensureSession() error {
 		tx.sess.Delete()
 		tx.sess = nil
 	}
-	s, err := c.c.CreateSession("main")
+	s, err := newSession(c)
 	if err != nil {
-		return err
-	}
-	if err := s.Attach(""); err != nil {
-		s.Delete()
 		return err
 	}
 	tx.sess, tx.sessSchema = s, c.schemaVersion
 	return nil
-}
-
-// errNoPK refuses a write to (or the creation of) a table without a primary key.
-func errNoPK(table string) *sqlerr.Error {
-	return sqlerr.New(sqlerr.InvalidTableDefinition,
-		"table %q has no primary key: certa replicates rows by primary key; add a PRIMARY KEY", table)
 }
 
 // Describe is the engine's, or, once the Tx changed the schema, its own

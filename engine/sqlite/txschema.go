@@ -48,6 +48,10 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	if word, ok := unsupportedDDL(sql); ok {
 		return errUnsupportedDDL(word)
 	}
+	sql, err := translateChecks(sql)
+	if err != nil {
+		return err
+	}
 	if pgparse.CopiesRows(sql) {
 		// Its rows would be replicated and the statement run again on
 		// the other nodes: they would write them twice.
@@ -59,7 +63,7 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	defer tx.setIdle()
 	done := tx.interruptOn(ctx)
 	defer done()
-	err := tx.readyForSchema(ctx)
+	err = tx.readyForSchema(ctx)
 	for attempt := 0; err == nil; attempt++ {
 		err = tx.runSchema(sql)
 		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
