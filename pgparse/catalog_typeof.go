@@ -27,6 +27,7 @@ var CatalogFunctions = map[string]string{
 	"pg_is_in_recovery": "bool", "pg_backend_pid": "int4", "pg_partition_root": "regclass",
 	"pg_get_function_result": "text", "pg_get_function_arguments": "text", "pg_get_function_identity_arguments": "text",
 	"pg_char_to_encoding": "int4", "pg_get_keywords": "text", "pg_partition_ancestors": "regclass",
+	"set_config": "text",
 }
 
 // catalogRenames are catalog functions SQLite has under another name.

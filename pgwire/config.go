@@ -13,8 +13,11 @@ const (
 	// DefaultServerVersion is what clients see as server_version. Drivers parse
 	// the leading "major.minor" to decide which features to use, so it names
 	// the PostgreSQL release whose behaviour certa imitates; the suffix is free
-	// text, as in distribution builds ("16.2 (Debian 16.2-1)").
-	DefaultServerVersion = "16.0 (certa)"
+	// text, as in distribution builds ("16.2 (Debian 16.2-1)"). The embedded
+	// engine imitates PostgreSQL 15, against which its differential tests
+	// run and whose pg_dump refuses newer servers (its catalog, version()
+	// and SHOW server_version say the same).
+	DefaultServerVersion = "15.0 (certa)"
 	// DefaultMaxMessageSize bounds one frontend message (a query string, for
 	// now) and so the memory one connection can make the server allocate.
 	DefaultMaxMessageSize = 64 << 20

@@ -103,7 +103,7 @@ func TestPsql(t *testing.T) {
 
 	// Server version and session parameters as libpq sees them.
 	out, errOut, code = psql(t, ts, "-A", "-t", "-c", `\echo :SERVER_VERSION_NAME :SERVER_VERSION_NUM`, "-c", "WHOAMI")
-	if code != 0 || out != DefaultServerVersion+" 160000\ntester|testdb\n" {
+	if code != 0 || out != DefaultServerVersion+" 150000\ntester|testdb\n" {
 		t.Fatalf("version: exit %d, out %q, err %q", code, out, errOut)
 	}
 }

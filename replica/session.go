@@ -762,7 +762,7 @@ func (s *Session) show(st statement, w result.Writer) error {
 	case "transaction_isolation":
 		value = "repeatable read" // PostgreSQL's name for snapshot isolation
 	case "server_version":
-		value = "16.0"
+		value = "15.0"
 	default:
 		v, ok := s.settings[name]
 		if !ok {

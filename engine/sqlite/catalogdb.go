@@ -164,7 +164,7 @@ func fillFixed(w *rowWriter, db *catalogDB) {
 	w.row("pg_language", map[string]any{"oid": 12, "lanname": "internal", "lanowner": oidUser, "lanispl": 0, "lanpltrusted": 0})
 	w.row("pg_language", map[string]any{"oid": 14, "lanname": "sql", "lanowner": oidUser, "lanispl": 0, "lanpltrusted": 1})
 	for _, s := range []struct{ name, setting, vartype string }{
-		{"server_version", "16.0", "string"}, {"server_version_num", "160000", "integer"},
+		{"server_version", "15.0", "string"}, {"server_version_num", "150000", "integer"},
 		{"server_encoding", "UTF8", "string"}, {"client_encoding", "UTF8", "string"},
 		{"standard_conforming_strings", "on", "bool"}, {"search_path", `"$user", public`, "string"},
 		{"max_identifier_length", "63", "integer"}, {"integer_datetimes", "on", "bool"},

@@ -132,6 +132,11 @@ func (db *catalogDB) registerFunctions() error {
 		},
 		"pg_backend_pid":    func([]sqlite.Value) (sqlite.Value, error) { return sqlite.IntegerValue(1), nil },
 		"pg_partition_root": func(a []sqlite.Value) (sqlite.Value, error) { return arg(a, 0), nil },
+		// A catalog query has no session to set a parameter of (pg_dump
+		// asks for one this version does not have: no row, no call).
+		"set_config": func(a []sqlite.Value) (sqlite.Value, error) {
+			return null, sqlerr.New(sqlerr.FeatureNotSupported, "set_config in a query over the system catalogs is not supported: use SET")
+		},
 		// No partitions: a table is its own only ancestor.
 		"pg_partition_ancestors": func(a []sqlite.Value) (sqlite.Value, error) { return db.regclassArg(arg(a, 0)) },
 	}

@@ -84,7 +84,7 @@ func TestPostgreSQLFunctions(t *testing.T) {
 	defer tx.Rollback()
 	r := exec(t, tx, "SELECT version(), current_database(), current_schema(), now(), gen_random_uuid()")
 	v := r.rows[0]
-	if s, _ := v[0].(string); len(s) < 16 || s[:16] != "PostgreSQL 16.0 " || v[1] != "certa" || v[2] != "public" {
+	if s, _ := v[0].(string); len(s) < 16 || s[:16] != "PostgreSQL 15.0 " || v[1] != "certa" || v[2] != "public" {
 		t.Fatalf("got %v", v)
 	}
 	if s, _ := v[3].(string); len(s) < 20 || s[len(s)-3:] != "+00" {

@@ -14,7 +14,7 @@ import (
 // replicates.
 var pgFunctions = map[string]func() sqlite.Value{
 	// The same release pgwire reports as server_version.
-	"version":          func() sqlite.Value { return sqlite.TextValue("PostgreSQL 16.0 (certa) on SQLite " + sqliteVersion) },
+	"version":          func() sqlite.Value { return sqlite.TextValue("PostgreSQL 15.0 (certa) on SQLite " + sqliteVersion) },
 	"current_database": func() sqlite.Value { return sqlite.TextValue("certa") },
 	"current_schema":   func() sqlite.Value { return sqlite.TextValue("public") },
 	"now": func() sqlite.Value {

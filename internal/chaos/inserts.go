@@ -9,9 +9,11 @@ import (
 	"certa/internal/pgclient"
 )
 
-// inserts does autocommit inserts of unique keys; at the end every
-// acknowledged insert must be on every node, and no insert that certainly
-// failed may be anywhere.
+// inserts does autocommit inserts of unique keys, every other one into a
+// table without a primary key (replicated by rowid or by whole row, and
+// where nothing refuses a second copy of a row); at the end every
+// acknowledged insert must be on every node, once, and no insert that
+// certainly failed may be anywhere.
 type inserts struct {
 	next atomic.Int64
 	counts
@@ -24,12 +26,19 @@ func newInserts() *inserts { return &inserts{outcomes: make(map[int64]Outcome)} 
 func (w *inserts) Name() string { return "acked-inserts" }
 
 func (w *inserts) Setup(ctx context.Context, addr string) error {
-	return execOn(ctx, addr, "CREATE TABLE acked (id bigint PRIMARY KEY)")
+	if err := execOn(ctx, addr, "CREATE TABLE acked (id bigint PRIMARY KEY)"); err != nil {
+		return err
+	}
+	return execOn(ctx, addr, "CREATE TABLE acked_nokey (id bigint NOT NULL)")
 }
 
 func (w *inserts) Step(ctx context.Context, c *client, conn *pgclient.Conn) bool {
 	id := w.next.Add(1)
-	_, err := conn.Exec(ctx, "INSERT INTO acked VALUES ($1)", id)
+	table := "acked"
+	if id%2 == 1 {
+		table = "acked_nokey"
+	}
+	_, err := conn.Exec(ctx, "INSERT INTO "+table+" VALUES ($1)", id)
 	o := classify(err)
 	w.add(o)
 	w.mu.Lock()
@@ -46,15 +55,23 @@ func (w *inserts) Check(ctx context.Context, addrs []string) Report {
 			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
 			continue
 		}
-		rows, err := conn.Query(ctx, "SELECT id FROM acked")
+		rows, err := conn.Query(ctx, "SELECT id FROM acked UNION ALL SELECT id FROM acked_nokey")
 		conn.Close()
 		if err != nil {
 			anomalies = append(anomalies, fmt.Sprintf("final read on %s: %v", addr, err))
 			continue
 		}
 		present := make(map[int64]bool, len(rows))
+		twice := 0
 		for _, r := range rows {
-			present[toInt64(r[0])] = true
+			id := toInt64(r[0])
+			if present[id] {
+				twice++
+			}
+			present[id] = true
+		}
+		if twice > 0 {
+			anomalies = append(anomalies, fmt.Sprintf("%s holds %d inserts more than once", addr, twice))
 		}
 		w.mu.Lock()
 		lost, phantom := 0, 0
