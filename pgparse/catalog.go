@@ -31,7 +31,11 @@ type CatalogRelations interface {
 
 // CatalogColumn is a column of a catalog relation, or of a catalog query's
 // result: its name and its type's typname ("oid", "_int2", "" unknown).
-type CatalogColumn struct{ Name, Type string }
+// A system column (a catalog table's tableoid) is named, never part of *.
+type CatalogColumn struct {
+	Name, Type string
+	System     bool
+}
 
 // CatalogToSQLite prints a query over the system catalogs for the tables
 // rels names. Result columns carry their types (ResultColumn.Type).
@@ -77,6 +81,7 @@ type scopeItem struct {
 // json_each).
 type scopeCol struct {
 	name, typ, sql string
+	system         bool // not part of *
 }
 
 // resolve finds the column a reference names: qualified by a FROM item's
@@ -155,7 +160,7 @@ func (p *printer) fromItems(n *pg_query.Node) []scopeItem {
 func plainCols(cols []CatalogColumn) []scopeCol {
 	out := make([]scopeCol, len(cols))
 	for i, c := range cols {
-		out[i] = scopeCol{name: c.Name, typ: c.Type}
+		out[i] = scopeCol{name: c.Name, typ: c.Type, system: c.System}
 	}
 	return out
 }
@@ -260,7 +265,9 @@ func (p *printer) starColumns(qual string) []starColumn {
 			continue
 		}
 		for _, c := range it.cols {
-			out = append(out, starColumn{scopeCol: c, alias: it.alias})
+			if !c.system {
+				out = append(out, starColumn{scopeCol: c, alias: it.alias})
+			}
 		}
 	}
 	return out

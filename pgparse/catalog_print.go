@@ -76,6 +76,13 @@ func (p *printer) functionColumns(rf *pg_query.RangeFunction) (string, []scopeCo
 		}
 	case "generate_subscripts":
 		cols = []scopeCol{{name: colName(0, alias), typ: "int4", sql: "(" + q + ".\"key\" + " + strconv.Itoa(lowerBound(arrType)) + ")"}}
+	case "pg_options_to_table":
+		// "name=value" elements; one without "=" has no value.
+		v, eq := q+".\"value\"", "instr("+q+".\"value\", '=')"
+		return alias, []scopeCol{
+			{name: colName(0, "option_name"), typ: "text", sql: "(CASE WHEN " + eq + " > 0 THEN substr(" + v + ", 1, " + eq + " - 1) ELSE " + v + " END)"},
+			{name: colName(1, "option_value"), typ: "text", sql: "(CASE WHEN " + eq + " > 0 THEN substr(" + v + ", " + eq + " + 1) END)"},
+		}
 	case "information_schema._pg_expandarray":
 		return alias, []scopeCol{
 			{name: colName(0, "x"), typ: elemType(arrType), sql: q + ".\"value\""},
@@ -126,7 +133,7 @@ func (p *printer) catalogFunctionFrom(rf *pg_query.RangeFunction) bool {
 	}
 	name := functionName(f.Funcname)
 	switch name {
-	case "unnest", "generate_subscripts", "information_schema._pg_expandarray":
+	case "unnest", "generate_subscripts", "information_schema._pg_expandarray", "pg_options_to_table":
 	case "pg_get_keywords":
 		// A relation of the catalogs.
 		alias, _ := p.functionColumns(rf)
@@ -152,7 +159,8 @@ func (p *printer) catalogFunctionFrom(rf *pg_query.RangeFunction) bool {
 		}
 		return false
 	}
-	if len(f.Args) == 0 || len(f.Args) > 2 && name == "generate_subscripts" || name == "information_schema._pg_expandarray" && len(f.Args) != 1 {
+	if len(f.Args) == 0 || len(f.Args) > 2 && name == "generate_subscripts" ||
+		(name == "information_schema._pg_expandarray" || name == "pg_options_to_table") && len(f.Args) != 1 {
 		p.refuse(name + " with these arguments")
 		return true
 	}
@@ -230,6 +238,12 @@ func (p *printer) catalogFuncCall(f *pg_query.FuncCall) bool {
 		p.w(") FROM json_each(")
 		p.arrayValue(arg(0))
 		p.w("))")
+	case "array_remove":
+		// Of a NULL array, NULL; else the other elements, in order.
+		arr := p.sub(func() { p.arrayValue(arg(0)) })
+		p.w("CASE WHEN ", arr, " IS NOT NULL THEN (SELECT json_group_array(\"value\" ORDER BY \"key\") FROM json_each(", arr, ") WHERE \"value\" IS NOT ")
+		p.expr(arg(1))
+		p.w(") END")
 	case "array_position":
 		p.w("(SELECT \"key\" + 1 FROM json_each(")
 		p.arrayValue(arg(0))
@@ -287,6 +301,13 @@ func (p *printer) catalogCast(tc *pg_query.TypeCast) bool {
 		}
 		p.expr(tc.Arg)
 	case to == "oid" || to == "int4" || to == "int8" || to == "int2":
+		if textual && to == "oid" {
+			// '16386'::oid: an unsigned 32-bit number, read as int8.
+			p.w("pg_cast(")
+			p.expr(tc.Arg)
+			p.w(", 'int8')")
+			return true
+		}
 		if textual {
 			return false
 		}
@@ -354,8 +375,20 @@ func (p *printer) subscript(ind *pg_query.A_Indirection) {
 		p.refuse("this subscript or field selection")
 		return
 	}
-	lower := strconv.Itoa(lowerBound(p.typeOf(ind.Arg)))
 	i := ind.Indirection[0].GetAIndices().Uidx
+	if p.typeOf(ind.Arg) == "name" {
+		// A name is an array of 64 "char" from 0 (pg_dump: typname[0] =
+		// '_'): its character there, "" past its end.
+		p.w("CASE WHEN (")
+		p.expr(i)
+		p.w(") BETWEEN 0 AND 63 THEN substr(")
+		p.expr(ind.Arg)
+		p.w(", (")
+		p.expr(i)
+		p.w(") + 1, 1) END")
+		return
+	}
+	lower := strconv.Itoa(lowerBound(p.typeOf(ind.Arg)))
 	p.w("CASE WHEN ")
 	p.expr(i)
 	p.w(" >= ", lower, " THEN json_extract(")

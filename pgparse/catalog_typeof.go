@@ -27,7 +27,7 @@ var CatalogFunctions = map[string]string{
 	"pg_is_in_recovery": "bool", "pg_backend_pid": "int4", "pg_partition_root": "regclass",
 	"pg_get_function_result": "text", "pg_get_function_arguments": "text", "pg_get_function_identity_arguments": "text",
 	"pg_char_to_encoding": "int4", "pg_get_keywords": "text", "pg_partition_ancestors": "regclass",
-	"set_config": "text",
+	"set_config": "text", "acldefault": "_aclitem", "quote_literal": "text",
 }
 
 // catalogRenames are catalog functions SQLite has under another name.
@@ -146,6 +146,9 @@ func (p *printer) typeOf(n *pg_query.Node) string {
 		return "_text"
 	case *pg_query.Node_AIndirection:
 		t := p.typeOf(e.AIndirection.Arg)
+		if t == "name" {
+			return "char"
+		}
 		if el := elemType(t); el != "" {
 			return el
 		}
@@ -180,6 +183,10 @@ func (p *printer) funcType(f *pg_query.FuncCall) string {
 	case "array_agg":
 		if len(f.Args) == 1 {
 			return arrayOf(p.typeOf(f.Args[0]))
+		}
+	case "array_remove":
+		if len(f.Args) == 2 {
+			return p.typeOf(f.Args[0])
 		}
 	case "unnest":
 		if len(f.Args) == 1 {

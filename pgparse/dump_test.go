@@ -1,6 +1,7 @@
 package pgparse
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -128,5 +129,47 @@ func TestParseAlterAddIdentity(t *testing.T) {
 	}
 	if at := ParseAlterTable("ALTER TABLE t ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME other.s)"); at.Cmds[0].Kind != AlterOther {
 		t.Errorf("a sequence of another schema: %+v", at.Cmds[0])
+	}
+}
+
+// LOCK TABLE, as pg_dump locks the tables it dumps.
+func TestParseLockTable(t *testing.T) {
+	for sql, want := range map[string]string{
+		"LOCK TABLE public.customers IN ACCESS SHARE MODE": "ACCESS SHARE [public.customers]",
+		"lock a, b in row exclusive mode":                  "ROW EXCLUSIVE [a b]",
+		"LOCK t":                                           "ACCESS EXCLUSIVE [t]",
+		"SELECT 'lock'":                                    "false",
+		"LOCK a; SELECT 1":                                 "false",
+	} {
+		mode, tables, ok := ParseLockTable(sql)
+		got := fmt.Sprintf("%s %v", mode, tables)
+		if !ok {
+			got = "false"
+		}
+		if got != want {
+			t.Errorf("%s: %s, want %s", sql, got, want)
+		}
+	}
+}
+
+// A relation read as a query (a sequence, as pg_dump reads it) in FROM,
+// aliased or not; the same name written to is left as it is.
+func TestToSQLiteReplacing(t *testing.T) {
+	rels := map[string]string{"s": `SELECT 1 AS "last_value"`}
+	for sql, want := range map[string]string{
+		"SELECT last_value FROM public.s":  `SELECT "last_value" FROM (SELECT 1 AS "last_value") AS "s"`,
+		"SELECT x.last_value FROM s x, t":  `SELECT "x"."last_value" FROM (SELECT 1 AS "last_value") AS "x", "t"`,
+		"SELECT last_value FROM other.s":   "error",
+		"DELETE FROM s":                    `DELETE FROM "s"`,
+		"SELECT last_value FROM s AS x(a)": "error",
+		"SELECT pg_catalog.setval('s', 5)": `SELECT setval('s', 5) AS "setval"`,
+	} {
+		got := "error"
+		if out, err := ToSQLiteReplacing(sql, rels); err == nil {
+			got = out.SQL
+		}
+		if got != want {
+			t.Errorf("%s:\n got %s\nwant %s", sql, got, want)
+		}
 	}
 }

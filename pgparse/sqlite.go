@@ -86,13 +86,23 @@ var ErrNotPrinted = errors.New("pgparse: not a query or data change")
 // construct SQLite cannot do as PostgreSQL does is refused (0A000); a
 // statement that is not a query or data change returns ErrNotPrinted.
 func ToSQLite(sql string) (*SQLite, error) {
-	s, _, err := print(sql, false)
+	s, _, err := print(sql, false, nil)
+	return s, err
+}
+
+// ToSQLiteReplacing is ToSQLite, but a relation of rels (by name, of
+// public) in FROM is read as the SQLite query rels gives for it: the
+// embedded engine's sequences, which are no SQLite tables, read as
+// relations (SELECT last_value, is_called FROM s). Not cached.
+func ToSQLiteReplacing(sql string, rels map[string]string) (*SQLite, error) {
+	s, _, err := print(sql, false, rels)
 	return s, err
 }
 
 // print is ToSQLite that also returns its printer, which notes where the
-// constants went if holes is set (sqlite_cache.go).
-func print(sql string, holes bool) (*SQLite, *printer, error) {
+// constants went if holes is set (sqlite_cache.go), and reads rels as
+// ToSQLiteReplacing says.
+func print(sql string, holes bool, rels map[string]string) (*SQLite, *printer, error) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, nil, parseError(err)
@@ -110,7 +120,7 @@ func print(sql string, holes bool) (*SQLite, *printer, error) {
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p := &printer{recordHoles: holes}
+	p := &printer{recordHoles: holes, replaced: rels}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
@@ -175,6 +185,8 @@ type printer struct {
 	// srfs are what the set-returning functions of target lists print
 	// (catalog_print.go, targetSRFs).
 	srfs map[*pg_query.FuncCall]string
+	// replaced are the relations read as queries (ToSQLiteReplacing).
+	replaced map[string]string
 }
 
 func (p *printer) w(ss ...string) {

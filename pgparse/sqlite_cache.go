@@ -162,7 +162,7 @@ type hole struct {
 // asked for one (consts: sql's constants, as shapeOf returns them) and the
 // statement can have one.
 func toSQLite(sql string, wantTemplate bool, consts []constant) (*SQLite, *template, error) {
-	s, p, err := print(sql, wantTemplate)
+	s, p, err := print(sql, wantTemplate, nil)
 	if err != nil || !wantTemplate || p.fixed || s.Rest != "" {
 		return s, nil, err
 	}

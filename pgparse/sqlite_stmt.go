@@ -269,7 +269,18 @@ func (p *printer) targets(list []*pg_query.Node) {
 func (p *printer) fromItem(n *pg_query.Node) {
 	switch f := n.Node.(type) {
 	case *pg_query.Node_RangeVar:
-		p.rangeVar(f.RangeVar)
+		rv := f.RangeVar
+		if q, ok := p.replaced[rv.Relname]; ok && (rv.Schemaname == "" || rv.Schemaname == "public") && rv.Catalogname == "" {
+			p.w("(", q, ")")
+			if rv.Alias != nil {
+				p.alias(rv.Alias)
+			} else {
+				p.w(" AS ")
+				p.ident(rv.Relname)
+			}
+			return
+		}
+		p.rangeVar(rv)
 	case *pg_query.Node_JoinExpr:
 		p.join(f.JoinExpr)
 	case *pg_query.Node_RangeSubselect:

@@ -208,9 +208,10 @@ func endKind(words []string) kind {
 // that reads PostgreSQL's system catalogs.
 func IsCatalogQuery(sql string) bool { return newStatement(sql).kind == kindCatalog }
 
-// catalogRef tells a query that may read PostgreSQL's system catalogs,
+// catalogRef tells a query that may read PostgreSQL's system catalogs
+// (any pg_* name: pg_dump reads pg_operator, pg_ts_dict and the like),
 // cheaply; pgparse.ReadsCatalog decides.
-var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(pg_catalog"?\s*\.|information_schema"?\s*\.|pg_(class|namespace|attribute|type|database|index|am|constraint|attrdef|roles|settings|proc|description|tablespace|tables|depend|sequence|range)\b)`)
+var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(information_schema"?\s*\.|pg_\w+)`)
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,
 // skipping whitespace and comments.

@@ -52,6 +52,9 @@ type record struct {
 	// schemaObjects are the tables and views a schema statement creates,
 	// alters or drops (or whose indexes it creates or drops).
 	schemaObjects []string
+	// uncached: the statement must be prepared again each time (it reads
+	// a sequence as a relation, seqrelation.go).
+	uncached bool
 }
 
 // tables returns the tables r read or wrote, lower-cased.

@@ -154,8 +154,12 @@ type catalogColumn struct {
 	notNull, pk      bool
 	// identity is 'a' (GENERATED ALWAYS) or 'd' (BY DEFAULT) for an
 	// identity column, whose default is then not shown (pg_attribute's
-	// attidentity).
+	// attidentity), and start its first value.
 	identity string
+	start    int64
+	// seq is the sequence the column's default takes values from
+	// (SERIAL, identity).
+	seq string
 }
 
 // catalogFK is one foreign key of a table, as pg_constraint shows it.
@@ -229,10 +233,9 @@ func (fk *catalogFK) def() string {
 
 // pgQuoteIdent quotes an identifier where PostgreSQL's quote_ident would:
 // unless it is lower-case letters, digits and underscores, not starting
-// with a digit. (PostgreSQL also quotes keywords; few table and column
-// names are.)
+// with a digit, and no keyword but an unreserved one.
 func pgQuoteIdent(s string) string {
-	plain := s != ""
+	plain := s != "" && !quotedKeywords[s]
 	for i, c := range s {
 		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
 			plain = false
@@ -292,13 +295,14 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 			col := catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1), notNull: s.ColumnInt64(2) != 0 || s.ColumnInt64(4) > 0,
 				dflt: s.ColumnText(3), pk: s.ColumnInt64(4) > 0}
 			if d, ok := parseSequenceDefault(col.dflt); ok {
+				col.seq, col.start = d.seq, d.start
 				switch d.identity {
 				case identityAlways:
 					col.identity, col.dflt = "a", ""
 				case identityByDefault:
 					col.identity, col.dflt = "d", ""
 				default: // SERIAL, as PostgreSQL shows it
-					col.dflt = "nextval('" + strings.ReplaceAll(d.seq, "'", "''") + "'::regclass)"
+					col.dflt = "nextval('" + strings.ReplaceAll(pgQuoteIdent(d.seq), "'", "''") + "'::regclass)"
 				}
 			} else if col.dflt != "" {
 				col.dflt = pgparse.DefaultForCatalog(col.dflt)
@@ -363,7 +367,8 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 			if !idx[i].unique {
 				kind = "INDEX"
 			}
-			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, idx[i].name, t.name, strings.Join(idx[i].cols, ", "))
+			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, pgQuoteIdent(idx[i].name), pgQuoteIdent(t.name),
+				quoteIdentList(idx[i].cols))
 			idx[i].oid = oid
 			oid++
 		}

@@ -50,5 +50,5 @@ func TestCatalogCorpus(t *testing.T) {
 
 // catalogGaps are the tools some of whose catalog queries certa does not
 // answer yet: PgJDBC's metadata (composite results of _pg_expandarray),
-// drizzle (DISTINCT ON), pg_dump (tableoid, ACLs, security labels).
-var catalogGaps = map[string]bool{"pgjdbc": true, "drizzle": true, "pg_dump": true}
+// drizzle (DISTINCT ON).
+var catalogGaps = map[string]bool{"pgjdbc": true, "drizzle": true}

@@ -25,6 +25,7 @@ const (
 	oidBtreeAM    = 403
 	oidDatabase   = 16383
 	oidPgClass    = 1259 // pg_class's own oid: classid of relations
+	oidPgAttrdef  = 2604
 )
 
 // catalogDB is a filled catalog database and what its functions need.
@@ -139,11 +140,21 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence) (*catalogDB, 
 // fillFixed writes what every node's catalogs hold: schemas, the
 // database, its one role, access methods and the built-in types.
 func fillFixed(w *rowWriter, db *catalogDB) {
+	// Every role may use public, pg_catalog and information_schema (and
+	// create in public): the ACL initdb gives them, and records in
+	// pg_init_privs for public and pg_catalog. pg_dump writes no GRANT or
+	// REVOKE for an ACL that is as initdb made it.
+	usable := `["certa=UC/certa","=U/certa"]`
 	for _, ns := range []struct {
 		oid  int
 		name string
-	}{{oidPublic, "public"}, {oidPgCatalog, "pg_catalog"}, {99, "pg_toast"}, {oidInfoSchema, "information_schema"}} {
-		w.row("pg_namespace", map[string]any{"oid": ns.oid, "nspname": ns.name, "nspowner": oidUser})
+		acl  any
+	}{{oidPublic, "public", usable}, {oidPgCatalog, "pg_catalog", usable}, {99, "pg_toast", nil}, {oidInfoSchema, "information_schema", usable}} {
+		w.row("pg_namespace", map[string]any{"oid": ns.oid, "nspname": ns.name, "nspowner": oidUser, "nspacl": ns.acl})
+		if ns.oid == oidPublic || ns.oid == oidPgCatalog {
+			w.row("pg_init_privs", map[string]any{"objoid": ns.oid, "classoid": catalogRelationOIDs["pg_namespace"], "objsubid": 0,
+				"privtype": "i", "initprivs": usable})
+		}
 		w.row("information_schema.schemata", map[string]any{"catalog_name": "certa", "schema_name": ns.name, "schema_owner": "certa",
 			"default_character_set_name": nil, "sql_path": nil})
 	}
@@ -186,17 +197,55 @@ func fillFixed(w *rowWriter, db *catalogDB) {
 	}
 }
 
+// layout is how PostgreSQL stores a type's values: pg_type's typbyval,
+// typalign and typstorage, which pg_attribute repeats for a column.
+// pg_dump writes ALTER COLUMN ... SET STORAGE for a column whose storage
+// is not its type's.
+type layout struct {
+	byval          bool
+	align, storage string
+}
+
+// typeLayouts are the built-in types' layouts, as PostgreSQL's pg_type
+// gives them.
+var typeLayouts = map[string]layout{
+	"bool": {true, "c", "p"}, "char": {true, "c", "p"}, "int2": {true, "s", "p"}, "int4": {true, "i", "p"},
+	"int8": {true, "d", "p"}, "oid": {true, "i", "p"}, "xid": {true, "i", "p"}, "cid": {true, "i", "p"},
+	"regproc": {true, "i", "p"}, "regclass": {true, "i", "p"}, "regtype": {true, "i", "p"}, "regconfig": {true, "i", "p"},
+	"regnamespace": {true, "i", "p"}, "regrole": {true, "i", "p"}, "float4": {true, "i", "p"}, "float8": {true, "d", "p"},
+	"date": {true, "i", "p"}, "time": {true, "d", "p"}, "timestamp": {true, "d", "p"}, "timestamptz": {true, "d", "p"},
+	"pg_lsn": {true, "d", "p"}, "name": {false, "c", "p"}, "tid": {false, "s", "p"}, "aclitem": {false, "i", "p"},
+	"interval": {false, "d", "p"}, "uuid": {false, "c", "p"}, "int2vector": {false, "i", "p"}, "oidvector": {false, "i", "p"},
+	"numeric": {false, "i", "m"}, "anyarray": {false, "d", "x"},
+	// bytea, text, bpchar, varchar, json, jsonb, pg_node_tree: the default.
+}
+
+// typeLayout is the layout of t: an array's is its elements' alignment,
+// stored extended.
+func typeLayout(t pgparse.TypeInfo) layout {
+	if strings.HasPrefix(t.Typname, "_") {
+		if e, _ := pgparse.TypeByOID(t.Elem); typeLayout(e).align == "d" {
+			return layout{false, "d", "x"}
+		}
+		return layout{false, "i", "x"}
+	}
+	if l, ok := typeLayouts[t.Typname]; ok {
+		return l
+	}
+	return layout{false, "i", "x"}
+}
+
 func fillType(w *rowWriter, db *catalogDB, t pgparse.TypeInfo) {
-	typtype, align, byval := "b", "i", 0
-	if t.Len > 0 && t.Len <= 8 {
-		byval = 1
+	typtype, l := "b", typeLayout(t)
+	if t.Category == 'P' {
+		typtype = "p" // a pseudo-type (anyarray)
 	}
 	db.typeNames[int64(t.OID)] = t.Name
 	w.row("pg_type", map[string]any{"oid": t.OID, "typname": t.Typname, "typnamespace": oidPgCatalog, "typowner": oidUser,
-		"typlen": t.Len, "typbyval": byval, "typtype": typtype, "typcategory": string(t.Category), "typispreferred": 0,
+		"typlen": t.Len, "typbyval": l.byval, "typtype": typtype, "typcategory": string(t.Category), "typispreferred": 0,
 		"typisdefined": 1, "typdelim": ",", "typrelid": 0, "typelem": t.Elem, "typarray": t.ArrayOID,
 		"typinput": 0, "typoutput": 0, "typreceive": 0, "typsend": 0, "typmodin": 0, "typmodout": 0, "typanalyze": 0,
-		"typalign": align, "typstorage": "p", "typnotnull": 0, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
+		"typalign": l.align, "typstorage": l.storage, "typnotnull": 0, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
 		"typcollation": 0})
 }
 
@@ -207,6 +256,10 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 	for _, t := range tables {
 		byName[strings.ToLower(t.name)] = t
 		db.relNames[t.oid] = pgQuoteIdent(t.name)
+	}
+	seqOIDs := map[string]int64{}
+	for i, s := range seqs {
+		seqOIDs[s.name] = sequenceOID(i)
 	}
 	// Tables with foreign keys on either side have "triggers" (PostgreSQL
 	// checks foreign keys with internal triggers), which is what makes
@@ -232,7 +285,7 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 		w.row("pg_statio_user_tables", map[string]any{"relid": t.oid, "schemaname": "public", "relname": t.name})
 		w.row("pg_statio_all_tables", map[string]any{"relid": t.oid, "schemaname": "public", "relname": t.name,
 			"heap_blks_read": 0, "heap_blks_hit": 0})
-		fillColumns(w, t)
+		fillColumns(w, t, seqOIDs)
 		fillIndexes(w, db, t)
 		for i, ck := range t.checks {
 			oid := t.oid*1000 + 900 + int64(i)
@@ -307,25 +360,38 @@ var systemColumns = []struct {
 	typoid int64
 }{{"tableoid", -6, 26}, {"cmax", -5, 29}, {"xmax", -4, 28}, {"cmin", -3, 29}, {"xmin", -2, 28}, {"ctid", -1, 27}}
 
-func fillColumns(w *rowWriter, t *catalogTable) {
+// fillColumns writes t's columns and their defaults. A default depends
+// on its column, and one that calls nextval on the sequence (seqOIDs by
+// name): pg_dump, finding the sequence owned by the table in turn, sets
+// such a default after both.
+func fillColumns(w *rowWriter, t *catalogTable, seqOIDs map[string]int64) {
 	for _, sc := range systemColumns {
 		info, _ := pgparse.TypeByOID(uint32(sc.typoid))
+		l := typeLayout(info)
 		w.row("pg_attribute", map[string]any{"attrelid": t.oid, "attname": sc.name, "atttypid": sc.typoid, "attlen": info.Len,
-			"attnum": sc.attnum, "attcacheoff": -1, "atttypmod": -1, "attndims": 0, "attbyval": 1, "attalign": "i",
-			"attstorage": "p", "attcompression": "", "attnotnull": 1, "atthasdef": 0, "atthasmissing": 0, "attidentity": "",
+			"attnum": sc.attnum, "attcacheoff": -1, "atttypmod": -1, "attndims": 0, "attbyval": l.byval, "attalign": l.align,
+			"attstorage": l.storage, "attcompression": "", "attnotnull": 1, "atthasdef": 0, "atthasmissing": 0, "attidentity": "",
 			"attgenerated": "", "attisdropped": 0, "attislocal": 1, "attinhcount": 0, "attstattarget": 0, "attcollation": 0})
 	}
 	for i, col := range t.cols {
 		typoid := columnTypeOID(col.decl)
 		info, _ := pgparse.TypeByOID(uint32(typoid))
 		facts := typeFacts(col.decl, typoid)
+		l := typeLayout(info)
 		w.row("pg_attribute", map[string]any{"attrelid": t.oid, "attname": col.name, "atttypid": typoid, "attlen": info.Len,
-			"attnum": i + 1, "attcacheoff": -1, "atttypmod": facts.typmod, "attndims": 0, "attbyval": 0, "attalign": "i",
-			"attstorage": "x", "attcompression": "", "attnotnull": col.notNull, "atthasdef": col.dflt != "",
+			"attnum": i + 1, "attcacheoff": -1, "atttypmod": facts.typmod, "attndims": 0, "attbyval": l.byval, "attalign": l.align,
+			"attstorage": l.storage, "attcompression": "", "attnotnull": col.notNull, "atthasdef": col.dflt != "",
 			"atthasmissing": 0, "attidentity": col.identity, "attgenerated": "", "attisdropped": 0, "attislocal": 1,
 			"attinhcount": 0, "attstattarget": -1, "attcollation": collationOf(typoid)})
 		if col.dflt != "" {
-			w.row("pg_attrdef", map[string]any{"oid": t.oid*1000 + int64(i+1), "adrelid": t.oid, "adnum": i + 1, "adbin": col.dflt})
+			oid := t.oid*1000 + int64(i+1)
+			w.row("pg_attrdef", map[string]any{"oid": oid, "adrelid": t.oid, "adnum": i + 1, "adbin": col.dflt})
+			w.row("pg_depend", map[string]any{"classid": oidPgAttrdef, "objid": oid, "objsubid": 0, "refclassid": oidPgClass,
+				"refobjid": t.oid, "refobjsubid": i + 1, "deptype": "a"})
+			if seq, ok := seqOIDs[col.seq]; ok {
+				w.row("pg_depend", map[string]any{"classid": oidPgAttrdef, "objid": oid, "objsubid": 0, "refclassid": oidPgClass,
+					"refobjid": seq, "refobjsubid": 0, "deptype": "n"})
+			}
 		}
 		nullable := "YES"
 		if col.notNull {
@@ -459,41 +525,55 @@ func fillForeignKeys(w *rowWriter, db *catalogDB, tables []*catalogTable, byName
 	}
 }
 
+// sequenceOID is the oid of the i-th sequence.
+func sequenceOID(i int) int64 { return 800000 + int64(i) }
+
 // fillSequences writes the sequences certa keeps (SERIAL, IDENTITY and
 // CREATE SEQUENCE): pg_class, pg_sequence, and the dependency of one a
-// column owns on its table.
+// column owns on its table. One a column owns has the column's type and,
+// an identity column's, its START; certa keeps no other type, START or
+// MINVALUE of a sequence (they are bigint, 1 and 1).
 func fillSequences(w *rowWriter, db *catalogDB, seqs []catalogSequence, byName map[string]*catalogTable) {
 	for i, s := range seqs {
-		oid := int64(800000 + i)
+		oid := sequenceOID(i)
 		db.relNames[oid] = pgQuoteIdent(s.name)
-		w.row("pg_class", relation(oid, s.name, "S", 3, nil))
-		w.row("pg_sequence", map[string]any{"seqrelid": oid, "seqtypid": 20, "seqstart": 1, "seqincrement": 1,
-			"seqmax": s.max, "seqmin": 1, "seqcache": 1, "seqcycle": 0})
-		w.row("pg_sequences", map[string]any{"schemaname": "public", "sequencename": s.name, "sequenceowner": "certa",
-			"data_type": 20, "start_value": 1, "min_value": 1, "max_value": s.max, "increment_by": 1, "cycle": 0, "cache_size": 1})
-		// A sequence has its column's type; information_schema leaves out
-		// those of identity columns, as PostgreSQL's does.
 		t := byName[strings.ToLower(s.table)]
-		typ, _ := pgparse.TypeByOID(20)
-		identity := false
+		var col *catalogColumn
 		if t != nil {
 			if c := t.column(s.column); c > 0 {
-				typ, _ = pgparse.TypeByOID(uint32(columnTypeOID(t.cols[c-1].decl)))
-				identity = t.cols[c-1].identity != ""
+				col = &t.cols[c-1]
 			}
 		}
-		if !identity {
+		typ, _ := pgparse.TypeByOID(20)
+		start := int64(1)
+		if col != nil {
+			typ, _ = pgparse.TypeByOID(uint32(columnTypeOID(col.decl)))
+			if col.identity != "" {
+				start = col.start
+			}
+		}
+		minValue := min(1, start)
+		w.row("pg_class", relation(oid, s.name, "S", 3, nil))
+		w.row("pg_sequence", map[string]any{"seqrelid": oid, "seqtypid": typ.OID, "seqstart": start, "seqincrement": 1,
+			"seqmax": s.max, "seqmin": minValue, "seqcache": 1, "seqcycle": 0})
+		w.row("pg_sequences", map[string]any{"schemaname": "public", "sequencename": s.name, "sequenceowner": "certa",
+			"data_type": typ.OID, "start_value": start, "min_value": minValue, "max_value": s.max, "increment_by": 1, "cycle": 0,
+			"cache_size": 1})
+		// information_schema leaves out the sequences of identity
+		// columns, as PostgreSQL's does.
+		if col == nil || col.identity == "" {
 			w.row("information_schema.sequences", map[string]any{"sequence_catalog": "certa", "sequence_schema": "public",
 				"sequence_name": s.name, "data_type": typ.Name, "numeric_precision": map[int]int{2: 16, 4: 32, 8: 64}[typ.Len],
-				"numeric_precision_radix": 2, "numeric_scale": 0, "start_value": "1", "minimum_value": "1",
-				"maximum_value": strconv.FormatInt(s.max, 10), "increment": "1", "cycle_option": "NO"})
+				"numeric_precision_radix": 2, "numeric_scale": 0, "start_value": strconv.FormatInt(start, 10),
+				"minimum_value": strconv.FormatInt(minValue, 10), "maximum_value": strconv.FormatInt(s.max, 10), "increment": "1",
+				"cycle_option": "NO"})
 		}
 		if t == nil {
 			continue
 		}
 		db.serialSeqs[strings.ToLower(t.name)+"."+s.column] = s.name
 		deptype := "a" // SERIAL: OWNED BY
-		if c := t.column(s.column); c > 0 && t.cols[c-1].identity != "" {
+		if col != nil && col.identity != "" {
 			deptype = "i"
 		}
 		w.row("pg_depend", map[string]any{"classid": oidPgClass, "objid": oid, "objsubid": 0, "refclassid": oidPgClass,
@@ -560,3 +640,19 @@ current_user default deferrable desc distinct do else end except false fetch for
 having in initially intersect into lateral leading limit localtime localtimestamp not null offset on only or
 order placing primary references returning select session_user some symmetric system_user table then to
 trailing true union unique user using variadic when where window with`)
+
+// quotedKeywords are the keywords quote_ident quotes: reserved ones, and
+// those that may not be a function or type name (catcode C) or may only
+// be one (T).
+var quotedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range append(reservedKeywords, strings.Fields(`between bigint bit boolean char character coalesce dec decimal
+exists extract float greatest grouping inout int integer interval least national nchar none normalize nullif numeric out
+overlay position precision real row setof smallint substring time timestamp treat trim values varchar xmlattributes
+xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable
+authorization binary collation concurrently cross current_schema freeze full ilike inner is isnull join left like
+natural notnull outer overlaps right similar tablesample verbose`)...) {
+		m[w] = true
+	}
+	return m
+}()

@@ -25,7 +25,7 @@ pg_attribute: attrelid oid, attname name, atttypid oid, attlen int2, attnum int2
   atttypmod int4, attndims int2, attbyval bool, attalign char, attstorage char, attcompression char,
   attnotnull bool, atthasdef bool, atthasmissing bool, attidentity char, attgenerated char, attisdropped bool,
   attislocal bool, attinhcount int2, attstattarget int2, attcollation oid, attacl _aclitem, attoptions _text,
-  attfdwoptions _text
+  attfdwoptions _text, attmissingval anyarray
 pg_attrdef: oid oid, adrelid oid, adnum int2, adbin pg_node_tree
 pg_index: indexrelid oid, indrelid oid, indnatts int2, indnkeyatts int2, indisunique bool,
   indnullsnotdistinct bool, indisprimary bool, indisexclusion bool, indimmediate bool, indisclustered bool,
@@ -44,7 +44,8 @@ pg_type: oid oid, typname name, typnamespace oid, typowner oid, typlen int2, typ
   typdefault text, typacl _aclitem
 pg_enum: oid oid, enumtypid oid, enumsortorder float4, enumlabel name
 pg_collation: oid oid, collname name, collnamespace oid, collowner oid, collprovider char,
-  collisdeterministic bool, collencoding int4, collcollate text, collctype text
+  collisdeterministic bool, collencoding int4, collcollate text, collctype text, colliculocale text,
+  collversion text
 pg_database: oid oid, datname name, datdba oid, encoding int4, datlocprovider char, datistemplate bool,
   datallowconn bool, datconnlimit int4, datfrozenxid int8, datminmxid int8, dattablespace oid,
   datcollate text, datctype text, daticulocale text, daticurules text, datlocale text, datcollversion text,
@@ -52,11 +53,12 @@ pg_database: oid oid, datname name, datdba oid, encoding int4, datlocprovider ch
 pg_inherits: inhrelid oid, inhparent oid, inhseqno int4, inhdetachpending bool
 pg_trigger: oid oid, tgrelid oid, tgparentid oid, tgname name, tgfoid oid, tgtype int2, tgenabled char,
   tgisinternal bool, tgconstrrelid oid, tgconstrindid oid, tgconstraint oid, tgdeferrable bool,
-  tginitdeferred bool, tgnargs int2, tgattr int2vector, tgqual pg_node_tree
+  tginitdeferred bool, tgnargs int2, tgattr int2vector, tgargs bytea, tgqual pg_node_tree, tgoldtable name,
+  tgnewtable name
 pg_policy: oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles _oid,
   polqual pg_node_tree, polwithcheck pg_node_tree
 pg_statistic_ext: oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, stxstattarget int4,
-  stxkeys int2vector, stxkind _char
+  stxkeys int2vector, stxkind _char, stxexprs pg_node_tree
 pg_publication: oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, pubupdate bool,
   pubdelete bool, pubtruncate bool, pubviaroot bool
 pg_publication_rel: oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2vector
@@ -76,31 +78,65 @@ pg_tablespace: oid oid, spcname name, spcowner oid, spcacl _aclitem, spcoptions 
 pg_proc: oid oid, proname name, pronamespace oid, proowner oid, prolang oid, procost float4, prorows float4,
   provariadic oid, prosupport regproc, prokind char, prosecdef bool, proleakproof bool, proisstrict bool,
   proretset bool, provolatile char, proparallel char, pronargs int2, pronargdefaults int2, prorettype oid,
-  proargtypes oidvector, proallargtypes _oid, proargmodes _char, proargnames _text, prosrc text, probin text
-pg_language: oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool
-pg_extension: oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text
+  proargtypes oidvector, proallargtypes _oid, proargmodes _char, proargnames _text, proargdefaults pg_node_tree,
+  protrftypes _oid, prosrc text, probin text, prosqlbody pg_node_tree, proconfig _text, proacl _aclitem
+pg_language: oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, lanplcallfoid oid, laninline oid,
+  lanvalidator oid, lanacl _aclitem
+pg_extension: oid oid, extname name, extowner oid, extnamespace oid, extrelocatable bool, extversion text,
+  extconfig _oid, extcondition _text
 pg_foreign_table: ftrelid oid, ftserver oid, ftoptions _text
-pg_foreign_server: oid oid, srvname name, srvowner oid, srvfdw oid
-pg_foreign_data_wrapper: oid oid, fdwname name, fdwowner oid
-pg_partitioned_table: partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs int2vector
-pg_rewrite: oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool
+pg_foreign_server: oid oid, srvname name, srvowner oid, srvfdw oid, srvtype text, srvversion text, srvacl _aclitem,
+  srvoptions _text
+pg_foreign_data_wrapper: oid oid, fdwname name, fdwowner oid, fdwhandler oid, fdwvalidator oid, fdwacl _aclitem,
+  fdwoptions _text
+pg_partitioned_table: partrelid oid, partstrat char, partnatts int2, partdefid oid, partattrs int2vector,
+  partclass oidvector, partcollation oidvector, partexprs pg_node_tree
+pg_rewrite: oid oid, rulename name, ev_class oid, ev_type char, ev_enabled char, is_instead bool, ev_qual pg_node_tree,
+  ev_action pg_node_tree
 pg_sequence: seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, seqmin int8,
   seqcache int8, seqcycle bool
 pg_range: rngtypid oid, rngsubtype oid, rngmultitypid oid, rngcollation oid, rngsubopc oid,
   rngcanonical regproc, rngsubdiff regproc
 pg_depend: classid oid, objid oid, objsubid int4, refclassid oid, refobjid oid, refobjsubid int4, deptype char
-pg_event_trigger: oid oid, evtname name, evtevent name, evtowner oid, evtfoid oid, evtenabled char
+pg_event_trigger: oid oid, evtname name, evtevent name, evtowner oid, evtfoid oid, evtenabled char, evttags _text
 pg_opclass: oid oid, opcmethod oid, opcname name, opcnamespace oid, opcowner oid, opcfamily oid,
   opcintype oid, opcdefault bool, opckeytype oid
-pg_operator: oid oid, oprname name, oprnamespace oid, oprowner oid, oprkind char, oprleft oid, oprright oid,
-  oprresult oid, oprcode regproc
+pg_operator: oid oid, oprname name, oprnamespace oid, oprowner oid, oprkind char, oprcanmerge bool,
+  oprcanhash bool, oprleft oid, oprright oid, oprresult oid, oprcom oid, oprnegate oid, oprcode regproc,
+  oprrest regproc, oprjoin regproc
 pg_cast: oid oid, castsource oid, casttarget oid, castfunc oid, castcontext char, castmethod char
-pg_conversion: oid oid, conname name, connamespace oid
-pg_init_privs: objoid oid, classoid oid, objsubid int4, privtype char
+pg_conversion: oid oid, conname name, connamespace oid, conowner oid, conforencoding int4, contoencoding int4,
+  conproc regproc, condefault bool
+pg_init_privs: objoid oid, classoid oid, objsubid int4, privtype char, initprivs _aclitem
 pg_seclabel: objoid oid, classoid oid, objsubid int4, provider text, label text
-pg_transform: oid oid, trftype oid, trflang oid
+pg_transform: oid oid, trftype oid, trflang oid, trffromsql regproc, trftosql regproc
+pg_seclabels: objoid oid, classoid oid, objsubid int4, objtype text, objnamespace oid, objname text, provider text,
+  label text
+pg_largeobject_metadata: oid oid, lomowner oid, lomacl _aclitem
+pg_shseclabel: objoid oid, classoid oid, provider text, label text
+pg_db_role_setting: setdatabase oid, setrole oid, setconfig _text
+pg_subscription: oid oid, subdbid oid, subskiplsn pg_lsn, subname name, subowner oid, subenabled bool, subbinary bool,
+  substream bool, subtwophasestate char, subdisableonerr bool, subconninfo text, subslotname name,
+  subsynccommit text, subpublications _text
+pg_aggregate: aggfnoid regproc, aggkind char, aggnumdirectargs int2, aggtransfn regproc, aggfinalfn regproc,
+  aggcombinefn regproc, aggserialfn regproc, aggdeserialfn regproc, aggmtransfn regproc, aggminvtransfn regproc,
+  aggmfinalfn regproc, aggfinalextra bool, aggmfinalextra bool, aggfinalmodify char, aggmfinalmodify char,
+  aggsortop oid, aggtranstype oid, aggtransspace int4, aggmtranstype oid, aggmtransspace int4, agginitval text,
+  aggminitval text
+pg_amop: oid oid, amopfamily oid, amoplefttype oid, amoprighttype oid, amopstrategy int2, amoppurpose char,
+  amopopr oid, amopmethod oid, amopsortfamily oid
+pg_amproc: oid oid, amprocfamily oid, amproclefttype oid, amprocrighttype oid, amprocnum int2, amproc regproc
+pg_opfamily: oid oid, opfmethod oid, opfname name, opfnamespace oid, opfowner oid
+pg_default_acl: oid oid, defaclrole oid, defaclnamespace oid, defaclobjtype char, defaclacl _aclitem
+pg_ts_config: oid oid, cfgname name, cfgnamespace oid, cfgowner oid, cfgparser oid
+pg_ts_dict: oid oid, dictname name, dictnamespace oid, dictowner oid, dicttemplate oid, dictinitoption text
+pg_ts_parser: oid oid, prsname name, prsnamespace oid, prsstart regproc, prstoken regproc, prsend regproc,
+  prsheadline regproc, prslextype regproc
+pg_ts_template: oid oid, tmplname name, tmplnamespace oid, tmplinit regproc, tmpllexize regproc
 pg_tables: schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool,
   hasrules bool, hastriggers bool, rowsecurity bool
+pg_policies: schemaname name, tablename name, policyname name, permissive text, roles _name, cmd text, qual text,
+  with_check text
 pg_views: schemaname name, viewname name, viewowner name, definition text
 pg_matviews: schemaname name, matviewname name, matviewowner name, tablespace name, hasindexes bool,
   ispopulated bool, definition text
@@ -171,6 +207,13 @@ type catalogRelation struct {
 	schema, name string
 	table        string // in the catalog database
 	cols         []pgparse.CatalogColumn
+	// oid is a catalog table's own (pg_class's is 1259), 0 for a view.
+	// A table has the system column tableoid, which is oid in every row:
+	// pg_dump names its objects by (tableoid, oid) and matches tableoid
+	// with pg_depend's classid.
+	oid int64
+	// named are the columns a query may name: cols, and tableoid.
+	named []pgparse.CatalogColumn
 }
 
 // catalogRelations are catalogDefs read, by schema-qualified name.
@@ -198,6 +241,13 @@ func readCatalogDefs(defs string) (map[string]*catalogRelation, []*catalogRelati
 			}
 			r.cols = append(r.cols, pgparse.CatalogColumn{Name: f[0], Type: f[1]})
 		}
+		r.named = r.cols
+		if r.schema == "pg_catalog" {
+			r.oid = catalogRelationOIDs[r.name]
+		}
+		if r.oid != 0 {
+			r.named = append(r.cols[:len(r.cols):len(r.cols)], pgparse.CatalogColumn{Name: "tableoid", Type: "oid", System: true})
+		}
 		byName[r.schema+"."+r.name] = r
 		order = append(order, r)
 	}
@@ -217,7 +267,7 @@ func (catalogNames) Relation(schema, name string) (string, []pgparse.CatalogColu
 	if !ok {
 		return "", nil, false
 	}
-	return r.table, r.cols, true
+	return r.table, r.named, true
 }
 
 // createSQL is the SQLite table of r: columns of oid, integer and boolean
@@ -240,6 +290,9 @@ func (r *catalogRelation) createSQL() string {
 			affinity = "REAL"
 		}
 		b.WriteString(`"` + c.Name + `" ` + affinity)
+	}
+	if r.oid != 0 {
+		fmt.Fprintf(&b, `, "tableoid" INTEGER DEFAULT %d`, r.oid)
 	}
 	b.WriteString(")")
 	return b.String()

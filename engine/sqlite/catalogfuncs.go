@@ -118,6 +118,19 @@ func (db *catalogDB) registerFunctions() error {
 			return text(`["public"]`), nil
 		},
 		"quote_ident": func(a []sqlite.Value) (sqlite.Value, error) { return text(pgQuoteIdent(arg(a, 0).Text())), nil },
+		"quote_literal": func(a []sqlite.Value) (sqlite.Value, error) {
+			if arg(a, 0).Type() == sqlite.TypeNull {
+				return null, nil
+			}
+			return text(pgQuoteLiteral(arg(a, 0).Text())), nil
+		},
+		"acldefault": func(a []sqlite.Value) (sqlite.Value, error) {
+			if arg(a, 0).Type() == sqlite.TypeNull || arg(a, 1).Type() == sqlite.TypeNull {
+				return null, nil
+			}
+			acl, err := aclDefault(arg(a, 0).Text(), arg(a, 1).Int64())
+			return text(acl), err
+		},
 		"to_regtype": func(a []sqlite.Value) (sqlite.Value, error) {
 			if t, ok := lookupTypeName(arg(a, 0).Text()); ok {
 				return sqlite.IntegerValue(int64(t.OID)), nil
@@ -226,6 +239,8 @@ var catalogRelationOIDs = map[string]int64{
 	"pg_foreign_data_wrapper": 2328, "pg_subscription": 6100, "pg_largeobject": 2613, "pg_init_privs": 3394,
 	"pg_seclabel": 3596, "pg_default_acl": 826, "pg_inherits": 2611, "pg_range": 3541,
 	"pg_partitioned_table": 3350, "pg_aggregate": 2600, "pg_amop": 2602, "pg_amproc": 2603, "pg_opfamily": 2753,
+	"pg_publication_rel": 6106, "pg_publication_namespace": 6237, "pg_auth_members": 1261, "pg_shdescription": 2396,
+	"pg_largeobject_metadata": 2995, "pg_shseclabel": 3592, "pg_db_role_setting": 2964, "pg_ts_dict": 3600, "pg_ts_parser": 3601, "pg_ts_template": 3764,
 }
 
 // out prints v, of type typ, as PostgreSQL prints that type.
@@ -354,6 +369,16 @@ func formatType(oid, mod int64) string {
 		return fmt.Sprintf("%s(%d) %s", base, mod, rest)
 	}
 	return name
+}
+
+// pgQuoteLiteral is quote_literal: s in single quotes, quotes doubled,
+// and, if s has a backslash, backslashes doubled in an E” string.
+func pgQuoteLiteral(s string) string {
+	q := "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	if strings.Contains(s, `\`) {
+		q = "E" + strings.ReplaceAll(q, `\`, `\\`)
+	}
+	return q
 }
 
 // splitQualified splits a qualified name (a."B".c) into its parts, as

@@ -223,6 +223,7 @@ func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
 // statements in between switch to modeInternal (see internal).
 func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record, trailing string, err error) {
 	var printed *pgparse.SQLite
+	text := sql
 	if mode == modeLocal {
 		if err := checkNumbers(sql); err != nil { // numeric.go
 			return nil, record{}, "", err
@@ -243,7 +244,24 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	c.rec = record{}
 	c.mode = mode
 	stmt, n, err := c.c.PrepareTransient(sql)
+	// A query that reads a sequence as a relation (seqrelation.go) is
+	// printed again; its sequences' rows may go without a schema change,
+	// so it is never cached.
+	var rels map[string]string
+	for err != nil && printed != nil && len(rels) < maxSequenceRelations {
+		if rels == nil {
+			rels = map[string]string{}
+		}
+		again, ok := c.readingSequences(text, err, rels)
+		if !ok {
+			break
+		}
+		printed, sql = again, again.SQL
+		c.rec = record{}
+		stmt, n, err = c.c.PrepareTransient(sql)
+	}
 	rec = c.rec
+	rec.uncached = len(rels) > 0
 	if mode == modeLocal && rec.schemaWrite && rec.denied == nil {
 		rec.denied = sqlerr.New(sqlerr.FeatureNotSupported, ddlInTxMsg)
 	}

@@ -34,8 +34,10 @@
 // (ALTER TABLE forms SQLite lacks), addprimarykey.go, drop.go, truncate.go, createtable.go (PostgreSQL's CREATE
 // TABLE made to mean the same in SQLite), keys.go (keys certification can
 // follow), sequence.go (SERIAL and identity values), createsequence.go,
-// advisory.go (advisory locks), catalog.go, catalogdef.go, catalogdb.go and
-// catalogfuncs.go (pg_catalog and information_schema), fkeys.go (foreign keys:
+// advisory.go (advisory locks), catalog.go, catalogdef.go, catalogdb.go,
+// catalogfuncs.go and catalogacl.go (pg_catalog and information_schema),
+// seqrelation.go (a sequence read as a relation), locktable.go (LOCK
+// TABLE), fkeys.go (foreign keys:
 // parent keys in write sets, deferred checks), apply.go, snapshot.go (state
 // transfer), errors.go (SQLite errors to SQLSTATEs), sqltext.go (tiny SQL
 // lexing), baseline.go (the no-replication baseline for benchmarks),

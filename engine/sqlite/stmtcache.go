@@ -48,6 +48,9 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 	if hasKeyword(run, "SETVAL") {
 		rec.writes = addName(rec.writes, sequencesTable) // setval.go
 	}
+	if rec.uncached {
+		return stmt, rec, trailing, nil
+	}
 	if len(c.cache) >= maxCachedStmts {
 		c.dropCache()
 	}

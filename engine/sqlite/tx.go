@@ -242,6 +242,9 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 	if tag, tables, ok := pgparse.ParseVacuum(sql); ok {
 		return tx.vacuum(tag, tables, w)
 	}
+	if mode, tables, ok := pgparse.ParseLockTable(sql); ok {
+		return tx.lockTable(mode, tables, w)
+	}
 	var err error
 	var logged *hashWriter
 	if tx.rlog.active() {

@@ -14,6 +14,15 @@ import (
 // maintenance scripts). The tables named must exist, as PostgreSQL checks.
 // tx.mu is held.
 func (tx *Tx) vacuum(tag string, tables []string, w result.Writer) error {
+	if err := tx.checkTablesExist(tables); err != nil {
+		return err
+	}
+	return w.Complete(tag)
+}
+
+// checkTablesExist fails with 42P01 unless every table (of public,
+// qualified or not) exists in the transaction's snapshot. tx.mu is held.
+func (tx *Tx) checkTablesExist(tables []string) error {
 	c := tx.conn
 	if err := c.refreshSchema(); err != nil {
 		return tx.classify(err)
@@ -34,5 +43,5 @@ func (tx *Tx) vacuum(tag string, tables []string, w result.Writer) error {
 			return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
 		}
 	}
-	return w.Complete(tag)
+	return nil
 }

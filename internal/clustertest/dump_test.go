@@ -52,7 +52,10 @@ var shopQueries = []string{
 // with ON_ERROR_STOP through node 1 of a 3-node cluster on the SQLite
 // engine. Node 3 holds the same rows as PostgreSQL; new rows get ids after
 // the restored ones; rows of a table without a key, duplicates included,
-// can be deleted and updated on any node.
+// can be deleted and updated on any node. And back: pg_dump of the
+// cluster (through node 2) restores into a new PostgreSQL database with
+// psql and ON_ERROR_STOP, with the same rows, and its sequences go on past
+// them there too.
 func TestPgDumpRestoreSQLite(t *testing.T) {
 	ref := pgserver.Start(t)
 	admin, err := pgclient.ConnectString(ctxT(t), ref.DSN)
@@ -97,6 +100,54 @@ func TestPgDumpRestoreSQLite(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s:\n got %v\nwant %v", q, got, want)
+		}
+	}
+
+	// pg_dump of the cluster, restored into shop2 on PostgreSQL. The
+	// dump makes certa's role own what it makes, as any dump names the
+	// roles it needs.
+	host, port, _ = strings.Cut(c.Nodes[1].PGAddr, ":")
+	dumpCmd := exec.CommandContext(ctx, pgserver.Program(t, "pg_dump"), "-h", host, "-p", port, "-U", "certa", "certa")
+	dumpCmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
+	var stderr bytes.Buffer
+	dumpCmd.Stderr = &stderr
+	certaDump, err := dumpCmd.Output()
+	if err != nil {
+		t.Fatalf("pg_dump of the cluster: %v\n%s", err, stderr.String())
+	}
+	mustExec(t, admin, "CREATE ROLE certa")
+	mustExec(t, admin, "CREATE DATABASE shop2")
+	restore = exec.CommandContext(ctx, pgserver.Program(t, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+		"-p", strconv.Itoa(ref.Port), "-U", "postgres", "-d", "shop2", "-f", "-")
+	restore.Stdin = bytes.NewReader(certaDump)
+	if out, err := restore.CombinedOutput(); err != nil {
+		t.Fatalf("psql restoring pg_dump's output of the cluster into PostgreSQL: %v\n%s\n%s", err, out, certaDump)
+	}
+	shop2, err := pgclient.ConnectString(ctxT(t), strings.Replace(ref.DSN, "/postgres?", "/shop2?", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shop2.Close()
+	for _, q := range shopQueries {
+		want, err := shop.Query(ctxT(t), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := shop2.Query(ctxT(t), q)
+		if err != nil {
+			t.Fatalf("%s on the restored dump of the cluster: %v", q, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s on the restored dump of the cluster:\n got %v\nwant %v", q, got, want)
+		}
+	}
+	for table, ins := range map[string]string{"customers": "(name) VALUES ('new')", "orders": "(customer_id, total) VALUES (1, 5)"} {
+		ids, err := shop2.Query(ctxT(t), "INSERT INTO "+table+" "+ins+" RETURNING id")
+		if err != nil {
+			t.Fatalf("insert into the restored %s: %v", table, err)
+		}
+		if id := toInt64(ids[0][0]); id <= map[string]int64{"customers": 52, "orders": 200}[table] {
+			t.Errorf("new %s id %d in the restored dump is not past the restored ones", table, id)
 		}
 	}
 
