@@ -54,14 +54,21 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	}
 	e.applied.Store(upTo)
 	e.hist.add(changes)
+	load := e.seqs.refresh
+	refresh := false
 	for _, it := range items {
-		if (it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone || slices.Contains(it.WS.Tables, sequencesTable)) && it.Err == nil {
-			// A schema change may have made or dropped sequences, and
-			// setval moves one (setval.go).
-			if err := e.seqs.load(c); err != nil {
-				return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
-			}
-			break
+		switch {
+		case it.Err != nil:
+		case it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone:
+			// A schema change may have made or dropped sequences.
+			load, refresh = e.seqs.load, true
+		case slices.Contains(it.WS.Tables, sequencesTable):
+			refresh = true // setval moves one (setval.go)
+		}
+	}
+	if refresh {
+		if err := load(c); err != nil {
+			return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
 		}
 	}
 	return nil

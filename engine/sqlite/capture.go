@@ -20,7 +20,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if tx.img != nil {
 		return tx.imagedWriteSet()
 	}
-	if tx.parked && (tx.spill == nil || tx.fkWrites) {
+	if tx.parked && (tx.spill == nil && tx.schema == nil || tx.fkWrites) {
 		// Parked to be re-run: re-run it, to capture what it writes now.
 		// (Parent rows of a Tx with foreign keys are looked up in its own
 		// state, fkeys.go.)
@@ -39,7 +39,7 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	}
 	var changes []byte
 	switch {
-	case tx.parked:
+	case tx.parked && tx.schema == nil:
 		changes = tx.spill // no need to take the lock again
 	case tx.sess != nil && tx.schema == nil:
 		var buf bytes.Buffer

@@ -254,8 +254,14 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		return sql, tables, runTruncate(c, tables)
 	}
 	if s := pgparse.ParseSequenceStmt(sql); s != nil {
-		// No table changes: the statement counts as changing every one.
-		return sql, nil, runSequenceStmt(c, s, seqno)
+		// It changes the sequences' table, and OWNED BY what its table's
+		// DROP does: certification and parked transactions (history.go)
+		// look at those alone, not every table.
+		tables := []string{sequencesTable}
+		if len(s.OwnedBy) == 2 {
+			tables = append(tables, s.OwnedBy[0])
+		}
+		return sql, tables, runSequenceStmt(c, s, seqno)
 	}
 	switch firstKeyword(sql) {
 	case "CREATE":

@@ -43,8 +43,7 @@ const costlyParkDelay = 2 * time.Millisecond
 
 // idle implements lockHolder.
 func (tx *Tx) idle() (time.Time, bool) {
-	if tx.busy.Load() || tx.schemaHeld.Load() {
-		// A Tx that changed the schema cannot be parked (txschema.go).
+	if tx.busy.Load() {
 		return time.Time{}, false
 	}
 	since := time.Unix(0, tx.idleAt.Load())
@@ -81,7 +80,8 @@ func (tx *Tx) park() bool {
 		return true
 	}
 	if tx.schema != nil {
-		return false // waiters do not ask: idle says it is not
+		tx.parkSchema() // schemapark.go
+		return true
 	}
 	if tx.img != nil || tx.rlog.replayable() || tx.fkActions && tx.rlog.active() {
 		// Re-running is cheaper than writing the changes out and
@@ -129,6 +129,9 @@ func (tx *Tx) park() bool {
 func (tx *Tx) unpark(ctx context.Context) error {
 	if err := tx.takeLock(ctx); err != nil {
 		return err
+	}
+	if tx.schema != nil {
+		return tx.unparkSchema(ctx)
 	}
 	c := tx.conn
 	s, err := tx.beginLatest()

@@ -117,10 +117,10 @@ func (tx *Tx) doSavepoint(op, n int, live bool) error {
 	switch op {
 	case spSet:
 		sp := savepoint{native: live, updated: len(tx.updatedKeys)}
+		if err := tx.schemaSavepoint(&sp); err != nil {
+			return err
+		}
 		if live {
-			if err := tx.schemaSavepoint(&sp); err != nil {
-				return err
-			}
 			if err := tx.conn.exec("SAVEPOINT " + spName(n)); err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ func (tx *Tx) doSavepoint(op, n int, live bool) error {
 		sp := tx.sps[n-1]
 		tx.sps = tx.sps[:n]
 		tx.updatedKeys = tx.updatedKeys[:min(sp.updated, len(tx.updatedKeys))]
-		if err := tx.schemaRollbackTo(sp); err != nil {
+		if done, err := tx.schemaRollbackTo(sp); done || err != nil {
 			return err
 		}
 		switch {
@@ -205,8 +205,8 @@ func (tx *Tx) checkAfterError() {
 // tx.mu is held.
 func (tx *Tx) unnative(changes []byte) {
 	for i := range tx.sps {
-		if tx.sps[i].native {
-			tx.sps[i] = savepoint{changes: changes, updated: tx.sps[i].updated}
+		if sp := tx.sps[i]; sp.native {
+			tx.sps[i] = savepoint{changes: changes, updated: sp.updated, inSchema: sp.inSchema, segs: sp.segs}
 		}
 	}
 }

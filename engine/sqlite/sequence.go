@@ -88,6 +88,23 @@ func newSequences() *sequences {
 // transaction, or in the one whose view it should take), drops the blocks
 // of sequences gone or made again, and asks for values of those without.
 func (s *sequences) load(c *conn) error {
+	if err := s.refresh(c); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.known {
+		if len(s.blocks[name]) == 0 {
+			s.ask(name)
+		}
+	}
+	return nil
+}
+
+// refresh is load without asking for values: after a write set that
+// changed sequences' rows (a reservation, setval), every node applies,
+// and only the node that runs out asks (take).
+func (s *sequences) refresh(c *conn) error {
 	known := map[string]seqInfo{}
 	err := c.execResult("SELECT name, created, maxval FROM _certa_sequences", func(st *sqlite.Stmt) {
 		known[st.ColumnText(0)] = seqInfo{created: uint64(st.ColumnInt64(1)), max: st.ColumnInt64(2)}
@@ -106,11 +123,6 @@ func (s *sequences) load(c *conn) error {
 	for name, created := range s.exhausted {
 		if info, ok := known[name]; !ok || info.created != created {
 			delete(s.exhausted, name)
-		}
-	}
-	for name := range known {
-		if len(s.blocks[name]) == 0 {
-			s.ask(name)
 		}
 	}
 	return nil

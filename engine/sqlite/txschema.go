@@ -19,11 +19,11 @@ import (
 // order (segments.go); every node, the origin included, applies them at the
 // transaction's position in the log.
 //
-// A Tx that ran one holds the write lock until it ends: it is never parked
-// (its schema cannot be set aside as a changeset) and never moves its
-// snapshot forward (it holds SQLite's write transaction), so the applier
-// brute-force aborts it (40001) when another node's transaction must be
-// applied meanwhile and it has not ended within Config.SchemaGrace.
+// A Tx that ran one never moves its snapshot forward (it holds SQLite's
+// write transaction). Idle, it is parked like any writer, with its
+// segments set aside (schemapark.go); busy in a statement past
+// Config.SchemaGrace while another node's transaction must be applied,
+// the applier brute-force aborts it (40001).
 
 // schemaChanges is what a Tx that ran schema statements has changed.
 type schemaChanges struct {
@@ -283,14 +283,17 @@ func (tx *Tx) schemaSavepoint(sp *savepoint) error {
 }
 
 // schemaRollbackTo returns the Tx's record of its changes to mark sp,
-// before SQLite's ROLLBACK TO returns its state there. tx.mu is held.
-func (tx *Tx) schemaRollbackTo(sp savepoint) error {
+// before SQLite's ROLLBACK TO returns its state there. A mark set after
+// the first schema statement but no longer SQLite's (the Tx was parked
+// since) is returned to by its segments: the Tx is set aside with those,
+// which its next statement applies again (done). tx.mu is held.
+func (tx *Tx) schemaRollbackTo(sp savepoint) (done bool, err error) {
 	s := tx.schema
 	if s == nil {
-		return nil
+		return false, nil
 	}
-	if !sp.native {
-		return errSchemaAfterPark()
+	if !sp.native && !sp.inSchema {
+		return false, errSchemaAfterPark()
 	}
 	if sp.inSchema {
 		if tx.sess != nil {
@@ -298,10 +301,16 @@ func (tx *Tx) schemaRollbackTo(sp savepoint) error {
 			tx.sess = nil
 		}
 		s.segs = s.segs[:sp.segs]
-		return nil
+		if !sp.native {
+			if !tx.parked {
+				tx.setAsideSchema()
+			}
+			return true, nil
+		}
+		return false, nil
 	}
 	tx.returnToBefore()
-	return nil
+	return false, nil
 }
 
 func errUnsupportedDDL(word string) *sqlerr.Error {
@@ -312,7 +321,7 @@ func errUnsupportedDDL(word string) *sqlerr.Error {
 
 func errSchemaAfterPark() *sqlerr.Error {
 	err := sqlerr.New(sqlerr.FeatureNotSupported,
-		"this transaction gave way to another writer while it held a savepoint; on the embedded SQLite engine it can then not change the schema and return to that savepoint")
+		"this transaction gave way to another writer while it held a savepoint set before its first schema change; on the embedded SQLite engine it can then not return to that savepoint")
 	err.Hint = "Retry the transaction; the PostgreSQL engine (--engine postgres) has no such limit."
 	return err
 }

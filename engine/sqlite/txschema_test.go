@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,30 +123,87 @@ func TestSchemaNewSequenceValues(t *testing.T) {
 	}
 }
 
-// A transaction that changed the schema is not parked when idle: the
-// applier aborts it after SchemaGrace, and its next call fails with 40001.
-// Meanwhile its own connection describes its new table.
-func TestSchemaTransactionAbortedByApply(t *testing.T) {
-	e := openTest(t, Config{SchemaGrace: 50 * time.Millisecond})
-	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+// A transaction that changed the schema is parked when idle, as any
+// writer: an apply does not wait for it, and it resumes on the new state
+// with its schema statements and rows applied again, unless the apply
+// changed a table it read or wrote (40001). Its own connection describes
+// its new table before and after.
+func TestSchemaTransactionParkedByApply(t *testing.T) {
+	for _, clash := range []bool{false, true} {
+		e := openTest(t, Config{SchemaGrace: 5 * time.Second})
+		e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+		e.ddl("CREATE TABLE u (id integer PRIMARY KEY, v text)")
+		tx := e.begin()
+		exec(t, tx, "INSERT INTO t VALUES (5, 'before')")
+		if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY, v text)"); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, tx, "INSERT INTO s VALUES (1, 'y')")
+		params, cols, err := tx.Describe(context.Background(), "SELECT v FROM s WHERE id = $1")
+		if err != nil || len(params) != 1 || len(cols) != 1 || cols[0].Name != "v" {
+			t.Fatalf("Describe in the transaction: %v %v %v", params, cols, err)
+		}
+		other := openTest(t, Config{})
+		other.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+		other.ddl("CREATE TABLE u (id integer PRIMARY KEY, v text)")
+		table := "u"
+		if clash {
+			table = "t"
+		}
+		e.apply(other.capture("INSERT INTO " + table + " VALUES (1, 'x')")) // parks tx: does not wait for SchemaGrace
+		code, err := execErr(tx, "INSERT INTO s VALUES (2, 'z')")
+		if clash {
+			if code != sqlerr.SerializationFailure {
+				t.Fatalf("after an apply to its table: %v, want 40001", err)
+			}
+			tx.Rollback()
+			wantRows(t, e.query("SELECT name FROM sqlite_schema WHERE name = 's'"))
+			continue
+		}
+		if err != nil {
+			t.Fatalf("after an apply: %v", err)
+		}
+		if _, _, err := tx.Describe(context.Background(), "SELECT v FROM s"); err != nil {
+			t.Fatalf("Describe after resuming: %v", err)
+		}
+		ws, err := tx.WriteSet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.Rollback()
+		if items := e.apply(ws); items[0].Err != nil {
+			t.Fatal(items[0].Err)
+		}
+		wantRows(t, e.query("SELECT id, v FROM s ORDER BY id"), row(int64(1), "y"), row(int64(2), "z"))
+		wantRows(t, e.query("SELECT id, v FROM t ORDER BY id"), row(int64(5), "before"))
+		wantRows(t, e.query("SELECT id, v FROM u"), row(int64(1), "x"))
+	}
+}
+
+// A parked transaction that changed the schema gives its write set
+// without the lock; a local writer parks it (Flyway writes its history
+// table on a second connection while its migration's block is open).
+func TestSchemaTransactionParkedByLocalWriter(t *testing.T) {
+	e := openTest(t, Config{LockTimeout: 5 * time.Second})
+	e.ddl("CREATE TABLE history (id integer PRIMARY KEY)")
 	tx := e.begin()
-	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY, v text)"); err != nil {
+	if err := execSchema(tx, "CREATE TABLE m (id integer PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	params, cols, err := tx.Describe(context.Background(), "SELECT v FROM s WHERE id = $1")
-	if err != nil || len(params) != 1 || len(cols) != 1 || cols[0].Name != "v" {
-		t.Fatalf("Describe in the transaction: %v %v %v", params, cols, err)
+	if err := execSchema(tx, "CREATE SEQUENCE m_seq"); err != nil {
+		t.Fatal(err)
 	}
-	other := openTest(t, Config{})
-	other.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
-	ws := other.capture("INSERT INTO t VALUES (1, 'x')")
-	e.apply(ws)
-	code, err := execErr(tx, "INSERT INTO s VALUES (1, 'y')")
-	if code != sqlerr.SerializationFailure {
-		t.Fatalf("after an apply: %v (SQLSTATE %q), want 40001", err, code)
+	e.commit("INSERT INTO history VALUES (1)") // parks tx instead of waiting (then failing with 40001)
+	ws, err := tx.WriteSet()
+	if err != nil || ws == nil || ws.Schema == writeset.SchemaNone {
+		t.Fatalf("write set of the parked transaction: %+v %v", ws, err)
 	}
 	tx.Rollback()
-	wantRows(t, e.query("SELECT id, v FROM t"), row(int64(1), "x"))
+	if items := e.apply(ws); items[0].Err != nil {
+		t.Fatal(items[0].Err)
+	}
+	wantRows(t, e.query("SELECT name FROM sqlite_schema WHERE name = 'm'"), row("m"))
+	wantRows(t, e.query("SELECT name FROM _certa_sequences"), row("m_seq"))
 }
 
 // A connection whose transaction changed the schema and rolled back
@@ -170,4 +228,53 @@ func TestSchemaRollbackForgetsSchema(t *testing.T) {
 		t.Fatalf("columns %v, want id and w", r.cols)
 	}
 	wantRows(t, r.rows, row(int64(1), int64(2)))
+}
+
+// A savepoint set after the first schema statement can be returned to
+// after the transaction was parked: its segments up to the mark are
+// applied again. One set before it cannot (0A000).
+func TestSchemaSavepointAfterPark(t *testing.T) {
+	ctx := context.Background()
+	e := openTest(t, Config{LockTimeout: 5 * time.Second})
+	e.ddl("CREATE TABLE other (id integer PRIMARY KEY)")
+	tx := e.begin()
+	if err := execSchema(tx, "CREATE TABLE a (id integer PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO a VALUES (1)")
+	if err := tx.Savepoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO a VALUES (2)")
+	if err := execSchema(tx, "CREATE TABLE gone (id integer PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("INSERT INTO other VALUES (1)") // parks tx
+	if err := tx.RollbackTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, tx, "INSERT INTO a VALUES (3)")
+	wantRows(t, exec(t, tx, "SELECT id FROM a ORDER BY id").rows, row(int64(1)), row(int64(3)))
+	if code, err := execErr(tx, "SELECT * FROM gone"); code != sqlerr.UndefinedTable {
+		t.Fatalf("table made after the savepoint: %v", err)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+	e.apply(ws)
+	wantRows(t, e.query("SELECT id FROM a ORDER BY id"), row(int64(1)), row(int64(3)))
+
+	tx = e.begin()
+	if err := tx.Savepoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := execSchema(tx, "CREATE TABLE b (id integer PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("INSERT INTO other VALUES (2)") // parks tx
+	if err := tx.RollbackTo(ctx, 1); sqlerr.Code(err) != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "before its first schema change") {
+		t.Fatalf("ROLLBACK TO a savepoint before the first schema change, after parking: %v", err)
+	}
 }

@@ -341,3 +341,9 @@ func TestAppSysbenchSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestAppHibernateFlywaySQLite is TestAppHibernateFlyway on the SQLite
+// engine.
+func TestAppHibernateFlywaySQLite(t *testing.T) {
+	runHibernate(t, runAppSQLite)
+}
