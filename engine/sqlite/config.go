@@ -30,13 +30,11 @@ type Config struct {
 	// fails with 40001. (A holder idle for 10ms is parked.) Default 5s.
 	LockTimeout time.Duration
 
-	// SchemaGrace is how long Apply waits for a local transaction block
-	// that changed the schema (txschema.go) before brute-force aborting
-	// it. Such a block cannot be parked: it holds the write lock, and so
-	// this node's applier, until it ends. Long enough for a migration
-	// tool's run of statements to commit while other nodes write, short
-	// enough that an abandoned block does not hold replication for long.
-	// Default 2s.
+	// SchemaGrace is how long Apply waits for a statement of a local
+	// transaction block that changed the schema (txschema.go) before
+	// brute-force aborting the block (idle, it is parked: schemapark.go).
+	// Such statements (a table rebuilt) may run longer than others, and a
+	// block's re-application after a park costs more. Default 2s.
 	SchemaGrace time.Duration
 }
 
