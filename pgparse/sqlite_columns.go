@@ -206,7 +206,7 @@ var castKinds = map[string]string{
 	"date": "date", "timestamp": "timestamp", "timestamp without time zone": "timestamp",
 	"timestamptz": "timestamptz", "timestamp with time zone": "timestamptz",
 	"time": "time", "time without time zone": "time",
-	"uuid": "uuid", "json": "json", "jsonb": "jsonb",
+	"uuid": "uuid", "json": "json", "jsonb": "jsonb", "bytea": "bytea",
 }
 
 // notPostgresTypes are names SQLite's CAST takes that name no PostgreSQL

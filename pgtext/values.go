@@ -46,17 +46,42 @@ func ParseValue(typ result.Type, s string) (any, error) {
 		}
 		return FormatTime(typ, t), nil
 	case typ == result.Bytea:
-		if strings.HasPrefix(s, `\x`) {
-			b, err := hex.DecodeString(s[2:])
-			if err != nil {
-				return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid hexadecimal data in bytea value")
-			}
-			return b, nil
-		}
-		return []byte(s), nil
+		return ParseBytea(s)
 	}
 	return s, nil
 }
+
+// ParseBytea reads bytea's text input: the hex form (\x…) or the escape
+// form (\\ a backslash, \ooo an octal byte, any other byte itself).
+func ParseBytea(s string) ([]byte, error) {
+	if strings.HasPrefix(s, `\x`) {
+		b, err := hex.DecodeString(s[2:])
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid hexadecimal data in bytea value")
+		}
+		return b, nil
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b = append(b, s[i])
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '\\':
+			b = append(b, '\\')
+			i++
+		case i+3 < len(s) && isOctal(s[i+1]) && s[i+1] <= '3' && isOctal(s[i+2]) && isOctal(s[i+3]):
+			b = append(b, (s[i+1]-'0')<<6|(s[i+2]-'0')<<3|(s[i+3]-'0'))
+			i += 3
+		default:
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type bytea")
+		}
+	}
+	return b, nil
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // errUnsupportedValue is returned by AppendValue for a Go type outside
 // result.Value's set.

@@ -69,7 +69,10 @@ func alterTable(c *conn, sql string, at *pgparse.AlterTable) error {
 	for _, cmd := range at.Cmds {
 		switch cmd.Kind {
 		case pgparse.AlterOther:
-			err = c.exec(translateAddColumn("ALTER TABLE " + quoteIdent(ti.name) + " " + sql[cmd.Span.Start:cmd.Span.End]))
+			add := "ALTER TABLE " + quoteIdent(ti.name) + " " + sql[cmd.Span.Start:cmd.Span.End]
+			if err = refusedAddColumn(add); err == nil {
+				err = c.exec(translateAddColumn(add))
+			}
 		case pgparse.AlterDropColumn:
 			err = dropColumn(c, ti.name, cmd)
 		default:
@@ -260,6 +263,9 @@ func addIdentity(c *conn, table, def string, col *pgparse.Column, cmd pgparse.Al
 func alterType(c *conn, table, def string, col *pgparse.Column, cmd pgparse.AlterCmd, e *defEdits) (func() error, error) {
 	if _, ok := generatedTypes[cmd.Type]; ok {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", cmd.Type)
+	}
+	if err := refusedType(cmd.Type); err != nil {
+		return nil, err
 	}
 	if cmd.Using != "" && !pgparse.IsColumnCast(cmd.Using, col.Name) {
 		err := sqlerr.New(sqlerr.FeatureNotSupported, "ALTER COLUMN TYPE ... USING an expression other than the column itself is not supported by the embedded engine (SQLite)")

@@ -171,6 +171,17 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 			return sqlite.TextValue(s), nil
 		}
 		return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+	case "bytea":
+		switch v.Type() {
+		case sqlite.TypeBlob:
+			return v, nil
+		case sqlite.TypeText:
+			b, err := pgtext.ParseBytea(v.Text())
+			if err != nil {
+				return v, err
+			}
+			return sqlite.BlobValue(b), nil
+		}
 	case "jsonb":
 		s, err := pgtext.FormatJSONB(castText(v))
 		if err != nil {
@@ -362,6 +373,7 @@ var castResults = map[string]struct {
 	"date": {result.Date, "date"}, "timestamp": {result.Timestamp, "timestamp"},
 	"timestamptz": {result.Timestamptz, "timestamptz"}, "time": {result.Time, "time"},
 	"uuid": {result.UUID, "uuid"}, "json": {result.JSON, "json"}, "jsonb": {result.JSONB, "jsonb"},
+	"bytea": {result.Bytea, "bytea"},
 }
 
 // castTail is the end of a rewritten cast: its kind and modifiers.

@@ -520,6 +520,9 @@ func declaredType(decl string) result.Type {
 	if i := strings.IndexByte(d, '('); i >= 0 {
 		d = strings.TrimSpace(d[:i]) // varchar(20), numeric(10,2)
 	}
+	if refusedTypes[strings.ToLower(d)] {
+		return result.Text // made before they were refused: their text as kept
+	}
 	switch d {
 	case "DATE":
 		return result.Date

@@ -61,6 +61,9 @@ func translateCreateTable(sql string) (string, error) {
 		return "", err
 	}
 	for _, col := range ct.Columns {
+		if err := refusedType(col.Type); err != nil {
+			return "", err
+		}
 		notNull := col.PrimaryKey
 		seq := ""
 		_, serial := generatedTypes[col.Type]
@@ -150,6 +153,35 @@ func translateChecks(sql string) (string, error) {
 	return sql, nil
 }
 
+// refusedTypes are PostgreSQL types a column of the embedded engine cannot
+// have: their values would be kept as text nobody checked and read back as
+// another type (SQLite takes INTERVAL and POINT for integer types).
+var refusedTypes = map[string]bool{
+	"interval": true, "money": true, "point": true, "line": true, "lseg": true, "box": true, "path": true,
+	"polygon": true, "circle": true, "int4range": true, "int8range": true, "numrange": true,
+	"tsrange": true, "tstzrange": true, "daterange": true, "int4multirange": true, "int8multirange": true,
+}
+
+// refusedType refuses a column of type typ (pgparse.Column.Type) if it is
+// one of refusedTypes.
+func refusedType(typ string) error {
+	if !refusedTypes[strings.TrimPrefix(typ, "_")] {
+		return nil
+	}
+	err := sqlerr.New(sqlerr.FeatureNotSupported, "columns of type %s are not supported by the embedded SQLite engine", typ)
+	err.Hint = "The PostgreSQL engine (--engine postgres) has every PostgreSQL type."
+	return err
+}
+
+// refusedAddColumn refuses an ALTER TABLE ... ADD COLUMN of a type in
+// refusedTypes.
+func refusedAddColumn(sql string) error {
+	if col := pgparse.ParseAddColumn(sql); col != nil {
+		return refusedType(col.Type)
+	}
+	return nil
+}
+
 // translateAddColumn gives a column that ALTER TABLE ... ADD COLUMN adds
 // the CHECK constraints of its type (typeChecks), as CREATE TABLE does.
 // Other statements are returned unchanged; so is one translated already.
@@ -236,6 +268,10 @@ func typeConditions(col pgparse.Column) [][2]string {
 		named = append(named, [2]string{"integer out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt32, math.MaxInt32)})
 	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
 		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
+	case col.Type == "bytea":
+		// Text given for a bytea column would be kept as text, not as
+		// the bytes PostgreSQL reads from it.
+		named = append(named, [2]string{byteaText, fmt.Sprintf("typeof(%s) <> 'text'", q)})
 	case col.Type == "numeric" || col.Type == numericType:
 		named = append(named,
 			[2]string{numericSyntax, fmt.Sprintf("%s IS NULL OR typeof(%s) IN ('integer', 'real')", q, q)},
@@ -263,6 +299,9 @@ func typeConditions(col pgparse.Column) [][2]string {
 	}
 	return named
 }
+
+// byteaText names a bytea column's constraint (typeChecks).
+const byteaText = `bytea value given as text: write '\\x…'::bytea, or send it as a bytea parameter`
 
 // Names of the numeric column's constraints (typeChecks).
 const (
@@ -309,7 +348,7 @@ func typeCheckCode(name string) string {
 		return sqlerr.NumericValueOutOfRange
 	case name == numericSyntax:
 		return sqlerr.InvalidTextRepresentation
-	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix):
+	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText:
 		return sqlerr.FeatureNotSupported
 	}
 	return ""

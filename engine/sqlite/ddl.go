@@ -278,6 +278,9 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		if edit != nil && isEditAlter(edit) {
 			return runEditDDL(c, sql, edit, seqno)
 		}
+		if err := refusedAddColumn(sql); err != nil {
+			return "", nil, err
+		}
 		sql = translateAddColumn(sql)
 	}
 	if err := c.refreshSchema(); err != nil {
