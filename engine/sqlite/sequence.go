@@ -47,6 +47,10 @@ import (
 // than a block) makes the next blocks of its sequence sequenceGrowth times
 // larger, up to maxSequenceBlock, so that when it runs again it finds
 // enough: it could never finish if each try found one block.
+// A block takes at most 1/maxBlockShare of the values a sequence has left
+// (at least one).
+const maxBlockShare = 8
+
 const (
 	sequenceBlock    = 1000
 	sequenceGrowth   = 4
@@ -626,8 +630,11 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	// block starts, so a block that would end at the largest int64 stops
 	// before it: that one value is never handed out.
 	count := e.seqs.nextBlockSize(name)
-	if left := uint64(max) - uint64(first); first <= max && left < uint64(count) {
-		count = int64(left) + 1
+	if left := uint64(max) - uint64(first); first <= max && left/maxBlockShare < uint64(count) {
+		// Near its end a sequence hands out small blocks, so that one
+		// node does not take all that is left (a MAXVALUE 1000 identity
+		// would give values on one node only).
+		count = int64(left/maxBlockShare) + 1
 	}
 	if first > math.MaxInt64-count {
 		count--
