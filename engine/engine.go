@@ -226,6 +226,36 @@ func UserFrom(ctx context.Context) string {
 	return u
 }
 
+// SequenceValues are the values a session took last from its sequences,
+// by name, and the last of all: currval and lastval, on an engine whose
+// connections no session owns. One session uses it at a time.
+type SequenceValues struct {
+	ByName map[string]int64
+	Last   int64
+	Any    bool // Last is defined
+}
+
+// Took records that the session took v from sequence name.
+func (s *SequenceValues) Took(name string, v int64) {
+	if s.ByName == nil {
+		s.ByName = map[string]int64{}
+	}
+	s.ByName[name], s.Last, s.Any = v, v, true
+}
+
+type sequenceValuesKey struct{}
+
+// WithSequenceValues returns ctx carrying the session's SequenceValues.
+func WithSequenceValues(ctx context.Context, v *SequenceValues) context.Context {
+	return context.WithValue(ctx, sequenceValuesKey{}, v)
+}
+
+// SequenceValuesFrom returns the SequenceValues ctx carries, or nil.
+func SequenceValuesFrom(ctx context.Context) *SequenceValues {
+	v, _ := ctx.Value(sequenceValuesKey{}).(*SequenceValues)
+	return v
+}
+
 // SequenceBlock is a range of values of a sequence reserved for one node.
 type SequenceBlock struct {
 	Name    string

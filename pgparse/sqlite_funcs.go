@@ -36,7 +36,7 @@ var sqliteFunctions = map[string]string{
 	// PostgreSQL's own, registered by the engine.
 	"now": "now", "transaction_timestamp": "now", "statement_timestamp": "now", "clock_timestamp": "now",
 	"version": "version", "current_database": "current_database", "current_schema": "current_schema",
-	"gen_random_uuid": "gen_random_uuid", "nextval": "nextval", "setval": "setval", "coalesce": "coalesce", "nullif": "nullif",
+	"gen_random_uuid": "gen_random_uuid", "nextval": "nextval", "setval": "setval", "currval": "currval", "lastval": "lastval", "coalesce": "coalesce", "nullif": "nullif",
 	"pg_try_advisory_xact_lock": "pg_try_advisory_xact_lock",
 	// The engine's cast, which its schema's defaults call.
 	"pg_cast": "pg_cast",

@@ -29,6 +29,10 @@ type Session struct {
 	// savepoints[i] is the engine Tx's mark i+1.
 	savepoints []string
 
+	// seqValues are what currval and lastval return, on an engine that
+	// does not keep them itself (engine.SequenceValues).
+	seqValues engine.SequenceValues
+
 	sessionSettings                // what SET changes (settings.go)
 	block           *blockSettings // settings to go back to at ROLLBACK; nil outside a block
 	lastCommit      uint64         // seqno of this session's last commit
@@ -334,7 +338,7 @@ func (s *Session) kindOf(st statement) kind {
 // engineCtx returns ctx carrying the session's PostgreSQL settings for
 // the engine (engine.WithSettings).
 func (s *Session) engineCtx(ctx context.Context) context.Context {
-	return engine.WithUser(engine.WithSettings(ctx, s.pg), s.user)
+	return engine.WithSequenceValues(engine.WithUser(engine.WithSettings(ctx, s.pg), s.user), &s.seqValues)
 }
 
 // SetUser names the user the client authenticated as (CURRENT_USER).

@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"certa/engine"
 	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
@@ -60,6 +61,9 @@ type conn struct {
 	// newSeqs are the sequences the transaction using c made, which no
 	// node has reserved values of (txschema.go, takeNewSequenceValue).
 	newSeqs map[string]bool
+	// lastValues are the values the session using c took last, for
+	// currval and lastval (setval.go); nil for the engine's own work.
+	lastValues *engine.SequenceValues
 }
 
 // forgetSchema drops the caches of the schema: the schema version they

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"certa/engine"
 	"certa/sqlerr"
 )
 
@@ -150,4 +151,49 @@ func TestCheckTranslated(t *testing.T) {
 	}
 	wantLines(t, "checks", e.catalog("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'c' ORDER BY conname"),
 		"o_id_check|CHECK (id::bigint > 0)", "o_total_check|CHECK (total >= 0::numeric)")
+}
+
+// currval and lastval return what the session took last, across its
+// transactions and nodes' blocks; 55000 before it took any.
+func TestCurrval(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id serial PRIMARY KEY, v text)")
+	e.ddl("CREATE SEQUENCE s")
+	e.reserve("t_id_seq")
+	e.reserve("s")
+	var mine engine.SequenceValues
+	ctx := engine.WithSequenceValues(context.Background(), &mine)
+	run := func(sql string) *recorder {
+		t.Helper()
+		r := &recorder{}
+		if err := e.Read(ctx, sql, r); err == nil {
+			return r
+		}
+		tx, err := e.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := tx.Exec(ctx, sql, r); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return r
+	}
+	for sql, code := range map[string]string{
+		"SELECT currval('t_id_seq')": sqlerr.ObjectNotInPrerequisiteState,
+		"SELECT lastval()":           sqlerr.ObjectNotInPrerequisiteState,
+		"SELECT currval('nope')":     sqlerr.UndefinedTable,
+	} {
+		if err := e.Read(ctx, sql, &recorder{}); sqlerr.Code(err) != code {
+			t.Errorf("%s: %v, want %s", sql, err, code)
+		}
+	}
+	id := run("INSERT INTO t (v) VALUES ('a') RETURNING id").rows[0][0]
+	run("SELECT nextval('s')")
+	run("SELECT nextval('s')")
+	wantRows(t, run("SELECT currval('t_id_seq'), currval('public.s'), lastval()").rows, row(id, int64(2), int64(2)))
+	// Another session has its own.
+	if err := e.Read(context.Background(), "SELECT currval('s')", &recorder{}); sqlerr.Code(err) != sqlerr.ObjectNotInPrerequisiteState {
+		t.Errorf("another session's currval: %v", err)
+	}
 }

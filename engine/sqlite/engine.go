@@ -97,6 +97,9 @@ func Open(cfg Config) (*Engine, error) {
 			if err = e.registerNextval(c); err == nil {
 				err = registerSetval(c)
 			}
+			if err == nil {
+				err = e.registerCurrval(c)
+			}
 			if err != nil {
 				c.close()
 			}

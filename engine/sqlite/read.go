@@ -31,6 +31,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		return err
 	}
 	c.user = sessionUser(ctx)
+	c.lastValues = engine.SequenceValuesFrom(ctx)
 	broken := false
 	defer func() { e.pool.put(c, broken) }()
 	// BEGIN holds one snapshot for the schema check in prepareCached and

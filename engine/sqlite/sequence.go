@@ -400,10 +400,12 @@ func (e *Engine) registerNextval(c *conn) error {
 					}
 					return sqlite.Value{}, nil
 				}
+				c.took(name, v)
 				return sqlite.IntegerValue(v), nil
 			}
 			if c.seqLog != nil {
 				if v, ok := c.seqLog.next(name); ok {
+					c.took(name, v)
 					return sqlite.IntegerValue(v), nil
 				}
 			}
@@ -418,6 +420,7 @@ func (e *Engine) registerNextval(c *conn) error {
 			if c.seqLog != nil {
 				c.seqLog.record(name, v)
 			}
+			c.took(name, v)
 			return sqlite.IntegerValue(v), nil
 		},
 	})

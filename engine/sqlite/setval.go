@@ -8,6 +8,8 @@ import (
 	"certa/sqlerr"
 )
 
+// setval, currval and lastval (nextval is in sequence.go).
+//
 // setval(sequence, value [, is_called]), as pg_dump ends every restore
 // of a sequence. The sequence's row in _certa_sequences says where the
 // next reservation starts (sequence.go); setval moves it there, in the
@@ -75,6 +77,56 @@ func registerSetval(c *conn) error {
 				return fail(mapErr(err).(*sqlerr.Error))
 			}
 			return sqlite.IntegerValue(v), nil
+		},
+	})
+}
+
+// took records, for currval and lastval, that the session using c took v
+// from sequence name.
+func (c *conn) took(name string, v int64) {
+	if c.lastValues != nil {
+		c.lastValues.Took(name, v)
+	}
+}
+
+// registerCurrval makes currval(sequence) and lastval() on c return what
+// the session using it took last (conn.lastValues), as PostgreSQL's do:
+// 55000 before it took any.
+func (e *Engine) registerCurrval(c *conn) error {
+	fail := func(err *sqlerr.Error) (sqlite.Value, error) {
+		if c.funcErr == nil {
+			c.funcErr = err
+		}
+		return sqlite.Value{}, nil
+	}
+	err := c.c.CreateFunction("currval", &sqlite.FunctionImpl{
+		NArgs: 1,
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			if args[0].Type() == sqlite.TypeNull {
+				return sqlite.Value{}, nil
+			}
+			name := sequenceName(args[0].Text())
+			if !e.seqs.knows(name) && !c.newSeqs[name] {
+				return fail(sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name))
+			}
+			if c.lastValues != nil {
+				if v, ok := c.lastValues.ByName[name]; ok {
+					return sqlite.IntegerValue(v), nil
+				}
+			}
+			return fail(sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "currval of sequence %q is not yet defined in this session", name))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return c.c.CreateFunction("lastval", &sqlite.FunctionImpl{
+		NArgs: 0,
+		Scalar: func(_ sqlite.Context, _ []sqlite.Value) (sqlite.Value, error) {
+			if c.lastValues == nil || !c.lastValues.Any {
+				return fail(sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session"))
+			}
+			return sqlite.IntegerValue(c.lastValues.Last), nil
 		},
 	})
 }

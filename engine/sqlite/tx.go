@@ -126,6 +126,7 @@ func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
 	}
 	tx := &Tx{e: e, epoch: epoch, conn: c}
 	c.user = sessionUser(ctx)
+	c.lastValues = engine.SequenceValuesFrom(ctx)
 	c.seqLog = &tx.seqs
 	c.touched = &tx.updatedKeys
 	c.advisory = &advisoryHold{locks: &e.advisory}
