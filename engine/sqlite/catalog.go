@@ -94,7 +94,7 @@ func (cc *catalogCache) current(c *conn) (*catalogDB, error) {
 	}
 	defer c.exec("COMMIT")
 	var key string
-	err := execResult(c.c, "SELECT (SELECT schema_version FROM pragma_schema_version) || '/' || (SELECT count(*) || '/' || coalesce(sum(length(name)), 0) FROM _certa_sequences)",
+	err := execResult(c.c, "SELECT (SELECT schema_version FROM pragma_schema_version) || '/' || (SELECT count(*) || '/' || coalesce(sum(length(name)), 0) FROM _certa_sequences) || '/' || (SELECT coalesce(group_concat(kind || name || col || comment, '/'), '') FROM _certa_comments)",
 		func(s *sqlite.Stmt) { key = s.ColumnText(0) })
 	if err != nil {
 		return nil, mapErr(err)
@@ -106,7 +106,11 @@ func (cc *catalogCache) current(c *conn) (*catalogDB, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	db, err := openCatalogDB(tables, seqs)
+	comments, err := readCatalogComments(c)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	db, err := openCatalogDB(tables, seqs, comments)
 	if err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "build catalog: %v", err)
 	}

@@ -17,15 +17,16 @@ import (
 
 // Fixed oids of the catalogs' own objects.
 const (
-	oidPublic     = 2200
-	oidPgCatalog  = 11
-	oidInfoSchema = 13000
-	oidUser       = 10
-	oidHeapAM     = 2
-	oidBtreeAM    = 403
-	oidDatabase   = 16383
-	oidPgClass    = 1259 // pg_class's own oid: classid of relations
-	oidPgAttrdef  = 2604
+	oidPublic      = 2200
+	oidPgCatalog   = 11
+	oidInfoSchema  = 13000
+	oidUser        = 10
+	oidHeapAM      = 2
+	oidBtreeAM     = 403
+	oidDatabase    = 16383
+	oidPgClass     = 1259 // pg_class's own oid: classid of relations
+	oidPgAttrdef   = 2604
+	oidPgNamespace = 2615 // pg_namespace's own oid: classid of schemas
 )
 
 // catalogDB is a filled catalog database and what its functions need.
@@ -39,6 +40,9 @@ type catalogDB struct {
 	indexCols                 map[int64][]string
 	// serialSeqs names the sequence a column owns, by "table.column".
 	serialSeqs map[string]string
+	// descriptions are the comments, by object oid and column number
+	// (0 for the object itself).
+	descriptions map[[2]int64]string
 }
 
 func (db *catalogDB) close() { db.c.close() }
@@ -94,13 +98,14 @@ func jsonInts(ns []int) string {
 }
 
 // openCatalogDB builds the catalog database of tables and sequences.
-func openCatalogDB(tables []*catalogTable, seqs []catalogSequence) (*catalogDB, error) {
+func openCatalogDB(tables []*catalogTable, seqs []catalogSequence, comments []catalogComment) (*catalogDB, error) {
 	sc, err := sqlite.OpenConn(":memory:", sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenMemory)
 	if err != nil {
 		return nil, err
 	}
 	db := &catalogDB{c: &conn{c: sc}, relNames: map[int64]string{}, typeNames: map[int64]string{},
-		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, indexCols: map[int64][]string{}, serialSeqs: map[string]string{}}
+		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, indexCols: map[int64][]string{}, serialSeqs: map[string]string{},
+		descriptions: map[[2]int64]string{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -126,6 +131,7 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence) (*catalogDB, 
 	}
 	fillFixed(w, db)
 	fillTables(w, db, tables, seqs)
+	fillComments(w, db, tables, seqs, comments)
 	w.exec("COMMIT")
 	if w.err != nil {
 		return nil, w.err

@@ -108,8 +108,20 @@ func (db *catalogDB) registerFunctions() error {
 		"pg_relation_is_publishable": no, "pg_is_in_recovery": no,
 		"pg_encoding_to_char": func([]sqlite.Value) (sqlite.Value, error) { return text("UTF8"), nil },
 		"pg_char_to_encoding": func([]sqlite.Value) (sqlite.Value, error) { return sqlite.IntegerValue(6), nil },
-		"obj_description":     none, "col_description": none, "shobj_description": none,
-		"pg_relation_size": no, "pg_table_size": no, "pg_total_relation_size": no, "pg_indexes_size": no, "pg_database_size": no,
+		"obj_description": func(a []sqlite.Value) (sqlite.Value, error) {
+			if d, ok := db.descriptions[[2]int64{arg(a, 0).Int64(), 0}]; ok {
+				return text(d), nil
+			}
+			return null, nil
+		},
+		"col_description": func(a []sqlite.Value) (sqlite.Value, error) {
+			if d, ok := db.descriptions[[2]int64{arg(a, 0).Int64(), arg(a, 1).Int64()}]; ok {
+				return text(d), nil
+			}
+			return null, nil
+		},
+		"shobj_description": none,
+		"pg_relation_size":  no, "pg_table_size": no, "pg_total_relation_size": no, "pg_indexes_size": no, "pg_database_size": no,
 		"pg_size_pretty": func(a []sqlite.Value) (sqlite.Value, error) { return text(arg(a, 0).Text() + " bytes"), nil },
 		"current_schemas": func(a []sqlite.Value) (sqlite.Value, error) {
 			if arg(a, 0).Int64() != 0 {

@@ -51,7 +51,7 @@ func unsupportedDDL(stmt string) (string, bool) {
 	word, _, _ := strings.Cut(strings.TrimSpace(stmt), " ")
 	word = strings.ToUpper(word)
 	switch word {
-	case "COMMENT", "GRANT", "REVOKE":
+	case "GRANT", "REVOKE":
 		return word, true
 	}
 	return "", false
@@ -99,6 +99,9 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 // whether it makes or reshapes a table or view.
 func needsTrial(sql string) bool {
 	if pgparse.ParseSequenceStmt(sql) != nil {
+		return true
+	}
+	if _, ok := pgparse.ParseComment(sql); ok {
 		return true
 	}
 	switch firstKeyword(sql) {
@@ -253,6 +256,11 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		}
 		return sql, tables, runTruncate(c, tables)
 	}
+	if cm, ok := pgparse.ParseComment(sql); ok {
+		// Only comments change: certification and parked transactions
+		// look at their table alone.
+		return sql, []string{commentsTable}, runComment(c, cm)
+	}
 	if s := pgparse.ParseSequenceStmt(sql); s != nil {
 		// It changes the sequences' table, and OWNED BY what its table's
 		// DROP does: certification and parked transactions (history.go)
@@ -392,6 +400,9 @@ func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry)
 		}
 	}
 	if err := syncSequences(c, seqno); err != nil {
+		return "", nil, err
+	}
+	if err := syncComments(c); err != nil {
 		return "", nil, err
 	}
 	tables = make([]string, 0, len(touched))

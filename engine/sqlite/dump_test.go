@@ -7,6 +7,7 @@ import (
 
 	"certa/engine"
 	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // What a pg_dump restore sends besides tables and COPY.
@@ -195,5 +196,52 @@ func TestCurrval(t *testing.T) {
 	// Another session has its own.
 	if err := e.Read(context.Background(), "SELECT currval('s')", &recorder{}); sqlerr.Code(err) != sqlerr.ObjectNotInPrerequisiteState {
 		t.Errorf("another session's currval: %v", err)
+	}
+}
+
+// COMMENT ON tables, columns, indexes and sequences: kept for the catalog
+// (obj_description, col_description, pg_description), replicated as a
+// schema statement, dropped with the object; IS NULL drops it.
+func TestCommentOn(t *testing.T) {
+	e, other := openTest(t, Config{}), openTest(t, Config{})
+	for _, x := range []*testEngine{e, other} {
+		x.ddl("CREATE TABLE t (id serial PRIMARY KEY, v text, w text)")
+		x.ddl("CREATE INDEX t_v ON t (v)")
+	}
+	for _, sql := range []string{
+		"COMMENT ON TABLE public.t IS 'the table'",
+		"COMMENT ON COLUMN t.v IS 'a column'",
+		"COMMENT ON COLUMN t.w IS 'goes with w'",
+		"COMMENT ON INDEX t_v IS 'an index'",
+		"COMMENT ON SEQUENCE t_id_seq IS 'a sequence'",
+		"COMMENT ON SCHEMA public IS 'standard public schema'",
+	} {
+		ddl, err := e.CheckDDL(context.Background(), sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		for _, x := range []*testEngine{e, other} {
+			if items := x.apply(&writeset.WriteSet{DDL: ddl.Statement, Tables: ddl.Tables}); items[0].Err != nil {
+				t.Fatal(items[0].Err)
+			}
+		}
+	}
+	e.ddl("ALTER TABLE t DROP COLUMN w")
+	e.ddl("COMMENT ON COLUMN t.v IS 'the v column'")
+	wantLines(t, "descriptions", e.catalog(`SELECT obj_description('t'::regclass, 'pg_class'), col_description('t'::regclass, 2),
+		(SELECT count(*) FROM pg_description)`), "the table|the v column|5")
+	wantLines(t, "other node", other.catalog("SELECT description FROM pg_description ORDER BY description"),
+		"a column", "a sequence", "an index", "goes with w", "standard public schema", "the table")
+	e.ddl("COMMENT ON TABLE t IS NULL")
+	e.ddl("DROP TABLE t")
+	wantRows(t, e.query("SELECT kind FROM _certa_comments"), row("SCHEMA"))
+	for sql, code := range map[string]string{
+		"COMMENT ON TABLE nope IS 'x'":    sqlerr.UndefinedTable,
+		"COMMENT ON FUNCTION f() IS 'x'":  sqlerr.FeatureNotSupported,
+		"COMMENT ON TABLE other.t IS 'x'": sqlerr.InvalidSchemaName,
+	} {
+		if _, err := e.CheckDDL(context.Background(), sql); sqlerr.Code(err) != code {
+			t.Errorf("%s: %v, want %s", sql, err, code)
+		}
 	}
 }

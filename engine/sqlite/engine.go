@@ -46,6 +46,8 @@ INSERT OR IGNORE INTO _certa_meta (id, seqno) VALUES (1, 0);
 CREATE TABLE IF NOT EXISTS _certa_failed (seqno INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS _certa_sequences (name TEXT NOT NULL PRIMARY KEY, tbl TEXT NOT NULL, col TEXT NOT NULL,
 	reserved INTEGER NOT NULL, created INTEGER NOT NULL, maxval INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS _certa_comments (kind TEXT NOT NULL, name TEXT NOT NULL, col TEXT NOT NULL, comment TEXT NOT NULL,
+	PRIMARY KEY (kind, name, col));
 `
 
 // Open opens (creating if needed) the database at cfg.Path.
