@@ -32,7 +32,7 @@ var sqliteFunctions = map[string]string{
 	// Numbers.
 	"abs": "abs", "round": "round", "ceil": "ceil", "ceiling": "ceil", "floor": "floor", "sign": "sign",
 	"sqrt": "sqrt", "power": "pow", "pow": "pow", "exp": "exp", "ln": "ln", "log10": "log10", "mod": "mod",
-	"pi": "pi", "trunc": "trunc", "random": "pg_random",
+	"pi": "pi", "trunc": "trunc", "random": "pg_random", "md5": "md5",
 	// PostgreSQL's own, registered by the engine.
 	"now": "now", "transaction_timestamp": "now", "statement_timestamp": "now", "clock_timestamp": "now",
 	"version": "version", "current_database": "current_database", "current_schema": "current_schema",

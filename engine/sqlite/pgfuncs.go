@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"crypto/md5"
 	"crypto/rand"
 	"fmt"
 	"time"
@@ -43,5 +44,16 @@ func registerPGFunctions(c *sqlite.Conn) error {
 			return fmt.Errorf("register %s(): %w", name, err)
 		}
 	}
-	return nil
+	// md5(text or bytea): the hex digest, as PostgreSQL's.
+	return c.CreateFunction("md5", &sqlite.FunctionImpl{
+		NArgs:         1,
+		Deterministic: true,
+		AllowIndirect: true,
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			if args[0].Type() == sqlite.TypeNull {
+				return sqlite.Value{}, nil
+			}
+			return sqlite.TextValue(fmt.Sprintf("%x", md5.Sum(args[0].Blob()))), nil
+		},
+	})
 }

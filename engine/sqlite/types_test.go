@@ -44,3 +44,9 @@ func TestRefusedColumnTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestMD5(t *testing.T) {
+	e := openTest(t, Config{})
+	wantRows(t, e.query("SELECT md5('abc'), md5(''), md5(NULL)"),
+		row("900150983cd24fb0d6963f7d28e17f72", "d41d8cd98f00b204e9800998ecf8427e", nil))
+}
