@@ -45,6 +45,13 @@ func TestAppSQLAlchemyAlembicSQLite(t *testing.T) {
 	runPython(t, runAppSQLite, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"))
 }
 
+// The same through psycopg2, which sends its parameters inside the SQL
+// text (bytea as '\x…'::bytea, dates as quoted literals).
+func TestAppSQLAlchemyAlembicPsycopg2SQLite(t *testing.T) {
+	needInstalled(t, filepath.Join(depsDir, "python", "psycopg2"))
+	runPython(t, runAppSQLite, "sqlalchemy", filepath.Join(depsDir, "python", "alembic"), "SQLALCHEMY_DRIVER=psycopg2")
+}
+
 // runPython runs a Python scenario's run.py from a copy of
 // testdata/apps/name (scenarios write their migrations there) with run
 // (runApp or runAppSQLite), with env added.

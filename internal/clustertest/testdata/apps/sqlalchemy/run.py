@@ -14,7 +14,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 
 
 def url(addr):
-    return f"postgresql+psycopg://certa@{addr}/certa?sslmode=disable"
+    # SQLALCHEMY_DRIVER: psycopg (3, the default) or psycopg2.
+    driver = os.environ.get("SQLALCHEMY_DRIVER", "psycopg")
+    return f"postgresql+{driver}://certa@{addr}/certa?sslmode=disable"
 
 
 class Base(DeclarativeBase):
