@@ -250,7 +250,7 @@ func (p *printer) catalogFuncCall(f *pg_query.FuncCall) bool {
 		p.w(") WHERE \"value\" = ")
 		p.expr(arg(1))
 		p.w(" LIMIT 1)")
-	case "unnest", "generate_subscripts":
+	case "unnest", "generate_subscripts", "information_schema._pg_expandarray":
 		if sql, ok := p.srfs[f]; ok {
 			p.w(sql)
 			return true
@@ -371,6 +371,19 @@ func (p *printer) catalogAnyAll(op string, all bool, l, r *pg_query.Node) bool {
 // subscript writes arr[i] of a catalog query: the element, NULL past the
 // ends.
 func (p *printer) subscript(ind *pg_query.A_Indirection) {
+	if len(ind.Indirection) == 1 && ind.Indirection[0].GetString_() != nil {
+		// A field of a composite value: only _pg_expandarray's (x, n),
+		// a JSON object here (targetSRFs).
+		field := ind.Indirection[0].GetString_().GetSval()
+		if field != "x" && field != "n" {
+			p.refuse("this field selection")
+			return
+		}
+		p.w("json_extract(")
+		p.expr(ind.Arg)
+		p.w(", '$.", field, "')")
+		return
+	}
 	if len(ind.Indirection) != 1 || ind.Indirection[0].GetAIndices() == nil || ind.Indirection[0].GetAIndices().IsSlice {
 		p.refuse("this subscript or field selection")
 		return
@@ -415,12 +428,19 @@ func (p *printer) targetSRFs(list []*pg_query.Node) string {
 	driver := ""
 	for _, n := range list {
 		rt := n.GetResTarget()
-		if rt == nil || rt.Val.GetFuncCall() == nil {
+		if rt == nil {
 			continue
 		}
-		f := rt.Val.GetFuncCall()
-		name := functionName(f.Funcname)
-		if name != "unnest" && name != "generate_subscripts" || len(f.Args) == 0 {
+		val := rt.Val
+		if ind := val.GetAIndirection(); ind != nil {
+			val = ind.Arg // (information_schema._pg_expandarray(a)).n
+		}
+		f := val.GetFuncCall()
+		if f == nil {
+			continue
+		}
+		name := strings.TrimPrefix(functionName(f.Funcname), "information_schema.")
+		if name != "unnest" && name != "generate_subscripts" && name != "_pg_expandarray" || len(f.Args) == 0 {
 			continue
 		}
 		arr := p.sub(func() { p.arrayValue(f.Args[0]) })
@@ -431,6 +451,13 @@ func (p *printer) targetSRFs(list []*pg_query.Node) string {
 			p.srfs = map[*pg_query.FuncCall]string{}
 		}
 		switch {
+		case name == "_pg_expandarray":
+			// information_schema's (x, n): the element and its position
+			// from 1, a JSON object here (fieldSelection reads it).
+			if arr != driver {
+				p.refuse("_pg_expandarray over another array than the first set-returning function's")
+			}
+			p.srfs[f] = "json_object('x', \"certa_srf\".\"value\", 'n', \"certa_srf\".\"key\" + 1)"
 		case name == "generate_subscripts":
 			p.srfs[f] = "(\"certa_srf\".\"key\" + " + strconv.Itoa(lowerBound(p.typeOf(f.Args[0]))) + ")"
 		case arr == driver:

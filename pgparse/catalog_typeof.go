@@ -145,6 +145,12 @@ func (p *printer) typeOf(n *pg_query.Node) string {
 		}
 		return "_text"
 	case *pg_query.Node_AIndirection:
+		if f := e.AIndirection.Indirection; len(f) == 1 && f[0].GetString_() != nil {
+			if f[0].GetString_().GetSval() == "n" {
+				return "int4" // _pg_expandarray's position
+			}
+			return "int2" // its element: the int2vectors PgJDBC expands
+		}
 		t := p.typeOf(e.AIndirection.Arg)
 		if t == "name" {
 			return "char"

@@ -182,6 +182,7 @@ func fillFixed(w *rowWriter, db *catalogDB) {
 	w.row("pg_language", map[string]any{"oid": 14, "lanname": "sql", "lanowner": oidUser, "lanispl": 0, "lanpltrusted": 1})
 	for _, s := range []struct{ name, setting, vartype string }{
 		{"server_version", "15.0", "string"}, {"server_version_num", "150000", "integer"},
+		{"max_index_keys", "32", "integer"}, {"block_size", "8192", "integer"},
 		{"server_encoding", "UTF8", "string"}, {"client_encoding", "UTF8", "string"},
 		{"standard_conforming_strings", "on", "bool"}, {"search_path", `"$user", public`, "string"},
 		{"max_identifier_length", "63", "integer"}, {"integer_datetimes", "on", "bool"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,5 +177,43 @@ func TestPgDumpRestoreSQLite(t *testing.T) {
 	}
 	if want := "[[10 b 2] [15 a 2] [15 c 1]]"; fmt.Sprint(got) != want {
 		t.Fatalf("tags after changes: %v, want %s", got, want)
+	}
+}
+
+// TestJDBCMetadataSQLite: PgJDBC's DatabaseMetaData (primary keys,
+// indexes, foreign keys, columns: what Hibernate's schema validation,
+// Liquibase and database tools read) says the same of the shop schema on a
+// cluster on the SQLite engine as on PostgreSQL.
+func TestJDBCMetadataSQLite(t *testing.T) {
+	jar := abs(t, filepath.Join(depsDir, "java", "postgresql-42.7.4.jar"))
+	needInstalled(t, jar)
+	ref := pgserver.Start(t)
+	refConn, err := pgclient.ConnectString(ctxT(t), ref.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refConn.Close()
+	c := testcluster.Start(t, 3, testArgs...)
+	node := c.Conn(0)
+	for _, sql := range shopSchema {
+		mustExec(t, refConn, sql)
+		mustExec(t, node, sql)
+	}
+	c.WaitConverged(30 * time.Second)
+	meta := func(url, user string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "java", "-cp", jar, filepath.Join("testdata", "jdbcmeta", "Meta.java"), url, user)
+		cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("Meta.java on %s: %v\n%s", url, err, out)
+		}
+		return string(out)
+	}
+	want := meta(fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/postgres", ref.Port), "postgres")
+	got := meta("jdbc:postgresql://"+c.Nodes[2].PGAddr+"/certa", "certa")
+	if got != want || !strings.Contains(want, "pk orders id 1") {
+		t.Fatalf("PgJDBC's metadata:\ncerta:\n%s\nPostgreSQL:\n%s", got, want)
 	}
 }
