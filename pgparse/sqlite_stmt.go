@@ -46,11 +46,16 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			defer p.popScope()
 			srf = p.targetSRFs(s.TargetList)
 		}
+		if s.DistinctClause != nil && (len(s.DistinctClause) > 1 || s.DistinctClause[0].Node != nil) {
+			if p.cat != nil {
+				p.refuse("SELECT DISTINCT ON")
+				return
+			}
+			p.distinctOn(s) // distincton.go
+			return
+		}
 		p.w("SELECT ")
 		if s.DistinctClause != nil {
-			if len(s.DistinctClause) > 1 || s.DistinctClause[0].Node != nil {
-				p.refuse("SELECT DISTINCT ON")
-			}
 			p.w("DISTINCT ")
 		}
 		if p.cat != nil {

@@ -98,6 +98,12 @@ var sameQueries = []string{
 	// Grouping, joins, subqueries, set operations.
 	"SELECT n, count(*) FROM q GROUP BY n HAVING count(*) > 1 ORDER BY n",
 	"SELECT DISTINCT n FROM q ORDER BY n",
+	"SELECT DISTINCT ON (n) id FROM q ORDER BY n, id",
+	"SELECT DISTINCT ON (n) n, name AS who FROM q ORDER BY n, id DESC",
+	"SELECT DISTINCT ON (b) b, id FROM q ORDER BY b DESC, id LIMIT 2",
+	"SELECT DISTINCT ON (1) n, id FROM q ORDER BY 1, 2 DESC",
+	"SELECT DISTINCT ON (qid) qid, tag FROM qc WHERE qid IS NOT NULL ORDER BY qid, tag",
+	"WITH w AS (SELECT * FROM q WHERE id > 1) SELECT DISTINCT ON (n) n, x FROM w ORDER BY n NULLS FIRST, x DESC",
 	"SELECT count(DISTINCT n) FROM q",
 	"SELECT q.id, qc.tag FROM q JOIN qc ON qc.qid = q.id ORDER BY q.id, qc.tag",
 	"SELECT q.id, qc.tag FROM q LEFT JOIN qc ON qc.qid = q.id ORDER BY q.id, qc.tag",
@@ -127,7 +133,7 @@ var sameQueries = []string{
 // refusedQueries are PostgreSQL features the embedded engine refuses
 // rather than answer differently.
 var refusedQueries = []string{
-	"SELECT DISTINCT ON (n) id FROM q ORDER BY n, id",
+	"SELECT DISTINCT ON (n) * FROM q ORDER BY n, id",
 	"SELECT 'x'::interval",
 	"SELECT ARRAY[1, 2]",
 	"SELECT id FROM q WHERE name SIMILAR TO 'A%'",

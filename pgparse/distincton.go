@@ -1,0 +1,118 @@
+package pgparse
+
+import (
+	"strconv"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// SELECT DISTINCT ON (e, ...) targets ... ORDER BY o, ...: the first row
+// of each group of rows equal on e, in the order o. SQLite has no such
+// clause; the printer writes the query as a subquery that numbers the
+// rows of each group in that order (row_number() OVER (PARTITION BY e
+// ORDER BY o)), keeps the first of each, and sorts them by o:
+//
+//	SELECT "certa_d1" AS name1, ... FROM (SELECT target1 AS "certa_d1", ...,
+//	  row_number() OVER (...) AS "certa_rn", o1 AS "certa_o1", ... FROM ...)
+//	WHERE "certa_rn" = 1 ORDER BY "certa_o1", ... LIMIT ...
+//
+// An ORDER BY item that names an output column or its position is that
+// target's expression. A * among the targets is refused (the outer query
+// must name each column).
+
+// distinctOn writes s, a SELECT DISTINCT ON, as described above.
+func (p *printer) distinctOn(s *pg_query.SelectStmt) {
+	names := make([]string, len(s.TargetList))
+	exprs := make([]*pg_query.Node, len(s.TargetList))
+	for i, n := range s.TargetList {
+		rt := n.GetResTarget()
+		if rt == nil || isStar(rt.Val) {
+			p.refuse("SELECT DISTINCT ON with *")
+			return
+		}
+		names[i], exprs[i] = rt.Name, rt.Val
+		if names[i] == "" {
+			names[i] = columnName(rt.Val)
+			if cr := rt.Val.GetColumnRef(); cr != nil {
+				if f := cr.Fields[len(cr.Fields)-1].GetString_(); f != nil {
+					names[i] = f.Sval
+				}
+			}
+		}
+	}
+	// An ORDER BY item as the inner query can compute it.
+	sortExpr := func(n *pg_query.Node) *pg_query.Node {
+		if c := n.GetAConst(); c != nil && c.GetIval() != nil {
+			if k := int(c.GetIval().Ival); k >= 1 && k <= len(exprs) {
+				return exprs[k-1]
+			}
+		}
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+			for i, rt := range s.TargetList {
+				if name := rt.GetResTarget().Name; name != "" && name == cr.Fields[0].GetString_().Sval {
+					return exprs[i]
+				}
+			}
+		}
+		return n
+	}
+	var order []*pg_query.Node
+	for _, n := range s.SortClause {
+		sb := *n.GetSortBy()
+		sb.Node = sortExpr(sb.Node)
+		order = append(order, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &sb}})
+	}
+	var partition []*pg_query.Node
+	for _, n := range s.DistinctClause {
+		partition = append(partition, sortExpr(n))
+	}
+	inner := *s
+	inner.DistinctClause, inner.SortClause, inner.LimitCount, inner.LimitOffset = nil, nil, nil, nil
+	inner.LimitOption = pg_query.LimitOption_LIMIT_OPTION_DEFAULT
+	inner.WithClause = nil // written by the caller, outside
+	inner.TargetList = nil
+	target := func(name string, val *pg_query.Node) {
+		inner.TargetList = append(inner.TargetList, &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: name, Val: val}}})
+	}
+	for i, e := range exprs {
+		target("certa_d"+strconv.Itoa(i+1), e)
+	}
+	target("certa_rn", &pg_query.Node{Node: &pg_query.Node_FuncCall{FuncCall: &pg_query.FuncCall{
+		Funcname: []*pg_query.Node{pg_query.MakeStrNode("row_number")},
+		Over:     &pg_query.WindowDef{PartitionClause: partition, OrderClause: order},
+	}}})
+	for i, o := range order {
+		target("certa_o"+strconv.Itoa(i+1), o.GetSortBy().Node)
+	}
+	p.w("SELECT ")
+	for i, name := range names {
+		if i > 0 {
+			p.w(", ")
+		}
+		p.ident("certa_d" + strconv.Itoa(i+1))
+		p.w(" AS ")
+		p.ident(name)
+	}
+	p.w(" FROM (")
+	p.selectStmt(&inner, false)
+	p.w(") WHERE \"certa_rn\" = 1")
+	if len(order) > 0 {
+		p.w(" ORDER BY ")
+		for i, o := range order {
+			if i > 0 {
+				p.w(", ")
+			}
+			sb := *o.GetSortBy()
+			sb.Node = &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{
+				Fields: []*pg_query.Node{pg_query.MakeStrNode("certa_o" + strconv.Itoa(i+1))}}}}
+			p.sortBy(&pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &sb}})
+		}
+	}
+	p.limit(s)
+}
+
+// isStar reports whether a target is * or t.*.
+func isStar(n *pg_query.Node) bool {
+	cr := n.GetColumnRef()
+	return cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil
+}
