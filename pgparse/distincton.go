@@ -93,9 +93,18 @@ func (p *printer) distinctOn(s *pg_query.SelectStmt) {
 		p.w(" AS ")
 		p.ident(name)
 	}
+	top := p.cat != nil && p.topColumns == nil
 	p.w(" FROM (")
 	p.selectStmt(&inner, false)
 	p.w(") WHERE \"certa_rn\" = 1")
+	if top && len(p.topColumns) >= len(names) {
+		// A catalog query's result columns are the inner query's
+		// first ones (catalogTargets), under the names asked for.
+		p.topColumns = p.topColumns[:len(names)]
+		for i := range names {
+			p.topColumns[i].Name = names[i]
+		}
+	}
 	if len(order) > 0 {
 		p.w(" ORDER BY ")
 		for i, o := range order {

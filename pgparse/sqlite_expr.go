@@ -515,8 +515,16 @@ func typeString(tn *pg_query.TypeName) string {
 func (p *printer) subLink(s *pg_query.SubLink) {
 	switch s.SubLinkType {
 	case pg_query.SubLinkType_EXISTS_SUBLINK:
+		sub := s.Subselect
+		if sel := sub.GetSelectStmt(); sel != nil && len(sel.TargetList) == 0 && len(sel.ValuesLists) == 0 &&
+			(sel.Op == pg_query.SetOperation_SETOP_NONE || sel.Op == pg_query.SetOperation_SET_OPERATION_UNDEFINED) {
+			// EXISTS (SELECT FROM ...), no columns: SQLite wants one.
+			c := *sel
+			c.TargetList = []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: pg_query.MakeAConstIntNode(1, 0)}}}}
+			sub = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &c}}
+		}
 		p.w("EXISTS (")
-		p.stmt(s.Subselect)
+		p.stmt(sub)
 		p.w(")")
 	case pg_query.SubLinkType_EXPR_SUBLINK:
 		p.w("(")

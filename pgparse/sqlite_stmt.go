@@ -47,10 +47,6 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			srf = p.targetSRFs(s.TargetList)
 		}
 		if s.DistinctClause != nil && (len(s.DistinctClause) > 1 || s.DistinctClause[0].Node != nil) {
-			if p.cat != nil {
-				p.refuse("SELECT DISTINCT ON")
-				return
-			}
 			p.distinctOn(s) // distincton.go
 			return
 		}
