@@ -117,10 +117,10 @@ func (s *scope) item(alias string) (scopeItem, bool) {
 // pushScope makes the FROM items of a SELECT the innermost scope.
 func (p *printer) pushScope(from []*pg_query.Node) {
 	s := &scope{outer: p.scope}
+	p.scope = s // a LATERAL item reads the items before it (lateralSRFs)
 	for _, n := range from {
 		s.items = append(s.items, p.fromItems(n)...)
 	}
-	p.scope = s
 }
 
 func (p *printer) popScope() { p.scope = p.scope.outer }
@@ -143,11 +143,35 @@ func (p *printer) fromItems(n *pg_query.Node) []scopeItem {
 		}
 		return []scopeItem{{alias: alias, cols: renamed(plainCols(cols), rv.Alias)}}
 	case *pg_query.Node_JoinExpr:
-		return append(p.fromItems(f.JoinExpr.Larg), p.fromItems(f.JoinExpr.Rarg)...)
+		left := p.fromItems(f.JoinExpr.Larg)
+		// Visible, for the moment, to a LATERAL item on the right
+		// (lateralSRFs); the caller adds them for good.
+		n := len(p.scope.items)
+		p.scope.items = append(p.scope.items, left...)
+		right := p.fromItems(f.JoinExpr.Rarg)
+		p.scope.items = p.scope.items[:n]
+		return append(left, right...)
 	case *pg_query.Node_RangeSubselect:
 		rs := f.RangeSubselect
 		if rs.Alias == nil {
 			return nil
+		}
+		if targets, ok := lateralSRFs(rs); ok {
+			// Its columns are those of the json_each the item is
+			// (fromItem), as its targets print over it.
+			p.srfsOver(targets, rs.Alias.Aliasname)
+			var cols []scopeCol
+			for i, n := range targets {
+				rt := n.GetResTarget()
+				name := rt.Name
+				if i < len(rs.Alias.Colnames) {
+					name = rs.Alias.Colnames[i].GetString_().GetSval()
+				} else if name == "" {
+					name = columnName(rt.Val)
+				}
+				cols = append(cols, scopeCol{name: name, typ: p.typeOf(rt.Val), sql: p.sub(func() { p.expr(rt.Val) })})
+			}
+			return []scopeItem{{alias: rs.Alias.Aliasname, cols: cols}}
 		}
 		return []scopeItem{{alias: rs.Alias.Aliasname, cols: renamed(plainCols(p.selectColumns(rs.Subquery)), rs.Alias)}}
 	case *pg_query.Node_RangeFunction:
@@ -403,3 +427,24 @@ func asList(v any) []any {
 // sequenceFunctions change sequences: they run on the data, never in the
 // catalog.
 var sequenceFunctions = map[string]bool{"nextval": true, "currval": true, "setval": true, "lastval": true}
+
+// lateralSRFs returns the targets of a LATERAL subquery in FROM that only
+// runs set-returning functions over an array of the items before it
+// ((SELECT unnest(i.indkey), generate_subscripts(i.indkey, 1) + 1) AS
+// k(attnum, i), as drizzle reads index columns): a catalog query writes it
+// as SQLite's json_each over the array, which may read the items before
+// it. ok is false for any other subquery.
+func lateralSRFs(rs *pg_query.RangeSubselect) ([]*pg_query.Node, bool) {
+	sel := rs.Subquery.GetSelectStmt()
+	if !rs.Lateral || rs.Alias == nil || sel == nil || len(sel.FromClause) > 0 || sel.WhereClause != nil ||
+		len(sel.GroupClause) > 0 || sel.HavingClause != nil || len(sel.SortClause) > 0 || sel.LimitCount != nil ||
+		len(sel.TargetList) == 0 || sel.Op != pg_query.SetOperation_SETOP_NONE {
+		return nil, false
+	}
+	for _, n := range sel.TargetList {
+		if rt := n.GetResTarget(); rt == nil || srfCall(rt.Val) == nil {
+			return nil, false
+		}
+	}
+	return sel.TargetList, true
+}

@@ -425,24 +425,23 @@ func (p *printer) arraySubquery(s *pg_query.SubLink) {
 // FROM, "certa_srf", which targetSRFs returns; each function prints a
 // column of it, or the element of its own array at the same place.
 func (p *printer) targetSRFs(list []*pg_query.Node) string {
+	return p.srfsOver(list, "certa_srf")
+}
+
+// srfsOver is targetSRFs with the json_each named alias.
+func (p *printer) srfsOver(list []*pg_query.Node, alias string) string {
+	q := quoteIdent(alias)
 	driver := ""
 	for _, n := range list {
 		rt := n.GetResTarget()
 		if rt == nil {
 			continue
 		}
-		val := rt.Val
-		if ind := val.GetAIndirection(); ind != nil {
-			val = ind.Arg // (information_schema._pg_expandarray(a)).n
-		}
-		f := val.GetFuncCall()
+		f := srfCall(rt.Val)
 		if f == nil {
 			continue
 		}
 		name := strings.TrimPrefix(functionName(f.Funcname), "information_schema.")
-		if name != "unnest" && name != "generate_subscripts" && name != "_pg_expandarray" || len(f.Args) == 0 {
-			continue
-		}
 		arr := p.sub(func() { p.arrayValue(f.Args[0]) })
 		if driver == "" {
 			driver = arr
@@ -457,16 +456,40 @@ func (p *printer) targetSRFs(list []*pg_query.Node) string {
 			if arr != driver {
 				p.refuse("_pg_expandarray over another array than the first set-returning function's")
 			}
-			p.srfs[f] = "json_object('x', \"certa_srf\".\"value\", 'n', \"certa_srf\".\"key\" + 1)"
+			p.srfs[f] = "json_object('x', " + q + ".\"value\", 'n', " + q + ".\"key\" + 1)"
 		case name == "generate_subscripts":
-			p.srfs[f] = "(\"certa_srf\".\"key\" + " + strconv.Itoa(lowerBound(p.typeOf(f.Args[0]))) + ")"
+			p.srfs[f] = "(" + q + ".\"key\" + " + strconv.Itoa(lowerBound(p.typeOf(f.Args[0]))) + ")"
 		case arr == driver:
-			p.srfs[f] = "\"certa_srf\".\"value\""
+			p.srfs[f] = "" + q + ".\"value\""
 		default:
-			p.srfs[f] = "json_extract(" + arr + ", '$[' || \"certa_srf\".\"key\" || ']')"
+			p.srfs[f] = "json_extract(" + arr + ", '$[' || " + q + ".\"key\" || ']')"
 		}
 	}
 	return driver
+}
+
+// srfCall returns the set-returning function (unnest, generate_subscripts,
+// _pg_expandarray) a target is, or takes a field of, or is an operand of
+// (generate_subscripts(a, 1) + 1); nil if none.
+func srfCall(n *pg_query.Node) *pg_query.FuncCall {
+	if ind := n.GetAIndirection(); ind != nil {
+		n = ind.Arg // (information_schema._pg_expandarray(a)).n
+	}
+	if e := n.GetAExpr(); e != nil {
+		if f := srfCall(e.Lexpr); f != nil {
+			return f
+		}
+		return srfCall(e.Rexpr)
+	}
+	f := n.GetFuncCall()
+	if f == nil || len(f.Args) == 0 {
+		return nil
+	}
+	switch strings.TrimPrefix(functionName(f.Funcname), "information_schema.") {
+	case "unnest", "generate_subscripts", "_pg_expandarray":
+		return f
+	}
+	return nil
 }
 
 // boolConstant returns a string constant compared with a boolean of the

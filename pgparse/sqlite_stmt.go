@@ -285,6 +285,11 @@ func (p *printer) fromItem(n *pg_query.Node) {
 	case *pg_query.Node_JoinExpr:
 		p.join(f.JoinExpr)
 	case *pg_query.Node_RangeSubselect:
+		if targets, ok := lateralSRFs(f.RangeSubselect); ok && p.cat != nil {
+			p.w("json_each(", p.srfsOver(targets, f.RangeSubselect.Alias.Aliasname), ") AS ")
+			p.ident(f.RangeSubselect.Alias.Aliasname)
+			return
+		}
 		if f.RangeSubselect.Lateral {
 			p.refuse("LATERAL")
 		}

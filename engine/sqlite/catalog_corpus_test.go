@@ -49,6 +49,5 @@ func TestCatalogCorpus(t *testing.T) {
 }
 
 // catalogGaps are the tools some of whose catalog queries certa does not
-// answer yet: PgJDBC's type cache ('pg_catalog.array_in'::regproc),
-// drizzle (DISTINCT ON).
-var catalogGaps = map[string]bool{"pgjdbc": true, "drizzle": true}
+// answer yet: PgJDBC's type cache ('pg_catalog.array_in'::regproc).
+var catalogGaps = map[string]bool{"pgjdbc": true}

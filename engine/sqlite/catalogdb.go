@@ -130,6 +130,7 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence, comments []ca
 		w.exec(r.createSQL())
 	}
 	fillFixed(w, db)
+	fillOpclasses(w)
 	fillTables(w, db, tables, seqs)
 	fillComments(w, db, tables, seqs, comments)
 	w.exec("COMMIT")
@@ -471,15 +472,21 @@ func fillIndexes(w *rowWriter, db *catalogDB, t *catalogTable) {
 			w.row(rel, map[string]any{"relid": t.oid, "indexrelid": ix.oid, "schemaname": "public", "relname": t.name,
 				"indexrelname": ix.name, "idx_scan": 0})
 		}
-		var keys []int
+		var keys, classes []int
 		for _, name := range ix.cols {
-			keys = append(keys, t.column(name))
+			n := t.column(name)
+			keys = append(keys, n)
+			class := 0
+			if n > 0 {
+				class = int(opclassOf(columnTypeOID(t.cols[n-1].decl)))
+			}
+			classes = append(classes, class)
 		}
 		zeros := make([]int, len(keys))
 		w.row("pg_index", map[string]any{"indexrelid": ix.oid, "indrelid": t.oid, "indnatts": len(keys), "indnkeyatts": len(keys),
 			"indisunique": ix.unique, "indnullsnotdistinct": 0, "indisprimary": ix.primary, "indisexclusion": 0,
 			"indimmediate": 1, "indisclustered": 0, "indisvalid": 1, "indcheckxmin": 0, "indisready": 1, "indislive": 1,
-			"indisreplident": 0, "indkey": jsonInts(keys), "indcollation": jsonInts(zeros), "indclass": jsonInts(zeros),
+			"indisreplident": 0, "indkey": jsonInts(keys), "indcollation": jsonInts(zeros), "indclass": jsonInts(classes),
 			"indoption": jsonInts(zeros)})
 		if ix.primary || ix.unique && ix.constraint {
 			kind, def := "u", "UNIQUE ("+quoteIdentList(ix.cols)+")"
