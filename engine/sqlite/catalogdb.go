@@ -26,6 +26,7 @@ const (
 	oidDatabase    = 16383
 	oidPgClass     = 1259 // pg_class's own oid: classid of relations
 	oidPgAttrdef   = 2604
+	oidArrayIn     = 750  // array_in, the one function pg_proc\'s oids name here
 	oidPgNamespace = 2615 // pg_namespace's own oid: classid of schemas
 )
 
@@ -249,10 +250,14 @@ func fillType(w *rowWriter, db *catalogDB, t pgparse.TypeInfo) {
 		typtype = "p" // a pseudo-type (anyarray)
 	}
 	db.typeNames[int64(t.OID)] = t.Name
+	input := 0
+	if t.Elem != 0 && strings.HasPrefix(t.Typname, "_") {
+		input = oidArrayIn // PgJDBC tells arrays so (typinput = 'array_in'::regproc)
+	}
 	w.row("pg_type", map[string]any{"oid": t.OID, "typname": t.Typname, "typnamespace": oidPgCatalog, "typowner": oidUser,
 		"typlen": t.Len, "typbyval": l.byval, "typtype": typtype, "typcategory": string(t.Category), "typispreferred": 0,
 		"typisdefined": 1, "typdelim": ",", "typrelid": 0, "typelem": t.Elem, "typarray": t.ArrayOID,
-		"typinput": 0, "typoutput": 0, "typreceive": 0, "typsend": 0, "typmodin": 0, "typmodout": 0, "typanalyze": 0,
+		"typinput": input, "typoutput": 0, "typreceive": 0, "typsend": 0, "typmodin": 0, "typmodout": 0, "typanalyze": 0,
 		"typalign": l.align, "typstorage": l.storage, "typnotnull": 0, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
 		"typcollation": 0})
 }

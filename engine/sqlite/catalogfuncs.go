@@ -60,6 +60,9 @@ func (db *catalogDB) registerFunctions() error {
 			return null, sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", arg(a, 0).Text())
 		},
 		"certa_regproc_in": func(a []sqlite.Value) (sqlite.Value, error) {
+			if name := strings.TrimPrefix(arg(a, 0).Text(), "pg_catalog."); name == "array_in" {
+				return sqlite.IntegerValue(oidArrayIn), nil
+			}
 			return null, sqlerr.New(sqlerr.UndefinedFunction, "function %q does not exist", arg(a, 0).Text())
 		},
 		"pg_get_expr": func(a []sqlite.Value) (sqlite.Value, error) { return arg(a, 0), nil },
@@ -272,8 +275,11 @@ func (db *catalogDB) out(v sqlite.Value, typ string) (sqlite.Value, error) {
 		}
 		return sqlite.TextValue(v.Text()), nil
 	case "regproc":
-		if v.Int64() == 0 {
+		switch v.Int64() {
+		case 0:
 			return sqlite.TextValue("-"), nil
+		case oidArrayIn:
+			return sqlite.TextValue("array_in"), nil
 		}
 		return sqlite.TextValue(v.Text()), nil
 	case "regnamespace":
