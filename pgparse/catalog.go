@@ -398,6 +398,19 @@ func readsCatalog(n any) bool {
 				return true
 			}
 		}
+		if tc, ok := x["TypeCast"].(map[string]any); ok {
+			// 'name'::regclass and the like look names up in the catalog.
+			if tn, ok := tc["typeName"].(map[string]any); ok {
+				parts := asList(tn["names"])
+				if len(parts) > 0 {
+					if s, ok := parts[len(parts)-1].(map[string]any)["String"].(map[string]any); ok {
+						if v, _ := s["sval"].(string); strings.HasPrefix(v, "reg") {
+							return true
+						}
+					}
+				}
+			}
+		}
 		if fc, ok := x["FuncCall"].(map[string]any); ok {
 			var names []string
 			for _, part := range asList(fc["funcname"]) {
@@ -409,6 +422,9 @@ func readsCatalog(n any) bool {
 			if len(names) == 2 && (names[0] == "pg_catalog" || names[0] == "information_schema") && !sequenceFunctions[names[1]] {
 				return true
 			}
+			if len(names) == 1 && catalogOnly(names[0]) {
+				return true // obj_description(...), format_type(...)
+			}
 		}
 		for _, v := range x {
 			if readsCatalog(v) {
@@ -417,6 +433,13 @@ func readsCatalog(n any) bool {
 		}
 	}
 	return false
+}
+
+// catalogOnly reports whether name is a function only the catalog has.
+func catalogOnly(name string) bool {
+	_, catalog := CatalogFunctions[name]
+	_, data := sqliteFunctions[name]
+	return catalog && !data
 }
 
 func asList(v any) []any {

@@ -209,9 +209,10 @@ func endKind(words []string) kind {
 func IsCatalogQuery(sql string) bool { return newStatement(sql).kind == kindCatalog }
 
 // catalogRef tells a query that may read PostgreSQL's system catalogs
-// (any pg_* name: pg_dump reads pg_operator, pg_ts_dict and the like),
-// cheaply; pgparse.ReadsCatalog decides.
-var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(information_schema"?\s*\.|pg_\w+)`)
+// (any pg_* name: pg_dump reads pg_operator, pg_ts_dict and the like; a
+// function only the catalog has; a reg* cast), cheaply;
+// pgparse.ReadsCatalog decides.
+var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(information_schema"?\s*\.|pg_\w+|obj_description|col_description|format_type|to_reg\w+|acldefault|current_schemas)|::\s*reg\w+`)
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,
 // skipping whitespace and comments.

@@ -102,6 +102,11 @@ func TestIsCatalogQuery(t *testing.T) {
 		"SELECT * FROM books WHERE title = 'pg_catalog'":                              false,
 		"SELECT * FROM my_information_schema_copy":                                    false,
 		"INSERT INTO t SELECT * FROM information_schema.tables":                       false,
+		"SELECT obj_description('t'::regclass, 'pg_class')":                           true,
+		"SELECT format_type(23, NULL)":                                                true,
+		"SELECT 't'::regclass":                                                        true,
+		"SELECT pg_catalog.setval('public.t_id_seq', 5)":                              false,
+		"SELECT lower(name) FROM t":                                                   false,
 	} {
 		if got := IsCatalogQuery(sql); got != want {
 			t.Errorf("%s: %v, want %v", sql, got, want)
