@@ -58,19 +58,17 @@ func (p *printer) distinctOn(s *pg_query.SelectStmt) {
 	}
 	var order []*pg_query.Node
 	for _, n := range s.SortClause {
-		sb := *n.GetSortBy()
-		sb.Node = sortExpr(sb.Node)
-		order = append(order, &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &sb}})
+		order = append(order, sortByOn(n.GetSortBy(), sortExpr(n.GetSortBy().Node)))
 	}
 	var partition []*pg_query.Node
 	for _, n := range s.DistinctClause {
 		partition = append(partition, sortExpr(n))
 	}
-	inner := *s
-	inner.DistinctClause, inner.SortClause, inner.LimitCount, inner.LimitOffset = nil, nil, nil, nil
-	inner.LimitOption = pg_query.LimitOption_LIMIT_OPTION_DEFAULT
-	inner.WithClause = nil // written by the caller, outside
-	inner.TargetList = nil
+	// The query without DISTINCT ON, ORDER BY, LIMIT and WITH (written
+	// by the caller, outside), and other targets.
+	inner := pg_query.SelectStmt{FromClause: s.FromClause, WhereClause: s.WhereClause, GroupClause: s.GroupClause,
+		GroupDistinct: s.GroupDistinct, HavingClause: s.HavingClause, WindowClause: s.WindowClause,
+		IntoClause: s.IntoClause, LockingClause: s.LockingClause}
 	target := func(name string, val *pg_query.Node) {
 		inner.TargetList = append(inner.TargetList, &pg_query.Node{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Name: name, Val: val}}})
 	}
@@ -111,13 +109,17 @@ func (p *printer) distinctOn(s *pg_query.SelectStmt) {
 			if i > 0 {
 				p.w(", ")
 			}
-			sb := *o.GetSortBy()
-			sb.Node = &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{
-				Fields: []*pg_query.Node{pg_query.MakeStrNode("certa_o" + strconv.Itoa(i+1))}}}}
-			p.sortBy(&pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &sb}})
+			p.sortBy(sortByOn(o.GetSortBy(), &pg_query.Node{Node: &pg_query.Node_ColumnRef{ColumnRef: &pg_query.ColumnRef{
+				Fields: []*pg_query.Node{pg_query.MakeStrNode("certa_o" + strconv.Itoa(i+1))}}}}))
 		}
 	}
 	p.limit(s)
+}
+
+// sortByOn is ORDER BY item sb over another expression.
+func sortByOn(sb *pg_query.SortBy, expr *pg_query.Node) *pg_query.Node {
+	return &pg_query.Node{Node: &pg_query.Node_SortBy{SortBy: &pg_query.SortBy{
+		Node: expr, SortbyDir: sb.SortbyDir, SortbyNulls: sb.SortbyNulls, UseOp: sb.UseOp, Location: sb.Location}}}
 }
 
 // isStar reports whether a target is * or t.*.

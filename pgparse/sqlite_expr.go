@@ -519,9 +519,13 @@ func (p *printer) subLink(s *pg_query.SubLink) {
 		if sel := sub.GetSelectStmt(); sel != nil && len(sel.TargetList) == 0 && len(sel.ValuesLists) == 0 &&
 			(sel.Op == pg_query.SetOperation_SETOP_NONE || sel.Op == pg_query.SetOperation_SET_OPERATION_UNDEFINED) {
 			// EXISTS (SELECT FROM ...), no columns: SQLite wants one.
-			c := *sel
-			c.TargetList = []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: pg_query.MakeAConstIntNode(1, 0)}}}}
-			sub = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: &c}}
+			c := &pg_query.SelectStmt{DistinctClause: sel.DistinctClause, IntoClause: sel.IntoClause, FromClause: sel.FromClause,
+				WhereClause: sel.WhereClause, GroupClause: sel.GroupClause, GroupDistinct: sel.GroupDistinct,
+				HavingClause: sel.HavingClause, WindowClause: sel.WindowClause, SortClause: sel.SortClause,
+				LimitOffset: sel.LimitOffset, LimitCount: sel.LimitCount, LimitOption: sel.LimitOption,
+				LockingClause: sel.LockingClause, WithClause: sel.WithClause,
+				TargetList: []*pg_query.Node{{Node: &pg_query.Node_ResTarget{ResTarget: &pg_query.ResTarget{Val: pg_query.MakeAConstIntNode(1, 0)}}}}}
+			sub = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: c}}
 		}
 		p.w("EXISTS (")
 		p.stmt(sub)
