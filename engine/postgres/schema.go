@@ -105,7 +105,7 @@ func bootstrapSQL(login string) string {
 	if login != "" {
 		attr, logins = "NOLOGIN", quoteLiteral(login)
 	}
-	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate)
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + boundarySQL)
 }
 
 const bootstrapTemplate = `
