@@ -170,11 +170,12 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 // applyItem applies one write set: its DDL statement, or its rows.
 func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem) error {
 	if it.WS.IsDDL() {
-		// As the client role, which then owns what it makes; the rows
-		// apply as the superuser (session_replication_role).
 		ts.reset()
-		_, err := conn.Exec(ctx, schemaStatement(it.WS.DDL)).ReadAll()
-		return err
+		sc, err := decodeSchemaChange(it.WS.DDL)
+		if err != nil {
+			return err
+		}
+		return runSchemaChange(ctx, conn, sc, true)
 	}
 	rows, err := decodeRows(it.WS.Changes)
 	if err != nil {
@@ -197,7 +198,7 @@ func itemError(err error) *sqlerr.Error {
 	if errors.Is(err, errRowMismatch) {
 		return sqlerr.Wrap(err, sqlerr.SerializationFailure, "could not serialize access: %v", err)
 	}
-	if errors.Is(err, errBadRows) {
+	if errors.Is(err, errBadRows) || errors.Is(err, errBadSchemaChange) {
 		return sqlerr.Wrap(err, sqlerr.DataCorrupted, "write set does not decode: %v", err)
 	}
 	var pe *pgconn.PgError

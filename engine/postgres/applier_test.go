@@ -74,8 +74,8 @@ func TestApplyItems(t *testing.T) {
 	w4 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'y' WHERE id = 9")
 	items = []engine.ApplyItem{
 		{Seqno: 4, WS: w4},
-		{Seqno: 5, WS: &writeset.WriteSet{DDL: "CREATE TABLE t (x int)"}},
-		{Seqno: 6, WS: &writeset.WriteSet{DDL: "CREATE TABLE u (id bigint PRIMARY KEY)"}},
+		{Seqno: 5, WS: &writeset.WriteSet{DDL: ddlText("CREATE TABLE t (x int)")}},
+		{Seqno: 6, WS: &writeset.WriteSet{DDL: ddlText("CREATE TABLE u (id bigint PRIMARY KEY)")}},
 	}
 	if err := applyItems(ctx, replica, &tsr, items, 6, nil); err != nil {
 		t.Fatal(err)

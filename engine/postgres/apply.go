@@ -24,7 +24,11 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 	for len(rows) > 0 {
 		if rows[0].op == opSchema {
 			ts.reset()
-			if _, err := conn.Exec(ctx, schemaStatement(string(rows[0].newRow))).ReadAll(); err != nil {
+			sc, err := decodeSchemaChange(string(rows[0].newRow))
+			if err != nil {
+				return err
+			}
+			if err := runSchemaChange(ctx, conn, sc, true); err != nil {
 				return err
 			}
 			rows = rows[1:]
@@ -159,11 +163,4 @@ func affected(res *pgconn.Result, n int) error {
 		return errRowMismatch
 	}
 	return nil
-}
-
-// schemaStatement runs stmt as the client role in the applier's
-// transaction: the role then owns what it makes, and the event triggers
-// see what a client's statement would show them.
-func schemaStatement(stmt string) string {
-	return "SET LOCAL ROLE " + clientRole + "; " + stmt + "; RESET ROLE"
 }

@@ -65,7 +65,7 @@ func handOver(t *testing.T, e *Engine, txid uint64, stmts ...string) (engine.Tx,
 func TestCommitAtPosition(t *testing.T) {
 	e := openEngine(t)
 	ctx := context.Background()
-	items := []engine.ApplyItem{{Seqno: 1, WS: &writeset.WriteSet{DDL: "CREATE TABLE t (id int PRIMARY KEY, v text)"}}}
+	items := []engine.ApplyItem{{Seqno: 1, WS: &writeset.WriteSet{DDL: ddlText("CREATE TABLE t (id int PRIMARY KEY, v text)")}}}
 	if err := e.Apply(ctx, items, 1); err != nil || items[0].Err != nil {
 		t.Fatal(err, items[0].Err)
 	}

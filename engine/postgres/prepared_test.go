@@ -32,7 +32,7 @@ func TestClientStatementsPrepared(t *testing.T) {
 	for _, ddl := range []string{"CREATE TABLE t (id int PRIMARY KEY, v text)",
 		`CREATE FUNCTION make_temp() RETURNS void LANGUAGE plpgsql AS $$
 		BEGIN CREATE TEMP TABLE t (id int, v text); INSERT INTO t VALUES (1, 'temporary'); END $$`} {
-		if err := f.apply(&writeset.WriteSet{DDL: ddl}); err != nil {
+		if err := f.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,7 +56,7 @@ func TestClientStatementsPrepared(t *testing.T) {
 	}
 
 	// A schema change: the same text now has three columns.
-	if err := f.apply(&writeset.WriteSet{DDL: "ALTER TABLE t ADD COLUMN w int DEFAULT 7"}); err != nil {
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("ALTER TABLE t ADD COLUMN w int DEFAULT 7")}); err != nil {
 		t.Fatal(err)
 	}
 	if rows, cols := readArgs(t, s, "SELECT * FROM t WHERE id = $1", int64(1)); len(cols) != 3 || rows[0][2] != int64(7) {
@@ -122,7 +122,7 @@ func TestClientStatementsPrepared(t *testing.T) {
 func TestSessionStateKeepsBackend(t *testing.T) {
 	e := openEngine(t)
 	f := &tempFixture{t: t, e: e}
-	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE t (id int PRIMARY KEY)"}); err != nil {
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TABLE t (id int PRIMARY KEY)")}); err != nil {
 		t.Fatal(err)
 	}
 	s1, s2 := e.NewSession(), e.NewSession()
@@ -176,7 +176,7 @@ func TestSessionStateKeepsBackend(t *testing.T) {
 func TestPinnedSessionTransaction(t *testing.T) {
 	e := openEngine(t)
 	f := &tempFixture{t: t, e: e}
-	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE t (id int PRIMARY KEY)"}); err != nil {
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TABLE t (id int PRIMARY KEY)")}); err != nil {
 		t.Fatal(err)
 	}
 	s := e.NewSession()

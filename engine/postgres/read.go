@@ -267,42 +267,44 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	defer e.checkMu.Unlock()
 	c := e.checker
 	indexTables := droppedIndexTables(ctx, c, stmt)
-	// As the applier runs it: as the client role, in a transaction, with
-	// the session's search path.
-	stmt = withSearchPath(sessionSearchPath(ctx), stmt)
-	res, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'; "+schemaStatement(stmt)+
-		"; SELECT current_setting('certa.ddl_tables', true)").ReadAll()
+	sc, tables, err := checkSchemaChange(ctx, c, stmt)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	if err != nil {
 		return engine.DDL{}, pgError(err)
 	}
-	ddl := engine.DDL{Statement: stmt, Tables: indexTables}
-	if rows := res[len(res)-1].Rows; len(rows) == 1 && len(rows[0][0]) > 0 {
-		ddl.Tables = append(ddl.Tables, strings.Split(string(rows[0][0]), "\x01")...)
+	ddl := engine.DDL{Statement: sc.encode(), Tables: indexTables}
+	if tables != "" {
+		ddl.Tables = append(ddl.Tables, strings.Split(tables, "\x01")...)
 	}
 	slices.Sort(ddl.Tables)
 	ddl.Tables = slices.Compact(ddl.Tables)
 	return ddl, nil
 }
 
-// withSearchPath returns a schema statement as it is replicated: after
-// the search path it runs with, so that it names the same objects on
-// every node, whatever ran before it in the applier's transaction.
-func withSearchPath(path, stmt string) string {
-	return "SELECT set_config('search_path', " + quoteLiteral(path) + ", true); " + stmt
-}
-
-// sessionSearchPath returns the search path of the session settings ctx
-// carries (engine.WithSettings), or PostgreSQL's default.
-func sessionSearchPath(ctx context.Context) string {
-	if path, ok := engine.SettingsFrom(ctx)["search_path"]; ok {
-		return path
+// checkSchemaChange runs stmt in a transaction it leaves open on c, under
+// the session settings of ctx, and returns it as it is replicated and the
+// tables the event triggers noted (certa.ddl_tables).
+func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, stmt string) (schemaChange, string, error) {
+	if _, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'").ReadAll(); err != nil {
+		return schemaChange{}, "", err
 	}
-	return defaultSearchPath
+	if err := applySettings(ctx, c, engine.SettingsFrom(ctx)); err != nil {
+		return schemaChange{}, "", err
+	}
+	settings, err := readSchemaSettings(ctx, c)
+	if err != nil {
+		return schemaChange{}, "", err
+	}
+	sc := schemaChange{Settings: settings, SQL: stmt}
+	if err := runSchemaChange(ctx, c, sc, false); err != nil {
+		return schemaChange{}, "", err
+	}
+	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return schemaChange{}, "", r.Err
+	}
+	return sc, string(r.Rows[0][0]), nil
 }
-
-// defaultSearchPath is PostgreSQL's default search_path.
-const defaultSearchPath = `"$user", public`
 
 // droppedIndexTables returns the tables of the indexes stmt drops (DROP
 // INDEX names no table; the event triggers see none), as write-set keys

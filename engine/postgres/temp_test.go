@@ -118,7 +118,7 @@ func TestTemporaryTables(t *testing.T) {
 	f := &tempFixture{t: t, e: e}
 	for _, ddl := range []string{"CREATE TABLE real (id int PRIMARY KEY, v text)", "CREATE TABLE shadow (id int PRIMARY KEY)",
 		"CREATE TABLE counted (id serial PRIMARY KEY)"} {
-		if err := f.apply(&writeset.WriteSet{DDL: ddl}); err != nil {
+		if err := f.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -316,7 +316,7 @@ func TestTemporaryTables(t *testing.T) {
 	if _, err := e.CheckDDL(ctx, "CREATE TEMP TABLE x (id int)"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
 		t.Fatalf("CheckDDL of CREATE TEMP TABLE: %v, want 0A000", err)
 	}
-	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TEMP TABLE x (id int)"}); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TEMP TABLE x (id int)")}); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
 		t.Fatalf("applied CREATE TEMP TABLE: %v, want 0A000", err)
 	}
 }
@@ -366,7 +366,7 @@ func waitActive(t *testing.T, s engine.Session, pid uint32) {
 func TestTemporaryTablesBruteForceAbort(t *testing.T) {
 	e := openEngine(t)
 	f := &tempFixture{t: t, e: e}
-	if err := f.apply(&writeset.WriteSet{DDL: "CREATE TABLE real (id int PRIMARY KEY, v text)"}); err != nil {
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TABLE real (id int PRIMARY KEY, v text)")}); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(e.NewSession(), "INSERT INTO real VALUES (1, 'a'), (2, 'b')")

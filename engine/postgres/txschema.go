@@ -41,12 +41,12 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error 
 	}
 	token := []byte(t.e.token)
 	indexTables := droppedIndexTables(ctx, pg, sql)
-	// Replicated after the search path it runs with here.
-	path := pg.ExecParams(ctx, "SELECT current_setting('search_path')", nil, nil, nil, nil).Read()
-	if path.Err != nil {
-		return undo(pgError(path.Err))
+	// Replicated with the settings it runs under here.
+	settings, err := readSchemaSettings(ctx, pg)
+	if err != nil {
+		return undo(pgError(err))
 	}
-	replicated := withSearchPath(string(path.Rows[0][0]), sql)
+	replicated := schemaChange{Settings: settings, SQL: sql}.encode()
 	r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, $2), current_setting('certa.ddl_tables', true)",
 		[][]byte{token, []byte(replicated)}, nil, nil, nil).Read()
 	if r.Err != nil {

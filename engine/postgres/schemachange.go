@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// schemaChange is a schema statement as it is replicated (a DDL write
+// set's statement, or one of a transaction block's, opSchema): the
+// client's text and the settings it ran under, so that every node parses
+// and evaluates it alike (dates, time zones, string escapes, function
+// bodies, the names its search path finds).
+//
+// certa's own SQL never shares a string with it: the applier and CheckDDL
+// send the settings, the role and the statement as separate protocol
+// messages, the statement alone in an extended-protocol one (one
+// statement at most: PostgreSQL refuses a second), so no text of a
+// client's, a trailing line comment or a forged write set, can change
+// what certa runs around it.
+type schemaChange struct {
+	Settings map[string]string `json:"settings"`
+	SQL      string            `json:"sql"`
+}
+
+// schemaSettings are the settings that travel with a schema statement:
+// those that change how PostgreSQL parses it or evaluates what it
+// computes (a default over existing rows, a CHECK, an index expression,
+// a function body it checks). Settings about time limits, logging or
+// plans do not travel: they change no result.
+var schemaSettings = []string{
+	"search_path", "TimeZone", "timezone_abbreviations", "DateStyle", "IntervalStyle",
+	"standard_conforming_strings", "backslash_quote", "escape_string_warning",
+	"check_function_bodies", "extra_float_digits", "bytea_output",
+	"lc_monetary", "lc_numeric", "lc_time", "default_text_search_config",
+	"xmloption", "xmlbinary", "array_nulls", "transform_null_equals",
+	"default_toast_compression", "default_table_access_method", "default_tablespace",
+	"default_with_oids", "row_security",
+}
+
+// errBadSchemaChange: a replicated schema statement does not decode, or
+// names a setting that does not travel (a forged write set). It fails
+// alike on every node.
+var errBadSchemaChange = errors.New("schema statement not in the replicated form")
+
+// encode returns sc as the text that is replicated.
+func (sc schemaChange) encode() string {
+	b, _ := json.Marshal(sc) // strings only: cannot fail
+	return string(b)
+}
+
+// decodeSchemaChange reads what encode wrote.
+func decodeSchemaChange(text string) (schemaChange, error) {
+	var sc schemaChange
+	if err := json.Unmarshal([]byte(text), &sc); err != nil || sc.SQL == "" {
+		return sc, fmt.Errorf("%w: %.80q", errBadSchemaChange, text)
+	}
+	for name := range sc.Settings {
+		if !slices.Contains(schemaSettings, name) {
+			return sc, fmt.Errorf("%w: setting %q does not travel with schema statements", errBadSchemaChange, name)
+		}
+	}
+	return sc, nil
+}
+
+// settingsJSON returns schemaSettings as a JSON array, the parameter of
+// readSettingsSQL.
+func settingsJSON() []byte {
+	b, _ := json.Marshal(schemaSettings)
+	return b
+}
+
+// readSettingsSQL reads the values of the settings named by $1 (a JSON
+// array) as one JSON object; a setting this server lacks is left out.
+const readSettingsSQL = `SELECT pg_catalog.jsonb_object_agg(n, v) FROM
+	(SELECT n, pg_catalog.current_setting(n, true) AS v FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) AS n) s
+	WHERE v IS NOT NULL`
+
+// applySettingsSQL sets the settings of $1 (a JSON object) until the end
+// of the transaction.
+const applySettingsSQL = `SELECT pg_catalog.count(pg_catalog.set_config(key, value, true)) FROM pg_catalog.jsonb_each_text($1::pg_catalog.jsonb)`
+
+// readSchemaSettings returns the values of schemaSettings on conn.
+func readSchemaSettings(ctx context.Context, conn *pgconn.PgConn) (map[string]string, error) {
+	r := conn.ExecParams(ctx, readSettingsSQL, [][]byte{settingsJSON()}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	settings := map[string]string{}
+	if err := json.Unmarshal(r.Rows[0][0], &settings); err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	return settings, nil
+}
+
+// applySettings sets settings on conn until the end of its transaction.
+func applySettings(ctx context.Context, conn *pgconn.PgConn, settings map[string]string) error {
+	if len(settings) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(settings)
+	return conn.ExecParams(ctx, applySettingsSQL, [][]byte{b}, nil, nil, nil).Read().Err
+}
+
+// runSchemaChange runs sc in the transaction open on conn, as the client
+// role (which then owns what it makes, and which the event triggers see),
+// under sc's settings. With restore, the settings are set back afterwards
+// (the applier's own, for the rows that follow in its transaction). Each
+// part is a message of its own; the role is reset whatever the statement
+// did. An error of the statement is PostgreSQL's (*pgconn.PgError).
+func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, restore bool) error {
+	var before map[string]string
+	if restore {
+		var err error
+		if before, err = readSchemaSettings(ctx, conn); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole).ReadAll(); err != nil {
+		return err
+	}
+	if err := applySettings(ctx, conn, sc.Settings); err != nil {
+		return err
+	}
+	if r := conn.ExecParams(ctx, sc.SQL, nil, nil, nil, nil).Read(); r.Err != nil {
+		return r.Err
+	}
+	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {
+		return err
+	}
+	if restore {
+		return applySettings(ctx, conn, before)
+	}
+	return nil
+}
