@@ -135,7 +135,7 @@ func writePair(dir, certName, keyName string, der []byte, key *ecdsa.PrivateKey)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil { // it holds private keys
 		return err
 	}
 	if err := writeNew(filepath.Join(dir, keyName), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {

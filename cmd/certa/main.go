@@ -14,6 +14,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"syscall"
 )
 
 const usage = `usage: certa <command> [flags]
@@ -35,6 +36,13 @@ func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
+	}
+	if os.Args[1] == "node" || os.Args[1] == "up" {
+		// What a node writes holds the cluster's data: it is its owner's
+		// only (0600 files, 0700 directories), also what libraries create
+		// with 0644 and 0755 of their own (the Raft log's files and its
+		// snapshots, SQLite's database and WAL). up's nodes inherit it.
+		syscall.Umask(0o077)
 	}
 	var err error
 	switch os.Args[1] {

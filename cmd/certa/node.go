@@ -138,8 +138,22 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 	if err := pgCfg.Validate(); err != nil {
 		return err
 	}
-	// The lock comes first: a second node on the same directory must fail
-	// here, before it opens files that the first one holds.
+	// The data directory is its owner's only (main sets the umask for what
+	// is created inside); a node running as root lets the postgres user,
+	// who runs its PostgreSQL server, pass through to <data-dir>/pg.
+	perm := datadir.Mode
+	if f.engine == "postgres" && f.postgresDSN == "" && os.Geteuid() == 0 {
+		perm = datadir.PassMode
+	}
+	changes, err := datadir.Prepare(f.dataDir, perm)
+	for _, c := range changes {
+		logger.Warn("tightened a mode in the data directory: it let group or others in", "path", c.Path, "was", c.Was, "now", c.Now)
+	}
+	if err != nil {
+		return err
+	}
+	// Then the lock: a second node on the same directory must fail here,
+	// before it opens files that the first one holds (Prepare opens none).
 	lock, err := datadir.Acquire(f.dataDir)
 	if err != nil {
 		return err

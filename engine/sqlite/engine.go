@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,12 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	// SQLite would create the database 0644 (less the umask), and it gives
+	// its -wal and -shm files the database's mode: created here, all three
+	// are the owner's only. An error is SQLite's to report.
+	if f, err := os.OpenFile(cfg.Path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	applier, err := openConn(cfg.Path, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite engine: %w", err)

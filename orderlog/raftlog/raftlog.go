@@ -268,7 +268,10 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
 
 	walDir := filepath.Join(cfg.Dir, "wal")
-	if err := os.MkdirAll(walDir, 0o755); err != nil {
+	// The log holds every replicated row and statement: its directories
+	// and files are the owner's only (raft-wal and the snapshot store
+	// create theirs 0644 and 0755; the node's umask masks those).
+	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("raftlog: %w", err)
 	}
 	w, err := openStore(walDir, cfg.SegmentBytes, hlog)
@@ -424,7 +427,7 @@ func (l *Log) snapshotKeepingFew() {
 
 // writeSynced creates an empty file at path and makes it durable.
 func writeSynced(path string) error {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func finishRotation(dir string, segmentBytes int, meta types.MetaStore) error {
 	// The new tail's file is created empty before it is recorded: the WAL
 	// then opens it as it is, instead of creating it preallocated, which a
 	// full disk refuses (and the WAL would not open).
-	f, err := os.OpenFile(filepath.Join(dir, segment.FileName(next)), os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, segment.FileName(next)), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("raftlog: finish the wal's segment rotation: %w", err)
 	}

@@ -32,6 +32,9 @@ const tmpSuffix = ".tmp"
 // openSnapshots opens the snapshot store in dir/snapshots, removing what
 // a node stopped while writing a snapshot left there.
 func openSnapshots(dir string, logger hclog.Logger) (*snapshotStore, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "snapshots"), 0o700); err != nil { // raft's would be 0755
+		return nil, fmt.Errorf("raftlog: snapshot store: %w", err)
+	}
 	files, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
 	if err != nil {
 		return nil, fmt.Errorf("raftlog: snapshot store: %w", err)
