@@ -50,13 +50,24 @@ func failedSeqnos(ctx context.Context, conn *pgconn.PgConn, from, to uint64) (ma
 // error only when the batch could not be applied at all (nothing of it
 // stayed).
 //
+// conn is logged in as applierRole; seqnos are recorded with token
+// (certa.commit_at, certa.record_failed).
+//
 // afterDDL, if not nil, runs after each DDL item that succeeded, in its
 // savepoint: its error fails the batch.
-func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
-	if applyPipelined(ctx, conn, ts, items, upTo) {
+func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
+	if applyPipelined(ctx, conn, ts, items, upTo, token) {
 		return nil
 	}
-	return applyOneByOne(ctx, conn, ts, items, upTo, afterDDL)
+	return applyOneByOne(ctx, conn, ts, items, upTo, token, afterDDL)
+}
+
+// recordSQL records a seqno as applied ($1, with the token $2).
+const recordSQL = "SELECT certa.commit_at($1, $2)"
+
+// seqnoArgs returns the arguments of recordSQL and certa.record_failed.
+func seqnoArgs(seqno uint64, token string) [][]byte {
+	return [][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(token)}
 }
 
 // applyPipelined applies items as applyItems does, when none changes the
@@ -67,7 +78,7 @@ func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []en
 // It reports false when it applied nothing: an item changes the schema,
 // or something failed (then applyOneByOne finds out which item, or that
 // the batch cannot be applied at all).
-func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64) bool {
+func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string) bool {
 	var plan []rowStatement
 	for _, it := range items {
 		if changesSchema(it.WS) {
@@ -93,7 +104,7 @@ func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items 
 		}
 		b.ExecPrepared(name, st.args, nil, nil)
 	}
-	b.ExecParams("INSERT INTO certa.applied (seqno) VALUES ($1)", [][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil)
+	b.ExecParams(recordSQL, seqnoArgs(upTo, token), nil, nil, nil)
 	res, err := conn.ExecBatch(ctx, b).ReadAll()
 	ok := err == nil && len(res) == len(plan)+3
 	for i := 0; ok && i < len(plan); i++ {
@@ -111,7 +122,7 @@ func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items 
 
 // applyOneByOne applies items as applyItems does, a statement at a time,
 // each item in a savepoint of its own.
-func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
+func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
 	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL session_replication_role = replica").ReadAll(); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
@@ -150,14 +161,12 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 		if it.Err == nil {
 			continue
 		}
-		r := conn.ExecParams(ctx, "INSERT INTO certa.failed (seqno) VALUES ($1)",
-			[][]byte{[]byte(strconv.FormatUint(it.Seqno, 10))}, nil, nil, nil).Read()
+		r := conn.ExecParams(ctx, "SELECT certa.record_failed($1, $2)", seqnoArgs(it.Seqno, token), nil, nil, nil).Read()
 		if r.Err != nil {
 			return fmt.Errorf("apply: record failed seqno %d: %w", it.Seqno, r.Err)
 		}
 	}
-	r := conn.ExecParams(ctx, "INSERT INTO certa.applied (seqno) VALUES ($1)",
-		[][]byte{[]byte(strconv.FormatUint(upTo, 10))}, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, recordSQL, seqnoArgs(upTo, token), nil, nil, nil).Read()
 	if r.Err != nil {
 		return fmt.Errorf("apply: record seqno %d: %w", upTo, r.Err)
 	}

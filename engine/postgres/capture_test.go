@@ -13,8 +13,13 @@ import (
 )
 
 // testDB is a database of a test's server with certa's objects, and a
-// connection to it as the client role and one as the superuser.
-type testDB struct{ client, admin *pgconn.PgConn }
+// connection to it as the client role, one as the applier's (as the
+// engine's applier: replica, with the token testToken) and one as the
+// superuser.
+type testDB struct{ client, applier, admin *pgconn.PgConn }
+
+// testToken is the engine's token in the databases of startServer.
+const testToken = "test-token"
 
 // startServer runs a PostgreSQL server for the test and returns
 // connections to two new databases of it, origin and replica, each with
@@ -33,17 +38,21 @@ func startServer(t *testing.T) (origin, replica testDB) {
 	for _, db := range []string{"origin", "replica"} {
 		mustExec(t, admin, "CREATE DATABASE "+db)
 		var d testDB
-		for _, user := range []string{"", clientRole} {
+		for _, user := range []string{"", clientRole, applierRole} {
 			c, err := connect(ctx, s.DSN(db), user, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Close(context.Background()) })
-			if user == "" {
-				mustExec(t, c, bootstrapSQL(""))
+			switch user {
+			case "":
+				mustExec(t, c, bootstrapSQL("")+"; INSERT INTO certa.token VALUES ('"+testToken+"')")
 				d.admin = c
-			} else {
+			case clientRole:
 				d.client = c
+			default:
+				mustExec(t, c, "SET session_replication_role = replica")
+				d.applier = c
 			}
 		}
 		dbs = append(dbs, d)
@@ -81,7 +90,7 @@ func rowsOf(t *testing.T, c *pgconn.PgConn, table string) []string {
 // engine's encoding.
 func TestCaptureAndApply(t *testing.T) {
 	o, r := startServer(t)
-	origin, originAdmin, replica := o.client, o.admin, r.admin
+	origin, originAdmin, replica := o.client, o.admin, r.applier
 	schema := []string{
 		`CREATE TABLE acct (id bigint PRIMARY KEY, owner text NOT NULL, balance numeric(14,2), opened timestamptz,
 			tags text[], doc jsonb, photo bytea, flag boolean, ratio double precision, doubled bigint GENERATED ALWAYS AS (id * 2) STORED)`,

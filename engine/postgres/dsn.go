@@ -151,9 +151,9 @@ func OpenDSN(ctx context.Context, cfg DSNConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	login := clientLogin(db)
+	login := loginFor(clientRole, db)
 	e, err := Open(ctx, Config{DSN: cfg.DSN, NodeID: cfg.NodeID, LockTimeout: cfg.LockTimeout, BinDir: bin,
-		ClientLogin: login, ClientPassword: secret, Claim: claimOf(secret)})
+		ClientLogin: login, ApplierLogin: loginFor(applierRole, db), ClientPassword: secret, Claim: claimOf(secret)})
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +229,15 @@ func checkServer(ctx context.Context, c *pgconn.PgConn, db, user, server string,
 	return num / 10000, nil
 }
 
-// clientLogin is the role a node's clients log in as on an operator's
-// server: one per database, since nodes may share the server.
-func clientLogin(db string) string {
+// loginFor is the role a node logs in as for role (clientRole,
+// applierRole) on an operator's server: one per database, since nodes
+// may share the server.
+func loginFor(role, db string) string {
 	if len(db) > 40 {
 		sum := sha256.Sum256([]byte(db))
 		db = db[:30] + "_" + hex.EncodeToString(sum[:4])
 	}
-	return clientRole + "_" + db
+	return role + "_" + db
 }
 
 // loadSecret reads the password in path, or makes one there.
@@ -362,14 +363,19 @@ func inUse(db, node string) error {
 		ErrDatabaseInUse, db, node, node)
 }
 
-// makeClientLogin makes (or updates) the role clients log in as: a member
-// of certa_client with nothing of its own, whose password is set to
-// password's SCRAM verifier. certa_client itself may not log in (it has
-// no password, and pg_hba.conf may trust someone).
-func makeClientLogin(ctx context.Context, c *pgconn.PgConn, login, password string) error {
+// makeLogin makes (or updates) a role that logs in for role (clientRole
+// or applierRole): a member of it with nothing of its own (but BYPASSRLS
+// for the applier's, which is not inherited), whose password is set to
+// password's SCRAM verifier. role itself may not log in (it has no
+// password, and pg_hba.conf may trust someone).
+func makeLogin(ctx context.Context, c *pgconn.PgConn, login, role, password string) error {
 	verifier, err := scramVerifier(password)
 	if err != nil {
 		return err
+	}
+	rls := "NOBYPASSRLS"
+	if role == applierRole {
+		rls = "BYPASSRLS"
 	}
 	id := quoteIdent(login)
 	_, err = c.Exec(ctx, `DO $r$ BEGIN
@@ -377,9 +383,9 @@ func makeClientLogin(ctx context.Context, c *pgconn.PgConn, login, password stri
 		CREATE ROLE `+id+` LOGIN;
 	END IF;
 END $r$;
-ALTER ROLE `+id+` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT PASSWORD `+quoteLiteral(verifier)+`;
-GRANT `+clientRole+` TO `+id+`;
-ALTER ROLE `+clientRole+` NOLOGIN`).ReadAll()
+ALTER ROLE `+id+` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION `+rls+` INHERIT PASSWORD `+quoteLiteral(verifier)+`;
+GRANT `+role+` TO `+id+`;
+ALTER ROLE `+role+` NOLOGIN`).ReadAll()
 	return err
 }
 

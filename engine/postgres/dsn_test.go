@@ -33,10 +33,10 @@ func TestLoadSecret(t *testing.T) {
 // Login roles fit PostgreSQL's 63 bytes and differ between databases.
 func TestClientLogin(t *testing.T) {
 	long1, long2 := strings.Repeat("a", 50)+"1", strings.Repeat("a", 50)+"2"
-	if got := clientLogin("certa_n1"); got != "certa_client_certa_n1" {
+	if got := loginFor(clientRole, "certa_n1"); got != "certa_client_certa_n1" {
 		t.Fatal(got)
 	}
-	l1, l2 := clientLogin(long1), clientLogin(long2)
+	l1, l2 := loginFor(clientRole, long1), loginFor(clientRole, long2)
 	if l1 == l2 || len(l1) > 63 || len(l2) > 63 {
 		t.Fatalf("%q %q", l1, l2)
 	}

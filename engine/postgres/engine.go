@@ -20,9 +20,11 @@ import (
 // Config configures an Engine.
 type Config struct {
 	// DSN connects to the node's database as a superuser (pgproc's
-	// server gives one): it makes schema certa, the client role and event
-	// triggers, and applies rows with session_replication_role. Local
-	// transactions connect with the same DSN as the client role.
+	// server gives one): it makes schema certa, the roles and event
+	// triggers, and watches and ends local work. Local transactions
+	// connect with the same DSN as the client role, the applier and
+	// CheckDDL as the applier's (ApplierLogin): no connection that runs
+	// a client's code is a superuser's.
 	DSN string
 	// NodeID is this node's id: the Origin of the write sets its sessions
 	// hand over (Tx.HandOver), which Apply commits at their position.
@@ -45,6 +47,11 @@ type Config struct {
 	// Empty: they log in as certa_client, with the DSN's authentication
 	// (a managed server trusts its socket).
 	ClientLogin, ClientPassword string
+	// ApplierLogin, if not empty, is the role the applier and CheckDDL
+	// log in as, with ClientPassword: Open makes it (a member of
+	// certa_applier, which then cannot log in itself). Set with
+	// ClientLogin. Empty: they log in as certa_applier.
+	ApplierLogin string
 	// Claim, if not empty, marks the database as this node's (in
 	// certa.node, with NodeID): Open refuses a database another node
 	// claimed (errDatabaseInUse), and, on first start, one that holds
@@ -74,6 +81,8 @@ func (c *Config) Validate() error {
 		return errors.New("postgres engine: ClientLogin needs ClientPassword")
 	case c.ClientLogin == clientRole:
 		return errors.New("postgres engine: ClientLogin must not be " + clientRole)
+	case (c.ClientLogin == "") != (c.ApplierLogin == "") || c.ApplierLogin == applierRole:
+		return errors.New("postgres engine: ApplierLogin goes with ClientLogin, and must not be " + applierRole)
 	}
 	return nil
 }
@@ -92,8 +101,8 @@ type Engine struct {
 	cfg  Config
 	pool atomic.Pointer[pool] // replaced by Restore
 
-	applyMu sync.Mutex // held by Apply; guards applier and its tables
-	applier *pgconn.PgConn
+	applyMu sync.Mutex     // held by Apply; guards applier and its tables
+	applier *pgconn.PgConn // as applierRole
 	applyTS tables
 	// appliedUpTo is the applied seqno, as the last Apply left it (or the
 	// database when opened): Apply skips what stayed of a batch it failed.
@@ -103,7 +112,7 @@ type Engine struct {
 	watch *pgconn.PgConn // the brute-force abort's connection (watch.go); used under applyMu
 
 	checkMu sync.Mutex
-	checker *pgconn.PgConn // CheckDDL's (superuser) connection
+	checker *pgconn.PgConn // CheckDDL's connection (as applierRole)
 
 	gcMu   sync.Mutex
 	gcConn *pgconn.PgConn // gcLoop's (superuser) connection; nil while closed
@@ -156,56 +165,45 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// openAdmin opens the engine's superuser connections (the applier's, the
-// watcher's, CheckDDL's, gcLoop's), installs certa's objects and records the
-// engine's token (certa.commit_at). The caller holds applyMu or has the
-// only reference to e.
+// openAdmin opens the engine's connections to its database: as the
+// superuser the watcher's and gcLoop's, which run no client code, and
+// also install certa's objects and record the engine's token
+// (certa.commit_at); as the applier's role (applierRole) the applier's
+// and CheckDDL's, which run clients' statements and code. The caller
+// holds applyMu or has the only reference to e.
 func (e *Engine) openAdmin(ctx context.Context) error {
-	var conns [4]*pgconn.PgConn
+	var conns []*pgconn.PgConn
 	closeAll := func() {
 		for _, c := range conns {
-			if c != nil {
-				c.Close(ctx)
-			}
+			c.Close(ctx)
 		}
 	}
-	for i := range conns {
+	for range 2 {
 		c, err := connect(ctx, e.cfg.DSN, "", map[string]string{"synchronous_commit": asyncCommit})
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("connect: %w", err)
 		}
-		conns[i] = c
+		conns = append(conns, c)
 	}
-	applier := conns[0]
-	if e.cfg.Claim != "" {
-		if err := checkClaim(ctx, applier, e.cfg.Claim); err != nil {
-			closeAll()
-			return err
-		}
-	}
-	if _, err := applier.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll(); err != nil {
-		closeAll()
-		return fmt.Errorf("install certa's schema: %w", err)
-	}
-	if e.cfg.Claim != "" {
-		if err := claim(ctx, applier, e.cfg.NodeID, e.cfg.Claim); err != nil {
-			closeAll()
-			return err
-		}
-	}
-	if e.cfg.ClientLogin != "" {
-		if err := makeClientLogin(ctx, applier, e.cfg.ClientLogin, e.cfg.ClientPassword); err != nil {
-			closeAll()
-			return fmt.Errorf("make the clients' login role %s: %w", e.cfg.ClientLogin, err)
-		}
-	}
-	_, err := applier.Exec(ctx, "DELETE FROM certa.token").ReadAll()
-	r := applier.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()
-	if err = errors.Join(err, r.Err); err != nil {
+	admin := conns[0]
+	if err := e.install(ctx, admin); err != nil {
 		closeAll()
 		return err
 	}
+	login, password := applierRole, ""
+	if e.cfg.ApplierLogin != "" {
+		login, password = e.cfg.ApplierLogin, e.cfg.ClientPassword
+	}
+	for range 2 {
+		c, err := connectAs(ctx, e.cfg.DSN, login, password, map[string]string{"synchronous_commit": asyncCommit})
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("connect as %s: %w", login, err)
+		}
+		conns = append(conns, c)
+	}
+	applier := conns[2]
 	applied, err := appliedSeqno(ctx, applier)
 	if err != nil {
 		closeAll()
@@ -228,14 +226,42 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		closeAll()
 		return fmt.Errorf("set the applier's replication role: %w", err)
 	}
-	e.applier, e.watch = conns[0], conns[1]
+	e.applier, e.watch = applier, conns[1]
 	e.checkMu.Lock()
-	e.checker = conns[2]
+	e.checker = conns[3]
 	e.checkMu.Unlock()
 	e.gcMu.Lock()
-	e.gcConn = conns[3]
+	e.gcConn = admin
 	e.gcMu.Unlock()
 	return nil
+}
+
+// install makes certa's objects and roles in the database through admin,
+// a superuser's connection, and records the engine's token.
+func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
+	if e.cfg.Claim != "" {
+		if err := checkClaim(ctx, admin, e.cfg.Claim); err != nil {
+			return err
+		}
+	}
+	if _, err := admin.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll(); err != nil {
+		return fmt.Errorf("install certa's schema: %w", err)
+	}
+	if e.cfg.Claim != "" {
+		if err := claim(ctx, admin, e.cfg.NodeID, e.cfg.Claim); err != nil {
+			return err
+		}
+	}
+	if e.cfg.ClientLogin != "" {
+		for login, role := range map[string]string{e.cfg.ClientLogin: clientRole, e.cfg.ApplierLogin: applierRole} {
+			if err := makeLogin(ctx, admin, login, role, e.cfg.ClientPassword); err != nil {
+				return fmt.Errorf("make the login role %s: %w", login, err)
+			}
+		}
+	}
+	_, err := admin.Exec(ctx, "DELETE FROM certa.token").ReadAll()
+	r := admin.ExecParams(ctx, "INSERT INTO certa.token VALUES ($1)", [][]byte{[]byte(e.token)}, nil, nil, nil).Read()
+	return errors.Join(err, r.Err)
 }
 
 // closeAdmin closes what openAdmin opened. The caller holds applyMu.

@@ -5,8 +5,20 @@ import "strings"
 // clientRole is the role clients' transactions run as: no superuser, no
 // right to create roles or databases, so that nothing a client sends
 // reaches past replication. It owns the replicated tables: the applier runs
-// schema changes as it (SET LOCAL ROLE), and rows as the superuser.
+// schema changes as it (SET LOCAL ROLE).
 const clientRole = "certa_client"
+
+// applierRole is the role the applier and CheckDDL log in as (or, on an
+// operator's server, a member of it: dsn.go): a member of certa_client
+// (it writes and alters the tables it owns) that may also set
+// session_replication_role, and nothing more. Applying runs client code
+// (CHECK functions, domain checks, index expressions, defaults of a
+// schema change), and a superuser's session is no boundary for it (RESET
+// ROLE, SET SESSION AUTHORIZATION): under this role, that code has no
+// more rights than the client who wrote it. It records positions through
+// certa.commit_at and certa.record_failed, with the engine's token, so
+// such code cannot move them either.
+const applierRole = "certa_applier"
 
 // canonicalOutput are the settings a row is turned into JSON under, for
 // the capture and for rows locked FOR UPDATE (certa.row_jsonb): a
@@ -105,8 +117,33 @@ func bootstrapSQL(login string) string {
 	if login != "" {
 		attr, logins = "NOLOGIN", quoteLiteral(login)
 	}
-	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + boundarySQL)
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL)
 }
+
+// applierSQL makes applierRole (schema.go) with the rights it needs:
+// BYPASSRLS, which is not inherited (rows are the origin's: a policy must
+// not hide them from the applier, as it did not from the superuser).
+const applierSQL = `
+DO $r$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_applier') THEN
+		CREATE ROLE certa_applier;
+	END IF;
+END $r$;
+ALTER ROLE certa_applier @LOGIN@ NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION BYPASSRLS INHERIT;
+GRANT certa_client TO certa_applier;
+GRANT SET ON PARAMETER session_replication_role TO certa_applier;
+GRANT SELECT ON certa.failed TO certa_applier;
+GRANT INSERT ON certa.node_slots TO certa_applier;
+CREATE OR REPLACE FUNCTION certa.record_failed(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = record_failed.token) THEN
+		RAISE EXCEPTION 'certa: only the node may record failed seqnos' USING ERRCODE = '42501';
+	END IF;
+	INSERT INTO certa.failed VALUES (seqno);
+END
+$f$;
+`
 
 const bootstrapTemplate = `
 DO $r$ BEGIN

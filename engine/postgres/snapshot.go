@@ -144,7 +144,10 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	}
 	// A snapshot from an older version may hold another server's capture
 	// rows (see WriteTo).
-	if _, err := e.applier.Exec(ctx, "TRUNCATE certa.capture").ReadAll(); err != nil {
+	e.gcMu.Lock()
+	_, err = e.gcConn.Exec(ctx, "TRUNCATE certa.capture").ReadAll()
+	e.gcMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	if err := restartSequences(ctx, e.applier, e.slot.Load(), floor, restartAll); err != nil {
