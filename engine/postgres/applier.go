@@ -210,6 +210,10 @@ func itemError(err error) *sqlerr.Error {
 	if errors.Is(err, errBadRows) || errors.Is(err, errBadSchemaChange) {
 		return sqlerr.Wrap(err, sqlerr.DataCorrupted, "write set does not decode: %v", err)
 	}
+	var se *sqlerr.Error
+	if errors.Is(err, errNodeDependent) && errors.As(err, &se) {
+		return se
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return nil

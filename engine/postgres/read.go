@@ -322,19 +322,30 @@ func droppedIndexTables(ctx context.Context, conn *pgconn.PgConn, stmt string) [
 	return tables
 }
 
-// checksumTablesSQL lists the user tables, with their names as write-set
-// keys name them.
-const checksumTablesSQL = `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't'
+// checksumTablesSQL lists the user tables and materialized views, with
+// their names as write-set keys name them, and whether they hold rows (a
+// materialized view made WITH NO DATA does not).
+const checksumTablesSQL = `SELECT n.nspname, c.relname, c.relispopulated FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.relkind IN ('r', 'p', 'm') AND c.relpersistence <> 't'
 	AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg_toast%'
 	ORDER BY 1, 2`
 
-// Checksums sums every user table's rows (in the text form of the rows,
-// sorted) at one snapshot, with its applied seqno.
+// checksumSequencesSQL sums each user sequence's definition: its values
+// are this node's own (interleaved by node: sequences.go), but its type,
+// bounds, step and cycling must be the same on every node.
+const checksumSequencesSQL = `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END,
+	md5(concat_ws(' ', s.seqtypid::regtype, s.seqincrement, s.seqmin, s.seqmax, s.seqcycle))
+	FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.relpersistence <> 't' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa')
+	ORDER BY 1`
+
+// Checksums sums every user table's and materialized view's rows (in the
+// text form of the rows, sorted) and every sequence's definition at one
+// snapshot, with its applied seqno.
 func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 	var sums engine.Checksums
 	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
-		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL).ReadAll()
+		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL+"; "+checksumSequencesSQL).ReadAll()
 		if err != nil {
 			return pgError(err)
 		}
@@ -343,6 +354,10 @@ func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 		}
 		for _, row := range res[1].Rows {
 			m := tableMeta{schema: string(row[0]), name: string(row[1])}
+			if string(row[2]) != "t" {
+				sums.Tables = append(sums.Tables, engine.TableChecksum{Table: m.keyTable(), Sum: "not populated"})
+				continue
+			}
 			r := c.pg.ExecParams(ctx, "SELECT count(*), coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t::text)), '') FROM "+m.sqlName()+" t",
 				nil, nil, nil, nil).Read()
 			if r.Err != nil {
@@ -353,6 +368,9 @@ func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 				return err
 			}
 			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: m.keyTable(), Rows: n, Sum: string(r.Rows[0][1])})
+		}
+		for _, row := range res[2].Rows {
+			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: "sequence " + string(row[1])})
 		}
 		return nil
 	})

@@ -111,7 +111,8 @@ func applySettings(ctx context.Context, conn *pgconn.PgConn, settings map[string
 // under sc's settings. With restore, the settings are set back afterwards
 // (the applier's own, for the rows that follow in its transaction). Each
 // part is a message of its own; the role is reset whatever the statement
-// did. An error of the statement is PostgreSQL's (*pgconn.PgError).
+// did. An error of the statement is PostgreSQL's (*pgconn.PgError), or
+// errNodeDependent's (refuseNodeDependent).
 func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, restore bool) error {
 	var before map[string]string
 	if restore {
@@ -128,6 +129,9 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, 
 	}
 	if r := conn.ExecParams(ctx, sc.SQL, nil, nil, nil, nil).Read(); r.Err != nil {
 		return r.Err
+	}
+	if err := refuseNodeDependent(ctx, conn, sc.SQL); err != nil {
+		return err
 	}
 	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {
 		return err

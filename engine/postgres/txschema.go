@@ -56,6 +56,9 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error 
 	if err := run(ctx, t.c, sql, w, nil); err != nil {
 		return undo(t.e.localError(err))
 	}
+	if err := refuseNodeDependent(ctx, pg, sql); err != nil {
+		return undo(pgError(err))
+	}
 	r = pg.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return undo(pgError(r.Err))

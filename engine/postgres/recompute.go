@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/pgparse"
+	"certa/sqlerr"
+)
+
+// errNodeDependent: a schema statement computes values that would differ
+// between nodes. It is refused alike on every node (the same statement
+// at the same position sees the same rows and catalog).
+var errNodeDependent = errors.New("schema statement computes values that differ between nodes")
+
+// refuseNodeDependent checks a schema statement that ran in the
+// transaction open on conn: every node runs it again at its position, so
+// what it computes must depend on the rows alone. A column added to a
+// table that holds rows, with a default that is not IMMUTABLE (now(),
+// gen_random_uuid()), reads the clock or session, or numbers the rows
+// (serial, identity), and a new relation's rows computed that way (CREATE
+// TABLE AS, SELECT INTO, materialized views), would get other values on
+// each node: refused with 0A000 and a hint. What is computed is read
+// from the statement's parse tree (pgparse.Recomputes); whether a
+// function is IMMUTABLE, and whether the table holds rows, from
+// PostgreSQL.
+func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+	for _, r := range pgparse.Recomputes(sql) {
+		why, err := nodeDependence(ctx, conn, r)
+		if err != nil || why == "" {
+			return err
+		}
+		if r.Table != "" {
+			has, err := hasRows(ctx, conn, r.Table)
+			if err != nil || !has {
+				return err
+			}
+		}
+		e := sqlerr.Wrap(errNodeDependent, sqlerr.FeatureNotSupported,
+			"certa: %s %s: every node runs a schema change again and would store other values", r.What, why)
+		switch {
+		case r.Table == "":
+			e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
+		case r.Numbering:
+			e.Hint = "Add the column as a plain integer, number the rows with UPDATE (rows are replicated as computed), then attach a sequence with SET DEFAULT."
+		default:
+			e.Hint = "Add the column without a default, fill it with UPDATE (rows are replicated as computed), then SET DEFAULT: a default then applies to new rows only."
+		}
+		return e
+	}
+	return nil
+}
+
+// nodeDependence says why r computes values that may differ between
+// nodes, or "".
+func nodeDependence(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (string, error) {
+	switch {
+	case r.Numbering:
+		return "numbers the rows in the order this node stores them", nil
+	case r.Context:
+		return "reads the time or the session it runs in", nil
+	case r.Order:
+		return "keeps rows by the order this node stores them (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE)", nil
+	case len(r.Funcs) == 0:
+		return "", nil
+	}
+	names, _ := json.Marshal(r.Funcs)
+	res := conn.ExecParams(ctx, nonImmutableSQL, [][]byte{names}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", res.Err
+	}
+	if len(res.Rows) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("calls %s(), which is not IMMUTABLE", res.Rows[0][0]), nil
+}
+
+// nonImmutableSQL returns the first of the functions named in $1 (a JSON
+// array of names, schema.name or name) of which some overload is not
+// IMMUTABLE.
+const nonImmutableSQL = `SELECT f FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) AS f
+	WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.provolatile <> 'i' AND (p.proname = f OR n.nspname || '.' || p.proname = f))
+	LIMIT 1`
+
+// hasRows reports whether table (a quoted name) holds a row.
+func hasRows(ctx context.Context, conn *pgconn.PgConn, table string) (bool, error) {
+	r := conn.ExecParams(ctx, "SELECT pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %s)', $1::pg_catalog.regclass)",
+		[][]byte{[]byte(table)}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return false, r.Err
+	}
+	r = conn.ExecParams(ctx, string(r.Rows[0][0]), nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return false, r.Err
+	}
+	return string(r.Rows[0][0]) == "t", nil
+}

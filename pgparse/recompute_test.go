@@ -1,0 +1,45 @@
+package pgparse
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestRecomputes(t *testing.T) {
+	for _, tc := range []struct {
+		sql  string
+		want []Recompute
+	}{
+		{"ALTER TABLE t ADD COLUMN created_at timestamptz DEFAULT now()",
+			[]Recompute{{Table: `"t"`, What: "the default of column created_at", Funcs: []string{"now"}}}},
+		{"ALTER TABLE s.t ADD COLUMN id uuid DEFAULT gen_random_uuid(), ADD COLUMN n serial",
+			[]Recompute{{Table: `"s"."t"`, What: "the default of column id", Funcs: []string{"gen_random_uuid"}},
+				{Table: `"s"."t"`, What: "the default of column n", Numbering: true}}},
+		{"ALTER TABLE t ADD COLUMN d date DEFAULT CURRENT_DATE",
+			[]Recompute{{Table: `"t"`, What: "the default of column d", Context: true}}},
+		{"ALTER TABLE t ADD COLUMN u text DEFAULT CURRENT_USER",
+			[]Recompute{{Table: `"t"`, What: "the default of column u"}}},
+		{"ALTER TABLE t ADD COLUMN i int GENERATED ALWAYS AS IDENTITY",
+			[]Recompute{{Table: `"t"`, What: "the default of column i", Numbering: true}}},
+		{"ALTER TABLE t ADD COLUMN x int DEFAULT 7",
+			[]Recompute{{Table: `"t"`, What: "the default of column x"}}},
+		{"ALTER TABLE t ALTER COLUMN v TYPE int USING pg_catalog.length(v)",
+			[]Recompute{{Table: `"t"`, What: "the USING expression of column v", Funcs: []string{"length"}}}},
+		{"ALTER TABLE t ALTER COLUMN v SET DEFAULT now()", nil},
+		{"CREATE TABLE r AS SELECT random() AS x", []Recompute{{What: "the query of CREATE TABLE AS", Funcs: []string{"random"}}}},
+		{"CREATE TABLE r AS SELECT * FROM t LIMIT 3", []Recompute{{What: "the query of CREATE TABLE AS", Order: true}}},
+		{"CREATE TABLE r AS SELECT DISTINCT ON (a) a, b FROM t", []Recompute{{What: "the query of CREATE TABLE AS", Order: true}}},
+		{"CREATE TABLE r AS SELECT DISTINCT a FROM t", []Recompute{{What: "the query of CREATE TABLE AS"}}},
+		{"CREATE TABLE r AS SELECT * FROM t WITH NO DATA", nil},
+		{"CREATE MATERIALIZED VIEW m AS SELECT a, my.f(a) FROM t TABLESAMPLE SYSTEM (10)",
+			[]Recompute{{What: "the query of the materialized view", Funcs: []string{"my.f"}, Order: true}}},
+		{"SELECT a, clock_timestamp() INTO r FROM t", []Recompute{{What: "the query of SELECT INTO", Funcs: []string{"clock_timestamp"}}}},
+		{"CREATE TABLE t (id int PRIMARY KEY, at timestamptz DEFAULT now())", nil},
+		{"SELECT now()", nil},
+		{"not sql at all", nil},
+	} {
+		if got := Recomputes(tc.sql); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Recomputes(%q)\n got %+v\nwant %+v", tc.sql, got, tc.want)
+		}
+	}
+}
