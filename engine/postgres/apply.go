@@ -90,7 +90,10 @@ func planRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowCh
 const maxBatchRows = 1000
 
 // planRun returns the statements that apply rows of one table: inserts or
-// deletes (one statement for all), or one update.
+// deletes (one statement for all), or one update. Each changes the table
+// named, ONLY: a row change is captured on the table that holds the row
+// (a child of an inherited table, a partition), and the same key may be
+// in a parent and its child.
 func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
 	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
@@ -100,16 +103,16 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	// IN (SELECT ...) it scanned the whole table (3 ms a row at 10,000
 	// rows). One row: the key as an init plan; several of a one-column
 	// key: = ANY of them; several of a longer key: a semi-join.
-	delOne := fmt.Sprintf("DELETE FROM %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
-	del := fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
+	delOne := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
+	del := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
 	if len(m.pk) == 1 {
-		del = fmt.Sprintf("DELETE FROM %s WHERE %s = ANY (ARRAY(SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)))", t, pk, pk, t)
+		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)))", t, pk, pk, t)
 	}
 	// A row of a table without a key: one whose values are the old row's
 	// (its JSON in the capture's forms), one at a time.
-	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM %s r WHERE certa.row_jsonb(r) = $%%d::jsonb LIMIT 1)", t)
+	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE certa.row_jsonb(r) = $%%d::jsonb LIMIT 1)", t)
 	if m.wholeRow() {
-		del = fmt.Sprintf("DELETE FROM %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
+		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
 	}
 	one := func(sql string, arg []byte, n int) rowStatement {
 		return rowStatement{sql: sql, args: [][]byte{arg}, rows: n, what: what}
@@ -133,10 +136,10 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 		// runs in between (session_replication_role = replica).
 		return []rowStatement{one(delOne, r.oldKey, 1), one(insert, newRows(), 1)}
 	}
-	update := fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
+	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
 		t, cols, cols, t, pk, pk, t)
 	if m.wholeRow() {
-		update = fmt.Sprintf("UPDATE %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE %s",
+		update = fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE %s",
 			t, cols, cols, t, fmt.Sprintf(oneRow, 2))
 	}
 	return []rowStatement{{sql: update, args: [][]byte{r.newRow, r.oldKey}, rows: 1, what: what}}
