@@ -16,6 +16,16 @@ import (
 // sqliteFunctions maps PostgreSQL's functions to SQLite's that take the
 // same arguments and return the same values. The engine registers the
 // pg_* ones and those PostgreSQL has and SQLite lacks (now, version...).
+// SQLiteFunction returns the SQLite function that stands for PostgreSQL's
+// function name (as written, schema.name or name), or name itself if none
+// does.
+func SQLiteFunction(name string) string {
+	if f, ok := sqliteFunctions[name]; ok {
+		return f
+	}
+	return name
+}
+
 var sqliteFunctions = map[string]string{
 	// Aggregates.
 	"count": "count", "sum": "sum", "min": "min", "max": "max", "avg": "avg",

@@ -271,6 +271,9 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 		}
 		return sql, tables, runSequenceStmt(c, s, seqno)
 	}
+	if err := refuseNodeDependent(c, sql); err != nil {
+		return "", nil, err
+	}
 	switch firstKeyword(sql) {
 	case "CREATE":
 		if idx, ok, err := pgparse.IndexToSQLite(sql); ok {
