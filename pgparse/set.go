@@ -104,3 +104,12 @@ func ParseSetConfig(sql string) (sc SetConfig, ok bool) {
 	}
 	return sc, true
 }
+
+// SetsConstraints reports whether sql is one SET CONSTRAINTS statement,
+// which is no run-time parameter: it changes when the open transaction's
+// deferrable constraints are checked (and checks them at once when made
+// IMMEDIATE).
+func SetsConstraints(sql string) bool {
+	tree, err := pg_query.Parse(sql)
+	return err == nil && len(tree.Stmts) == 1 && tree.Stmts[0].Stmt.GetConstraintsSetStmt() != nil
+}

@@ -331,6 +331,11 @@ func (s *Session) kindOf(st statement) kind {
 	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
 		s.node.engine.RunsPostgreSQL():
 		return kindOther
+	case st.kind == kindSet && len(st.words) > 1 && st.words[1] == "CONSTRAINTS" && s.node.engine.RunsPostgreSQL() &&
+		pgparse.SetsConstraints(st.sql):
+		// It runs in the transaction: IMMEDIATE checks the deferred
+		// constraints at once, as in PostgreSQL.
+		return kindOther
 	}
 	return st.kind
 }

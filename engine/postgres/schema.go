@@ -242,6 +242,15 @@ BEGIN
 		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
 			USING ERRCODE = '` + codeNotLocal + `', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
 	END IF;
+	-- On its own, TRUNCATE runs on every node as the applier, whose
+	-- session fires no user trigger: a TRUNCATE trigger would fire
+	-- nowhere. (In a transaction block it fires on the origin, in the
+	-- client's session; a schema statement that writes rows is refused.)
+	IF NOT certa.is_client() AND EXISTS (SELECT 1 FROM pg_trigger t
+			WHERE t.tgrelid = TG_RELID AND NOT t.tgisinternal AND t.tgname NOT LIKE 'certa\_%' AND t.tgtype & 32 <> 0 AND t.tgenabled <> 'D') THEN
+		RAISE EXCEPTION 'certa: TRUNCATE of %.% cannot run on its own: the table has a TRUNCATE trigger, which a replicated TRUNCATE does not fire', TG_TABLE_SCHEMA, TG_TABLE_NAME
+			USING ERRCODE = '0A000', HINT = 'Inside a transaction block (BEGIN; TRUNCATE ...; COMMIT) it runs in your session and fires the trigger, if the trigger writes no rows.';
+	END IF;
 	PERFORM certa.note_tables(ARRAY[CASE WHEN TG_TABLE_SCHEMA = 'public' THEN TG_TABLE_NAME ELSE TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME END]);
 	RETURN NULL;
 END

@@ -24,6 +24,9 @@ import (
 //     under another time zone, a function body not checked.
 //   - Rows of a parent and child holding the same key apply to the
 //     table that holds them.
+//   - SET CONSTRAINTS ALL IMMEDIATE checks deferred constraints at once;
+//     TRUNCATE of a table with a TRUNCATE trigger is refused on its own
+//     (it would fire nowhere) and runs in a block.
 func TestPostgresSchemaBoundary(t *testing.T) {
 	c := startPostgresCluster(t, 3)
 	a := c.Conn(0)
@@ -109,9 +112,27 @@ func TestPostgresSchemaBoundary(t *testing.T) {
 		t.Fatalf("UPDATE ONLY p: %s", tag)
 	}
 
+	// SET CONSTRAINTS runs in the transaction; a TRUNCATE that would
+	// fire a trigger nowhere is refused on its own, and fires in a block.
+	mustExec(t, a, "CREATE TABLE par (id int PRIMARY KEY)")
+	mustExec(t, a, "CREATE TABLE kid (id int PRIMARY KEY, p int REFERENCES par DEFERRABLE INITIALLY DEFERRED)")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "INSERT INTO kid VALUES (1, 99)")
+	mustFail(t, a, "23503", "SET CONSTRAINTS ALL IMMEDIATE")
+	mustExec(t, a, "ROLLBACK")
+	mustExec(t, a, "CREATE FUNCTION note_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'truncated'; RETURN NULL; END $$")
+	mustExec(t, a, "CREATE TABLE logged (id int PRIMARY KEY)")
+	mustExec(t, a, "INSERT INTO logged VALUES (1)")
+	mustExec(t, a, "CREATE TRIGGER noted AFTER TRUNCATE ON logged FOR EACH STATEMENT EXECUTE FUNCTION note_truncate()")
+	mustFail(t, a, "0A000", "TRUNCATE logged")
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "TRUNCATE logged")
+	mustExec(t, a, "COMMIT")
+
 	for i := range c.Nodes {
 		conn := syncConn(t, c, i)
 		checks := map[string]string{
+			"SELECT count(*), count(*) FROM logged":                             "0=0",
 			"SELECT d::text, (at AT TIME ZONE 'UTC')::text FROM t WHERE id = 1": "2025-04-03=2025-01-01 00:00:00",
 			"SELECT later(), 1":                             "1=1",
 			"SELECT n, (SELECT n FROM ONLY ch) FROM ONLY p": "2=0",
