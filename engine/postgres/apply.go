@@ -93,24 +93,26 @@ const maxBatchRows = 1000
 // deletes (one statement for all), or one update. Each changes the table
 // named, ONLY: a row change is captured on the table that holds the row
 // (a child of an inherited table, a partition), and the same key may be
-// in a parent and its child.
+// in a parent and its child. Functions are qualified and parameters typed
+// (jsonb): a client's function of the same name in another schema, with
+// an argument of another type, is never the one called.
 func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
 	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
-	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)", t, cols, cols, t)
+	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb)", t, cols, cols, t)
 	// Deletes find their rows through the key's index: the planner does
 	// not see how few rows jsonb_populate_recordset returns, and for an
 	// IN (SELECT ...) it scanned the whole table (3 ms a row at 10,000
 	// rows). One row: the key as an init plan; several of a one-column
 	// key: = ANY of them; several of a longer key: a semi-join.
-	delOne := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1))", t, pk, pk, t)
-	del := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) IN (SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1))", t, pk, pk, t)
+	delOne := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb))", t, pk, pk, t)
+	del := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) IN (SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb))", t, pk, pk, t)
 	if len(m.pk) == 1 {
-		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM jsonb_populate_recordset(NULL::%s, $1)))", t, pk, pk, t)
+		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb)))", t, pk, pk, t)
 	}
 	// A row of a table without a key: one whose values are the old row's
 	// (its JSON in the capture's forms), one at a time.
-	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE certa.row_jsonb(r) = $%%d::jsonb LIMIT 1)", t)
+	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE certa.row_jsonb(r) = $%%d::pg_catalog.jsonb LIMIT 1)", t)
 	if m.wholeRow() {
 		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
 	}
@@ -136,10 +138,10 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 		// runs in between (session_replication_role = replica).
 		return []rowStatement{one(delOne, r.oldKey, 1), one(insert, newRows(), 1)}
 	}
-	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $2))",
+	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb)) WHERE (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $2::pg_catalog.jsonb))",
 		t, cols, cols, t, pk, pk, t)
 	if m.wholeRow() {
-		update = fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%s, $1)) WHERE %s",
+		update = fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb)) WHERE %s",
 			t, cols, cols, t, fmt.Sprintf(oneRow, 2))
 	}
 	return []rowStatement{{sql: update, args: [][]byte{r.newRow, r.oldKey}, rows: 1, what: what}}

@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/engine"
 	"certa/result"
 	"certa/writeset"
 )
@@ -78,6 +82,41 @@ func TestApplierIsNoSuperuser(t *testing.T) {
 	for _, role := range []string{clientRole, applierRole} {
 		if got := query(t, e, "SELECT rolsuper FROM pg_roles WHERE rolname = '"+role+"'"); got[0][0] != false {
 			t.Fatalf("%s became a superuser on the applying node", role)
+		}
+	}
+}
+
+// The applier's statements call the functions they name: a client's
+// overloads of jsonb_populate_record(set) in schema public, taking text
+// (which an untyped parameter would prefer) and changing the row, are
+// never called, and the replica holds the origin's rows.
+func TestApplierCallsItsOwnFunctions(t *testing.T) {
+	o, r := startServer(t)
+	ctx := context.Background()
+	for _, c := range []*pgconn.PgConn{o.admin, r.admin} {
+		mustExec(t, c, asClient("CREATE TABLE t (id int PRIMARY KEY, v text)"))
+		for _, f := range []string{"jsonb_populate_record", "jsonb_populate_recordset"} {
+			ret := "anyelement"
+			if f == "jsonb_populate_recordset" {
+				ret = "SETOF anyelement"
+			}
+			mustExec(t, c, asClient(`CREATE FUNCTION public.`+f+`(base anyelement, j text) RETURNS `+ret+`
+				LANGUAGE sql AS $$ SELECT * FROM pg_catalog.`+f+`(base, pg_catalog.jsonb_set(j::jsonb, '{v}', '"forged"')) $$`))
+		}
+	}
+	var ts, tsr tables
+	for i, stmts := range [][]string{
+		{"INSERT INTO t VALUES (1, 'a'), (2, 'b')"},
+		{"UPDATE t SET v = 'c' WHERE id = 1"},
+		{"DELETE FROM t WHERE id = 2"},
+	} {
+		w := captureTx(t, o.client, &ts, true, stmts...)
+		items := []engine.ApplyItem{{Seqno: uint64(i + 1), WS: w}}
+		if err := applyItems(ctx, r.applier, &tsr, items, uint64(i+1), testToken, nil); err != nil || items[0].Err != nil {
+			t.Fatalf("%s: %v %v", stmts, err, items[0].Err)
+		}
+		if got, want := rowsOf(t, r.admin, "t"), rowsOf(t, o.admin, "t"); !slices.Equal(got, want) {
+			t.Fatalf("after %s: replica %q, origin %q", stmts, got, want)
 		}
 	}
 }
