@@ -219,13 +219,25 @@ END
 $f$;
 CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
+DECLARE
+	new_row jsonb;
 BEGIN
 	IF NOT certa.is_client() THEN
 		RETURN NULL;
 	END IF;
+	IF TG_OP <> 'DELETE' THEN
+		new_row := to_jsonb(NEW);
+		-- JSON keeps no array's bounds: an array whose lower bound is not
+		-- 1 would be stored as [1:n] on the other nodes. A row holding an
+		-- array must read back from its JSON as it is.
+		IF jsonb_path_exists(new_row, 'strict $.** ? (@.type() == "array")')
+				AND jsonb_populate_record(NEW, new_row)::text IS DISTINCT FROM NEW::text THEN
+			RAISE EXCEPTION 'certa: a row of %.% cannot be replicated exactly: it holds an array whose lower bound is not 1', TG_TABLE_SCHEMA, TG_TABLE_NAME
+				USING ERRCODE = '0A000', HINT = 'Store arrays with lower bound 1 (PostgreSQL''s default), with the offset in a column of its own.';
+		END IF;
+	END IF;
 	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),
-		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END,
-		CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END);
+		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, new_row);
 	RETURN NULL;
 END
 $f$;
