@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,15 +89,53 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // then the local work on the old one is aborted (40001), the old database
 // dropped, the new one takes its name, and the engine's connections are
 // opened again.
+//
+// A snapshot holds the client's code (CHECK and index expressions, their
+// functions, foreign keys, materialized views), which restoring runs: it
+// is restored by the applier's login as certa_client, never by the
+// superuser (a superuser's session is no boundary for it, SET ROLE or
+// not). So the snapshot is spooled to a private temporary file and
+// restored in two parts (splitTOC): first as the superuser what the
+// client does not own (certa's schema and its rows, the ACL of schema
+// public, an operator's untrusted extensions), without event triggers,
+// which openAdmin makes again; then as the applier's login (applierTool)
+// with --role=certa_client --no-owner the rest: what certa_client owns
+// (or a role acting as it), and the entries without owner (the client's
+// trusted extensions, casts). Each part runs in a transaction of its own
+// on the new database, which any failure drops.
 func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
-	e.applyMu.Lock()
-	defer e.applyMu.Unlock()
 	if e.closed.Load() {
 		return errClosed
 	}
 	cfg, err := pgconn.ParseConfig(e.cfg.DSN)
 	if err != nil {
 		return err
+	}
+	// Spooled before applyMu is taken: reading the snapshot may take a
+	// while, and applying can go on meanwhile.
+	dir, err := os.MkdirTemp("", "certa-restore-") // mode 0700
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	archive, err := spool(dir, r)
+	if err != nil {
+		return fmt.Errorf("restore: spool the snapshot: %w", err)
+	}
+	list, err := e.tool("pg_restore", "--list", archive)
+	if err != nil {
+		return err
+	}
+	var toc strings.Builder
+	list.Stdout = &toc
+	if err := runTool(list); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
+	if e.closed.Load() {
+		return errClosed
 	}
 	maint := *cfg
 	maint.Database = "postgres"
@@ -103,16 +144,45 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer admin.Close(ctx)
-	db, next := quoteIdent(cfg.Database), quoteIdent(cfg.Database+"_restoring")
-	if err := execEach(ctx, admin, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)", "CREATE DATABASE "+next); err != nil {
+	owners, extensions, err := clientOwned(ctx, admin)
+	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	cmd, err := e.tool("pg_restore", "--exit-on-error", "--single-transaction", "--dbname="+cfg.Database+"_restoring")
+	adminTOC, clientTOC, err := splitTOC(toc.String(), owners, extensions)
 	if err != nil {
-		return err
+		return fmt.Errorf("restore: %w", err)
 	}
-	cmd.Stdin = r
-	if err := runTool(cmd); err != nil {
+	adminList, clientList := filepath.Join(dir, "admin.list"), filepath.Join(dir, "client.list")
+	for path, lines := range map[string][]string{adminList: adminTOC, clientList: clientTOC} {
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+	}
+
+	db, next := quoteIdent(cfg.Database), quoteIdent(cfg.Database+"_restoring")
+	// certa_client makes its schemas in the new database (bootstrapSQL
+	// grants the same on the node's).
+	if err := execEach(ctx, admin, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)", "CREATE DATABASE "+next,
+		"GRANT CREATE, TEMPORARY ON DATABASE "+next+" TO "+clientRole); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	run := func(tool func(string, ...string) (*exec.Cmd, error), args ...string) error {
+		cmd, err := tool("pg_restore", slices.Concat([]string{"--exit-on-error", "--single-transaction",
+			"--dbname=" + cfg.Database + "_restoring"}, args, []string{archive})...)
+		if err != nil {
+			return err
+		}
+		return runTool(cmd)
+	}
+	err = run(e.tool, "--use-list="+adminList)
+	if err != nil {
+		err = fmt.Errorf("certa's objects: %w", err)
+	} else if len(clientTOC) > 0 {
+		if err = run(e.applierTool, "--role="+clientRole, "--no-owner", "--use-list="+clientList); err != nil {
+			err = fmt.Errorf("the client's objects, as %s: %w", clientRole, err)
+		}
+	}
+	if err != nil {
 		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)").ReadAll()
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -139,6 +209,8 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	if err := execEach(ctx, admin, "DROP DATABASE "+db+" WITH (FORCE)", "ALTER DATABASE "+next+" RENAME TO "+db); err != nil {
 		return fmt.Errorf("restore: replace the database: %w", err)
 	}
+	// openAdmin's bootstrap (install) makes certa's event triggers, which
+	// the restore left out.
 	if err := e.openAdmin(ctx); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -159,6 +231,108 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
+// spool copies the snapshot into a new file in dir (mode 0600), which
+// pg_restore can list and then read twice, and returns its path.
+func spool(dir string, r io.Reader) (string, error) {
+	f, err := os.CreateTemp(dir, "snapshot-*.dump")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return f.Name(), err
+}
+
+// clientOwned returns what restoreTOC gives the client role: the roles
+// whose objects a snapshot restores as certa_client (certa_client, and
+// the roles of this server that act as it: its members that are no
+// superusers, certa_applier and the login roles of an operator's server,
+// which should own nothing; what they own becomes certa_client's), and
+// the extensions this server lets certa_client make (trusted).
+func clientOwned(ctx context.Context, admin *pgconn.PgConn) (owners, extensions map[string]bool, err error) {
+	res, err := admin.Exec(ctx, "SELECT rolname FROM pg_roles WHERE NOT rolsuper AND pg_has_role(oid, "+quoteLiteral(clientRole)+", 'MEMBER');"+
+		"SELECT DISTINCT name FROM pg_available_extension_versions WHERE trusted").ReadAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	owners, extensions = map[string]bool{clientRole: true}, map[string]bool{}
+	for _, row := range res[0].Rows {
+		owners[string(row[0])] = true
+	}
+	for _, row := range res[1].Rows {
+		extensions[string(row[0])] = true
+	}
+	return owners, extensions, nil
+}
+
+// splitTOC splits an archive's table of contents, as pg_restore --list
+// prints it (one entry a line: "id; tableoid oid TYPE schema name
+// owner", names on one line), into the entries the superuser restores
+// and those the client role restores. The client's are those of the
+// owners given, and those without an owner (casts, transforms, comments
+// on them; certa makes none), but for extensions, which go by the
+// extensions given (trusted here: the client made them, in its schemas
+// perhaps; another was made by a superuser). Event triggers (and comments
+// on them) are left out: certa's are made again by the bootstrap, and no
+// one else's may run on the node. Comment lines (';') are dropped; a line
+// that is no entry, or an entry listed twice, makes it refuse the
+// archive.
+//
+// The superuser's part runs first, on a database that holds none of the
+// client's objects yet: what it restores cannot reach the client's code.
+func splitTOC(toc string, owners, extensions map[string]bool) (admin, client []string, err error) {
+	seen := map[string]bool{}
+	for line := range strings.Lines(toc) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || strings.HasPrefix(line, ";") {
+			continue
+		}
+		id, rest, ok := strings.Cut(line, "; ")
+		at := strings.LastIndexByte(rest, ' ')
+		if !ok || id == "" || strings.Trim(id, "0123456789") != "" || at < 0 || len(strings.Fields(rest[:at])) < 4 {
+			return nil, nil, fmt.Errorf("the snapshot's table of contents holds a line that is no entry: %q", line)
+		}
+		body, owner := strings.Fields(rest[:at]), rest[at+1:] // the owner may be empty
+		if seen[id] {
+			return nil, nil, fmt.Errorf("the snapshot's table of contents lists entry %s twice", id)
+		}
+		seen[id] = true
+		what := strings.Join(body[2:], " ")
+		switch {
+		case strings.HasPrefix(what, "EVENT TRIGGER "), strings.HasPrefix(what, "COMMENT - EVENT TRIGGER "),
+			strings.HasPrefix(what, "SECURITY LABEL - EVENT TRIGGER "):
+		case owners[owner]:
+			client = append(client, line)
+		case owner == "":
+			ext, isExt := extensionOf(what)
+			if isExt && !extensions[ext] {
+				admin = append(admin, line)
+			} else {
+				client = append(client, line)
+			}
+		default:
+			admin = append(admin, line)
+		}
+	}
+	if len(admin) == 0 {
+		return nil, nil, errors.New("the snapshot holds none of certa's objects")
+	}
+	return admin, client, nil
+}
+
+// extensionOf returns the extension an entry (without its id, oids and
+// owner) makes or comments.
+func extensionOf(what string) (string, bool) {
+	for _, p := range []string{"EXTENSION - ", "COMMENT - EXTENSION ", "SECURITY LABEL - EXTENSION "} {
+		if ext, ok := strings.CutPrefix(what, p); ok {
+			return ext, true
+		}
+	}
+	return "", false
+}
+
 // execEach runs statements one by one (DROP DATABASE runs outside any
 // transaction, also an implicit one).
 func execEach(ctx context.Context, c *pgconn.PgConn, stmts ...string) error {
@@ -173,9 +347,32 @@ func execEach(ctx context.Context, c *pgconn.PgConn, stmts ...string) error {
 // tool returns the command running a PostgreSQL client program on the
 // engine's database, as the superuser of its DSN.
 func (e *Engine) tool(name string, args ...string) (*exec.Cmd, error) {
+	return e.toolAs("", "", name, args...)
+}
+
+// applierTool is tool as the applier's login (certa_applier, or
+// Config.ApplierLogin with ClientPassword), as openAdmin connects it:
+// for what runs a client's code.
+func (e *Engine) applierTool(name string, args ...string) (*exec.Cmd, error) {
+	login, password := applierRole, ""
+	if e.cfg.ApplierLogin != "" {
+		login, password = e.cfg.ApplierLogin, e.cfg.ClientPassword
+	}
+	return e.toolAs(login, password, name, args...)
+}
+
+// toolAs is tool as user (empty: the DSN's) with password (empty: the
+// DSN's), as connectAs connects.
+func (e *Engine) toolAs(user, password, name string, args ...string) (*exec.Cmd, error) {
 	cfg, err := pgconn.ParseConfig(e.cfg.DSN)
 	if err != nil {
 		return nil, err
+	}
+	if user != "" {
+		cfg.User = user
+		if password != "" {
+			cfg.Password = password
+		}
 	}
 	bin := e.cfg.BinDir
 	if bin == "" {
