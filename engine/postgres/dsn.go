@@ -50,9 +50,14 @@ import (
 // 0600), and sets the role's password to its SCRAM verifier at every
 // start: the server and its logs never see the password itself, and
 // nothing in the database (which snapshots copy to other nodes) reveals
-// it. pg_hba.conf must let that role in over the DSN's host and port
-// with scram-sha-256 (or md5, which then uses SCRAM): a line for
-// "+certa_client" covers the login roles of every node on the server.
+// it. The applier and CheckDDL log in the same way, as
+// certa_applier_<database> (a member of certa_applier, a member of
+// certa_client), with the same password: no connection that runs a
+// client's code is the superuser's. pg_hba.conf must let both roles in
+// over the DSN's host and port, to the node's database and to
+// <database>_restoring (state transfer), with scram-sha-256 (or md5,
+// which then uses SCRAM): a line for "+certa_client" covers the login
+// roles of every node on the server.
 
 // DSNConfig configures an engine over a database on a PostgreSQL server
 // the operator runs.
@@ -151,9 +156,21 @@ func OpenDSN(ctx context.Context, cfg DSNConfig) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	login := loginFor(clientRole, db)
+	login, applier := loginFor(clientRole, db), loginFor(applierRole, db)
+	refused := func(role string, err error) error {
+		return fmt.Errorf("the node logs in to database %s on %s as role %s (its clients' transactions) and as role %s (replication), "+
+			"members of %s, with a password, and the server refused %s: %w; "+
+			"pg_hba.conf needs a line such as 'host %s,%s_restoring +%s <the node's address>/32 scram-sha-256' (md5 works too) before any line that rejects it, then SELECT pg_reload_conf()",
+			db, server, login, applier, clientRole, role, err, db, db, clientRole)
+	}
 	e, err := Open(ctx, Config{DSN: cfg.DSN, NodeID: cfg.NodeID, LockTimeout: cfg.LockTimeout, BinDir: bin,
-		ClientLogin: login, ApplierLogin: loginFor(applierRole, db), ClientPassword: secret, Claim: claimOf(secret)})
+		ClientLogin: login, ApplierLogin: applier, ClientPassword: secret, Claim: claimOf(secret)})
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && ce.Config.User == applier {
+		// Open made the applier's login and set its password before it
+		// logged in with it: a refusal there is pg_hba.conf's.
+		return nil, refused(applier, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +179,7 @@ func OpenDSN(ctx context.Context, cfg DSNConfig) (*Engine, error) {
 	c, err := connectAs(cctx, cfg.DSN, login, secret, map[string]string{"role": clientRole})
 	if err != nil {
 		e.Close()
-		return nil, fmt.Errorf("the node's clients log in to database %s on %s as role %s (a member of %s) with a password, and the server refused: %w; "+
-			"pg_hba.conf needs a line such as 'host %s +%s <the node's address>/32 scram-sha-256' (md5 works too) before any line that rejects it, then SELECT pg_reload_conf()",
-			db, server, login, clientRole, err, db, clientRole)
+		return nil, refused(login, err)
 	}
 	c.Close(cctx)
 	return e, nil

@@ -248,7 +248,7 @@ func TestPostgresDSNRefusals(t *testing.T) {
 			"host all all 127.0.0.1/32 reject")
 		defer o.srv.SetHBA(t, "host all all 127.0.0.1/32 scram-sha-256")
 		out := refusedNode(t, pg(o.dsn("hba_db"))...)
-		for _, w := range []string{"as role certa_client_hba_db", "server refused", "host hba_db +certa_client", "scram-sha-256"} {
+		for _, w := range []string{"as role certa_client_hba_db", "as role certa_applier_hba_db", "server refused", "host hba_db,hba_db_restoring +certa_client", "scram-sha-256"} {
 			if !strings.Contains(out, w) {
 				t.Errorf("%q does not say %q", out, w)
 			}
