@@ -29,9 +29,10 @@ func runNodeProcess(t *testing.T, id, dataDir string, extra ...string) (string, 
 		}
 		args = append(args, flag, a)
 	}
+	bin := testcluster.Binary(t) // built before the clock starts: a build takes long on a busy machine
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, testcluster.Binary(t), append(args, extra...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, append(args, extra...)...).CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("certa node %v still running after 20s; output:\n%s", extra, out)
 	}
