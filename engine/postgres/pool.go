@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,94 @@ type conn struct {
 	// tx is the transaction open on the connection, or nil: other work
 	// of its session (a SET's check, a description) runs inside it.
 	tx atomic.Pointer[Tx]
+}
+
+// resetStatements undo what a client's statements may have left in the
+// backend's session beyond their transaction without certa seeing it
+// (conn.noteSessionState reads only the statement's text, not what a
+// function it calls does): a setting made with set_config(..., false),
+// the role (RESET ALL leaves role and session_authorization: RESET ROLE
+// goes back to the connection's startup value), session-level advisory
+// locks, LISTEN and cursors WITH HOLD. They run after the COMMIT or
+// ROLLBACK that ends a transaction, in its round trip and in an implicit
+// transaction of their own (inside the client's, a ROLLBACK would undo
+// them). What DISCARD ALL does besides is left alone: its DEALLOCATE
+// ALL would drop certa's prepared statements and the clients' (tables.go),
+// DISCARD TEMP a pinned session's temporary tables (its settings are
+// applied again to each transaction, so RESET ALL is fine there), and
+// DISCARD SEQUENCES is not done either: currval and lastval still answer
+// with the backend's last nextval, whichever session's it was.
+var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL"}
+
+// resetSQL is resetStatements for a simple Query, with a leading "; ".
+var resetSQL = "; " + strings.Join(resetStatements, "; ")
+
+// resets reports whether the end of a transaction on c resets the
+// backend's session (resetStatements): unless the client's session
+// keeps state on it by design (conn.keeps), which it keeps as
+// PostgreSQL would.
+func (c *conn) resets() bool { return c.keeps == "" }
+
+// resetSQL returns resetSQL if c resets (conn.resets), else "".
+func (c *conn) resetSQL() string {
+	if !c.resets() {
+		return ""
+	}
+	return resetSQL
+}
+
+// prepareReset prepares resetStatements on c, among certa's statements
+// (tables.go), unless they are or c does not reset (conn.resets): sent
+// with the extended protocol (queueReset), each would otherwise be
+// parsed, and the SELECT planned, after every transaction, a good part
+// of what they cost a pipelined point select. c must be outside a
+// transaction (a failed Prepare would end it); what fails to be prepared
+// runs unnamed.
+func (c *conn) prepareReset(ctx context.Context) {
+	if !c.resets() {
+		return
+	}
+	for _, s := range resetStatements {
+		if _, ok := c.ts.stmts[s]; !ok {
+			c.ts.prepared(ctx, c.pg, s, nil)
+		}
+	}
+}
+
+// queueReset adds resetStatements to b if c resets (conn.resets): the
+// ones prepared on c (prepareReset) by name, the others unnamed.
+func (c *conn) queueReset(b *pgconn.Batch) {
+	if !c.resets() {
+		return
+	}
+	for _, s := range resetStatements {
+		if name, ok := c.ts.stmts[s]; ok {
+			b.ExecPrepared(name, nil, nil, nil)
+		} else {
+			b.ExecParams(s, nil, nil, nil, nil)
+		}
+	}
+}
+
+// resetAgain runs the reset (conn.resets) alone, in a round trip of its
+// own, after the one queued behind a transaction's end failed (err) while
+// the end went through: a client's DEALLOCATE, in the same pipeline or in
+// a function, dropped certa's prepared statements (26000: all of them are
+// then deallocated, so that certa's cache and the backend agree again),
+// or a cancel meant for the transaction came late. False if it failed
+// too, or c does not reset (the error was not the reset's): the backend,
+// in a state not known, is then to be closed.
+func (c *conn) resetAgain(ctx context.Context, err error) bool {
+	if c.pg.IsClosed() || !c.resets() {
+		return false
+	}
+	sql := strings.Join(resetStatements, "; ")
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "26000" {
+		sql = "DEALLOCATE ALL; " + sql
+		c.ts.deallocated()
+	}
+	_, err = c.pg.Exec(context.WithoutCancel(ctx), sql).ReadAll()
+	return err == nil
 }
 
 // schemaSeen drops c's table metadata and prepared statements if the

@@ -143,19 +143,31 @@ func (e *Engine) readOnly(ctx context.Context, s *Session, end string, f func(*c
 	}
 	defer e.untrack(c.pg.PID())
 	if _, err := c.pg.Exec(ctx, readOnlySQL+settingsSQL(ctx)).ReadAll(); err != nil {
-		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
+		_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK"+c.resetSQL()).ReadAll()
+		e.finish(s, c, rerr != nil || c.pg.IsClosed(), false, tempState{})
 		return pgError(err)
 	}
 	err = f(c)
 	if err != nil {
 		end = "ROLLBACK"
 	}
-	res, rerr := c.pg.Exec(context.WithoutCancel(ctx), end).ReadAll()
-	if rerr == nil && end == "COMMIT" && res[0].CommandTag.String() != "COMMIT" {
-		rerr = sqlerr.New(sqlerr.InFailedTransaction, "certa: the read-only transaction failed: it rolled back")
+	// The reset (conn.resets) follows the end, in its round trip; if it
+	// fails, it runs again alone (else the backend is closed), and the
+	// transaction's result stands.
+	res, rerr := c.pg.Exec(context.WithoutCancel(ctx), end+c.resetSQL()).ReadAll()
+	broken := rerr != nil
+	if len(res) > 0 && res[0].Err == nil {
+		// It ended.
+		if rerr != nil {
+			broken = !c.resetAgain(ctx, rerr)
+		}
+		rerr = nil
+		if end == "COMMIT" && res[0].CommandTag.String() != "COMMIT" {
+			rerr = sqlerr.New(sqlerr.InFailedTransaction, "certa: the read-only transaction failed: it rolled back")
+			broken = true
+		}
 	}
-	e.finish(s, c, rerr != nil, aborted.Load(), tempState{})
+	e.finish(s, c, broken, aborted.Load(), tempState{})
 	if err != nil && aborted.Load() {
 		return abortedErr()
 	}
@@ -198,6 +210,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		e.finish(s, c, c.pg.IsClosed(), aborted.Load(), tempState{})
 		return err
 	}
+	c.prepareReset(ctx)
 	b := &pgconn.Batch{}
 	parts := 3 // BEGIN, [the settings,] the statement, COMMIT
 	b.ExecParams(readOnlySQL, nil, nil, nil, nil)
@@ -211,6 +224,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		b.ExecParams(sql, vals, oids, paramFormats, formats)
 	}
 	b.ExecParams("COMMIT", nil, nil, nil, nil)
+	c.queueReset(b) // after the COMMIT (conn.resets)
 	mrr := c.pg.ExecBatch(ctx, b)
 	var (
 		n      int   // results read
@@ -232,19 +246,28 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		n++
 	}
 	err = mrr.Close()
+	broken := c.pg.IsClosed()
 	switch {
 	case werr != nil:
 		err = werr
+	case commit == "COMMIT":
+		// It committed: an error after the COMMIT is the reset's, which
+		// runs again alone (the client's DEALLOCATE ALL, before it in the
+		// pipeline, dropped its prepared statements), or the backend is
+		// closed.
+		if err != nil && !broken {
+			broken = !c.resetAgain(ctx, err)
+		}
+		err = nil
 	case err != nil:
 		err = resultChanged(pgError(err))
-	case commit != "COMMIT":
+	default:
 		err = sqlerr.New(sqlerr.InFailedTransaction, "certa: the read-only transaction failed: it rolled back")
 	}
-	broken := c.pg.IsClosed()
 	if err != nil && !broken {
 		// The statement or the writer failed: the transaction may be
 		// open still, or failed.
-		_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+		_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK"+c.resetSQL()).ReadAll()
 		broken = rerr != nil
 	}
 	e.finish(s, c, broken, aborted.Load(), tempState{})

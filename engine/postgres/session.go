@@ -31,7 +31,14 @@ import (
 // backend the same way, until the session ends: such state cannot be
 // seen to be gone as cheaply, and another session must never find it
 // (pg_dump's set_config of search_path to the empty string broke the next session on
-// that backend).
+// that backend). What the statement's text does not show (a function the
+// client defined that calls set_config(..., false) or pg_advisory_lock,
+// or EXECUTEs LISTEN or a DECLARE ... WITH HOLD) is undone at the end of
+// every transaction on a backend that keeps no state on purpose, in the
+// round trip of its COMMIT or ROLLBACK (conn.resets): such a backend goes
+// back to the pool, or stays with its session for its temporary objects
+// only, as clean as a new one but for those objects, prepared statements
+// and sequences' last values (conn.resetStatements).
 type Session struct {
 	e  *Engine
 	mu sync.Mutex // guards what follows: a transaction may end on Apply's goroutine (commitAt)
@@ -52,7 +59,8 @@ func (e *Engine) NewSession() engine.Session { return &Session{e: e} }
 
 // tempsSQL lists the relations in the backend's temporary schema (none
 // when it never made one), in the round trip that ends a transaction.
-const tempsSQL = `SELECT c.relname FROM pg_class c WHERE pg_my_temp_schema() <> 0 AND c.relnamespace = pg_my_temp_schema()`
+// Qualified: it runs under whatever search_path a client's function left.
+const tempsSQL = `SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_my_temp_schema() <> 0 AND c.relnamespace = pg_catalog.pg_my_temp_schema()`
 
 // errLost is what every call of a session whose pinned backend was lost
 // fails with: its temporary tables are gone, and carrying on without

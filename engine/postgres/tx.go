@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -90,15 +89,16 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		return nil, err
 	}
 	c.schemaSeen()
+	c.prepareReset(ctx) // for commitAt's
 	res, err := c.pg.Exec(ctx, beginSQL+settingsSQL(ctx)).ReadAll()
 	if err != nil {
-		c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
+		_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK"+c.resetSQL()).ReadAll()
+		e.finish(s, c, rerr != nil || c.pg.IsClosed(), false, tempState{})
 		return nil, pgError(err)
 	}
 	snap, err := strconv.ParseUint(string(res[1].Rows[0][0]), 10, 64)
 	if err != nil {
-		e.finish(s, c, true, false, tempState{})
+		e.finish(s, c, true, false, tempState{}) // closed: nothing to reset
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
 	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap}
@@ -413,13 +413,24 @@ func (t *Tx) Rollback() error {
 	if t.c == nil {
 		return nil
 	}
-	res, err := t.c.pg.Exec(context.Background(), "ROLLBACK; "+tempsSQL).ReadAll()
-	var temps tempState
-	if err == nil {
-		temps = readTemps(res[1].Rows)
-	}
-	t.end(err != nil, temps)
+	// The reset (conn.resets) follows: a session-level advisory lock
+	// outlives the ROLLBACK.
+	res, err := t.c.pg.Exec(context.Background(), "ROLLBACK; "+tempsSQL+t.c.resetSQL()).ReadAll()
+	t.ended(context.Background(), res, err, 1)
 	return nil
+}
+
+// ended hands the connection back (end) once the transaction ended, from
+// the results res (and error err) of the round trip that ended it:
+// tempsSQL's at temps, then the reset's (conn.resets). If the reset
+// alone failed, it runs again (conn.resetAgain); if that failed too, or
+// tempsSQL or what came before it did, the backend is closed.
+func (t *Tx) ended(ctx context.Context, res []*pgconn.Result, err error, temps int) {
+	if len(res) <= temps || res[temps].Err != nil {
+		t.end(true, tempState{})
+		return
+	}
+	t.end(err != nil && !t.c.resetAgain(ctx, err), readTemps(res[temps].Rows))
 }
 
 // CommitLocal commits a transaction that changed nothing replicated:
@@ -430,17 +441,18 @@ func (t *Tx) CommitLocal(ctx context.Context) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	res, err := t.c.pg.Exec(ctx, "COMMIT; "+tempsSQL).ReadAll()
-	if err == nil && res[0].CommandTag.String() != "COMMIT" {
+	// The reset (conn.resets) runs after the COMMIT, in its round trip.
+	res, err := t.c.pg.Exec(ctx, "COMMIT; "+tempsSQL+t.c.resetSQL()).ReadAll()
+	if len(res) > 0 && res[0].Err == nil && res[0].CommandTag.String() == "COMMIT" {
+		t.ended(ctx, res, err, 1) // committed, whatever failed after
+		return nil
+	}
+	if err == nil {
 		err = sqlerr.New(sqlerr.InFailedTransaction, "certa: the transaction had failed: it rolled back")
 	}
-	if err != nil {
-		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-		t.end(t.c.pg.IsClosed(), tempState{})
-		return t.failed(pgError(err))
-	}
-	t.end(false, readTemps(res[1].Rows))
-	return nil
+	_, rerr := t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK"+t.c.resetSQL()).ReadAll()
+	t.end(rerr != nil || t.c.pg.IsClosed(), tempState{})
+	return t.failed(pgError(err))
 }
 
 // end hands the connection back (Engine.finish), with what the end of
@@ -452,8 +464,6 @@ func (t *Tx) end(broken bool, temps tempState) {
 	t.c = nil
 }
 
-var errNotCommitted = errors.New("the transaction rolled back at COMMIT")
-
 // commitAt commits a held transaction at its position in the log, with
 // the seqno recorded in it; false if it is no longer held (rolled back,
 // aborted) or its commit failed: its rows are then to be applied.
@@ -463,24 +473,24 @@ func (t *Tx) commitAt(ctx context.Context, seqno uint64) bool {
 	if t.c == nil || t.aborted.Load() {
 		return false
 	}
-	// One round trip for all three: the applier waits for it. A failed
+	// One round trip for all: the applier waits for it. A failed
 	// commit_at makes the server skip the rest. The backend's temporary
-	// tables decide whether it stays with its session (session.go).
+	// tables decide whether it stays with its session (session.go); the
+	// reset (conn.resets) follows the COMMIT.
 	b := &pgconn.Batch{}
 	b.ExecParams("SELECT certa.commit_at($1, $2)", [][]byte{[]byte(strconv.FormatUint(seqno, 10)), []byte(t.e.token)}, nil, nil, nil)
 	b.ExecParams("COMMIT", nil, nil, nil, nil)
 	b.ExecParams(tempsSQL, nil, nil, nil, nil)
+	t.c.queueReset(b)
 	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
-	if err == nil && (len(res) != 3 || res[1].CommandTag.String() != "COMMIT") {
-		err = errNotCommitted // COMMIT of a failed transaction rolls back
+	// COMMIT of a failed transaction rolls back. One that committed is
+	// committed even if what follows it failed (Tx.ended): its rows must
+	// not be applied again.
+	if len(res) > 1 && res[0].Err == nil && res[1].Err == nil && res[1].CommandTag.String() == "COMMIT" {
+		t.ended(ctx, res, err, 2)
+		return true
 	}
-	var temps tempState
-	if err == nil {
-		temps = readTemps(res[2].Rows)
-	}
-	if err != nil {
-		t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
-	}
-	t.end(err != nil, temps)
-	return err == nil
+	t.c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	t.end(true, tempState{})
+	return false
 }
