@@ -270,9 +270,11 @@ func tail(path string, n int) string {
 }
 
 // supervise starts the server again whenever it exits, until Stop. A
-// server that fails to start is tried again at growing intervals (up to
-// 30 s): after a postmaster was killed, its children hold its shared
-// memory until they notice, and a new one refuses to start until then.
+// server that fails to start is tried again at growing intervals (from
+// 100 ms, up to 30 s): after a postmaster was killed, its children hold
+// its shared memory until they notice (an idle backend at once, a busy one
+// at its next wait), and a new one refuses to start until then. The node's
+// engine reconnects once it is back (engine/postgres/reconnect.go).
 func (s *Server) supervise(exited <-chan struct{}) {
 	defer close(s.done)
 	for {
@@ -282,7 +284,7 @@ func (s *Server) supervise(exited <-chan struct{}) {
 			return
 		case <-exited:
 		}
-		backoff := 500 * time.Millisecond
+		backoff := 100 * time.Millisecond
 		for {
 			startedAt := time.Now()
 			var err error
