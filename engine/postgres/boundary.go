@@ -1,5 +1,274 @@
 package postgres
 
-// boundarySQL holds the event triggers that keep capture complete (issue
-// 32): appended to bootstrapSQL.
-const boundarySQL = ``
+// boundarySQL keeps capture complete (issue 32): appended to bootstrapSQL.
+// DESIGN.md, "The capture boundary", says why.
+//
+// What a client's write changes reaches the other nodes only through the
+// capture trigger of its table, and only what the applier (which runs
+// with session_replication_role = replica) leaves alone stays as the
+// origin wrote it. So this holds of every replicated table (permanent,
+// relkind 'r' or 'p', partitions included, outside schemas certa,
+// pg_catalog, information_schema):
+//
+//   - a table that holds rows (relkind 'r') has its own certa_capture,
+//     AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW, calling
+//     certa.capture_row, enabled on the origin only ('O'), without WHEN,
+//     column list or arguments;
+//   - every one, 'r' and 'p', has certa_no_truncate, BEFORE TRUNCATE FOR
+//     EACH STATEMENT, calling certa.refuse_truncate, enabled 'O'
+//     (statement triggers are not cloned to partitions; TRUNCATE of a
+//     partitioned table fires each partition's, which notes its table);
+//   - a partitioned table has no certa_capture: its partitions have their
+//     own, not clones (a clone goes when its partition is detached, and a
+//     table with its own certa_capture could not be attached: PostgreSQL
+//     refuses to clone a trigger onto a table that has one of its name);
+//   - no other trigger, on any relation, calls certa's trigger functions
+//     (a second capture would record rows twice, a view's rows of no
+//     table);
+//   - no trigger (but PostgreSQL's internal ones) or rule is enabled
+//     REPLICA or ALWAYS: it would fire on the applying nodes alone;
+//   - no table is UNLOGGED: PostgreSQL empties it on a node that crashes.
+//
+// The event trigger certa_verify_capture (ddl_command_end, every tag,
+// ENABLE ALWAYS; its name sorts after certa_install_capture and
+// certa_local_ddl, so it sees what they did) keeps it at the end of every
+// schema statement of a client's (permitted by the engine: on its own,
+// in a block, or in a function that such a statement runs), of CheckDDL
+// and of the applier (which run them as certa_client), in one catalog
+// query (certa.capture_faults) over the tables the statement changed:
+// those it names (an index's, a trigger's or a rule's table), their
+// partitions and the tables they are partitions of. What certa can mend
+// without undoing what the client asked for, it mends
+// (certa.equip_tables): a table without its triggers gets them (CREATE
+// SCHEMA ... CREATE TABLE, which certa_install_capture does not see), and
+// a partitioned table's certa_capture (certa_install_capture makes one) is
+// dropped. Anything else is the statement's doing and is refused with
+// 0A000 (certa.refuse_fault), which aborts it before it reaches the log
+// (CheckDDL runs every statement sent on its own first; a block's is in
+// the block's transaction). At CREATE TRIGGER only the trigger made is
+// checked: certa_install_capture makes a new table's two triggers one
+// after the other, and certa's own repairs are CREATE OR REPLACE TRIGGER
+// and DROP TRIGGER. certa_verify_drop (sql_drop) refuses a statement that
+// drops certa's trigger from a table that stays (DROP TRIGGER; DROP
+// EXTENSION of an extension the trigger was made to depend on).
+//
+// Not checked: the node's own work as the superuser (bootstrap,
+// pg_restore, an operator's psql), and a client's statement the engine
+// did not permit (certa_refuse_ddl and certa_local_ddl keep it only if it
+// changed temporary objects alone). The functions run as their owner; who
+// runs the statement is the session user (certa.is_client) or the setting
+// role (the applier's SET LOCAL ROLE certa_client).
+//
+// A database made before this existed is mended when the engine opens it
+// (the last statements here): partitioned tables' row triggers go (their
+// clones with them), and every table gets the triggers it lacks, enabled
+// 'O'. A table's other faults (an UNLOGGED table, a trigger enabled
+// ALWAYS) stay until a statement changes that table, which is then
+// refused until it mends them too (SET LOGGED, ENABLE TRIGGER), one table
+// at a time.
+const boundarySQL = `
+CREATE OR REPLACE FUNCTION certa.capture_faults(scope oid[]) RETURNS TABLE (rel oid, kind "char", fault text, trg name)
+	LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
+BEGIN
+	-- Planned once per session: a SQL function is planned at every call,
+	-- and so is a PL/pgSQL query with a parameter whose custom plans
+	-- look cheaper than its generic one (4 times the cost, measured).
+	RETURN QUERY WITH rels AS (
+		SELECT c.oid, c.relkind, c.relpersistence FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.oid = ANY (scope) AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't'
+			AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'
+	)
+	SELECT r.oid, r.relkind, f.fault, f.trg
+	FROM rels r
+	LEFT JOIN pg_trigger cap ON cap.tgrelid = r.oid AND cap.tgname = 'certa_capture'
+	LEFT JOIN pg_trigger grd ON grd.tgrelid = r.oid AND grd.tgname = 'certa_no_truncate'
+	CROSS JOIN LATERAL (VALUES
+		(CASE WHEN cap.oid IS NULL THEN CASE WHEN r.relkind = 'r' THEN 'no capture' END
+			WHEN cap.tgfoid = 'certa.capture_row'::regproc AND cap.tgtype = 29 AND cap.tgenabled = 'O'
+				AND cap.tgqual IS NULL AND cap.tgattr = '' AND cap.tgconstraint = 0 AND cap.tgnargs = 0
+				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture' END
+			ELSE 'changed capture' END, 'certa_capture'::name),
+		(CASE WHEN grd.oid IS NULL THEN 'no guard'
+			WHEN grd.tgfoid = 'certa.refuse_truncate'::regproc AND grd.tgtype = 34 AND grd.tgenabled = 'O'
+				AND grd.tgqual IS NULL AND grd.tgattr = '' AND grd.tgconstraint = 0 AND grd.tgnargs = 0 THEN NULL
+			ELSE 'changed guard' END, 'certa_no_truncate'),
+		(CASE WHEN r.relpersistence = 'u' THEN 'unlogged' END, NULL)
+	) f (fault, trg)
+	WHERE f.fault IS NOT NULL
+	UNION ALL
+	SELECT r.oid, r.relkind,
+		CASE WHEN t.tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
+		t.tgname
+	FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid
+	WHERE NOT t.tgisinternal AND t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
+		AND (t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc))
+	UNION ALL
+	SELECT r.oid, r.relkind, 'replica rule', w.rulename
+	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
+	WHERE w.ev_enabled IN ('R', 'A');
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.equip_tables(tag text, touched oid[], scope oid[]) RETURNS void LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
+DECLARE
+	f record;
+	again oid[] := '{}';
+BEGIN
+	-- A partitioned table's certa_capture first: its clones cannot be
+	-- replaced, they go with it.
+	FOR f IN SELECT * FROM certa.capture_faults(scope) ORDER BY kind = 'p' AND trg = 'certa_capture' DESC LOOP
+		IF f.fault NOT IN ('no capture', 'no guard', 'partitioned capture')
+			AND (f.rel = ANY (touched) OR EXISTS (SELECT 1 FROM pg_partition_ancestors(f.rel) a WHERE a.relid = ANY (touched))) THEN
+			PERFORM certa.refuse_fault(tag, f.fault, f.rel, f.trg);
+		END IF;
+		IF f.kind = 'p' AND f.trg = 'certa_capture' THEN
+			-- Its clones go with it (a partition's, when its table's went
+			-- before it in this loop): the partitions get their own.
+			EXECUTE format('DROP TRIGGER IF EXISTS certa_capture ON %s', f.rel::regclass);
+			again := again || ARRAY(SELECT p.relid::oid FROM pg_partition_tree(f.rel) p);
+		ELSIF f.fault IN ('no capture', 'changed capture') THEN
+			EXECUTE format('CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', f.rel::regclass);
+		ELSIF f.fault IN ('no guard', 'changed guard') THEN
+			EXECUTE format('CREATE OR REPLACE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', f.rel::regclass);
+		END IF;
+		-- Left as they are: the other faults of tables the statement did
+		-- not change.
+	END LOOP;
+	IF cardinality(again) > 0 THEN
+		PERFORM certa.equip_tables(tag, touched, again);
+	END IF;
+END
+$f$;
+REVOKE EXECUTE ON FUNCTION certa.equip_tables(text, oid[], oid[]) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION certa.refuse_fault(tag text, fault text, rel regclass, trg name) RETURNS void LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	keep constant text := 'certa_capture and certa_no_truncate replicate the table''s changes: they stay as certa made them (not disabled, dropped, renamed, replaced, or enabled REPLICA or ALWAYS), else its changes would stay on one node.';
+BEGIN
+	CASE fault
+	WHEN 'unlogged' THEN
+		RAISE EXCEPTION 'certa: table % cannot be UNLOGGED: PostgreSQL empties an unlogged table on a node that crashes, and the nodes would differ', rel
+			USING ERRCODE = '0A000', HINT = 'Create it as an ordinary (logged) table.';
+	WHEN 'replica trigger', 'replica rule' THEN
+		RAISE EXCEPTION 'certa: % % of table % cannot be enabled REPLICA or ALWAYS: it would fire only on the nodes that apply the table''s rows, not where they are written',
+			CASE fault WHEN 'replica rule' THEN 'rule' ELSE 'trigger' END, quote_ident(trg), rel
+			USING ERRCODE = '0A000', HINT = 'The other nodes apply rows as the origin wrote them. Enable it as an ordinary one (ENABLE TRIGGER, ENABLE RULE): it fires where the client writes, and what it changes is replicated.';
+	WHEN 'borrowed' THEN
+		RAISE EXCEPTION 'certa: trigger % of table % cannot call certa''s trigger functions: they are certa''s own', quote_ident(trg), rel
+			USING ERRCODE = '0A000', HINT = keep;
+	ELSE
+		RAISE EXCEPTION 'certa: % cannot % trigger % of table %: certa''s triggers replicate the table''s rows', tag,
+			CASE WHEN tag LIKE 'DROP%' THEN 'drop' ELSE 'change' END, trg, rel
+			USING ERRCODE = '0A000', HINT = keep;
+	END CASE;
+END
+$f$;
+REVOKE EXECUTE ON FUNCTION certa.refuse_fault(text, text, regclass, name) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION certa.verify_capture() RETURNS event_trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
+DECLARE
+	f record;
+	touched oid[];
+	lost oid[];
+BEGIN
+	-- This function runs as its owner: the role a schema change runs as
+	-- is the setting role (the applier's and CheckDDL's SET LOCAL ROLE).
+	IF certa.is_client() THEN
+		IF NOT certa.permitted() THEN
+			RETURN; -- it stays only if it changed temporary objects alone (certa.local_ddl)
+		END IF;
+	ELSIF current_setting('role') <> 'certa_client' THEN
+		RETURN; -- the node's own work
+	END IF;
+	IF tg_tag = 'CREATE TRIGGER' THEN
+		-- Only the trigger made can be at fault. certa_install_capture
+		-- makes a new table's two one after the other: nothing else is
+		-- mended here but a partitioned table's row trigger, which goes.
+		-- Certa's trigger functions are for certa's triggers alone, on
+		-- any relation (a view's trigger that captured would put rows of
+		-- no table in a write set).
+		FOR f IN SELECT t.tgname, t.tgrelid, c.relkind,
+				CASE WHEN t.tgname = 'certa_capture' THEN t.tgfoid = 'certa.capture_row'::regproc AND t.tgtype = 29
+					WHEN t.tgname = 'certa_no_truncate' THEN t.tgfoid = 'certa.refuse_truncate'::regproc AND t.tgtype = 34
+					ELSE t.tgfoid NOT IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc) END
+				AND (t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
+					OR c.relkind IN ('r', 'p') AND t.tgenabled = 'O' AND t.tgqual IS NULL AND t.tgattr = '' AND t.tgconstraint = 0 AND t.tgnargs = 0) AS ok
+			FROM pg_event_trigger_ddl_commands() d JOIN pg_trigger t ON t.oid = d.objid JOIN pg_class c ON c.oid = t.tgrelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE d.classid = 'pg_trigger'::regclass AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema')
+		LOOP
+			IF NOT f.ok THEN
+				PERFORM certa.refuse_fault(tg_tag, CASE WHEN f.tgname IN ('certa_capture', 'certa_no_truncate') THEN 'changed' ELSE 'borrowed' END, f.tgrelid, f.tgname);
+			ELSIF f.tgname = 'certa_capture' AND f.relkind = 'p' THEN
+				EXECUTE format('DROP TRIGGER certa_capture ON %s', f.tgrelid::regclass);
+			END IF;
+		END LOOP;
+		RETURN;
+	END IF;
+	-- The tables the statement changed: those it names (an index's, a
+	-- trigger's, a rule's table), the partitions they have and the
+	-- tables they are partitions of; and the partitions of a partitioned
+	-- table whose certa_capture it dropped (certa.verify_drop).
+	touched := ARRAY(SELECT DISTINCT rel FROM (SELECT CASE d.classid
+			WHEN 'pg_class'::regclass THEN coalesce((SELECT i.indrelid FROM pg_index i WHERE i.indexrelid = d.objid), d.objid)
+			WHEN 'pg_trigger'::regclass THEN (SELECT t.tgrelid FROM pg_trigger t WHERE t.oid = d.objid)
+			WHEN 'pg_rewrite'::regclass THEN (SELECT w.ev_class FROM pg_rewrite w WHERE w.oid = d.objid) END
+		FROM pg_event_trigger_ddl_commands() d) AS named (rel) WHERE rel IS NOT NULL);
+	lost := string_to_array(nullif(current_setting('certa.lost_capture', true), ''), ',')::oid[];
+	IF lost IS NOT NULL THEN
+		PERFORM set_config('certa.lost_capture', '', true);
+	END IF;
+	IF cardinality(touched) = 0 AND lost IS NULL THEN
+		RETURN; -- a DROP, or a statement on no table
+	END IF;
+	PERFORM certa.equip_tables(tg_tag, touched, touched || coalesce(lost, '{}') || ARRAY(
+		SELECT p.relid::oid FROM pg_class c, pg_partition_tree(c.oid) p WHERE c.oid = ANY (touched) AND c.relkind = 'p'
+		UNION ALL
+		SELECT a.relid::oid FROM pg_class c, pg_partition_ancestors(c.oid) a WHERE c.oid = ANY (touched) AND c.relispartition));
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.verify_drop() RETURNS event_trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	f record;
+BEGIN
+	IF certa.is_client() THEN
+		IF NOT certa.permitted() THEN
+			RETURN;
+		END IF;
+	ELSIF current_setting('role') <> 'certa_client' THEN
+		RETURN;
+	END IF;
+	-- A trigger dropped with its table is gone with it. A partitioned
+	-- table's certa_capture (certa_verify_capture drops one) goes with
+	-- its clones: the partitions that hold rows get their own at the end
+	-- of the statement. Any other of certa's triggers stays.
+	FOR f IN WITH d AS (
+			SELECT o.address_names[3] AS trg, c.oid AS rel, c.relkind
+			FROM pg_event_trigger_dropped_objects() o
+			JOIN pg_namespace n ON n.nspname = o.address_names[1]
+			JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = o.address_names[2]
+			WHERE o.object_type = 'trigger' AND o.address_names[3] IN ('certa_capture', 'certa_no_truncate'))
+		SELECT d.trg, d.rel, d.relkind, d.trg = 'certa_no_truncate' OR d.relkind = 'r' AND NOT EXISTS (
+			SELECT 1 FROM d p JOIN pg_partition_ancestors(d.rel) a ON a.relid = p.rel WHERE p.trg = 'certa_capture' AND p.relkind = 'p') AS refused
+		FROM d
+	LOOP
+		IF f.refused THEN
+			PERFORM certa.refuse_fault(tg_tag, 'changed', f.rel, f.trg);
+		END IF;
+		IF f.trg = 'certa_capture' AND f.relkind = 'p' THEN
+			PERFORM set_config('certa.lost_capture', concat_ws(',', nullif(current_setting('certa.lost_capture', true), ''),
+				(SELECT string_agg(p.relid::oid::text, ',') FROM pg_partition_tree(f.rel) p WHERE p.isleaf)), true);
+		END IF;
+	END LOOP;
+END
+$f$;
+DROP EVENT TRIGGER IF EXISTS certa_verify_capture;
+CREATE EVENT TRIGGER certa_verify_capture ON ddl_command_end EXECUTE FUNCTION certa.verify_capture();
+ALTER EVENT TRIGGER certa_verify_capture ENABLE ALWAYS;
+DROP EVENT TRIGGER IF EXISTS certa_verify_drop;
+CREATE EVENT TRIGGER certa_verify_drop ON sql_drop EXECUTE FUNCTION certa.verify_drop();
+ALTER EVENT TRIGGER certa_verify_drop ENABLE ALWAYS;
+-- A database made before this: every table gets what it lacks.
+SELECT certa.equip_tables('', '{}', ARRAY(SELECT oid FROM pg_class WHERE relkind IN ('r', 'p')));
+`

@@ -1,0 +1,129 @@
+package clustertest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/internal/pgclient"
+)
+
+// The examples of issue 32, sent by an ordinary client to a cluster over
+// PostgreSQL: what would take a table out of capture (disable, drop or
+// re-enable certa's trigger for replica or always), make a trigger or a
+// rule fire only on the applying nodes, or make a table PostgreSQL empties
+// after a crash, is refused with 0A000, sent on its own, in a transaction
+// block or in a DO block, through pgx or psql; detaching and attaching a
+// partition works and the partition keeps replicating, and TRUNCATE of a
+// partition in a DO block is refused. After each, a write from the node
+// that got the statement reaches every node: the nodes stay alike, and the
+// cluster takes writes.
+func TestBoundaryCluster(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	setup := c.Conn(0)
+	for _, ddl := range []string{
+		"CREATE TABLE acct (id int PRIMARY KEY, v text)",
+		"CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.v = 'stamped'; RETURN NEW; END $$",
+		"CREATE TRIGGER stamp BEFORE INSERT ON acct FOR EACH ROW EXECUTE FUNCTION stamp()",
+		"ALTER TABLE acct DISABLE TRIGGER stamp",
+		"CREATE RULE skip AS ON INSERT TO acct WHERE NEW.id % 2 = 0 DO INSTEAD NOTHING",
+		"ALTER TABLE acct DISABLE RULE skip",
+		"CREATE TABLE meas (id int, r int, v text, PRIMARY KEY (id, r)) PARTITION BY RANGE (r)",
+		"CREATE TABLE meas1 PARTITION OF meas FOR VALUES FROM (0) TO (10)",
+		"CREATE TABLE meas2 PARTITION OF meas FOR VALUES FROM (10) TO (20)",
+	} {
+		mustExec(t, setup, ddl)
+	}
+	conns := make([]*pgclient.Conn, len(c.Nodes))
+	for i := range conns {
+		conns[i] = syncConn(t, c, i)
+	}
+	n := 0
+	// write inserts rows through node i (into each table, odd and even
+	// ids) and waits until every node holds the same rows.
+	write := func(i int, after string) {
+		t.Helper()
+		for range 2 {
+			n++
+			mustExec(t, conns[i], fmt.Sprintf("INSERT INTO acct VALUES (%d, 'node %d')", n, i+1))
+			mustExec(t, conns[i], fmt.Sprintf("INSERT INTO meas VALUES (%d, %d, 'node %d')", n, n%10, i+1))
+		}
+		c.WaitConverged(20 * time.Second)
+		want := ""
+		for j := range c.Nodes {
+			got := values(t, conns[j], "SELECT count(*), string_agg(id || ':' || coalesce(v, ''), ',' ORDER BY id) FROM acct")
+			if j == 0 {
+				want = got
+			} else if got != want {
+				t.Fatalf("after %s: node %d holds %s, node 1 %s", after, j+1, got, want)
+			}
+		}
+	}
+	write(0, "setup")
+
+	refused := []string{
+		"ALTER TABLE acct DISABLE TRIGGER certa_capture",
+		"DROP TRIGGER certa_capture ON acct",
+		"ALTER TABLE acct ENABLE REPLICA TRIGGER certa_capture",
+		"ALTER TABLE acct DISABLE TRIGGER ALL",
+		"ALTER TABLE acct DISABLE TRIGGER USER",
+		"ALTER TABLE acct ENABLE ALWAYS TRIGGER stamp",
+		"ALTER TABLE acct ENABLE REPLICA TRIGGER stamp",
+		"ALTER TABLE acct ENABLE ALWAYS RULE skip",
+		"ALTER TABLE acct ENABLE REPLICA RULE skip",
+		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
+		"CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY)",
+		"ALTER TABLE acct SET UNLOGGED",
+	}
+	for k, stmt := range refused {
+		i := k % len(c.Nodes)
+		conn := conns[i]
+		switch k % 3 {
+		case 0: // on its own
+			mustFail(t, conn, "0A000", stmt)
+		case 1: // in a transaction block, which it aborts
+			mustExec(t, conn, "BEGIN")
+			mustExec(t, conn, "INSERT INTO acct VALUES (-1, 'in the block')")
+			mustFail(t, conn, "0A000", stmt)
+			mustExec(t, conn, "ROLLBACK")
+		case 2: // in a DO block
+			mustFail(t, conn, "0A000", "DO $$ BEGIN EXECUTE '"+strings.ReplaceAll(stmt, "'", "''")+"'; END $$")
+		}
+		write(i, stmt)
+	}
+	// A rule made and then enabled ALWAYS in one psql run, which goes on
+	// after the error and writes.
+	out := psqlUnchecked(t, c, 1,
+		"CREATE RULE drop_all AS ON INSERT TO acct DO INSTEAD NOTHING",
+		"ALTER TABLE acct DISABLE RULE drop_all",
+		"ALTER TABLE acct ENABLE ALWAYS RULE drop_all",
+		"INSERT INTO acct VALUES (1000, 'after psql')")
+	if !strings.Contains(out, "cannot be enabled REPLICA or ALWAYS") || !strings.Contains(out, "INSERT 0 1") {
+		t.Fatalf("psql output:\n%s", out)
+	}
+	write(1, "a rule enabled ALWAYS through psql")
+	out = psqlUnchecked(t, c, 2, "ALTER TABLE acct DISABLE TRIGGER certa_capture", "INSERT INTO acct VALUES (1001, 'after psql')")
+	if !strings.Contains(out, "certa_capture") || !strings.Contains(out, "INSERT 0 1") {
+		t.Fatalf("psql output:\n%s", out)
+	}
+	write(2, "DISABLE TRIGGER certa_capture through psql")
+
+	// Partitions: detached, it replicates; attached again too; TRUNCATE of
+	// one in a DO block is refused.
+	mustExec(t, conns[1], "ALTER TABLE meas DETACH PARTITION meas2")
+	mustExec(t, conns[2], "INSERT INTO meas2 VALUES (5000, 15, 'detached')")
+	write(2, "DETACH PARTITION")
+	mustExec(t, conns[0], "ALTER TABLE meas ATTACH PARTITION meas2 FOR VALUES FROM (10) TO (20)")
+	write(0, "ATTACH PARTITION")
+	mustFail(t, conns[1], "0A000", "DO $$ BEGIN TRUNCATE meas1; END $$")
+	write(1, "TRUNCATE of a partition in a DO block")
+	for i := range c.Nodes {
+		if got := values(t, conns[i], "SELECT count(*), count(*) FILTER (WHERE v = 'detached') FROM meas"); !strings.HasSuffix(got, "=1") {
+			t.Fatalf("node %d: meas rows (all=detached) %s", i+1, got)
+		}
+	}
+	if err := c.Converged(); err != nil {
+		t.Fatal(err)
+	}
+}
