@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,10 @@ type Config struct {
 	// claimed (errDatabaseInUse), and, on first start, one that holds
 	// tables certa did not make.
 	Claim string
+	// Logger receives the engine's reconnections after its PostgreSQL
+	// server restarted or ended its connections (reconnect.go). Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 func (c *Config) setDefaults() {
@@ -65,6 +70,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.LockTimeout == 0 {
 		c.LockTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 }
 
@@ -124,6 +132,34 @@ type Engine struct {
 	pinned  map[uint32]bool         // backends pinned to a session (session.go)
 	waiting map[uint32]bool         // backends of handed-over transactions (watch.go)
 
+	// Reconnection (reconnect.go): what the engine holds when its server
+	// restarts or ends its connections.
+	stopCtx  context.Context // ends with Close
+	stop     func()
+	healthOK chan struct{} // closed when healthLoop has returned
+	// broken: a connection the engine holds was found lost; Apply and
+	// healthLoop reconnect (recover) before anything else. Guarded by
+	// applyMu for writes that clear it.
+	broken atomic.Bool
+	// gen counts recoveries (healthLoop's durability marks of an older
+	// one are dropped).
+	gen atomic.Uint64
+	// adminPIDs are the backends of the applier's, watcher's, checker's
+	// and gcLoop's connections, for healthLoop's sweep.
+	adminPIDs atomic.Pointer[[]uint32]
+	// appliedMark is appliedUpTo once Apply returned, for healthLoop;
+	// durable is the applied seqno known to be on disk (its commit's WAL
+	// flushed).
+	appliedMark, durable atomic.Uint64
+	// retained are the batches applied since durable (under applyMu):
+	// their commits may be lost if the server crashes (asyncCommit), and
+	// recover applies them again. Nothing at or below retainedFrom is
+	// retained.
+	retained      []appliedBatch
+	retainedBytes int
+	retainedFrom  uint64
+	gated         *pool // the pool recover keeps shut until it replayed (under applyMu)
+
 	heldMu sync.Mutex
 	held   map[uint64]*Tx // handed-over transactions awaiting their position, by TxID
 
@@ -155,23 +191,44 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, waiting: map[uint32]bool{}, token: rand.Text(),
-		wanted: make(chan string, 1), slotCh: make(chan struct{}), gcStop: make(chan struct{}), gcDone: make(chan struct{})}
+	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, waiting: map[uint32]bool{},
+		token: rand.Text(), wanted: make(chan string, 1), slotCh: make(chan struct{}),
+		gcStop: make(chan struct{}), gcDone: make(chan struct{}), healthOK: make(chan struct{})}
+	e.stopCtx, e.stop = context.WithCancel(context.Background())
 	if err := e.openAdmin(ctx); err != nil {
+		e.stop()
 		return nil, fmt.Errorf("postgres engine: %w", err)
 	}
 	e.pool.Store(newPool(cfg, &e.schemaEpoch))
 	go e.gcLoop()
+	go e.healthLoop()
 	return e, nil
 }
 
-// openAdmin opens the engine's connections to its database: as the
-// superuser the watcher's and gcLoop's, which run no client code, and
-// also install certa's objects and record the engine's token
-// (certa.commit_at); as the applier's role (applierRole) the applier's
-// and CheckDDL's, which run clients' statements and code. The caller
-// holds applyMu or has the only reference to e.
+// openAdmin opens the engine's connections to its database (connectAdmin)
+// on a database that is new to the engine (Open, Restore): what it applied
+// is all there, none of it retained for a replay (reconnect.go). The
+// caller holds applyMu or has the only reference to e.
 func (e *Engine) openAdmin(ctx context.Context) error {
+	if err := e.connectAdmin(ctx, true); err != nil {
+		return err
+	}
+	e.retained, e.retainedBytes, e.retainedFrom = nil, 0, e.appliedUpTo
+	e.appliedMark.Store(e.appliedUpTo)
+	e.durable.Store(e.appliedUpTo)
+	e.gen.Add(1)
+	e.broken.Store(false)
+	return nil
+}
+
+// connectAdmin opens the engine's connections to its database: as the
+// superuser the watcher's and gcLoop's, which run no client code, and
+// also, if install, install certa's objects and record the engine's
+// token (certa.commit_at); as the applier's role (applierRole) the
+// applier's and CheckDDL's, which run clients' statements and code. It
+// sets appliedUpTo to the applied seqno the database holds. The caller
+// holds applyMu or has the only reference to e.
+func (e *Engine) connectAdmin(ctx context.Context, install bool) error {
 	var conns []*pgconn.PgConn
 	closeAll := func() {
 		for _, c := range conns {
@@ -187,9 +244,11 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	admin := conns[0]
-	if err := e.install(ctx, admin); err != nil {
-		closeAll()
-		return err
+	if install {
+		if err := e.install(ctx, admin); err != nil {
+			closeAll()
+			return err
+		}
 	}
 	login, password := applierRole, ""
 	if e.cfg.ApplierLogin != "" {
@@ -233,6 +292,8 @@ func (e *Engine) openAdmin(ctx context.Context) error {
 	e.gcMu.Lock()
 	e.gcConn = admin
 	e.gcMu.Unlock()
+	pids := []uint32{admin.PID(), conns[1].PID(), applier.PID(), conns[3].PID()}
+	e.adminPIDs.Store(&pids)
 	return nil
 }
 
@@ -284,26 +345,40 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.pool.Load().close()
+	e.stop()
 	close(e.gcStop)
 	<-e.gcDone
+	<-e.healthOK
+	e.pool.Load().close() // one a recovery put in meanwhile (reconnect.go)
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	e.closeAdmin()
 	return nil
 }
 
-// AppliedSeqno returns the largest seqno in certa.applied.
+// AppliedSeqno returns the largest seqno in certa.applied. A lost
+// connection is opened again first (reconnect.go).
 func (e *Engine) AppliedSeqno() (uint64, error) {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
-	return appliedSeqno(context.Background(), e.applier)
+	var n uint64
+	err := e.withApplier(func(ctx context.Context) (err error) {
+		n, err = appliedSeqno(ctx, e.applier)
+		return err
+	})
+	return n, err
 }
 
 // FailedSeqnos returns the seqnos in [from, to] whose items failed.
 func (e *Engine) FailedSeqnos(from, to uint64) (map[uint64]bool, error) {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
-	return failedSeqnos(context.Background(), e.applier, from, to)
+	var failed map[uint64]bool
+	err := e.withApplier(func(ctx context.Context) (err error) {
+		failed, err = failedSeqnos(ctx, e.applier, from, to)
+		return err
+	})
+	return failed, err
 }
 
 // CheckChanges refuses row changes not in this engine's format.

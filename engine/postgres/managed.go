@@ -55,7 +55,7 @@ func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 		srv.Stop()
 		return nil, fmt.Errorf("postgres engine: make database %s: %w", database, r.Err)
 	}
-	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir(), LockTimeout: cfg.LockTimeout})
+	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir(), LockTimeout: cfg.LockTimeout, Logger: cfg.Logger})
 	if err != nil {
 		srv.Stop()
 		return nil, err

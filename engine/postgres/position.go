@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -24,14 +26,46 @@ import (
 // batch commits in parts (around the held transactions), so what stayed
 // of it is skipped when the same batch is applied again: items at or
 // below the applied seqno.
+//
+// A lost connection (the server restarted, or ended the applier's
+// backend) does not fail Apply: it reconnects (reconnect.go: recover),
+// reads the applied seqno back from the database, applies again what the
+// server lost of earlier batches, and applies the batch from there. It
+// fails if the server does not come back within reconnectTimeout.
 func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	if e.closed.Load() {
 		return errClosed
 	}
-	err := e.apply(ctx, items, upTo)
-	if sqlerr.Code(pgError(err)) == sqlerr.DiskFull || err != nil && strings.Contains(err.Error(), "No space left on device") {
+	var err error
+	deadline := time.Now().Add(reconnectTimeout)
+	for {
+		if e.broken.Load() || e.applier.IsClosed() {
+			if err = e.recover(errors.New("the applier's connection was lost")); err != nil {
+				return err
+			}
+			// What of the batch committed and stayed is in
+			// certa.applied, as recover read it back: the rest is
+			// applied again, with its items' errors anew.
+			for i := range items {
+				if items[i].Seqno > e.appliedUpTo {
+					items[i].Err = nil
+				}
+			}
+		}
+		err = e.apply(ctx, items, upTo)
+		if err == nil || e.closed.Load() || !(connLost(err) || e.applier.IsClosed()) || time.Now().After(deadline) {
+			break
+		}
+		e.broken.Store(true)
+	}
+	if err == nil {
+		e.retain(items, upTo)
+		e.appliedMark.Store(e.appliedUpTo)
+		return nil
+	}
+	if sqlerr.Code(pgError(err)) == sqlerr.DiskFull || strings.Contains(err.Error(), "No space left on device") {
 		return fmt.Errorf("%w: %w", engine.ErrNoSpace, err)
 	}
 	return err
@@ -58,7 +92,7 @@ func (e *Engine) apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 				return err
 			}
 		}
-		if !t.commitAt(ctx, items[i].Seqno) {
+		if !e.commitHeld(ctx, t, items[i].Seqno) {
 			if err := e.applyRun(ctx, items[i:i+1], items[i].Seqno); err != nil {
 				return err
 			}
@@ -77,6 +111,24 @@ func (e *Engine) apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 		}
 	}
 	return nil
+}
+
+// commitHeld commits a held transaction at seqno (Tx.commitAt) and
+// reports whether it committed. A commit whose answer did not come (its
+// backend ended or the server crashed after the COMMIT) may have
+// committed: certa.applied, written in it, says (the applier's connection
+// failing too is Apply's to handle). One aborted before it was tried
+// sent nothing.
+func (e *Engine) commitHeld(ctx context.Context, t *Tx, seqno uint64) bool {
+	tried := !t.aborted.Load()
+	if t.commitAt(ctx, seqno) {
+		return true
+	}
+	if !tried {
+		return false
+	}
+	applied, err := appliedSeqno(ctx, e.applier)
+	return err == nil && applied >= seqno
 }
 
 // takeHeld returns the held transaction of ws, no longer held, or nil.

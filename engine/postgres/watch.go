@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -88,7 +89,7 @@ func (e *Engine) watchBlockers(ctx context.Context) (stop func()) {
 		defer close(done)
 		tick := time.NewTicker(watchEvery)
 		defer tick.Stop()
-		blocking := map[string]time.Time{} // backend pid: when first seen blocking
+		w := &watchState{blocking: map[string]time.Time{}}
 		for {
 			select {
 			case <-quit:
@@ -97,21 +98,30 @@ func (e *Engine) watchBlockers(ctx context.Context) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			e.abortBlockers(ctx, applier, blocking, time.Now())
+			e.abortBlockers(ctx, applier, w, time.Now())
 		}
 	}()
 	return func() { close(quit); <-done }
+}
+
+// watchState is what a watcher remembers between its looks.
+type watchState struct {
+	blocking map[string]time.Time // backend pid: when first seen blocking
+	reopened time.Time            // when the watcher's connection was last opened again
 }
 
 // abortBlockers ends the local backends that block the applier's: those of
 // handed-over transactions now, others once blocking (when each was first
 // seen) has held them for the grace. Backends that are not certa's local
 // work (an operator's psql) are left alone: the applier waits for them.
-func (e *Engine) abortBlockers(ctx context.Context, applierPID string, blocking map[string]time.Time, now time.Time) {
+func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchState, now time.Time) {
 	// Polled every few milliseconds while the applier works: only the
 	// lock manager is asked (pg_stat_activity reads every backend's state).
 	r := e.watch.ExecParams(ctx, "SELECT unnest(pg_blocking_pids($1::int))", [][]byte{[]byte(applierPID)}, nil, nil, nil).Read()
 	if r.Err != nil {
+		if e.watch.IsClosed() {
+			e.reopenWatch(ctx, w, now)
+		}
 		return
 	}
 	for _, row := range r.Rows {
@@ -125,10 +135,10 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, blocking 
 		if aborted == nil {
 			continue
 		}
-		since, seen := blocking[string(row[0])]
+		since, seen := w.blocking[string(row[0])]
 		if !seen {
 			since = now
-			blocking[string(row[0])] = now
+			w.blocking[string(row[0])] = now
 		}
 		if !waiting && now.Sub(since) < applyGrace {
 			continue
@@ -139,6 +149,35 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, blocking 
 			end = "SELECT pg_cancel_backend($1::int)" // keeps the session's temporary tables
 		}
 		e.watch.ExecParams(ctx, end, [][]byte{row[0]}, nil, nil, nil).Read()
+	}
+}
+
+// reopenWatch opens the watcher's connection again once it was found
+// lost (at most every healthEvery): without it, nothing would end what
+// blocks the applier. The watcher's goroutine owns e.watch while Apply
+// runs.
+func (e *Engine) reopenWatch(ctx context.Context, w *watchState, now time.Time) {
+	if now.Sub(w.reopened) < healthEvery {
+		return
+	}
+	w.reopened = now
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := connect(cctx, e.cfg.DSN, "", map[string]string{"synchronous_commit": asyncCommit})
+	if err != nil {
+		return
+	}
+	old := e.watch
+	e.watch = c
+	old.Close(context.Background())
+	if admin := e.adminPIDs.Load(); admin != nil {
+		pids := slices.Clone(*admin)
+		for i, pid := range pids {
+			if pid == old.PID() {
+				pids[i] = c.PID()
+			}
+		}
+		e.adminPIDs.Store(&pids)
 	}
 }
 
