@@ -67,28 +67,58 @@ func (e *Engine) ServerVersion(ctx context.Context) (string, error) {
 	return c.pg.ParameterStatus("server_version"), nil
 }
 
-// maintenance reports whether sql is VACUUM or ANALYZE: this node's own
-// upkeep, which changes no rows (nothing to replicate) and which VACUUM
-// does only outside a transaction.
+// maintenance reports whether sql is VACUUM, ANALYZE, CLUSTER or
+// REINDEX: this node's own upkeep, which changes no rows (nothing to
+// replicate), and which VACUUM, CLUSTER of every table and REINDEX
+// CONCURRENTLY do only outside a transaction.
 func maintenance(sql string) bool {
 	word, _, _ := strings.Cut(strings.TrimLeft(sql, " \t\r\n"), " ")
-	return strings.EqualFold(word, "VACUUM") || strings.EqualFold(word, "ANALYZE") || strings.EqualFold(word, "ANALYSE")
+	word = strings.TrimRight(word, ";\r\n\t")
+	for _, w := range []string{"VACUUM", "ANALYZE", "ANALYSE", "CLUSTER", "REINDEX"} {
+		if strings.EqualFold(word, w) {
+			return true
+		}
+	}
+	return false
 }
 
-// maintain runs VACUUM or ANALYZE on the session's backend (which sees
-// its temporary tables) or a pooled one, outside a transaction, as the
-// client role (which owns the tables).
+// maintain runs a maintenance command on the session's backend (which
+// sees its temporary tables) or a pooled one, outside a transaction, as
+// the client role (which owns the tables). The applier's watcher knows
+// its backend (watch.go): VACUUM FULL, CLUSTER and REINDEX lock their
+// tables against the applier's writes, and one that blocks the applier
+// for longer than the grace is cancelled, with errMaintenanceCancelled.
 func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.Writer) error {
 	c, err := e.acquire(ctx, s)
 	if err != nil {
 		return err
 	}
+	pid := c.pg.PID()
+	cancelled := new(atomic.Bool)
+	e.trackMaintenance(pid, cancelled)
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
+	e.untrack(pid)
 	e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	if err != nil {
+		if cancelled.Load() {
+			return errMaintenanceCancelled(sql, err)
+		}
 		return pgError(err)
 	}
 	return w.Complete(res[len(res)-1].CommandTag.String())
+}
+
+// errMaintenanceCancelled is what a maintenance command the applier's
+// watcher cancelled reports: 57014, as a statement cancelled on a
+// PostgreSQL standby for a conflict with recovery, which it resembles.
+func errMaintenanceCancelled(sql string, err error) error {
+	word, _, _ := strings.Cut(strings.TrimLeft(sql, " \t\r\n"), " ")
+	se := sqlerr.Wrap(err, sqlerr.QueryCanceled,
+		"canceling statement due to conflict with replication: %s held or waited for a lock that replicated commits need, for longer than %v",
+		strings.ToUpper(strings.TrimRight(word, ";")), applyGrace)
+	se.Detail = "This node applies the commits of every node in log order; a command that locks a table against writes stops them all while it runs."
+	se.Hint = "Run VACUUM FULL, CLUSTER or REINDEX when no writes reach the table, or use what does not block writes: VACUUM, REINDEX CONCURRENTLY."
+	return se
 }
 
 // RunsPostgreSQL is true: catalog queries and run-time parameters are

@@ -31,12 +31,23 @@ import (
 // made to let go but by ending it: the session then loses its temporary
 // tables (engine.ErrSessionLost). Between transactions a pinned backend
 // holds no locks, and is never in the way.
+//
+// A maintenance command (VACUUM, ANALYZE, CLUSTER, REINDEX: read.go's
+// maintain) is local work too: VACUUM FULL, CLUSTER and REINDEX take
+// locks that stop the applier's writes for as long as they run. One that
+// blocks the applier for the grace is cancelled (pg_cancel_backend: the
+// backend stays), and the client gets 57014 saying why
+// (errMaintenanceCancelled); if it still blocks cancelGrace later, its
+// backend is ended.
 
 // applyGrace is how long the applier waits behind local work that is
 // still running; watchEvery is how often it looks.
 const (
 	applyGrace = 100 * time.Millisecond
 	watchEvery = 5 * time.Millisecond
+	// cancelGrace is how long a cancelled maintenance command may still
+	// block before its backend is ended.
+	cancelGrace = time.Second
 )
 
 // track registers the backend of local work with its aborted flag.
@@ -46,11 +57,21 @@ func (e *Engine) track(pid uint32, aborted *atomic.Bool) {
 	e.localMu.Unlock()
 }
 
-// untrack forgets a backend registered by track.
+// trackMaintenance registers the backend of a maintenance command with
+// its cancelled flag: the watcher cancels it rather than end it.
+func (e *Engine) trackMaintenance(pid uint32, cancelled *atomic.Bool) {
+	e.localMu.Lock()
+	e.local[pid] = cancelled
+	e.maint[pid] = true
+	e.localMu.Unlock()
+}
+
+// untrack forgets a backend registered by track or trackMaintenance.
 func (e *Engine) untrack(pid uint32) {
 	e.localMu.Lock()
 	delete(e.local, pid)
 	delete(e.waiting, pid)
+	delete(e.maint, pid)
 	e.localMu.Unlock()
 }
 
@@ -89,7 +110,7 @@ func (e *Engine) watchBlockers(ctx context.Context) (stop func()) {
 		defer close(done)
 		tick := time.NewTicker(watchEvery)
 		defer tick.Stop()
-		w := &watchState{blocking: map[string]time.Time{}}
+		w := &watchState{blocking: map[string]time.Time{}, cancelled: map[string]time.Time{}}
 		for {
 			select {
 			case <-quit:
@@ -106,8 +127,9 @@ func (e *Engine) watchBlockers(ctx context.Context) (stop func()) {
 
 // watchState is what a watcher remembers between its looks.
 type watchState struct {
-	blocking map[string]time.Time // backend pid: when first seen blocking
-	reopened time.Time            // when the watcher's connection was last opened again
+	blocking  map[string]time.Time // backend pid: when first seen blocking
+	cancelled map[string]time.Time // backend pid of a maintenance command: when cancelled
+	reopened  time.Time            // when the watcher's connection was last opened again
 }
 
 // abortBlockers ends the local backends that block the applier's: those of
@@ -130,7 +152,7 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchS
 			continue
 		}
 		e.localMu.Lock()
-		aborted, pinned, waiting := e.local[uint32(pid)], e.pinned[uint32(pid)], e.waiting[uint32(pid)]
+		aborted, pinned, waiting, maint := e.local[uint32(pid)], e.pinned[uint32(pid)], e.waiting[uint32(pid)], e.maint[uint32(pid)]
 		e.localMu.Unlock()
 		if aborted == nil {
 			continue
@@ -143,11 +165,22 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchS
 		if !waiting && now.Sub(since) < applyGrace {
 			continue
 		}
-		aborted.Store(true)
 		end := "SELECT pg_terminate_backend($1::int)"
-		if pinned && e.running(ctx, row[0]) {
+		switch {
+		case maint:
+			// Cancelled, the backend stays; ended if the cancel does not
+			// take (a command that does not look at interrupts).
+			at, done := w.cancelled[string(row[0])]
+			if !done {
+				w.cancelled[string(row[0])] = now
+				end = "SELECT pg_cancel_backend($1::int)"
+			} else if now.Sub(at) < cancelGrace {
+				continue
+			}
+		case pinned && e.running(ctx, row[0]):
 			end = "SELECT pg_cancel_backend($1::int)" // keeps the session's temporary tables
 		}
+		aborted.Store(true)
 		e.watch.ExecParams(ctx, end, [][]byte{row[0]}, nil, nil, nil).Read()
 	}
 }

@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// A maintenance command that locks a replicated table (VACUUM FULL) and
+// blocks the applier is cancelled after the applier's grace, with 57014
+// saying why; the applier goes on. Waiting for its lock behind an
+// operator's transaction, it blocks the applier (queued before it) as
+// much as running.
+func TestMaintenanceCancelledForApply(t *testing.T) {
+	srv := startOneServer(t)
+	e, _, _ := openLogged(t, srv, "maint")
+	ctx := context.Background()
+	applyOne(t, e, 1, &writeset.WriteSet{DDL: ddlText("CREATE TABLE big (id int PRIMARY KEY, pad text)")})
+	su := superuser(t, srv, "maint")
+	// Rows of this node alone (not captured): a table VACUUM FULL takes a
+	// while to rewrite.
+	mustExec(t, su, "INSERT INTO big SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 400000) g")
+	seqno := uint64(1)
+	// The write sets to apply, captured before VACUUM FULL holds the table.
+	var ws []*writeset.WriteSet
+	for i := range 2 {
+		ws = append(ws, remoteWS(t, e, uint64(2000+i), fmt.Sprintf("INSERT INTO big VALUES (%d, 'applied')", -1-i)))
+	}
+	vacuum := func(s engine.Session) chan error {
+		done := make(chan error, 1)
+		go func() { done <- s.Read(ctx, "VACUUM FULL big", result.Discard) }()
+		return done
+	}
+	state := func(wantWait bool) func() bool {
+		return func() bool {
+			r := su.ExecParams(ctx, "SELECT coalesce(wait_event_type, '') FROM pg_stat_activity WHERE query = 'VACUUM FULL big' AND state = 'active'", nil, nil, nil, nil).Read()
+			return r.Err == nil && len(r.Rows) == 1 && (string(r.Rows[0][0]) == "Lock") == wantWait
+		}
+	}
+	check := func(name string, done chan error) {
+		t.Helper()
+		seqno++
+		ws := ws[seqno-2]
+		if !state(name == "waiting")() {
+			t.Logf("%s: VACUUM FULL no longer in that state when Apply started", name)
+		}
+		start := time.Now()
+		applied := make(chan error, 1)
+		go func() {
+			items := []engine.ApplyItem{{Seqno: seqno, WS: ws}}
+			err := e.Apply(ctx, items, seqno)
+			applied <- errors.Join(err, items[0].Err)
+		}()
+		select {
+		case err := <-applied:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: Apply still waits behind VACUUM FULL after 30 s", name)
+		}
+		t.Logf("%s VACUUM FULL: Apply took %v (grace %v)", name, time.Since(start).Round(time.Millisecond), applyGrace)
+		err := <-done
+		if err == nil {
+			t.Logf("%s: VACUUM FULL ended before it was cancelled", name)
+			return
+		}
+		se := sqlerr.As(err)
+		if se == nil || se.Code != sqlerr.QueryCanceled || !strings.Contains(se.Message, "conflict with replication") || se.Hint == "" {
+			t.Fatalf("%s: VACUUM FULL: %v, want 57014 saying why, with a hint", name, err)
+		}
+		t.Logf("%s: the client got: %s (hint: %s)", name, se.Message, se.Hint)
+	}
+
+	// Running.
+	s := e.NewSession()
+	defer s.Close()
+	done := vacuum(s)
+	waitUntil(t, 20*time.Second, "VACUUM FULL running", state(false))
+	check("running", done)
+
+	// Waiting for its lock behind an operator's reader (another
+	// connection: pg_stat_activity stays as it was within a transaction).
+	reader := superuser(t, srv, "maint")
+	mustExec(t, reader, "BEGIN; SELECT count(*) FROM big WHERE id = 1")
+	done = vacuum(s)
+	waitUntil(t, 20*time.Second, "VACUUM FULL waiting", state(true))
+	check("waiting", done)
+	mustExec(t, reader, "ROLLBACK")
+
+	// Once nothing writes the table, it runs to its end.
+	if err := s.Read(ctx, "VACUUM FULL big", result.Discard); err != nil {
+		t.Fatalf("VACUUM FULL of a quiet table: %v", err)
+	}
+	if rows := query(t, e, "SELECT count(*) FROM big WHERE pad = 'applied'"); rows[0][0] != int64(2) {
+		t.Fatalf("applied rows %v, want 2", rows)
+	}
+}
+
+func TestMaintenanceWords(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"VACUUM": true, "vacuum full t": true, "VACUUM (FULL) t": true, "ANALYZE t": true, "analyse": true,
+		"CLUSTER;": true, "cluster t USING t_pkey": true, "REINDEX TABLE t": true, " \nREINDEX INDEX CONCURRENTLY i": true,
+		"SELECT 1": false, "VACUUMX": false, "CLUSTERED": false,
+	} {
+		if got := maintenance(sql); got != want {
+			t.Errorf("maintenance(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}
