@@ -275,14 +275,22 @@ BEGIN
 		RETURN; -- it stays only if it made temporary tables (certa.local_ddl), which get no triggers
 	END IF;
 	-- A table may be named more than once (CREATE TABLE with a foreign key).
-	FOR r IN SELECT DISTINCT c.oid::regclass AS rel
+	-- Rows live in tables and partitions (relkind 'r'), each with its own
+	-- capture trigger; a partitioned table gets the TRUNCATE guard alone
+	-- (boundary.go).
+	FOR r IN SELECT DISTINCT c.oid::regclass AS rel, c.relkind,
+			EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_capture') AS captures,
+			EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate') AS guarded
 		FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE d.object_type = 'table' AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND n.nspname <> 'certa'
-			AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_capture')
 	LOOP
-		EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', r.rel);
-		EXECUTE format('CREATE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', r.rel);
+		IF r.relkind = 'r' AND NOT r.captures THEN
+			EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', r.rel);
+		END IF;
+		IF NOT r.guarded THEN
+			EXECUTE format('CREATE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', r.rel);
+		END IF;
 	END LOOP;
 END
 $f$;
