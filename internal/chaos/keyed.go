@@ -116,6 +116,7 @@ func (w *keyed) Check(ctx context.Context, addrs []string) Report {
 		}
 		if op.nullKey && op.outcome == Fail && op.sqlstate != "23502" && op.sqlstate != "40001" && op.sqlstate != "57P03" &&
 			op.sqlstate != "55P03" && // a lock it waited for (PostgreSQL engine) can stop it first
+			!lostBackend(op.sqlstate) && // as can its backend's end (PostgreSQL engine: crash-backend, kill-postgres)
 			!strings.HasPrefix(op.sqlstate, "53") { // as can a full disk (53100)
 			anomalies = append(anomalies, fmt.Sprintf("an insert with a NULL key at id %d failed with %s, not 23502", first, op.sqlstate))
 		}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -24,7 +25,8 @@ type env struct {
 	net   *netfault.Net
 	disks *disks // nil but in the disk class
 	rng   *rand.Rand
-	err   error // the first fault the harness failed to inject or heal
+	err   error     // the first fault the harness failed to inject or heal
+	log   io.Writer // progress (Config.Log)
 }
 
 // fault records err, the harness's failure to inject or heal a fault: the

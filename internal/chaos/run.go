@@ -70,6 +70,12 @@ func Run(ctx context.Context, cfg Config) []Row {
 		if len(cfg.Scenarios) > 0 && !contains(cfg.Scenarios, nem.Name) {
 			continue
 		}
+		if !cfg.forEngine(nem) {
+			if len(cfg.Scenarios) > 0 {
+				fmt.Fprintf(cfg.Log, "chaos: scenario %s skipped: it runs over the PostgreSQL engine only (--engine postgres)\n", nem.Name)
+			}
+			continue
+		}
 		fmt.Fprintf(cfg.Log, "chaos: scenario %s, %d nodes, %s\n", nem.Name, cfg.Nodes, cfg.Duration)
 		rows = append(rows, runScenario(ctx, cfg, nem, cfg.Seed+uint64(k)*1_000_003)...)
 		if ctx.Err() != nil {
@@ -264,7 +270,7 @@ func startCluster(cfg Config, nem Nemesis, seed uint64) (e *env, cleanup func(),
 	}()
 	// The undo steps hold their own reference: returning an error sets e
 	// to nil before they run.
-	e = &env{rng: rand.New(rand.NewPCG(seed, 42))}
+	e = &env{rng: rand.New(rand.NewPCG(seed, 42)), log: cfg.Log}
 	env := e
 	if e.net, err = netfault.New(cfg.Nodes); err != nil {
 		return nil, nil, err
