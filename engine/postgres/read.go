@@ -307,11 +307,13 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	return err
 }
 
-// CheckDDL runs a schema statement in a transaction it rolls back: what
-// PostgreSQL refuses is refused before it reaches the log, and the event
-// triggers (schema.go) refuse a table without a primary key (42P16) and
+// CheckDDL runs a schema statement in a transaction it rolls back, as
+// the applier will run it (runSchemaChange): what PostgreSQL refuses is
+// refused before it reaches the log, and the event triggers (schema.go)
 // note the tables it touches. A statement that names no table of its own
 // (a schema, a function) gets nil tables: it conflicts with every table.
+// The statement is replicated with the settings it ran under here: the
+// session's (engine.WithSettings) over the server's.
 func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
 	if e.closed.Load() {
 		return engine.DDL{}, errClosed
