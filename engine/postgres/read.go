@@ -394,13 +394,23 @@ const checksumSequencesSQL = `SELECT CASE WHEN n.nspname = 'public' THEN c.relna
 	WHERE c.relpersistence <> 't' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa')
 	ORDER BY 1`
 
+// checksumRoleSettingsSQL sums the settings of the roles every node has
+// (ALTER ROLE certa_client SET ...), if there are any: global objects,
+// which a schema change sets on every node, and which must not differ.
+const checksumRoleSettingsSQL = `SELECT 'role settings', md5(coalesce(string_agg(r.rolname || ' ' || array_to_string(s.setconfig, ' '), E'\n'
+	ORDER BY r.rolname, array_to_string(s.setconfig, ' ')), ''))
+	FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
+	WHERE r.rolname IN ('` + clientRole + `', '` + applierRole + `')
+	AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+	HAVING count(*) > 0`
+
 // Checksums sums every user table's and materialized view's rows (in the
-// text form of the rows, sorted) and every sequence's definition at one
-// snapshot, with its applied seqno.
+// text form of the rows, sorted), every sequence's definition and the
+// settings of certa's roles at one snapshot, with its applied seqno.
 func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 	var sums engine.Checksums
 	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
-		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL+"; "+checksumSequencesSQL).ReadAll()
+		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL+"; "+checksumSequencesSQL+"; "+checksumRoleSettingsSQL).ReadAll()
 		if err != nil {
 			return pgError(err)
 		}
@@ -426,6 +436,9 @@ func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 		}
 		for _, row := range res[2].Rows {
 			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: "sequence " + string(row[1])})
+		}
+		for _, row := range res[3].Rows {
+			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: string(row[1])})
 		}
 		return nil
 	})

@@ -105,4 +105,29 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 	if got := query(t, e, "SELECT count(*) FROM information_schema.columns WHERE table_name = 't'"); got[0][0] != int64(5) {
 		t.Fatalf("t has %v columns, want 5 (id, made, n, k, who)", got[0][0])
 	}
+
+	// The client role's settings, global objects, are summed too.
+	roleSum := func() string {
+		t.Helper()
+		sums, err := e.Checksums(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range sums.Tables {
+			if tc.Table == "role settings" {
+				return tc.Sum
+			}
+		}
+		return "none"
+	}
+	before := roleSum()
+	if err := apply("ALTER ROLE certa_client SET lock_timeout = '7s'"); err != nil {
+		t.Fatal(err)
+	}
+	if roleSum() == before {
+		t.Fatal("the role settings' checksum did not change with ALTER ROLE ... SET")
+	}
+	if err := apply("ALTER ROLE certa_client RESET lock_timeout"); err != nil || roleSum() != before {
+		t.Fatalf("after RESET: %v, checksum back: %v", err, roleSum() == before)
+	}
 }
