@@ -1,11 +1,13 @@
 // Package postgres is certa's engine over a real PostgreSQL server, one per
-// node (issue 18). DESIGN.md in this directory is the plan; what exists so
-// far is its core: the objects certa keeps in each database (schema.go),
-// write-set capture by row triggers (capture.go), the encoding of the rows
-// a write set carries (rows.go), their apply on other nodes (apply.go) and
-// the applier of a batch of certified write sets (applier.go), over a
-// server that pgproc runs. The engine.Engine around them comes next.
+// node: engine.Engine over one database, which passes the conformance suite
+// (engine/enginetest). Clients' transactions run on pooled backends as the
+// role certa_client; row triggers capture what they change (capture.go);
+// the origin's transaction commits at its position in the log
+// (position.go) and the other nodes apply the rows (applier.go, apply.go)
+// and schema statements (schemachange.go) as certa_applier, a role without
+// superuser. DESIGN.md in this directory is the design; docs/architecture.md
+// maps the files.
 //
-// This is the one package of certa that talks to PostgreSQL servers as a
-// client (through jackc/pgx's pgconn).
+// This is the one package of certa that talks to the nodes' PostgreSQL
+// servers as a client (through jackc/pgx's pgconn).
 package postgres
