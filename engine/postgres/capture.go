@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,6 +23,9 @@ type captured struct {
 	keys   []writeset.Key
 	tables []string        // of the rows and of the schema statements
 	schema writeset.Schema // what its schema statements changed
+	// parents are the keys of referenced parent rows already in keys
+	// (refkeys.go).
+	parents map[writeset.Key]bool
 }
 
 // capture reads back what the capture triggers recorded of the
@@ -46,6 +51,7 @@ const captureSQL = `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_c
 // captureRows turns the rows captureSQL read into the transaction's
 // changes, with the tables' metadata from ts (read through conn).
 func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][][]byte) (c captured, err error) {
+	var oldBuf, newBuf rowCols // reused from row to row
 	for _, row := range rows {
 		if row[1][0] == opSchema {
 			if err := c.addSchema(row[2], row[3]); err != nil {
@@ -61,9 +67,17 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 		if err != nil {
 			return c, fmt.Errorf("capture: %w", err)
 		}
+		refs, err := ts.refsOf(ctx, conn, m)
+		if err != nil {
+			return c, fmt.Errorf("capture: %w", err)
+		}
 		ch := rowChange{op: row[1][0], schema: m.schema, table: m.name}
+		var oldCols, newCols rowCols
 		if row[2] != nil {
-			oldKey, key, err := keyOf(m, row[2])
+			if oldCols, err = parseRow(m, refs, row[2], oldBuf); err != nil {
+				return c, err
+			}
+			oldKey, key, err := keyOfCols(m, row[2], oldCols)
 			if err != nil {
 				return c, err
 			}
@@ -71,7 +85,10 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			c.keys = append(c.keys, key)
 		}
 		if row[3] != nil {
-			_, key, err := keyOf(m, row[3])
+			if newCols, err = parseRow(m, refs, row[3], newBuf); err != nil {
+				return c, err
+			}
+			_, key, err := keyOfCols(m, row[3], newCols)
 			if err != nil {
 				return c, err
 			}
@@ -80,8 +97,14 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 				c.keys = append(c.keys, key) // an update of the key writes both
 			}
 		}
+		if !refs.empty() {
+			if err := c.refKeys(ctx, conn, ts, m, refs, ch.op, ch.newRow, oldCols, newCols); err != nil {
+				return c, err
+			}
+		}
 		c.rows = append(c.rows, ch)
 		c.tables = append(c.tables, m.keyTable())
+		oldBuf, newBuf = oldCols[:0], newCols[:0]
 	}
 	return c, nil
 }
@@ -117,18 +140,37 @@ func (c *captured) addSchema(tables, stmt []byte) error {
 // JSON object as it is (in certa.canonicalOutput's forms, so the same row
 // makes the same text everywhere), and a hash of it as the key.
 func keyOf(m *tableMeta, row []byte) (keyJSON []byte, key writeset.Key, err error) {
+	cols, err := parseRow(m, nil, row, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	return keyOfCols(m, row, cols)
+}
+
+// parseRow returns the columns of row (a JSON object of every column of
+// m), appended to buf, or nil if neither its key (wholeRow) nor refs
+// needs them.
+func parseRow(m *tableMeta, refs *tableRefs, row []byte, buf rowCols) (rowCols, error) {
+	if m.wholeRow() && (refs == nil || refs.empty()) {
+		return nil, nil
+	}
+	cols, err := parseObject(row, buf)
+	if err != nil {
+		return nil, fmt.Errorf("capture: row of %s: %w", m.sqlName(), err)
+	}
+	return cols, nil
+}
+
+// keyOfCols is keyOf of a row already parsed into cols (parseRow).
+func keyOfCols(m *tableMeta, row []byte, cols rowCols) (keyJSON []byte, key writeset.Key, err error) {
 	if m.wholeRow() {
 		sum := sha256.Sum256(row)
 		return row, writeset.EncodeKey(m.keyTable(), "row "+hex.EncodeToString(sum[:])), nil
 	}
-	var cols map[string]json.RawMessage
-	if err := json.Unmarshal(row, &cols); err != nil {
-		return nil, "", fmt.Errorf("capture: row of %s: %w", m.sqlName(), err)
-	}
 	obj := make(map[string]json.RawMessage, len(m.pk))
 	vals := make([]any, len(m.pk))
 	for i, c := range m.pk {
-		raw, ok := cols[c]
+		raw, ok := cols.get(c)
 		if !ok {
 			return nil, "", fmt.Errorf("capture: row of %s has no key column %s", m.sqlName(), c)
 		}
@@ -139,6 +181,143 @@ func keyOf(m *tableMeta, row []byte) (keyJSON []byte, key writeset.Key, err erro
 	}
 	keyJSON, err = json.Marshal(obj)
 	return keyJSON, writeset.EncodeKey(m.keyTable(), vals...), err
+}
+
+// rowCols are the members of a row's JSON object: column names and
+// values, as slices of the row's text.
+type rowCols []rowCol
+
+type rowCol struct {
+	name []byte
+	raw  json.RawMessage
+}
+
+// get returns the value of column name.
+func (r rowCols) get(name string) (json.RawMessage, bool) {
+	for i := range r {
+		if string(r[i].name) == name {
+			return r[i].raw, true
+		}
+	}
+	return nil, false
+}
+
+var errRowJSON = errors.New("not a JSON object")
+
+// parseObject appends the members of the JSON object b to dst, without
+// copying (encoding/json's map of RawMessages spent half the capture's
+// time). It splits what jsonb writes; other text it refuses, or passes on
+// to keyValue, which refuses what it cannot read.
+func parseObject(b []byte, dst rowCols) (rowCols, error) {
+	i := skipSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return nil, errRowJSON
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		if skipSpace(b, i+1) != len(b) {
+			return nil, errRowJSON
+		}
+		return dst, nil
+	}
+	for {
+		if i == len(b) || b[i] != '"' {
+			return nil, errRowJSON
+		}
+		end, escaped := scanString(b, i)
+		if end < 0 {
+			return nil, errRowJSON
+		}
+		name := b[i+1 : end-1]
+		if escaped {
+			var s string
+			if err := json.Unmarshal(b[i:end], &s); err != nil {
+				return nil, err
+			}
+			name = []byte(s)
+		}
+		if i = skipSpace(b, end); i == len(b) || b[i] != ':' {
+			return nil, errRowJSON
+		}
+		i = skipSpace(b, i+1)
+		end = scanValue(b, i)
+		if end < 0 {
+			return nil, errRowJSON
+		}
+		dst = append(dst, rowCol{name: name, raw: b[i:end]})
+		switch i = skipSpace(b, end); {
+		case i < len(b) && b[i] == ',':
+			i = skipSpace(b, i+1)
+		case i < len(b) && b[i] == '}':
+			if skipSpace(b, i+1) != len(b) {
+				return nil, errRowJSON
+			}
+			return dst, nil
+		default:
+			return nil, errRowJSON
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString returns the end of the JSON string starting at b[i] (after
+// its closing quote; -1 if it has none) and whether it holds escapes.
+func scanString(b []byte, i int) (end int, escaped bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// scanValue returns the end of the JSON value starting at b[i]; -1 if it
+// does not end (a string, array or object without its close) or is empty.
+func scanValue(b []byte, i int) int {
+	if i == len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _ := scanString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := scanString(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[j])) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // keyValue converts a key column's JSON value to what writeset.EncodeKey
@@ -153,6 +332,9 @@ func keyValue(raw json.RawMessage) (any, error) {
 	case len(raw) == 0:
 		return nil, fmt.Errorf("empty value")
 	case raw[0] == '"':
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			return string(raw[1 : len(raw)-1]), nil // no escapes: as it is
+		}
 		var s string
 		err := json.Unmarshal(raw, &s)
 		return s, err

@@ -112,7 +112,8 @@ func TestCaptureAndApply(t *testing.T) {
 			(1, 'ann', 10.50, '2024-01-01 10:00:00+02', '{a,"b c"}', '{"x": [1, 2.50]}', '\xdeadbeef', true, 0.1),
 			(2, 'bob''s', 12345678901.99, NULL, NULL, NULL, NULL, false, 1e-300)`},
 			[]writeset.Key{key("acct", 1), key("acct", 2)}},
-		{[]string{`INSERT INTO entry VALUES (1, 1, 'x'), (1, 2, NULL), (2, 1, 'ünï')`}, []writeset.Key{key("entry", 1, 1), key("entry", 1, 2), key("entry", 2, 1)}},
+		{[]string{`INSERT INTO entry VALUES (1, 1, 'x'), (1, 2, NULL), (2, 1, 'ünï')`}, // and their parents' keys (refkeys.go)
+			[]writeset.Key{key("entry", 1, 1), key("entry", 1, 2), key("entry", 2, 1), key("acct", 1), key("acct", 2)}},
 		{[]string{`UPDATE acct SET balance = balance + 0.01 WHERE owner = 'ann'`}, []writeset.Key{key("acct", 1)}},
 		{[]string{`UPDATE acct SET owner = owner WHERE id = 2`}, []writeset.Key{key("acct", 2)}}, // same values: written, as in PostgreSQL
 		{[]string{`UPDATE acct SET id = 3 WHERE id = 2`}, []writeset.Key{key("acct", 2), key("acct", 3), key("entry", 2, 1), key("entry", 3, 1)}},

@@ -11,6 +11,7 @@ import (
 
 // tableMeta is what capture and apply need to know of a table.
 type tableMeta struct {
+	oid          uint32
 	schema, name string
 	pk           []string // primary-key columns, in key order; none: the whole row is its identity (wholeRow)
 	cols         []string // columns a row sets: not generated, not dropped
@@ -19,6 +20,10 @@ type tableMeta struct {
 	// such a table's updated rows (apply.go).
 	alwaysIdentity bool
 	temp           bool // a session's temporary table: never replicated
+	// refs: the unique indexes and foreign keys whose keys its row
+	// changes carry (refkeys.go); nil until the capture first needs them.
+	// A schema change drops them with the rest (reset).
+	refs *tableRefs
 }
 
 // wholeRow reports whether the table has no primary key: a row is then
@@ -156,6 +161,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		m.pk = append(m.pk, keyAt[i])
 	}
 	oid, _ := strconv.ParseUint(rel, 10, 32)
+	m.oid = uint32(oid)
 	if ts.byOID == nil {
 		ts.byOID, ts.byName = map[uint32]*tableMeta{}, map[[2]string]*tableMeta{}
 	}
