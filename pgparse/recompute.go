@@ -3,6 +3,8 @@ package pgparse
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"certa/sqlerr"
 )
 
 // Recompute is a part of a schema statement that computes values when the
@@ -31,6 +33,37 @@ type Recompute struct {
 	// Order: which rows it keeps depends on their physical order (LIMIT,
 	// OFFSET, FETCH, DISTINCT ON, TABLESAMPLE).
 	Order bool
+}
+
+// Reason says why r computes values that may differ between nodes
+// whatever functions it calls (numbering rows, the clock or session, row
+// order), or "": then only its Funcs can, as the engine finds.
+func (r Recompute) Reason() string {
+	switch {
+	case r.Numbering:
+		return "numbers the rows in the order this node stores them"
+	case r.Context:
+		return "reads the time or the session it runs in"
+	case r.Order:
+		return "keeps rows by the order this node stores them (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE)"
+	}
+	return ""
+}
+
+// Refusal is the error (0A000, with a hint) that refuses a statement
+// for r, why saying what in it differs between nodes (Reason, or what the
+// engine found of a function).
+func (r Recompute) Refusal(why string) *sqlerr.Error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: %s %s: every node runs a schema change again and would store other values", r.What, why)
+	switch {
+	case r.Table == "":
+		e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
+	case r.Numbering:
+		e.Hint = "Add the column as a plain integer, number the rows with UPDATE (rows are replicated as computed), then give it a default."
+	default:
+		e.Hint = "Add the column without a default, fill it with UPDATE (rows are replicated as computed), then SET DEFAULT: a default then applies to new rows only."
+	}
+	return e
 }
 
 // Recomputes returns the parts of sql's statements that compute values

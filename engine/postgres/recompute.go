@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"certa/pgparse"
-	"certa/sqlerr"
 )
 
 // errNodeDependent: a schema statement computes values that would differ
@@ -40,16 +39,8 @@ func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) e
 				return err
 			}
 		}
-		e := sqlerr.Wrap(errNodeDependent, sqlerr.FeatureNotSupported,
-			"certa: %s %s: every node runs a schema change again and would store other values", r.What, why)
-		switch {
-		case r.Table == "":
-			e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
-		case r.Numbering:
-			e.Hint = "Add the column as a plain integer, number the rows with UPDATE (rows are replicated as computed), then attach a sequence with SET DEFAULT."
-		default:
-			e.Hint = "Add the column without a default, fill it with UPDATE (rows are replicated as computed), then SET DEFAULT: a default then applies to new rows only."
-		}
+		e := r.Refusal(why)
+		e.Err = errNodeDependent
 		return e
 	}
 	return nil
@@ -58,15 +49,8 @@ func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) e
 // nodeDependence says why r computes values that may differ between
 // nodes, or "".
 func nodeDependence(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (string, error) {
-	switch {
-	case r.Numbering:
-		return "numbers the rows in the order this node stores them", nil
-	case r.Context:
-		return "reads the time or the session it runs in", nil
-	case r.Order:
-		return "keeps rows by the order this node stores them (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE)", nil
-	case len(r.Funcs) == 0:
-		return "", nil
+	if why := r.Reason(); why != "" || len(r.Funcs) == 0 {
+		return why, nil
 	}
 	names, _ := json.Marshal(r.Funcs)
 	res := conn.ExecParams(ctx, nonImmutableSQL, [][]byte{names}, nil, nil, nil).Read()

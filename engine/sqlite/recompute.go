@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"certa/pgparse"
-	"certa/sqlerr"
 )
 
 // refuseNodeDependent refuses a schema statement that would compute other
@@ -31,16 +30,7 @@ func refuseNodeDependent(c *conn, sql string) error {
 				return err
 			}
 		}
-		e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: %s %s: every node runs a schema change again and would store other values", r.What, why)
-		switch {
-		case r.Table == "":
-			e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
-		case r.Numbering:
-			e.Hint = "Add the column as a plain integer, number the rows with UPDATE (rows are replicated as computed), then give it a default."
-		default:
-			e.Hint = "Add the column without a default, fill it with UPDATE (rows are replicated as computed), then SET DEFAULT."
-		}
-		return e
+		return r.Refusal(why)
 	}
 	return nil
 }
@@ -48,13 +38,8 @@ func refuseNodeDependent(c *conn, sql string) error {
 // nodeDependence says why r computes values that may differ between
 // nodes, or "".
 func nodeDependence(c *conn, r pgparse.Recompute) (string, error) {
-	switch {
-	case r.Numbering:
-		return "numbers the rows in the order this node stores them", nil
-	case r.Context:
-		return "reads the time or the session it runs in", nil
-	case r.Order:
-		return "keeps rows by the order this node stores them (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE)", nil
+	if why := r.Reason(); why != "" {
+		return why, nil
 	}
 	for _, f := range r.Funcs {
 		det, _, err := c.queryInt("SELECT max(flags & 2048) FROM pragma_function_list WHERE name = ?", pgparse.SQLiteFunction(f))
