@@ -12,6 +12,20 @@ import (
 	"certa/writeset"
 )
 
+// grabSQL makes grab(int), a client's function that makes certa_client a
+// superuser whenever it runs as one, after RESET ROLE too.
+const grabSQL = `CREATE FUNCTION grab(int) RETURNS boolean LANGUAGE plpgsql AS $$
+	BEGIN
+		BEGIN
+			RESET ROLE;
+		EXCEPTION WHEN OTHERS THEN NULL;
+		END;
+		IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+			ALTER ROLE certa_client SUPERUSER;
+		END IF;
+		RETURN true;
+	END $$`
+
 // Applying never runs a client's code with more rights than the client
 // has: a function that makes certa_client a superuser whenever it runs as
 // one (after RESET ROLE too) runs on the applier in a CHECK of rows from
@@ -29,17 +43,7 @@ func TestApplierIsNoSuperuser(t *testing.T) {
 		}
 	}
 	for _, ddl := range []string{
-		`CREATE FUNCTION grab(int) RETURNS boolean LANGUAGE plpgsql AS $$
-		BEGIN
-			BEGIN
-				RESET ROLE;
-			EXCEPTION WHEN OTHERS THEN NULL;
-			END;
-			IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-				ALTER ROLE certa_client SUPERUSER;
-			END IF;
-			RETURN true;
-		END $$`,
+		grabSQL,
 		// An index expression and a CREATE TABLE AS must call immutable
 		// functions (recompute.go): they may call one that is not.
 		`CREATE FUNCTION grab_immutable(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN grab($1); END $$`,

@@ -27,17 +27,7 @@ import (
 // wrapper) for every row indexed; with a foreign key, which restoring
 // validates by a query, and a view.
 var restoreGrabDDL = []string{
-	`CREATE FUNCTION grab(int) RETURNS boolean LANGUAGE plpgsql AS $$
-	BEGIN
-		BEGIN
-			RESET ROLE;
-		EXCEPTION WHEN OTHERS THEN NULL;
-		END;
-		IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-			ALTER ROLE certa_client SUPERUSER;
-		END IF;
-		RETURN true;
-	END $$`,
+	grabSQL,
 	`CREATE FUNCTION grab_immutable(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN public.grab($1); END $$`,
 	`CREATE TABLE parent (id int PRIMARY KEY, name text NOT NULL)`,
 	`CREATE TABLE p (id int PRIMARY KEY, parent int NOT NULL REFERENCES parent, v text, CHECK (grab(id)))`,
