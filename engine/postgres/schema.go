@@ -221,6 +221,8 @@ CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
 DECLARE
 	new_row jsonb;
+	col name;
+	based_at_1 boolean;
 BEGIN
 	IF NOT certa.is_client() THEN
 		RETURN NULL;
@@ -228,12 +230,18 @@ BEGIN
 	IF TG_OP <> 'DELETE' THEN
 		new_row := to_jsonb(NEW);
 		-- JSON keeps no array's bounds: an array whose lower bound is not
-		-- 1 would be stored as [1:n] on the other nodes. A row holding an
-		-- array must read back from its JSON as it is.
-		IF jsonb_path_exists(new_row, 'strict $.** ? (@.type() == "array")')
-				AND jsonb_populate_record(NEW, new_row)::text IS DISTINCT FROM NEW::text THEN
-			RAISE EXCEPTION 'certa: a row of %.% cannot be replicated exactly: it holds an array whose lower bound is not 1', TG_TABLE_SCHEMA, TG_TABLE_NAME
-				USING ERRCODE = '0A000', HINT = 'Store arrays with lower bound 1 (PostgreSQL''s default), with the offset in a column of its own.';
+		-- 1 would be stored as [1:n] on the other nodes. Only a row with
+		-- an array at its top level has its array columns looked at.
+		IF jsonb_path_exists(new_row, 'strict $.* ? (@.type() == "array")') THEN
+			FOR col IN SELECT a.attname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+				WHERE a.attrelid = TG_RELID AND a.attnum > 0 AND NOT a.attisdropped AND t.typcategory = 'A'
+			LOOP
+				EXECUTE format('SELECT coalesce(array_dims(($1).%I) ~ ''^(\[1:[0-9]+\])+$'', true)', col) INTO based_at_1 USING NEW;
+				IF NOT based_at_1 THEN
+					RAISE EXCEPTION 'certa: column % of %.% cannot be replicated exactly: it holds an array whose lower bound is not 1', col, TG_TABLE_SCHEMA, TG_TABLE_NAME
+						USING ERRCODE = '0A000', HINT = 'Store arrays with lower bound 1 (PostgreSQL''s default), with the offset in a column of its own.';
+				END IF;
+			END LOOP;
 		END IF;
 	END IF;
 	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),

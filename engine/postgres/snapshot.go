@@ -34,11 +34,16 @@ type snapshot struct {
 	once sync.Once
 }
 
-// Snapshot exports the current applied state.
+// Snapshot exports the current applied state. It takes applyMu while it
+// exports: the reconnect after a server restart (reconnect.go) applies
+// again, under applyMu, the commits the server lost, and a snapshot taken
+// before that would miss them.
 func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
 	conn, err := connect(ctx, e.cfg.DSN, "", nil)
 	if err != nil {
 		return nil, pgError(err)
