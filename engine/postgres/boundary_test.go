@@ -445,3 +445,66 @@ func TestBoundaryEarlierLayout(t *testing.T) {
 	}
 	f.wantCaptured("INSERT INTO op VALUES (1, 5)", key("op1", 1, 5))
 }
+
+// A change to what the whole server shares (a role's settings, here)
+// commits only where every node makes it: sent as a schema statement, in a
+// transaction block or on its own. Made inside a DO block or a function,
+// in a transaction of its own or after a permitted one, it is refused
+// with 0A000 and leaves nothing, and the backend's earlier counts (which
+// PostgreSQL keeps until it is idle) never refuse an ordinary write.
+func TestGlobalObjectsChangeEverywhereOrNowhere(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	f.mustDDL(
+		"CREATE TABLE acct (id int PRIMARY KEY)",
+		"CREATE FUNCTION set_style() RETURNS int LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'ALTER ROLE certa_client SET DateStyle = ''German'''; RETURN 1; END $$",
+	)
+	settings := func() string {
+		t.Helper()
+		rows := query(t, e, "SELECT coalesce((SELECT array_to_string(s.setconfig, ',') FROM pg_db_role_setting s WHERE s.setrole = 'certa_client'::regrole), '')")
+		return rows[0][0].(string)
+	}
+	// Permitted: on its own, and in a block, where the write set carries it.
+	f.mustDDL("ALTER ROLE certa_client SET extra_float_digits = 2")
+	if err := f.inBlock("ALTER ROLE certa_client SET IntervalStyle = 'iso_8601'"); err != nil {
+		t.Fatalf("in a block: %v", err)
+	}
+	want := "extra_float_digits=2,IntervalStyle=iso_8601"
+	if got := settings(); got != want {
+		t.Fatalf("settings %q, want %q", got, want)
+	}
+	refused := []string{
+		"DO $$ BEGIN EXECUTE 'ALTER ROLE certa_client SET DateStyle = ''German'''; END $$",
+		"DO $$ BEGIN EXECUTE 'ALTER ROLE certa_client RESET ALL'; END $$",
+		"SELECT set_style()",
+		"INSERT INTO acct VALUES (set_style())",
+	}
+	for _, stmt := range refused {
+		if err := f.statement(stmt); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("%s: %v, want 0A000", stmt, err)
+		}
+		// Right after, on the same backend: an ordinary write commits.
+		if err := f.statement("INSERT INTO acct VALUES (" + fmt.Sprint(len(stmt)) + ") ON CONFLICT DO NOTHING"); err != nil {
+			t.Errorf("after %s: %v", stmt, err)
+		}
+	}
+	// A permitted change does not cover one a function makes after it.
+	ctx := context.Background()
+	tx, err := f.s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.ExecSchema(ctx, "ALTER ROLE certa_client SET lc_monetary = 'C'", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "SELECT set_style()", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commit(tx); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("a permitted change, then a function's: %v, want 0A000", err)
+	}
+	tx.Rollback()
+	if got := settings(); got != want {
+		t.Errorf("settings %q after the refusals, want %q", got, want)
+	}
+}

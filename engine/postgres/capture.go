@@ -382,12 +382,13 @@ func (e *Engine) gcLoop() {
 	}
 }
 
-// gcCapture deletes the capture rows of transactions that have ended
-// (committed ones: rolled-back ones left no rows), and the rows of
+// gcCapture deletes the capture rows and global marks of transactions
+// that have ended (committed ones: rolled-back ones left no rows), and the rows of
 // certa.applied below the largest (a snapshot that sees the delete sees
 // the largest too, so no one's applied seqno moves back).
 func gcCapture(ctx context.Context, conn *pgconn.PgConn) error {
 	_, err := conn.Exec(ctx, `DELETE FROM certa.capture WHERE xid < pg_snapshot_xmin(pg_current_snapshot());
+		DELETE FROM certa.global_marks WHERE xid < pg_snapshot_xmin(pg_current_snapshot());
 		DELETE FROM certa.applied WHERE seqno < (SELECT max(seqno) FROM certa.applied)`).ReadAll()
 	return err
 }

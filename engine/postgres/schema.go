@@ -77,6 +77,11 @@ const codeNotLocal = "0A0C1"
 //     client that could delete its capture rows would commit changes that
 //     are never replicated. Rows of ended transactions are deleted by
 //     the applier (gcCapture). UNLOGGED: nothing in it outlives a crash.
+//   - certa.global_changes(): the rows of the server's shared catalogs
+//     (roles, their settings, databases...) the backend changed; with
+//     certa.global_marks (what permitted statements changed, by
+//     transaction) certa.unpermitted_global_changes() tells WriteSet
+//     whether a function changed one on this node alone (tx.go).
 //   - certa.capture_row: the row trigger. It records only what clients
 //     (certa.is_client) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
@@ -179,6 +184,22 @@ CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 GRANT SELECT ON certa.applied, certa.capture, certa.node_slots TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.permits (xid xid8 NOT NULL DEFAULT pg_current_xact_id(), nonce text NOT NULL);
+CREATE UNLOGGED TABLE IF NOT EXISTS certa.global_marks (
+	xid xid8 PRIMARY KEY DEFAULT pg_current_xact_id(),
+	permitted bigint NOT NULL DEFAULT 0,
+	started bigint NOT NULL DEFAULT 0
+);
+CREATE OR REPLACE FUNCTION certa.global_changes() RETURNS bigint LANGUAGE sql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT sum(pg_stat_get_xact_tuples_inserted(r) + pg_stat_get_xact_tuples_updated(r) + pg_stat_get_xact_tuples_deleted(r))::bigint
+	FROM unnest(ARRAY['pg_authid', 'pg_auth_members', 'pg_database', 'pg_db_role_setting', 'pg_tablespace',
+		'pg_shdescription', 'pg_shseclabel', 'pg_parameter_acl', 'pg_replication_origin', 'pg_subscription']::regclass[]) AS r
+$f$;
+CREATE OR REPLACE FUNCTION certa.unpermitted_global_changes() RETURNS bigint LANGUAGE sql VOLATILE
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT certa.global_changes() - coalesce((SELECT m.permitted FROM certa.global_marks m
+		WHERE m.xid = pg_current_xact_id_if_assigned()), 0)
+$f$;
 CREATE OR REPLACE FUNCTION certa.permit_ddl(token text, stmt text) RETURNS bigint LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
@@ -188,6 +209,8 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = permit_ddl.token) THEN
 		RAISE EXCEPTION 'certa: only the node may permit schema changes' USING ERRCODE = '42501';
 	END IF;
+	INSERT INTO certa.global_marks (started) VALUES (certa.global_changes())
+		ON CONFLICT (xid) DO UPDATE SET started = excluded.started;
 	IF stmt IS NOT NULL THEN
 		INSERT INTO certa.capture (rel, op, new) VALUES (0, 'S', to_jsonb(stmt)) RETURNING capture.seq INTO at;
 	END IF;
@@ -204,6 +227,8 @@ BEGIN
 	END IF;
 	DELETE FROM certa.permits WHERE xid = pg_current_xact_id();
 	PERFORM set_config('certa.ddl_permit', '', true);
+	UPDATE certa.global_marks m SET permitted = m.permitted + certa.global_changes() - m.started
+		WHERE m.xid = pg_current_xact_id();
 	UPDATE certa.capture SET old = tables WHERE xid = pg_current_xact_id() AND seq = after AND op = 'S';
 	RETURN (SELECT count(*) FROM certa.capture WHERE xid = pg_current_xact_id() AND seq > after);
 END

@@ -59,12 +59,13 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 // WriteTo writes the database at the snapshot, as pg_dump's custom format.
 func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	// The capture rows name transactions and tables of this server: on
-	// another they could be taken for a local transaction's (xids are
-	// per server). The token is this node's secret. certa.node says
+	// The capture rows, global marks and permits name transactions and
+	// tables of this server: on another they could be taken for a local
+	// transaction's (xids are per server). The token is this node's secret. certa.node says
 	// whose database this is: the restoring node claims its own.
 	cmd, err := s.e.tool("pg_dump", "--format=custom", "--snapshot="+s.id,
-		"--exclude-table-data=certa.capture", "--exclude-table-data=certa.token", "--exclude-table-data=certa.node")
+		"--exclude-table-data=certa.capture", "--exclude-table-data=certa.global_marks",
+		"--exclude-table-data=certa.permits", "--exclude-table-data=certa.token", "--exclude-table-data=certa.node")
 	if err != nil {
 		return 0, err
 	}

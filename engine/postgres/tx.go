@@ -32,6 +32,10 @@ type Tx struct {
 	locked   []writeset.Key // rows locked by SELECT ... FOR UPDATE/SHARE (locking.go)
 	lockedAt []int          // len(locked) at each savepoint held
 	aborted  atomic.Bool
+	// globalBase is certa.global_changes() as the transaction began: the
+	// backend's counts of earlier transactions not yet flushed to the
+	// statistics (PostgreSQL flushes them when idle, not at each end).
+	globalBase string
 }
 
 var _ engine.Tx = (*Tx)(nil)
@@ -40,8 +44,9 @@ var _ engine.Tx = (*Tx)(nil)
 // holds: the first statement fixes a REPEATABLE READ snapshot, and every
 // apply inserts its seqno in its own transaction, in log order. The
 // connection is the client role's, so the capture triggers record its
-// changes.
-const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0) FROM certa.applied`
+// changes. It also reads the base of the count of shared catalog rows
+// changed (globalChangesSQL).
+const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0), certa.global_changes() FROM certa.applied`
 
 // settingsSQL returns the statement (with a leading "; ") that applies the
 // session settings ctx carries to the transaction, or "".
@@ -101,7 +106,7 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		e.finish(s, c, true, false, tempState{}) // closed: nothing to reset
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
-	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap}
+	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: string(res[1].Rows[0][1])}
 	c.tx.Store(t)
 	e.track(t.pid, &t.aborted)
 	return t, nil
@@ -359,10 +364,13 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 		return nil, err
 	}
 	// Deferred checks and cascades fire now, inside the capture; one
-	// round trip for both.
-	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL).ReadAll()
+	// round trip for all three.
+	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL+"; "+globalChangesSQL+t.globalBase).ReadAll()
 	if err != nil {
 		return nil, t.failed(pgError(err))
+	}
+	if string(res[2].Rows[0][0]) != "0" {
+		return nil, errGlobalChange
 	}
 	c, err := captureRows(ctx, t.c.pg, &t.c.ts, res[1].Rows)
 	if err != nil {
@@ -379,6 +387,24 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	ws.Normalize()
 	return ws, nil
 }
+
+// globalChangesSQL counts the rows of the server's shared catalogs
+// (roles, their settings and memberships, databases, tablespaces...) the
+// transaction changed other than through a schema statement the engine
+// permitted (which every node runs). No trigger sees those catalogs, so
+// a change made inside a function or DO block would stay on this node.
+// PostgreSQL counts them per backend, in its statistics: the count
+// the transaction began with (Tx.globalBase, a number) follows.
+const globalChangesSQL = "SELECT certa.unpermitted_global_changes() - "
+
+// errGlobalChange refuses a transaction that changed the server's shared
+// catalogs where no node but this one would see it.
+var errGlobalChange = func() error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported,
+		"certa: this transaction changed a role, a database or another object the whole server shares, inside a function or DO block: that change would stay on this node")
+	e.Hint = "Send ALTER ROLE, ALTER DATABASE, GRANT of a role or COMMENT ON ROLE as a statement of its own: it then runs on every node."
+	return e
+}()
 
 // HandOver keeps the transaction open, unchanged, for Apply to commit at
 // the position of the write set with this TxID.

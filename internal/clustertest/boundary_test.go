@@ -123,6 +123,24 @@ func TestBoundaryCluster(t *testing.T) {
 			t.Fatalf("node %d: meas rows (all=detached) %s", i+1, got)
 		}
 	}
+
+	// Global objects: a role's settings change on every node (on its own,
+	// in a block) or on none (in a DO block, in a function).
+	mustExec(t, conns[0], "ALTER ROLE certa_client SET extra_float_digits = 2")
+	mustExec(t, conns[1], "BEGIN")
+	mustExec(t, conns[1], "INSERT INTO acct VALUES (-2, 'with a role setting')")
+	mustExec(t, conns[1], "ALTER ROLE certa_client SET IntervalStyle = 'iso_8601'")
+	mustExec(t, conns[1], "COMMIT")
+	mustFail(t, conns[2], "0A000", "DO $$ BEGIN EXECUTE 'ALTER ROLE certa_client SET DateStyle = ''SQL, DMY'''; END $$")
+	mustExec(t, conns[2], "CREATE FUNCTION german() RETURNS int LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'ALTER ROLE certa_client SET DateStyle = ''German'''; RETURN 1; END $$")
+	mustFail(t, conns[0], "0A000", "SELECT german()")
+	write(2, "ALTER ROLE in a DO block and a function")
+	for i := range c.Nodes {
+		got := values(t, conns[i], "SELECT 'settings', array_to_string(setconfig, ',') FROM pg_db_role_setting WHERE setrole = 'certa_client'::regrole")
+		if got != "settings=extra_float_digits=2,IntervalStyle=iso_8601" {
+			t.Fatalf("node %d: certa_client's %s", i+1, got)
+		}
+	}
 	if err := c.Converged(); err != nil {
 		t.Fatal(err)
 	}
