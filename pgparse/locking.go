@@ -5,37 +5,137 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// LockingSelect describes a SELECT that locks rows for update (FOR UPDATE,
-// FOR NO KEY UPDATE) at its top level, rewritten to also return, per row,
-// each such locked table's row: after the statement's own columns come,
-// for each of Tables, its tableoid and its row as JSON (by the function
-// ParseLockingSelect is given, such as to_jsonb). Shared locks
-// (FOR SHARE, FOR KEY SHARE) are left out: they block writers, as reads
-// do not, but snapshot isolation does not count them as writes.
+// LockingSelect describes a statement that locks rows for update (FOR
+// UPDATE, FOR NO KEY UPDATE), rewritten so that the locked rows can be
+// certified as written. Shared locks (FOR SHARE, FOR KEY SHARE) are left
+// out: they block writers, as reads do not, but snapshot isolation does
+// not count them as writes.
+//
+// A SELECT that locks at its top level is rewritten to also return, per
+// row, each such locked table's row: after the statement's own columns
+// come, for each of Tables, its tableoid and its row as JSON (by the
+// function rowJSON names, such as to_jsonb).
+//
+// A locking SELECT nested anywhere in the statement (a subquery, a CTE,
+// the query of an INSERT) cannot return more columns, so it is wrapped in
+// one that passes its rows on unchanged and calls the function note names
+// with each locked table's tableoid and row as JSON, once per row the
+// lock let through (the wrapper filters the locking SELECT's output: rows
+// a scan read but did not lock, such as those SKIP LOCKED skipped, are
+// never noted). note must return true and must not be strict.
 type LockingSelect struct {
 	SQL    string   // the rewritten statement
-	Tables []string // the FROM references (alias or name) of the locked tables
+	Tables []string // the FROM references (alias or name) locked at the top level
 }
 
-// ParseLockingSelect returns the rewrite of sql if it is one SELECT with
-// a locking clause at its top level whose locked relations are plain
-// table references; nil otherwise (ok false when a locking clause locks
-// something it cannot name: a subquery, a function).
-func ParseLockingSelect(sql, rowJSON string) (ls *LockingSelect, ok bool) {
+// ParseLockingSelect returns the rewrite of sql if it is one statement
+// that locks rows for update; nil otherwise. ok is false when a locking
+// clause locks something it cannot name (a subquery, a function) or a
+// nested one cannot be wrapped (an ORDER BY position after a *).
+func ParseLockingSelect(sql, rowJSON, note string) (ls *LockingSelect, ok bool) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil, true
 	}
-	sel := tree.Stmts[0].Stmt.GetSelectStmt()
-	if sel == nil || len(sel.LockingClause) == 0 {
+	stmt := tree.Stmts[0].Stmt
+	top := stmt.GetSelectStmt()
+	var nested []*pg_query.SelectStmt
+	walkMessages(stmt.ProtoReflect(), func(m protoreflect.Message) {
+		if s, is := m.Interface().(*pg_query.SelectStmt); is && s != top && len(lockedForUpdate(s)) > 0 {
+			nested = append(nested, s)
+		}
+	})
+	ls = &LockingSelect{}
+	if top != nil && len(lockedForUpdate(top)) > 0 {
+		if ls.Tables, ok = lockedRefs(top); !ok {
+			return nil, false
+		}
+		for _, ref := range ls.Tables {
+			q := quoteIdent(ref)
+			for _, expr := range []string{q + ".tableoid", rowJSON + "(" + q + ".*)"} {
+				target, ok := parseTarget(expr)
+				if !ok {
+					return nil, false
+				}
+				target.GetResTarget().Name = fmt.Sprintf("certa_locked_%d", len(top.TargetList))
+				top.TargetList = append(top.TargetList, target)
+			}
+		}
+	}
+	for _, s := range nested {
+		if !wrapLocking(s, rowJSON, note) {
+			return nil, false
+		}
+	}
+	if len(ls.Tables) == 0 && len(nested) == 0 {
 		return nil, true
 	}
-	// The references in FROM, by the name a target list would use.
-	refs := map[string]bool{}
-	var order []string
-	plain := true
+	if ls.SQL, err = pg_query.Deparse(tree); err != nil {
+		return nil, false
+	}
+	return ls, true
+}
+
+// lockedForUpdate returns sel's locking clauses that lock for update.
+func lockedForUpdate(sel *pg_query.SelectStmt) []*pg_query.LockingClause {
+	var out []*pg_query.LockingClause
+	for _, lc := range sel.LockingClause {
+		l := lc.GetLockingClause()
+		if l.Strength == pg_query.LockClauseStrength_LCS_FORUPDATE || l.Strength == pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lockedRefs returns the FROM references (alias or name) sel locks for
+// update, each once; ok is false if one of them is not a plain table
+// reference.
+func lockedRefs(sel *pg_query.SelectStmt) (locked []string, ok bool) {
+	refs, plain := fromRefs(sel.FromClause)
+	isRef := map[string]bool{}
+	for _, r := range refs {
+		isRef[r] = true
+	}
+	seen := map[string]bool{}
+	add := func(r string) {
+		if !seen[r] {
+			seen[r] = true
+			locked = append(locked, r)
+		}
+	}
+	for _, l := range lockedForUpdate(sel) {
+		if len(l.LockedRels) == 0 {
+			if !plain {
+				return nil, false // a subquery or function: locked too, without a key
+			}
+			for _, r := range refs {
+				add(r)
+			}
+			continue
+		}
+		for _, r := range l.LockedRels {
+			rv := r.GetRangeVar()
+			if rv == nil || !isRef[rv.Relname] {
+				return nil, false
+			}
+			add(rv.Relname)
+		}
+	}
+	return locked, true
+}
+
+// fromRefs returns the table references in a FROM list, by the name a
+// target list would use, in order; plain is false if it holds anything
+// else (a subquery, a function, a join with an alias or USING, whose *
+// is not the tables' columns side by side).
+func fromRefs(from []*pg_query.Node) (refs []string, plain bool) {
+	plain = true
+	seen := map[string]bool{}
 	var walk func(n *pg_query.Node)
 	walk = func(n *pg_query.Node) {
 		switch {
@@ -45,65 +145,274 @@ func ParseLockingSelect(sql, rowJSON string) (ls *LockingSelect, ok bool) {
 			if rv.Alias != nil {
 				name = rv.Alias.Aliasname
 			}
-			if !refs[name] {
-				refs[name] = true
-				order = append(order, name)
+			if !seen[name] {
+				seen[name] = true
+				refs = append(refs, name)
 			}
 		case n.GetJoinExpr() != nil:
-			walk(n.GetJoinExpr().Larg)
-			walk(n.GetJoinExpr().Rarg)
+			j := n.GetJoinExpr()
+			if j.Alias != nil || j.IsNatural || len(j.UsingClause) > 0 {
+				plain = false
+			}
+			walk(j.Larg)
+			walk(j.Rarg)
 		default:
-			plain = false // a subquery or function: locked too, without a key
+			plain = false
 		}
 	}
-	for _, f := range sel.FromClause {
+	for _, f := range from {
 		walk(f)
 	}
-	var locked []string
-	for _, lc := range sel.LockingClause {
-		l := lc.GetLockingClause()
-		if l.Strength != pg_query.LockClauseStrength_LCS_FORUPDATE && l.Strength != pg_query.LockClauseStrength_LCS_FORNOKEYUPDATE {
-			continue
+	return refs, plain
+}
+
+// wrapLocking turns the nested locking SELECT s, in place, into
+//
+//	SELECT <s's columns> FROM (<s, with the locked rows>) AS certa_locked(...)
+//	WHERE note(oid, row) AND ... OFFSET 0
+//
+// The inner SELECT is s with a column for each of its * (the row of each
+// table it stands for, which the outer (c).* expands to the same columns)
+// and two more per locked table; positional column aliases name them, so
+// that s's own ORDER BY still reads its own names. OFFSET 0 keeps the
+// planner from merging the wrapper into its parent, where another
+// condition could run before note and skip a locked row.
+func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
+	locked, ok := lockedRefs(s)
+	if !ok {
+		return false
+	}
+	inner := &pg_query.SelectStmt{}
+	moveFields(inner, s)
+
+	var innerTargets, outerTargets []*pg_query.Node
+	var cols []string
+	star := false
+	column := func(inner *pg_query.Node, name string, expand bool) bool {
+		col := fmt.Sprintf("certa_c%d", len(cols))
+		cols = append(cols, col)
+		innerTargets = append(innerTargets, inner)
+		expr := "certa_locked." + col
+		if expand {
+			expr = "(" + expr + ").*"
 		}
-		if len(l.LockedRels) == 0 {
-			if !plain {
-				return nil, false
-			}
-			locked = order
-			break
+		target, ok := parseTarget(expr)
+		if !ok {
+			return false
 		}
-		for _, r := range l.LockedRels {
-			rv := r.GetRangeVar()
-			if rv == nil || !refs[rv.Relname] {
-				return nil, false
+		target.GetResTarget().Name = name
+		outerTargets = append(outerTargets, target)
+		return true
+	}
+	wholeRow := func(ref string) *pg_query.Node {
+		target, _ := parseTarget("coalesce(" + quoteIdent(ref) + ".*)")
+		return target
+	}
+	for _, t := range inner.TargetList {
+		rt := t.GetResTarget()
+		switch refs, isStar := starRefs(rt, inner.FromClause); {
+		case isStar && refs == nil:
+			return false // a * this cannot expand to whole rows
+		case isStar:
+			star = true
+			for _, ref := range refs {
+				if !column(wholeRow(ref), "", true) {
+					return false
+				}
 			}
-			locked = append(locked, rv.Relname)
+		default:
+			name := rt.Name
+			if name == "" {
+				name = figureColname(rt.Val)
+			}
+			if !column(t, name, false) {
+				return false
+			}
 		}
 	}
-	if len(locked) == 0 {
-		return nil, true
+	if star && sortsByPosition(inner) {
+		return false
 	}
-	seen := map[string]bool{}
-	ls = &LockingSelect{}
-	for _, ref := range locked {
-		if seen[ref] {
-			continue
-		}
-		seen[ref] = true
-		ls.Tables = append(ls.Tables, ref)
-		q := `"` + strings.ReplaceAll(ref, `"`, `""`) + `"`
+	var notes []string
+	for k, ref := range locked {
+		q := quoteIdent(ref)
+		oidCol, rowCol := fmt.Sprintf("certa_o%d", k), fmt.Sprintf("certa_r%d", k)
 		for _, expr := range []string{q + ".tableoid", rowJSON + "(" + q + ".*)"} {
-			extra, err := pg_query.Parse("SELECT " + expr)
-			if err != nil {
-				return nil, false
+			target, ok := parseTarget(expr)
+			if !ok {
+				return false
 			}
-			target := extra.Stmts[0].Stmt.GetSelectStmt().TargetList[0]
-			target.GetResTarget().Name = fmt.Sprintf("certa_locked_%d", len(sel.TargetList))
-			sel.TargetList = append(sel.TargetList, target)
+			innerTargets = append(innerTargets, target)
 		}
+		cols = append(cols, oidCol, rowCol)
+		notes = append(notes, note+"(certa_locked."+oidCol+", certa_locked."+rowCol+")")
 	}
-	if ls.SQL, err = pg_query.Deparse(tree); err != nil {
+	inner.TargetList = innerTargets
+
+	colList := make([]string, len(cols))
+	for i, c := range cols {
+		colList[i] = quoteIdent(c)
+	}
+	wrapper, err := pg_query.Parse("SELECT 1 FROM (SELECT 1) AS certa_locked(" + strings.Join(colList, ", ") +
+		") WHERE " + strings.Join(notes, " AND ") + " OFFSET 0")
+	if err != nil {
+		return false
+	}
+	w := wrapper.Stmts[0].Stmt.GetSelectStmt()
+	w.FromClause[0].GetRangeSubselect().Subquery = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
+	w.TargetList = outerTargets
+	moveFields(s, w)
+	return true
+}
+
+// moveFields moves every field of src to dst, which must be empty, and
+// leaves src empty. The values are not copied: a SELECT nested in them,
+// which ParseLockingSelect may still wrap, stays the one it holds.
+func moveFields(dst, src *pg_query.SelectStmt) {
+	d := dst.ProtoReflect()
+	src.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		d.Set(fd, v)
+		return true
+	})
+	proto.Reset(src)
+}
+
+// starRefs reports whether rt is * or ref.*, and the FROM references it
+// stands for (nil if one of them cannot be read as a whole row).
+func starRefs(rt *pg_query.ResTarget, from []*pg_query.Node) (refs []string, isStar bool) {
+	cr := rt.Val.GetColumnRef()
+	if cr == nil || len(cr.Fields) == 0 || cr.Fields[len(cr.Fields)-1].GetAStar() == nil {
 		return nil, false
 	}
-	return ls, true
+	if len(cr.Fields) == 1 {
+		refs, plain := fromRefs(from)
+		if !plain {
+			return nil, true
+		}
+		return refs, true
+	}
+	if len(cr.Fields) != 2 || cr.Fields[0].GetString_() == nil {
+		return nil, true // schema.table.*: named by its table alone
+	}
+	return []string{cr.Fields[0].GetString_().Sval}, true
+}
+
+// sortsByPosition reports whether s orders by a column's position, which a
+// * expanded into whole rows would move.
+func sortsByPosition(s *pg_query.SelectStmt) bool {
+	for _, n := range s.SortClause {
+		if c := n.GetSortBy().GetNode().GetAConst(); c != nil && c.GetIval() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// parseTarget parses expr as a SELECT's one target.
+func parseTarget(expr string) (*pg_query.Node, bool) {
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil {
+		return nil, false
+	}
+	return tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0], true
+}
+
+// figureColname names an unnamed target the way PostgreSQL does
+// (FigureColname in its parse_target.c): "?column?" when nothing names it.
+func figureColname(n *pg_query.Node) string {
+	if name, _ := figureColnameStrength(n); name != "" {
+		return name
+	}
+	return "?column?"
+}
+
+// figureColnameStrength returns a name and how strongly the expression
+// gives it (2: its own name, 1: a type's or "case", 0: none).
+func figureColnameStrength(n *pg_query.Node) (string, int) {
+	lastString := func(nodes []*pg_query.Node) string {
+		name := ""
+		for _, f := range nodes {
+			if s := f.GetString_(); s != nil {
+				name = s.Sval
+			}
+		}
+		return name
+	}
+	switch {
+	case n == nil:
+		return "", 0
+	case n.GetColumnRef() != nil:
+		if name := lastString(n.GetColumnRef().Fields); name != "" {
+			return name, 2
+		}
+	case n.GetAIndirection() != nil:
+		if name := lastString(n.GetAIndirection().Indirection); name != "" {
+			return name, 2
+		}
+		return figureColnameStrength(n.GetAIndirection().Arg)
+	case n.GetFuncCall() != nil:
+		return lastString(n.GetFuncCall().Funcname), 2
+	case n.GetAExpr() != nil:
+		if n.GetAExpr().Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return "nullif", 2
+		}
+	case n.GetTypeCast() != nil:
+		tc := n.GetTypeCast()
+		name, strength := figureColnameStrength(tc.Arg)
+		if strength <= 1 && tc.TypeName != nil {
+			if t := lastString(tc.TypeName.Names); t != "" {
+				return t, 1
+			}
+		}
+		return name, strength
+	case n.GetCollateClause() != nil:
+		return figureColnameStrength(n.GetCollateClause().Arg)
+	case n.GetGroupingFunc() != nil:
+		return "grouping", 2
+	case n.GetSubLink() != nil:
+		sl := n.GetSubLink()
+		switch sl.SubLinkType {
+		case pg_query.SubLinkType_EXISTS_SUBLINK:
+			return "exists", 2
+		case pg_query.SubLinkType_ARRAY_SUBLINK:
+			return "array", 2
+		case pg_query.SubLinkType_EXPR_SUBLINK:
+			if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) > 0 {
+				rt := sel.TargetList[0].GetResTarget()
+				if rt.Name != "" {
+					return rt.Name, 2
+				}
+				return figureColname(rt.Val), 2
+			}
+		}
+	case n.GetCaseExpr() != nil:
+		return "case", 1
+	case n.GetAArrayExpr() != nil:
+		return "array", 2
+	case n.GetRowExpr() != nil:
+		return "row", 2
+	case n.GetCoalesceExpr() != nil:
+		return "coalesce", 2
+	case n.GetMinMaxExpr() != nil:
+		if n.GetMinMaxExpr().Op == pg_query.MinMaxOp_IS_GREATEST {
+			return "greatest", 2
+		}
+		return "least", 2
+	case n.GetSqlvalueFunction() != nil:
+		return sqlValueFunctionName(n.GetSqlvalueFunction().Op), 2
+	case n.GetXmlExpr() != nil:
+		if op := n.GetXmlExpr().Op; op != pg_query.XmlExprOp_IS_DOCUMENT {
+			return strings.TrimPrefix(strings.ToLower(op.String()), "is_"), 2
+		}
+	case n.GetXmlSerialize() != nil:
+		return "xmlserialize", 2
+	}
+	return "", 0
+}
+
+// sqlValueFunctionName is the name PostgreSQL gives a column of such a
+// function (CURRENT_DATE: current_date).
+func sqlValueFunctionName(op pg_query.SQLValueFunctionOp) string {
+	name := strings.ToLower(strings.TrimPrefix(op.String(), "SVFOP_"))
+	return strings.TrimSuffix(name, "_n")
 }

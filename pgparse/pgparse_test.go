@@ -221,7 +221,7 @@ func TestParseLockingSelect(t *testing.T) {
 		`SELECT v FROM t`: nil,
 		`UPDATE t SET v = 1 WHERE id IN (SELECT id FROM t FOR UPDATE)`: nil,
 	} {
-		ls, ok := ParseLockingSelect(sql, "to_jsonb")
+		ls, ok := ParseLockingSelect(sql, "to_jsonb", "note")
 		if !ok {
 			t.Errorf("%s: not ok", sql)
 			continue
@@ -237,7 +237,7 @@ func TestParseLockingSelect(t *testing.T) {
 			t.Errorf("%s: tables %q, want %q", sql, got, want)
 		}
 	}
-	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`, "to_jsonb"); ok {
+	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`, "to_jsonb", "note"); ok {
 		t.Error("a locked subquery: ok")
 	}
 }

@@ -26,6 +26,8 @@ type captured struct {
 	// parents are the keys of referenced parent rows already in keys
 	// (refkeys.go).
 	parents map[writeset.Key]bool
+	// locked are the keys of rows nested SELECTs locked for update.
+	locked []writeset.Key
 }
 
 // capture reads back what the capture triggers recorded of the
@@ -66,6 +68,16 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 		m, err := ts.byRelOID(ctx, conn, uint32(rel))
 		if err != nil {
 			return c, fmt.Errorf("capture: %w", err)
+		}
+		if row[1][0] == opLocked {
+			if !m.temp { // the session's own: nothing to certify
+				_, key, err := keyOf(m, row[3])
+				if err != nil {
+					return c, err
+				}
+				c.locked = append(c.locked, key)
+			}
+			continue
 		}
 		refs, err := ts.refsOf(ctx, conn, m)
 		if err != nil {

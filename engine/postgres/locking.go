@@ -10,11 +10,15 @@ import (
 	"certa/sqlerr"
 )
 
-// Rows a transaction locks (SELECT ... FOR UPDATE or FOR SHARE) are keys
-// of its write set, as PostgreSQL's REPEATABLE READ treats them as
-// written: no trigger sees a lock, so such a SELECT runs rewritten to
-// return each locked table's row too (pgparse.ParseLockingSelect), and
-// those extra columns become keys instead of reaching the client.
+// Rows a transaction locks for update (FOR UPDATE, FOR NO KEY UPDATE) are
+// keys of its write set, as PostgreSQL's REPEATABLE READ treats them as
+// written. No trigger sees a lock, so the statement runs rewritten
+// (pgparse.ParseLockingSelect): a SELECT that locks at its top level
+// returns each locked table's row too, and those extra columns become
+// keys instead of reaching the client; a locking SELECT nested anywhere
+// in a statement (a subquery, a CTE) passes its rows through a wrapper
+// that calls certa.note_locked for each, which records it in the capture
+// (opLocked) for WriteSet to read back as a key.
 
 // lockingSelect returns the rewrite of a SELECT that locks rows, nil for
 // any other statement, and refuses a lock of rows certa cannot name.
@@ -23,10 +27,12 @@ func lockingSelect(sql string) (*pgparse.LockingSelect, error) {
 	if !strings.Contains(lower, "for") || !(strings.Contains(lower, "update") || strings.Contains(lower, "share")) {
 		return nil, nil // cheap: most statements lock nothing
 	}
-	ls, ok := pgparse.ParseLockingSelect(sql, "certa.row_jsonb")
+	ls, ok := pgparse.ParseLockingSelect(sql, "certa.row_jsonb", "certa.note_locked")
 	if !ok {
-		return nil, sqlerr.New(sqlerr.FeatureNotSupported,
-			"certa: FOR UPDATE/SHARE of a subquery or a function is not supported: name the tables to lock with FOR UPDATE OF")
+		e := sqlerr.New(sqlerr.FeatureNotSupported,
+			"certa: FOR UPDATE of a subquery or a function, or FOR UPDATE in a subquery that orders * by position, is not supported")
+		e.Hint = "Name the tables to lock with FOR UPDATE OF, and order by column names."
+		return nil, e
 	}
 	return ls, nil
 }

@@ -30,6 +30,9 @@ const (
 	opUpdate = 'U'
 	opDelete = 'D'
 	opSchema = 'S'
+	// opLocked is a row a nested SELECT locked for update
+	// (certa.note_locked, locking.go): a key, no change.
+	opLocked = 'L'
 )
 
 // rowsFormat is the first byte of a write set's Changes in this engine's

@@ -82,6 +82,8 @@ const codeNotLocal = "0A0C1"
 //     certa.global_marks (what permitted statements changed, by
 //     transaction) certa.unpermitted_global_changes() tells WriteSet
 //     whether a function changed one on this node alone (tx.go).
+//   - certa.note_locked: records in the capture a row that a nested
+//     SELECT locked for update (op 'L'; locking.go), as a key to certify.
 //   - certa.capture_row: the row trigger. It records only what clients
 //     (certa.is_client) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
@@ -281,6 +283,15 @@ CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
 $f$;
 CREATE OR REPLACE FUNCTION certa.row_jsonb(r anyelement) RETURNS jsonb LANGUAGE sql STABLE
 	` + canonicalOutput + ` AS 'SELECT to_jsonb(r)';
+CREATE OR REPLACE FUNCTION certa.note_locked(rel oid, locked jsonb) RETURNS boolean LANGUAGE plpgsql VOLATILE
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF rel IS NOT NULL THEN
+		INSERT INTO certa.capture (rel, op, new) VALUES (rel, 'L', locked);
+	END IF;
+	RETURN true;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
 	IF certa.is_client() AND NOT certa.permitted() THEN

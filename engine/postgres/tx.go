@@ -376,11 +376,12 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
-	if len(c.rows) == 0 && len(t.locked) == 0 {
+	locked := append(c.locked, t.locked...)
+	if len(c.rows) == 0 && len(locked) == 0 {
 		return nil, nil
 	}
-	keys, tabs := append(c.keys, t.locked...), c.tables
-	for _, k := range t.locked {
+	keys, tabs := append(c.keys, locked...), c.tables
+	for _, k := range locked {
 		tabs = append(tabs, k.Table())
 	}
 	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema}

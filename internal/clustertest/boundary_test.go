@@ -141,6 +141,28 @@ func TestBoundaryCluster(t *testing.T) {
 			t.Fatalf("node %d: certa_client's %s", i+1, got)
 		}
 	}
+
+	// Write skew through a locking SELECT nested in an UPDATE: two nodes
+	// each take one of two doctors off call if both are on call. One of
+	// the two fails with 40001 (by certification of the row it locked,
+	// or by the applier aborting it), and one doctor stays on call.
+	mustExec(t, conns[0], "CREATE TABLE doctors (id int PRIMARY KEY, on_call boolean)")
+	mustExec(t, conns[0], "INSERT INTO doctors VALUES (1, true), (2, true)")
+	c.WaitConverged(20 * time.Second)
+	offCall := "UPDATE doctors SET on_call = false WHERE id = $1 AND (SELECT count(*) FROM (SELECT id FROM doctors WHERE on_call FOR UPDATE) d) = 2"
+	mustExec(t, conns[0], "BEGIN")
+	mustExec(t, conns[0], offCall, 2)
+	_, errA := conns[1].Exec(ctxT(t), offCall, 1)
+	_, errB := conns[0].Exec(ctxT(t), "COMMIT")
+	if (errA == nil) == (errB == nil) || pgclient.SQLState(errA)+pgclient.SQLState(errB) != "40001" {
+		t.Fatalf("write skew: node 2's autocommit %v, node 1's COMMIT %v: want one 40001", errA, errB)
+	}
+	c.WaitConverged(20 * time.Second)
+	for i := range c.Nodes {
+		if got := values(t, conns[i], "SELECT 'on call', count(*) FROM doctors WHERE on_call"); got != "on call=1" {
+			t.Fatalf("node %d: %s", i+1, got)
+		}
+	}
 	if err := c.Converged(); err != nil {
 		t.Fatal(err)
 	}
