@@ -41,8 +41,8 @@ package postgres
 // without undoing what the client asked for, it mends
 // (certa.equip_tables): a table without its triggers gets them (CREATE
 // SCHEMA ... CREATE TABLE, which certa_install_capture does not see), and
-// a partitioned table's certa_capture (certa_install_capture makes one) is
-// dropped. Anything else is the statement's doing and is refused with
+// a certa_capture on a partitioned table (a client's CREATE TRIGGER, or an
+// older database's) is dropped. Anything else is the statement's doing and is refused with
 // 0A000 (certa.refuse_fault), which aborts it before it reaches the log
 // (CheckDDL runs every statement sent on its own first; a block's is in
 // the block's transaction). At CREATE TRIGGER only the trigger made is
@@ -171,19 +171,21 @@ DECLARE
 	touched oid[];
 	lost oid[];
 BEGIN
-	-- This function runs as its owner: the role a schema change runs as
-	-- is the setting role (the applier's and CheckDDL's SET LOCAL ROLE).
+	-- Every session but the node's superuser's is checked: the applier's
+	-- and CheckDDL's (SET LOCAL ROLE certa_client) too, whatever role the
+	-- client code a statement runs sets (SET LOCAL ROLE NONE).
 	IF certa.is_client() THEN
 		IF NOT certa.permitted() THEN
 			RETURN; -- it stays only if it changed temporary objects alone (certa.local_ddl)
 		END IF;
-	ELSIF current_setting('role') <> 'certa_client' THEN
-		RETURN; -- the node's own work
+	ELSIF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = session_user) THEN
+		RETURN; -- the node's own work (bootstrap, its superuser's part of a restore)
 	END IF;
 	IF tg_tag = 'CREATE TRIGGER' THEN
 		-- Only the trigger made can be at fault. certa_install_capture
 		-- makes a new table's two one after the other: nothing else is
-		-- mended here but a partitioned table's row trigger, which goes.
+		-- mended here but a certa_capture made on a partitioned table
+		-- (a client's CREATE TRIGGER), which goes.
 		-- Certa's trigger functions are for certa's triggers alone, on
 		-- any relation (a view's trigger that captured would put rows of
 		-- no table in a write set).
@@ -236,7 +238,7 @@ BEGIN
 		IF NOT certa.permitted() THEN
 			RETURN;
 		END IF;
-	ELSIF current_setting('role') <> 'certa_client' THEN
+	ELSIF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = session_user) THEN
 		RETURN;
 	END IF;
 	-- A trigger dropped with its table is gone with it. A partitioned

@@ -508,3 +508,58 @@ func TestGlobalObjectsChangeEverywhereOrNowhere(t *testing.T) {
 		t.Errorf("settings %q after the refusals, want %q", got, want)
 	}
 }
+
+// Client code that a schema statement runs on the applier and in CheckDDL
+// cannot step out of the boundary's check by changing the role it runs as
+// (SET LOCAL ROLE NONE leaves certa_applier's own session role): the
+// statement is refused and the table goes on capturing.
+func TestBoundaryHoldsWhateverRoleCodeSets(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	f.mustDDL(
+		"CREATE TABLE acct (id int PRIMARY KEY, v text)",
+		"CREATE TABLE holder (id int PRIMARY KEY)",
+		"CREATE FUNCTION sneak_v() RETURNS int LANGUAGE plpgsql AS $$ BEGIN SET LOCAL ROLE NONE; ALTER TABLE acct DISABLE TRIGGER certa_capture; RETURN 1; END $$",
+		"CREATE FUNCTION sneak() RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN sneak_v(); END $$",
+	)
+	if err := f.statement("INSERT INTO holder VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	stmt := "ALTER TABLE holder ADD CHECK (sneak() = 1)"
+	if err := f.ddl(stmt); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("%s: %v, want 0A000", stmt, err)
+	}
+	// As a forged write set, which CheckDDL never saw: it fails at apply.
+	if err := f.apply(&writeset.WriteSet{DDL: schemaChange{SQL: stmt}.encode()}); err == nil {
+		t.Errorf("%s applied", stmt)
+	}
+	f.wantCaptured("INSERT INTO acct VALUES (7)", key("acct", 7))
+}
+
+// certa's trigger functions read the catalogs with PostgreSQL's own
+// operators whatever search_path the client set: an operator = of the
+// client's that answers false does not let TRUNCATE in a DO block through.
+func TestTruncateGuardIgnoresSearchPath(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	f.mustDDL(
+		"CREATE TABLE acct (id int PRIMARY KEY)",
+		"CREATE FUNCTION public.fake_eq(name, name) RETURNS boolean LANGUAGE sql IMMUTABLE AS 'SELECT false'",
+		"CREATE OPERATOR public.= (LEFTARG = name, RIGHTARG = name, FUNCTION = public.fake_eq)",
+	)
+	if err := f.statement("INSERT INTO acct VALUES (1), (2)"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tx, err := f.s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Exec(ctx, "SET LOCAL search_path = public, pg_catalog", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "DO $$ BEGIN EXECUTE 'TRUNCATE acct'; END $$", result.Discard); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("TRUNCATE in a DO block under the client's =: %v, want 0A000", err)
+	}
+}

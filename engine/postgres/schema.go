@@ -171,7 +171,7 @@ CREATE TABLE IF NOT EXISTS certa.failed (seqno bigint PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS certa.node_slots (node text PRIMARY KEY, slot int NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS certa.node (one boolean PRIMARY KEY DEFAULT true CHECK (one), node text NOT NULL, claim text NOT NULL);
 CREATE OR REPLACE FUNCTION certa.is_client() RETURNS boolean LANGUAGE sql STABLE AS $f$
-	SELECT session_user IN ('certa_client', @CLIENT_LOGIN@)
+	SELECT session_user OPERATOR(pg_catalog.=) ANY (ARRAY['certa_client', @CLIENT_LOGIN@]::pg_catalog.name[])
 $f$;
 
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
@@ -282,7 +282,7 @@ CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
 		AND p.nonce = current_setting('certa.ddl_permit', true));
 $f$;
 CREATE OR REPLACE FUNCTION certa.row_jsonb(r anyelement) RETURNS jsonb LANGUAGE sql STABLE
-	` + canonicalOutput + ` AS 'SELECT to_jsonb(r)';
+	SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS 'SELECT pg_catalog.to_jsonb(r)';
 CREATE OR REPLACE FUNCTION certa.note_locked(rel oid, locked jsonb) RETURNS boolean LANGUAGE plpgsql VOLATILE
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
@@ -292,7 +292,8 @@ BEGIN
 	RETURN true;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
 	IF certa.is_client() AND NOT certa.permitted() THEN
 		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
@@ -311,7 +312,8 @@ BEGIN
 	RETURN NULL;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.install_capture() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION certa.install_capture() RETURNS event_trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	r record;
 BEGIN
@@ -366,11 +368,13 @@ BEGIN
 	END IF;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.note_tables(names text[]) RETURNS void LANGUAGE sql AS $f$
+CREATE OR REPLACE FUNCTION certa.note_tables(names text[]) RETURNS void LANGUAGE sql
+	SET search_path = pg_catalog, pg_temp AS $f$
 	SELECT set_config('certa.ddl_tables', concat_ws(chr(1), nullif(current_setting('certa.ddl_tables', true), ''),
 		(SELECT string_agg(n, chr(1)) FROM unnest(names) n)), true);
 $f$;
-CREATE OR REPLACE FUNCTION certa.check_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION certa.check_ddl() RETURNS event_trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	r record;
 BEGIN
@@ -385,7 +389,8 @@ BEGIN
 	END LOOP;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.dropped() RETURNS event_trigger LANGUAGE plpgsql AS $f$
+CREATE OR REPLACE FUNCTION certa.dropped() RETURNS event_trigger LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
 	PERFORM certa.note_tables(array_agg(CASE WHEN d.schema_name = 'public' THEN d.object_name ELSE d.schema_name || '.' || d.object_name END))
 		FROM pg_event_trigger_dropped_objects() d
