@@ -326,18 +326,25 @@ func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
 	return errors.Join(err, r.Err)
 }
 
-// closeAdmin closes what openAdmin opened. The caller holds applyMu.
+// closeAdmin closes what openAdmin opened, if it is open: a recover that
+// failed to connect again may call it once more. The caller holds
+// applyMu.
 func (e *Engine) closeAdmin() {
 	ctx := context.Background()
+	closeConn := func(c *pgconn.PgConn) {
+		if c != nil {
+			c.Close(ctx)
+		}
+	}
 	e.checkMu.Lock()
-	e.checker.Close(ctx)
+	closeConn(e.checker)
 	e.checkMu.Unlock()
 	e.gcMu.Lock()
-	e.gcConn.Close(ctx)
+	closeConn(e.gcConn)
 	e.gcConn = nil
 	e.gcMu.Unlock()
-	e.watch.Close(ctx)
-	e.applier.Close(ctx)
+	closeConn(e.watch)
+	closeConn(e.applier)
 }
 
 // Close closes the engine's connections; open transactions fail.

@@ -305,3 +305,34 @@ func TestReplayLostCommits(t *testing.T) {
 	}
 	t.Logf("%v", err)
 }
+
+// A recover try that closed the engine's connections and then could not
+// connect again (here: the applier's role may not log in for a while)
+// leaves them closed; the next try closes them again and connects,
+// rather than crash the node on a connection already gone.
+func TestRecoverAgainAfterFailedConnect(t *testing.T) {
+	e := openEngine(t)
+	admin, err := pgconn.Connect(context.Background(), e.cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	mustExec(t, admin, "ALTER ROLE certa_applier NOLOGIN")
+	err = func() error {
+		e.applyMu.Lock()
+		defer e.applyMu.Unlock()
+		e.closeAdmin()
+		if err := e.connectAdmin(context.Background(), false); err == nil {
+			t.Error("connected as a role that may not log in")
+		}
+		e.closeAdmin()
+		mustExec(t, admin, "ALTER ROLE certa_applier LOGIN")
+		return e.openAdmin(context.Background())
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AppliedSeqno(); err != nil {
+		t.Fatal(err)
+	}
+}

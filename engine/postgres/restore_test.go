@@ -413,3 +413,42 @@ func TestSplitTOC(t *testing.T) {
 		}
 	}
 }
+
+// A Restore whose context ends while it runs (here: once pg_restore is
+// at work) either fails before it touches the node's database or
+// finishes replacing it: either way the engine serves clients after it,
+// on the old rows or the snapshot's.
+func TestRestoreCancelledLeavesEngineServing(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	f.mustDDL("CREATE TABLE acct (id int PRIMARY KEY, v text)")
+	if err := f.statement("INSERT INTO acct SELECT g, 'x' FROM generate_series(1, 200000) g"); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshotOf(t, e)
+	watcher, err := pgconn.Connect(context.Background(), e.cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		defer cancel()
+		for ctx.Err() == nil {
+			r := watcher.ExecParams(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_restore'", nil, nil, nil, nil).Read()
+			if r.Err == nil && string(r.Rows[0][0]) != "0" {
+				return
+			}
+		}
+	}()
+	restoreErr := e.Restore(ctx, snap)
+	t.Logf("Restore: %v", restoreErr)
+	waitUntil(t, 30*time.Second, "the engine serves reads after the Restore", func() bool {
+		var buf result.Buffer
+		return e.Read(context.Background(), "SELECT count(*) FROM acct", &buf) == nil && len(buf.Rows) == 1
+	})
+	if rows := query(t, e, "SELECT count(*)::text FROM acct"); rows[0][0] != "200000" {
+		t.Errorf("after Restore (%v): %v rows, want 200000", restoreErr, rows[0][0])
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -194,14 +195,37 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	}
 
 	// The sequences go on from the last values either node handed out.
+	seqs, err := listSequences(ctx, e.applier)
+	if err != nil {
+		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)").ReadAll()
+		return fmt.Errorf("restore: read this node's sequences: %w", err)
+	}
 	floor := map[string]int64{}
-	if seqs, err := listSequences(ctx, e.applier); err == nil {
-		for _, sq := range seqs {
-			if sq.last != nil {
-				floor[sq.name] = *sq.last
-			}
+	for _, sq := range seqs {
+		if sq.last != nil {
+			floor[sq.name] = *sq.last
 		}
 	}
+	// From here the node's database is replaced: what the caller's ctx
+	// does no longer stops it halfway, and if it fails all the same, the
+	// engine is left to recover (reconnect) with a pool open to clients.
+	swapCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), swapTimeout)
+	defer cancel()
+	if err := e.swapDatabase(swapCtx, admin, db, next, floor); err != nil {
+		e.pool.Store(newPool(e.cfg, &e.schemaEpoch))
+		e.broken.Store(true)
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
+}
+
+// swapTimeout bounds swapDatabase, which no caller's context stops.
+const swapTimeout = 2 * time.Minute
+
+// swapDatabase ends what runs on the node's database db, puts the
+// restored next in its place and opens the engine on it again, its
+// sequences going on past floor. The caller holds applyMu.
+func (e *Engine) swapDatabase(ctx context.Context, admin *pgconn.PgConn, db, next string, floor map[string]int64) error {
 	e.localMu.Lock()
 	for _, aborted := range e.local {
 		aborted.Store(true)
@@ -213,23 +237,23 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	e.pool.Load().close()
 	e.closeAdmin()
 	if err := execEach(ctx, admin, "DROP DATABASE "+db+" WITH (FORCE)", "ALTER DATABASE "+next+" RENAME TO "+db); err != nil {
-		return fmt.Errorf("restore: replace the database: %w", err)
+		return fmt.Errorf("replace the database: %w", err)
 	}
 	// openAdmin's bootstrap (install) makes certa's event triggers, which
 	// the restore left out.
 	if err := e.openAdmin(ctx); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return err
 	}
 	// A snapshot from an older version may hold another server's capture
 	// rows (see WriteTo).
 	e.gcMu.Lock()
-	_, err = e.gcConn.Exec(ctx, "TRUNCATE certa.capture").ReadAll()
+	_, err := e.gcConn.Exec(ctx, "TRUNCATE certa.capture").ReadAll()
 	e.gcMu.Unlock()
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return err
 	}
 	if err := restartSequences(ctx, e.applier, e.slot.Load(), floor, restartAll); err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return err
 	}
 	e.applyTS.reset()
 	e.schemaEpoch.Add(1)
