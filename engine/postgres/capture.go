@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -334,8 +336,9 @@ func scanValue(b []byte, i int) int {
 
 // keyValue converts a key column's JSON value to what writeset.EncodeKey
 // takes, as the SQLite engine's keys have it, so that a key is the same
-// on every node: integers as int64, other numbers as float64 (keys that
-// differ beyond a double's digits then share a key: a conflict too many,
+// on every node: integers as int64 (also when written with a fraction of
+// zeros), other numbers as float64 (keys that differ beyond a double's
+// digits, or past its range, then share a key: a conflict too many,
 // never one too few), booleans as 0 and 1, strings as they are, other
 // values (arrays, objects) as their JSON text, which jsonb writes in one
 // canonical form.
@@ -361,6 +364,17 @@ func keyValue(raw json.RawMessage) (any, error) {
 			return n, nil
 		}
 		f, err := strconv.ParseFloat(string(raw), 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return f, nil // ±Inf: every such number one key
+		}
+		if err == nil && math.Abs(f) >= 1<<53 && math.Abs(f) < 1<<63 {
+			// A double cannot hold every integer here: 9007199254740993.0
+			// must be the key of 9007199254740993 (numeric finds them
+			// equal), not of its rounding.
+			if r, ok := new(big.Rat).SetString(string(raw)); ok && r.IsInt() && r.Num().IsInt64() {
+				return r.Num().Int64(), nil
+			}
+		}
 		return f, err
 	}
 	return string(raw), nil
