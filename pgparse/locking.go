@@ -96,7 +96,7 @@ func lockedForUpdate(sel *pg_query.SelectStmt) []*pg_query.LockingClause {
 // update, each once; ok is false if one of them is not a plain table
 // reference.
 func lockedRefs(sel *pg_query.SelectStmt) (locked []string, ok bool) {
-	refs, plain := fromRefs(sel.FromClause)
+	refs, plain, _ := fromRefs(sel.FromClause)
 	isRef := map[string]bool{}
 	for _, r := range refs {
 		isRef[r] = true
@@ -131,10 +131,11 @@ func lockedRefs(sel *pg_query.SelectStmt) (locked []string, ok bool) {
 
 // fromRefs returns the table references in a FROM list, by the name a
 // target list would use, in order; plain is false if it holds anything
-// else (a subquery, a function, a join with an alias or USING, whose *
-// is not the tables' columns side by side).
-func fromRefs(from []*pg_query.Node) (refs []string, plain bool) {
-	plain = true
+// else (a subquery, a function), and byTable is false if its * is not
+// the tables' columns side by side (a join with an alias, USING or
+// NATURAL).
+func fromRefs(from []*pg_query.Node) (refs []string, plain, byTable bool) {
+	plain, byTable = true, true
 	seen := map[string]bool{}
 	var walk func(n *pg_query.Node)
 	walk = func(n *pg_query.Node) {
@@ -152,7 +153,7 @@ func fromRefs(from []*pg_query.Node) (refs []string, plain bool) {
 		case n.GetJoinExpr() != nil:
 			j := n.GetJoinExpr()
 			if j.Alias != nil || j.IsNatural || len(j.UsingClause) > 0 {
-				plain = false
+				byTable = false
 			}
 			walk(j.Larg)
 			walk(j.Rarg)
@@ -163,7 +164,7 @@ func fromRefs(from []*pg_query.Node) (refs []string, plain bool) {
 	for _, f := range from {
 		walk(f)
 	}
-	return refs, plain
+	return refs, plain, byTable
 }
 
 // wrapLocking turns the nested locking SELECT s, in place, into
@@ -285,8 +286,8 @@ func starRefs(rt *pg_query.ResTarget, from []*pg_query.Node) (refs []string, isS
 		return nil, false
 	}
 	if len(cr.Fields) == 1 {
-		refs, plain := fromRefs(from)
-		if !plain {
+		refs, plain, byTable := fromRefs(from)
+		if !plain || !byTable {
 			return nil, true
 		}
 		return refs, true

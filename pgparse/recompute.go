@@ -1,6 +1,8 @@
 package pgparse
 
 import (
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -25,13 +27,15 @@ type Recompute struct {
 	// Funcs are the functions it calls, as written (schema.name or name).
 	Funcs []string
 	// Context: it reads the moment or the session it runs in
-	// (CURRENT_TIMESTAMP, LOCALTIME, CURRENT_DATE, SESSION_USER ...).
+	// (CURRENT_TIMESTAMP, LOCALTIME, CURRENT_DATE, SESSION_USER, 'now'
+	// read as a timestamp ...).
 	Context bool
 	// Numbering: it numbers rows in their physical order (a serial or
 	// identity column added to a table).
 	Numbering bool
-	// Order: which rows it keeps depends on their physical order (LIMIT,
-	// OFFSET, FETCH, DISTINCT ON, TABLESAMPLE).
+	// Order: which rows it keeps, or what it computes of them, depends on
+	// their physical order (LIMIT, OFFSET, FETCH, DISTINCT ON,
+	// TABLESAMPLE, array_agg or row_number() without ORDER BY).
 	Order bool
 }
 
@@ -45,7 +49,7 @@ func (r Recompute) Reason() string {
 	case r.Context:
 		return "reads the time or the session it runs in"
 	case r.Order:
-		return "keeps rows by the order this node stores them (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE)"
+		return "depends on the order this node stores rows in (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE, an aggregate or window function without ORDER BY)"
 	}
 	return ""
 }
@@ -130,6 +134,9 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 				case k.Contype == pg_query.ConstrType_CONSTR_DEFAULT:
 					e := exprRecompute(table, r.What, k.RawExpr)
 					r.Funcs, r.Context, r.Order = e.Funcs, e.Context, e.Order
+					if clockTypes[typeName(def.TypeName)] && readsClock(k.RawExpr) {
+						r.Context = true // DEFAULT 'now' for a timestamp column
+					}
 				}
 			}
 			out = append(out, r)
@@ -152,6 +159,13 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 		switch v := m.Interface().(type) {
 		case *pg_query.FuncCall:
 			r.Funcs = append(r.Funcs, functionName(v.Funcname))
+			if orderSensitive(v) {
+				r.Order = true
+			}
+		case *pg_query.TypeCast:
+			if clockTypes[typeName(v.TypeName)] && readsClock(v.Arg) {
+				r.Context = true
+			}
 		case *pg_query.SQLValueFunction:
 			switch v.Op {
 			case pg_query.SQLValueFunctionOp_SVFOP_CURRENT_ROLE, pg_query.SQLValueFunctionOp_SVFOP_CURRENT_USER,
@@ -170,6 +184,48 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 		}
 	})
 	return r
+}
+
+// clockTypes are the types whose input reads the clock for the special
+// values readsClock knows: DEFAULT 'now' is the moment the statement ran,
+// which differs on each node.
+var clockTypes = map[string]bool{"date": true, "timestamp": true, "timestamptz": true, "time": true, "timetz": true}
+
+// readsClock reports whether n is a string constant that a date or time
+// type reads as the moment it is read ('now', 'today', 'tomorrow',
+// 'yesterday').
+func readsClock(n *pg_query.Node) bool {
+	c := n.GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(c.GetSval().Sval)) {
+	case "now", "today", "tomorrow", "yesterday":
+		return true
+	}
+	return false
+}
+
+// orderSensitive reports whether f's result depends on the order rows come
+// in: an aggregate that collects values in input order without an ORDER
+// BY of its own, or a window function that numbers or picks rows over a
+// window without ORDER BY.
+func orderSensitive(f *pg_query.FuncCall) bool {
+	switch name := functionName(f.Funcname); {
+	case f.Over != nil:
+		switch name {
+		case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+			"first_value", "last_value", "nth_value":
+			return len(f.Over.OrderClause) == 0
+		}
+	default:
+		switch name {
+		case "array_agg", "string_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg",
+			"xmlagg", "json_agg_strict", "jsonb_agg_strict", "json_arrayagg", "json_objectagg":
+			return len(f.AggOrder) == 0
+		}
+	}
+	return false
 }
 
 // walkMessages calls f for m and every message below it.

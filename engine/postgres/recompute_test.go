@@ -59,6 +59,9 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"CREATE TABLE r AS SELECT random() AS x",
 		"CREATE TABLE r AS SELECT id FROM t LIMIT 1",
 		"CREATE MATERIALIZED VIEW mv AS SELECT id, now() AS at FROM t",
+		"ALTER TABLE t ADD COLUMN at timestamptz DEFAULT 'now'",
+		"CREATE TABLE r AS SELECT string_agg(id::text, ',') AS ids FROM t",
+		"CREATE MATERIALIZED VIEW mv AS SELECT row_number() OVER () AS n, id FROM t",
 	}
 	for _, stmt := range refused {
 		check(stmt, sqlerr.FeatureNotSupported)
@@ -72,6 +75,7 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"ALTER TABLE t ADD COLUMN k int DEFAULT 7",
 		"ALTER TABLE t ADD COLUMN who text DEFAULT current_user",
 		"CREATE TABLE r AS SELECT id, id * 2 AS twice FROM t",
+		"CREATE TABLE r2 AS SELECT string_agg(id::text, ',' ORDER BY id) AS ids FROM t",
 		"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t",
 	} {
 		check(stmt, "")
