@@ -30,13 +30,19 @@ var errNodeDependent = errors.New("schema statement computes values that differ 
 func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) error {
 	for _, r := range pgparse.Recomputes(sql) {
 		why, err := nodeDependence(ctx, conn, r)
-		if err != nil || why == "" {
+		if err != nil {
 			return err
+		}
+		if why == "" {
+			continue // the next part may differ (ADD COLUMN a ..., ADD COLUMN b ...)
 		}
 		if r.Table != "" {
 			has, err := hasRows(ctx, conn, r.Table)
-			if err != nil || !has {
+			if err != nil {
 				return err
+			}
+			if !has {
+				continue
 			}
 		}
 		e := r.Refusal(why)

@@ -60,6 +60,7 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"CREATE TABLE r AS SELECT id FROM t LIMIT 1",
 		"CREATE MATERIALIZED VIEW mv AS SELECT id, now() AS at FROM t",
 		"ALTER TABLE t ADD COLUMN at timestamptz DEFAULT 'now'",
+		"ALTER TABLE t ADD COLUMN k2 int DEFAULT 7, ADD COLUMN u2 uuid DEFAULT gen_random_uuid()",
 		"CREATE TABLE r AS SELECT string_agg(id::text, ',') AS ids FROM t",
 		"CREATE MATERIALIZED VIEW mv AS SELECT row_number() OVER () AS n, id FROM t",
 	}

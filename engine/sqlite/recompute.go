@@ -21,13 +21,19 @@ import (
 func refuseNodeDependent(c *conn, sql string) error {
 	for _, r := range pgparse.Recomputes(sql) {
 		why, err := nodeDependence(c, r)
-		if err != nil || why == "" {
+		if err != nil {
 			return err
+		}
+		if why == "" {
+			continue // the next part may differ (ADD COLUMN a ..., ADD COLUMN b ...)
 		}
 		if r.Table != "" {
 			n, _, err := c.queryInt("SELECT EXISTS (SELECT 1 FROM " + strings.TrimPrefix(r.Table, `"public".`) + ")")
-			if err != nil || n == 0 {
+			if err != nil {
 				return err
+			}
+			if n == 0 {
+				continue
 			}
 		}
 		return r.Refusal(why)

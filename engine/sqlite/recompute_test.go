@@ -27,6 +27,8 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"CREATE TABLE r AS SELECT id, CURRENT_TIMESTAMP AS x FROM t",
 		"CREATE TABLE r AS SELECT id FROM t LIMIT 1",
 		"ALTER TABLE t ADD COLUMN n serial",
+		"ALTER TABLE t ADD COLUMN k integer DEFAULT 7, ADD COLUMN u uuid DEFAULT gen_random_uuid()",
+		"CREATE TABLE r AS SELECT string_agg(v, ',') AS vs FROM t",
 	} {
 		_, err := e.CheckDDL(ctx, stmt)
 		wantCode(t, err, sqlerr.FeatureNotSupported)
