@@ -33,6 +33,10 @@ type Recompute struct {
 	// Numbering: it numbers rows in their physical order (a serial or
 	// identity column added to a table).
 	Numbering bool
+	// Type is, for a column added without a default of its own, its type
+	// as written (quoted, "s"."d"): if it is a domain with a default, the
+	// engine reads that default with DomainDefault.
+	Type string
 	// Order: which rows it keeps, or what it computes of them, depends on
 	// their physical order (LIMIT, OFFSET, FETCH, DISTINCT ON,
 	// TABLESAMPLE, array_agg or row_number() without ORDER BY).
@@ -125,6 +129,7 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 			case "serial", "serial4", "bigserial", "serial8", "smallserial", "serial2":
 				r.Numbering = true
 			}
+			hasDefault := false
 			for _, cn := range def.Constraints {
 				k := cn.GetConstraint()
 				switch {
@@ -132,12 +137,20 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 				case k.Contype == pg_query.ConstrType_CONSTR_IDENTITY:
 					r.Numbering = true
 				case k.Contype == pg_query.ConstrType_CONSTR_DEFAULT:
+					hasDefault = true
 					e := exprRecompute(table, r.What, k.RawExpr)
 					r.Funcs, r.Context, r.Order = e.Funcs, e.Context, e.Order
 					if clockTypes[typeName(def.TypeName)] && readsClock(k.RawExpr) {
 						r.Context = true // DEFAULT 'now' for a timestamp column
 					}
 				}
+			}
+			if !hasDefault && !r.Numbering && def.TypeName != nil && len(def.TypeName.ArrayBounds) == 0 {
+				parts := names(def.TypeName.Names)
+				for i, p := range parts {
+					parts[i] = quoteIdent(p)
+				}
+				r.Type = strings.Join(parts, ".")
 			}
 			out = append(out, r)
 		case cmd.Subtype == pg_query.AlterTableType_AT_AlterColumnType && def != nil && def.RawDefault != nil:
@@ -184,6 +197,20 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 		}
 	})
 	return r
+}
+
+// DomainDefault returns what the default of a domain (its text, as
+// pg_type.typdefault holds it) computes, for the column r adds.
+func (r Recompute) DomainDefault(expr string) Recompute {
+	d := Recompute{Table: r.Table, What: r.What + " (its domain's)"}
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil || len(tree.Stmts) != 1 {
+		d.Context = true // unreadable: refuse rather than guess
+		return d
+	}
+	e := exprRecompute(r.Table, d.What, tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val)
+	d.Funcs, d.Context, d.Order = e.Funcs, e.Context, e.Order
+	return d
 }
 
 // clockTypes are the types whose input reads the clock for the special

@@ -36,6 +36,9 @@ func TestRecomputes(t *testing.T) {
 		{"SELECT a, clock_timestamp() INTO r FROM t", []Recompute{{What: "the query of SELECT INTO", Funcs: []string{"clock_timestamp"}}}},
 		{"CREATE TABLE t (id int PRIMARY KEY, at timestamptz DEFAULT now())", nil},
 		{"SELECT now()", nil},
+		{`ALTER TABLE t ADD COLUMN c "My".d, ADD COLUMN e int[], ADD COLUMN f text DEFAULT 'x'`,
+			[]Recompute{{Table: `"t"`, What: "the default of column c", Type: `"My"."d"`},
+				{Table: `"t"`, What: "the default of column e"}, {Table: `"t"`, What: "the default of column f"}}},
 		{"ALTER TABLE t ADD COLUMN at timestamptz DEFAULT 'now'",
 			[]Recompute{{Table: `"t"`, What: "the default of column at", Context: true}}},
 		{"ALTER TABLE t ADD COLUMN d date DEFAULT ' Today'::date",
@@ -57,5 +60,18 @@ func TestRecomputes(t *testing.T) {
 		if got := Recomputes(tc.sql); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Recomputes(%q)\n got %+v\nwant %+v", tc.sql, got, tc.want)
 		}
+	}
+}
+
+// A domain's default is read as the default of the column it gives.
+func TestDomainDefault(t *testing.T) {
+	r := Recompute{Table: `"t"`, What: "the default of column c", Type: `"d"`}
+	got := r.DomainDefault("clock_timestamp()")
+	want := Recompute{Table: `"t"`, What: "the default of column c (its domain's)", Funcs: []string{"clock_timestamp"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := r.DomainDefault("'now'::timestamp with time zone"); !got.Context {
+		t.Errorf("'now': %+v", got)
 	}
 }

@@ -29,6 +29,16 @@ var errNodeDependent = errors.New("schema statement computes values that differ 
 // PostgreSQL.
 func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) error {
 	for _, r := range pgparse.Recomputes(sql) {
+		if r.Type != "" {
+			res := conn.ExecParams(ctx, domainDefaultSQL, [][]byte{[]byte(r.Type)}, nil, nil, nil).Read()
+			if res.Err != nil {
+				return res.Err
+			}
+			if len(res.Rows) == 0 {
+				continue // not a domain with a default: the column is NULL
+			}
+			r = r.DomainDefault(string(res.Rows[0][0]))
+		}
 		why, err := nodeDependence(ctx, conn, r)
 		if err != nil {
 			return err
@@ -76,6 +86,16 @@ const nonImmutableSQL = `SELECT f FROM pg_catalog.jsonb_array_elements_text($1::
 	WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 		WHERE p.provolatile <> 'i' AND (p.proname = f OR n.nspname || '.' || p.proname = f))
 	LIMIT 1`
+
+// domainDefaultSQL returns the default of the type named $1 if it is a
+// domain that has one, its own or its base domain's.
+const domainDefaultSQL = `WITH RECURSIVE d (base, def) AS (
+		SELECT t.typbasetype, t.typdefault FROM pg_catalog.pg_type t
+		WHERE t.oid = pg_catalog.to_regtype($1) AND t.typtype = 'd'
+		UNION ALL
+		SELECT t.typbasetype, t.typdefault FROM d JOIN pg_catalog.pg_type t ON t.oid = d.base
+		WHERE d.def IS NULL AND t.typtype = 'd')
+	SELECT def FROM d WHERE def IS NOT NULL LIMIT 1`
 
 // hasRows reports whether table (a quoted name) holds a row.
 func hasRows(ctx context.Context, conn *pgconn.PgConn, table string) (bool, error) {

@@ -32,8 +32,15 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		t.Helper()
 		return f.apply(&writeset.WriteSet{DDL: ddlText(stmt)})
 	}
-	if err := apply("CREATE TABLE t (id int PRIMARY KEY)"); err != nil {
-		t.Fatal(err)
+	for _, stmt := range []string{
+		"CREATE TABLE t (id int PRIMARY KEY)",
+		"CREATE DOMAIN stamp AS timestamptz DEFAULT clock_timestamp()",
+		"CREATE DOMAIN stamp2 AS stamp", // its base domain's default
+		"CREATE DOMAIN seven AS int DEFAULT 7",
+	} {
+		if err := apply(stmt); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// An empty table: nothing is computed for rows.
 	for _, stmt := range []string{
@@ -61,6 +68,8 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"CREATE MATERIALIZED VIEW mv AS SELECT id, now() AS at FROM t",
 		"ALTER TABLE t ADD COLUMN at timestamptz DEFAULT 'now'",
 		"ALTER TABLE t ADD COLUMN k2 int DEFAULT 7, ADD COLUMN u2 uuid DEFAULT gen_random_uuid()",
+		"ALTER TABLE t ADD COLUMN stamped stamp",
+		"ALTER TABLE t ADD COLUMN stamped2 stamp2",
 		"CREATE TABLE r AS SELECT string_agg(id::text, ',') AS ids FROM t",
 		"CREATE MATERIALIZED VIEW mv AS SELECT row_number() OVER () AS n, id FROM t",
 	}
@@ -77,6 +86,7 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"ALTER TABLE t ADD COLUMN who text DEFAULT current_user",
 		"CREATE TABLE r AS SELECT id, id * 2 AS twice FROM t",
 		"CREATE TABLE r2 AS SELECT string_agg(id::text, ',' ORDER BY id) AS ids FROM t",
+		"ALTER TABLE t ADD COLUMN s seven, ADD COLUMN plain text",
 		"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t",
 	} {
 		check(stmt, "")
@@ -107,8 +117,8 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		t.Fatalf("in a block: %v, want 0A000", err)
 	}
 	tx.Rollback()
-	if got := query(t, e, "SELECT count(*) FROM information_schema.columns WHERE table_name = 't'"); got[0][0] != int64(5) {
-		t.Fatalf("t has %v columns, want 5 (id, made, n, k, who)", got[0][0])
+	if got := query(t, e, "SELECT count(*) FROM information_schema.columns WHERE table_name = 't'"); got[0][0] != int64(7) {
+		t.Fatalf("t has %v columns, want 7 (id, made, n, k, who, s, plain)", got[0][0])
 	}
 
 	// The client role's settings, global objects, are summed too.
