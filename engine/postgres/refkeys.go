@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,9 +40,10 @@ import (
 // (keyValue), so two values make the same key only if their JSON forms
 // agree. That holds exactly only for types whose JSON form is the same
 // for equal values and different for different ones (keyClass); an index
-// with a column of another type (interval, citext, jsonb, arrays, ranges,
-// a non-deterministic collation, an operator class that is not the
-// type's default) gets no key: a hole, documented in DESIGN.md. A foreign
+// on an expression or with a column of another type (interval, citext,
+// jsonb, arrays, ranges, a non-deterministic collation, an operator class
+// that is not the type's default), and an exclusion constraint, is one
+// key for the whole index (uniqueIndex.coarse). A foreign
 // key whose child and parent columns have different forms (int4 to
 // numeric is one form; text to char(n), or float4 to float8, are not), or
 // whose parent is partitioned or keyed through such an index, looks its
@@ -83,8 +85,14 @@ type tableRefs struct {
 // carry a key it need not (a conflict too many, never one too few).
 type uniqueIndex struct {
 	name, prefix     string   // prefix: uniquePrefix(name)
-	cols             []string // in index order
+	cols             []string // in index order (coarse: the columns it reads)
 	nullsNotDistinct bool
+	// coarse: its values have no exact key (an expression, a type or
+	// collation keyClass refuses, an exclusion constraint). A row change
+	// that may take or free a value of it carries one key for the whole
+	// index: two such transactions conflict whatever their values. anyCol:
+	// it reads the whole row, so any update may change its value.
+	coarse, anyCol bool
 }
 
 // foreignKey is a foreign key of a table whose parent rows are keyed.
@@ -113,12 +121,19 @@ func (ts *tables) refsOf(ctx context.Context, conn *pgconn.PgConn, m *tableMeta)
 	}
 	indexes := readIndexes(res.Rows)
 	refs := &tableRefs{}
+	keyed := map[string]bool{}
 	for _, ix := range indexes.list {
 		if ix.own && !ix.primary && ix.keyable {
 			refs.uniques = append(refs.uniques, uniqueIndex{name: ix.name, prefix: uniquePrefix(ix.name),
 				cols: ix.cols, nullsNotDistinct: ix.nullsNotDistinct})
+			keyed[ix.name] = true
 		}
 	}
+	res = conn.ExecParams(ctx, coarseIndexesSQL, [][]byte{oid}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, fmt.Errorf("unique indexes of %s: %w", m.sqlName(), res.Err)
+	}
+	refs.uniques = append(refs.uniques, readCoarseIndexes(res.Rows, keyed)...)
 	res = conn.ExecParams(ctx, foreignKeysSQL, [][]byte{oid}, nil, nil, nil).Read()
 	if res.Err != nil {
 		return nil, fmt.Errorf("foreign keys of %s: %w", m.sqlName(), res.Err)
@@ -184,6 +199,44 @@ func readIndexes(rows [][][]byte) indexSet {
 		ix.cols = append(ix.cols, col)
 	}
 	return s
+}
+
+// coarseIndexesSQL reads the unique indexes and exclusion constraints of
+// table $1 other than its primary key, one row per column each reads
+// (from pg_depend: its own expressions and predicate, its constraint's
+// columns): index name, column name ('' for none), whether an expression
+// or the predicate reads the whole row.
+const coarseIndexesSQL = `SELECT x.relname, coalesce(a.attname, ''),
+		(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')) LIKE '%:varattno 0 %'
+	FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class x ON x.oid = i.indexrelid
+	LEFT JOIN pg_catalog.pg_depend d ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+		AND d.refobjid = i.indrelid AND d.refobjsubid > 0
+		AND (d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = i.indexrelid
+			OR d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid IN (SELECT c.oid
+				FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype IN ('u', 'x')))
+	LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = d.refobjsubid
+	WHERE i.indrelid = $1::oid AND NOT i.indisprimary AND (i.indisunique OR i.indisexclusion)
+	ORDER BY x.relname, a.attnum`
+
+// readCoarseIndexes returns the coarse uniqueIndex of each index that
+// coarseIndexesSQL read and keyed does not name.
+func readCoarseIndexes(rows [][][]byte, keyed map[string]bool) []uniqueIndex {
+	var out []uniqueIndex
+	for _, r := range rows {
+		name := string(r[0])
+		if keyed[name] {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].name != name {
+			out = append(out, uniqueIndex{name: name, prefix: uniquePrefix(name), coarse: true})
+		}
+		u := &out[len(out)-1]
+		if col := string(r[1]); col != "" && !slices.Contains(u.cols, col) {
+			u.cols = append(u.cols, col)
+		}
+		u.anyCol = u.anyCol || isTrue(r[2])
+	}
+	return out
 }
 
 // foreignKeysSQL reads the foreign keys of table $1, one row per column:
@@ -311,6 +364,12 @@ func (c *captured) refKeys(ctx context.Context, conn *pgconn.PgConn, ts *tables,
 	hasOld, hasNew := op != opInsert, op != opDelete
 	for i := range refs.uniques {
 		u := &refs.uniques[i]
+		if u.coarse {
+			if op != opUpdate || u.anyCol || !sameColumns(u.cols, oldCols, newCols) {
+				c.keys = append(c.keys, uniqueKeyOf(table, u.prefix, nil))
+			}
+			continue
+		}
 		var oldKey, newKey writeset.Key
 		var err error
 		if hasOld {
@@ -397,6 +456,19 @@ func columnValues(names []string, cols rowCols, withNulls bool) ([]any, error) {
 		vals[i] = v
 	}
 	return vals, nil
+}
+
+// sameColumns reports whether columns names hold the same JSON in two
+// rows' columns (a column missing from either: not the same).
+func sameColumns(names []string, a, b rowCols) bool {
+	for _, n := range names {
+		x, okA := a.get(n)
+		y, okB := b.get(n)
+		if !okA || !okB || string(x) != string(y) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameValues(a, b []any) bool {

@@ -235,3 +235,45 @@ func TestHugeNumericUniqueValue(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A unique index whose values have no exact key (an expression, here
+// lower(email)) and an exclusion constraint carry one key for the whole
+// index, on a row change that may take or free one of their values: an
+// insert, a delete, an update of a column they read. Two nodes that
+// insert 'A@x' and 'a@x' then conflict, as they would collide at apply.
+func TestCoarseUniqueKeys(t *testing.T) {
+	f := newBoundaryFixture(t, openEngine(t))
+	f.mustDDL(
+		"CREATE TABLE users (id int PRIMARY KEY, email text, active boolean, note text)",
+		"CREATE UNIQUE INDEX users_email ON users (lower(email)) WHERE active",
+		"CREATE TABLE rooms (id int PRIMARY KEY, room int, during int4range, EXCLUDE USING gist (during WITH &&))",
+	)
+	if err := f.statement("INSERT INTO users VALUES (1, 'a@x', true, 'n'), (2, 'b@x', false, 'n')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.statement("INSERT INTO rooms VALUES (1, 1, '[1,5)')"); err != nil {
+		t.Fatal(err)
+	}
+	email := uniqueKeyOf("users", uniquePrefix("users_email"), nil)
+	during := uniqueKeyOf("rooms", uniquePrefix("rooms_during_excl"), nil)
+	for stmt, want := range map[string]bool{
+		"INSERT INTO users VALUES (3, 'C@X', true, 'n')": true,
+		"DELETE FROM users WHERE id = 1":                 true,
+		"UPDATE users SET email = 'c@x' WHERE id = 1":    true,
+		"UPDATE users SET active = true WHERE id = 2":    true, // the predicate's column
+		"UPDATE users SET note = 'changed' WHERE id = 1": false,
+		"UPDATE users SET email = 'a@x' WHERE id = 1":    false, // the same value
+		"INSERT INTO rooms VALUES (2, 2, '[7,9)')":       true,
+		"UPDATE rooms SET room = 3 WHERE id = 1":         false,
+		"UPDATE rooms SET during = '[2,3)' WHERE id = 1": true,
+	} {
+		keys := f.captured(stmt)
+		k := email
+		if strings.Contains(stmt, "rooms") {
+			k = during
+		}
+		if got := slices.Contains(keys, k); got != want {
+			t.Errorf("%s: whole-index key %v, want %v (keys %q)", stmt, got, want, keys)
+		}
+	}
+}
