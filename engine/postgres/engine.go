@@ -131,7 +131,7 @@ type Engine struct {
 	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
 	pinned  map[uint32]bool         // backends pinned to a session (session.go)
 	waiting map[uint32]bool         // backends of handed-over transactions (watch.go)
-	maint   map[uint32]bool         // backends running a maintenance command (watch.go)
+	maint   map[uint32]time.Duration // backends running a maintenance command or a schema change's trial: their grace (watch.go)
 
 	// Reconnection (reconnect.go): what the engine holds when its server
 	// restarts or ends its connections.
@@ -193,7 +193,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, held: map[uint64]*Tx{}, local: map[uint32]*atomic.Bool{}, pinned: map[uint32]bool{}, waiting: map[uint32]bool{},
-		maint: map[uint32]bool{}, token: rand.Text(), wanted: make(chan string, 1), slotCh: make(chan struct{}),
+		maint: map[uint32]time.Duration{}, token: rand.Text(), wanted: make(chan string, 1), slotCh: make(chan struct{}),
 		gcStop: make(chan struct{}), gcDone: make(chan struct{}), healthOK: make(chan struct{})}
 	e.stopCtx, e.stop = context.WithCancel(context.Background())
 	if err := e.openAdmin(ctx); err != nil {

@@ -116,3 +116,44 @@ func TestMaintenanceWords(t *testing.T) {
 		}
 	}
 }
+
+// CheckDDL's trial run of a schema statement that takes a while over a
+// table (a CHECK that reads each row slowly: 100 rows, 50 ms each) holds
+// its lock against the applier; once it has blocked the applier for
+// trialGrace it is cancelled, with 57014 saying why, and the applier goes
+// on. The checker's connection still serves.
+func TestSchemaTrialCancelledForApply(t *testing.T) {
+	srv := startOneServer(t)
+	e, _, _ := openLogged(t, srv, "trial")
+	ctx := context.Background()
+	applyOne(t, e, 1, &writeset.WriteSet{DDL: ddlText("CREATE TABLE big (id int PRIMARY KEY, pad text)")})
+	applyOne(t, e, 2, &writeset.WriteSet{DDL: ddlText("CREATE FUNCTION slow_true() RETURNS boolean LANGUAGE sql AS 'SELECT true FROM pg_sleep(0.05)'")})
+	su := superuser(t, srv, "trial")
+	mustExec(t, su, "INSERT INTO big SELECT g, 'x' FROM generate_series(1, 100) g")
+	ws := remoteWS(t, e, 3000, "INSERT INTO big VALUES (-1, 'applied')")
+
+	checked := make(chan error, 1)
+	go func() {
+		_, err := e.CheckDDL(ctx, "ALTER TABLE big ADD CONSTRAINT slowly CHECK (slow_true())")
+		checked <- err
+	}()
+	waitUntil(t, 30*time.Second, "the trial run holds the table", func() bool {
+		r := su.ExecParams(ctx, "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'big' AND l.mode = 'AccessExclusiveLock' AND l.granted", nil, nil, nil, nil).Read()
+		return r.Err == nil && string(r.Rows[0][0]) == "1"
+	})
+	start := time.Now()
+	items := []engine.ApplyItem{{Seqno: 3, WS: ws}}
+	if err := e.Apply(ctx, items, 3); err != nil || items[0].Err != nil {
+		t.Fatalf("apply: %v %v", err, items[0].Err)
+	}
+	t.Logf("Apply took %v behind the trial (grace %v)", time.Since(start).Round(time.Millisecond), trialGrace)
+	err := <-checked
+	se := sqlerr.As(err)
+	if se == nil || se.Code != sqlerr.QueryCanceled || !strings.Contains(se.Message, "conflict with replication") || se.Hint == "" {
+		t.Fatalf("CheckDDL: %v, want 57014 saying why, with a hint", err)
+	}
+	// The checker's connection still serves.
+	if _, err := e.CheckDDL(ctx, "CREATE TABLE after_trial (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -95,7 +95,7 @@ func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.
 	}
 	pid := c.pg.PID()
 	cancelled := new(atomic.Bool)
-	e.trackMaintenance(pid, cancelled)
+	e.trackMaintenance(pid, cancelled, applyGrace)
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
 	e.untrack(pid)
 	e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
@@ -118,6 +118,17 @@ func errMaintenanceCancelled(sql string, err error) error {
 		strings.ToUpper(strings.TrimRight(word, ";")), applyGrace)
 	se.Detail = "This node applies the commits of every node in log order; a command that locks a table against writes stops them all while it runs."
 	se.Hint = "Run VACUUM FULL, CLUSTER or REINDEX when no writes reach the table, or use what does not block writes: VACUUM, REINDEX CONCURRENTLY."
+	return se
+}
+
+// errTrialCancelled is what a schema statement reports whose trial run
+// (CheckDDL) the applier's watcher cancelled: 57014, as
+// errMaintenanceCancelled.
+func errTrialCancelled(err error) error {
+	se := sqlerr.Wrap(err, sqlerr.QueryCanceled,
+		"canceling statement due to conflict with replication: the schema change held locks that replicated commits need, for longer than %v", trialGrace)
+	se.Detail = "certa runs a schema change first on this node alone, to check it, and then at its position on every node; meanwhile this node's replicated commits wait for the tables it locks."
+	se.Hint = "Run it when fewer writes reach the table, or in smaller steps (ADD COLUMN without a volatile default, then UPDATE in batches)."
 	return se
 }
 
@@ -322,9 +333,15 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	defer e.checkMu.Unlock()
 	c := e.checker
 	indexTables := droppedIndexTables(ctx, c, stmt)
+	pid, cancelled := c.PID(), new(atomic.Bool)
+	e.trackMaintenance(pid, cancelled, trialGrace)
 	sc, tables, err := checkSchemaChange(ctx, c, stmt)
+	e.untrack(pid)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	if err != nil {
+		if cancelled.Load() {
+			return engine.DDL{}, errTrialCancelled(err)
+		}
 		return engine.DDL{}, pgError(err)
 	}
 	ddl := engine.DDL{Statement: sc.encode(), Tables: indexTables}

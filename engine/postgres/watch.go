@@ -38,7 +38,10 @@ import (
 // blocks the applier for the grace is cancelled (pg_cancel_backend: the
 // backend stays), and the client gets 57014 saying why
 // (errMaintenanceCancelled); if it still blocks cancelGrace later, its
-// backend is ended.
+// backend is ended. So is CheckDDL's trial run of a schema statement sent
+// on its own, after trialGrace (errTrialCancelled): its locks hold the
+// applier as long as it runs, and the statement still has to run at its
+// position on every node.
 
 // applyGrace is how long the applier waits behind local work that is
 // still running; watchEvery is how often it looks.
@@ -48,6 +51,10 @@ const (
 	// cancelGrace is how long a cancelled maintenance command may still
 	// block before its backend is ended.
 	cancelGrace = time.Second
+	// trialGrace is how long CheckDDL's trial run may block the applier:
+	// longer than applyGrace, as a schema change takes a while on a
+	// table of some size even when nothing else runs.
+	trialGrace = time.Second
 )
 
 // track registers the backend of local work with its aborted flag.
@@ -57,12 +64,13 @@ func (e *Engine) track(pid uint32, aborted *atomic.Bool) {
 	e.localMu.Unlock()
 }
 
-// trackMaintenance registers the backend of a maintenance command with
-// its cancelled flag: the watcher cancels it rather than end it.
-func (e *Engine) trackMaintenance(pid uint32, cancelled *atomic.Bool) {
+// trackMaintenance registers the backend of a maintenance command (or of
+// CheckDDL's trial run) with its cancelled flag: the watcher cancels it
+// rather than end it, once it blocked the applier for grace.
+func (e *Engine) trackMaintenance(pid uint32, cancelled *atomic.Bool, grace time.Duration) {
 	e.localMu.Lock()
 	e.local[pid] = cancelled
-	e.maint[pid] = true
+	e.maint[pid] = grace
 	e.localMu.Unlock()
 }
 
@@ -152,7 +160,8 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchS
 			continue
 		}
 		e.localMu.Lock()
-		aborted, pinned, waiting, maint := e.local[uint32(pid)], e.pinned[uint32(pid)], e.waiting[uint32(pid)], e.maint[uint32(pid)]
+		aborted, pinned, waiting := e.local[uint32(pid)], e.pinned[uint32(pid)], e.waiting[uint32(pid)]
+		grace, maint := e.maint[uint32(pid)]
 		e.localMu.Unlock()
 		if aborted == nil {
 			continue
@@ -162,7 +171,10 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchS
 			since = now
 			w.blocking[string(row[0])] = now
 		}
-		if !waiting && now.Sub(since) < applyGrace {
+		if !maint {
+			grace = applyGrace
+		}
+		if !waiting && now.Sub(since) < grace {
 			continue
 		}
 		end := "SELECT pg_terminate_backend($1::int)"
