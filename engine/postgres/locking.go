@@ -40,6 +40,11 @@ func lockingSelect(sql string) (*pgparse.LockingSelect, error) {
 // runLocking runs a rewritten locking SELECT, reports the client's
 // columns to w and keeps the keys of the locked rows.
 func (t *Tx) runLocking(ctx context.Context, ls *pgparse.LockingSelect, w result.Writer, args []any) error {
+	if len(ls.Tables) == 0 {
+		// Locks nested only: certa.note_locked records them, and the
+		// result (a COPY's included) goes to w as it is.
+		return t.e.localError(run(ctx, t.c, ls.SQL, w, args))
+	}
 	lw := &lockWriter{w: w, extra: 2 * len(ls.Tables)}
 	if err := run(ctx, t.c, ls.SQL, lw, args); err != nil {
 		return t.e.localError(err)

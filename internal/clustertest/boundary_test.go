@@ -163,6 +163,11 @@ func TestBoundaryCluster(t *testing.T) {
 			t.Fatalf("node %d: %s", i+1, got)
 		}
 	}
+	// COPY of a query that locks in a subquery still copies to psql.
+	out = psqlUnchecked(t, c, 0, "COPY (SELECT id FROM doctors WHERE id IN (SELECT id FROM doctors FOR UPDATE) ORDER BY id) TO STDOUT")
+	if strings.TrimSpace(out) != "1\n2" {
+		t.Fatalf("COPY of a locking query: %q", out)
+	}
 	if err := c.Converged(); err != nil {
 		t.Fatal(err)
 	}
