@@ -128,9 +128,9 @@ type Engine struct {
 	gcDone chan struct{}  // closed when gcLoop has returned
 
 	localMu sync.Mutex
-	local   map[uint32]*atomic.Bool // backends of local work: their aborted flags
-	pinned  map[uint32]bool         // backends pinned to a session (session.go)
-	waiting map[uint32]bool         // backends of handed-over transactions (watch.go)
+	local   map[uint32]*atomic.Bool  // backends of local work: their aborted flags
+	pinned  map[uint32]bool          // backends pinned to a session (session.go)
+	waiting map[uint32]bool          // backends of handed-over transactions (watch.go)
 	maint   map[uint32]time.Duration // backends running a maintenance command or a schema change's trial: their grace (watch.go)
 
 	// Reconnection (reconnect.go): what the engine holds when its server

@@ -204,7 +204,7 @@ func readIndexes(rows [][][]byte) indexSet {
 // coarseIndexesSQL reads the unique indexes and exclusion constraints of
 // table $1 other than its primary key, one row per column each reads
 // (from pg_depend: its own expressions and predicate, its constraint's
-// columns): index name, column name ('' for none), whether an expression
+// columns): index name, column name (empty for none), whether an expression
 // or the predicate reads the whole row.
 const coarseIndexesSQL = `SELECT x.relname, coalesce(a.attname, ''),
 		(coalesce(i.indexprs::text, '') || coalesce(i.indpred::text, '')) LIKE '%:varattno 0 %'
