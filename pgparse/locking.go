@@ -417,3 +417,100 @@ func sqlValueFunctionName(op pg_query.SQLValueFunctionOp) string {
 	name := strings.ToLower(strings.TrimPrefix(op.String(), "SVFOP_"))
 	return strings.TrimSuffix(name, "_n")
 }
+
+// NestedLockingSelects returns each SELECT that locks rows for update and
+// is nested in sql, a SELECT, INSERT, UPDATE, DELETE or MERGE (in a
+// subquery, a CTE, an INSERT's query), deparsed as a statement of its own;
+// nil if sql has none, is another kind of statement, or does not parse as
+// one statement. Only the outermost are returned: one nested in a returned
+// one is in its text. A locking clause of sql's own top-level SELECT is not
+// nested. An engine without row locks can run each returned SELECT on its
+// own, at the statement's snapshot, for the rows it locks.
+//
+// ok is false when one of them cannot run on its own because it reads a
+// WITH query of the statement around it, or cannot be printed. A nested
+// SELECT that reads a column of the statement around it (correlated) is
+// returned: telling that needs the schema, and such a SELECT does not
+// prepare on its own.
+func NestedLockingSelects(sql string) (sels []string, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil, true
+	}
+	stmt := tree.Stmts[0].Stmt
+	switch {
+	case stmt.GetSelectStmt() != nil, stmt.GetInsertStmt() != nil, stmt.GetUpdateStmt() != nil,
+		stmt.GetDeleteStmt() != nil, stmt.GetMergeStmt() != nil:
+	default:
+		return nil, true // EXPLAIN does not lock; other statements are not DML
+	}
+	top := stmt.GetSelectStmt()
+	var nested []*pg_query.SelectStmt
+	walkPruned(stmt.ProtoReflect(), func(m protoreflect.Message) bool {
+		s, is := m.Interface().(*pg_query.SelectStmt)
+		if is && s != top && len(lockedForUpdate(s)) > 0 {
+			nested = append(nested, s)
+			return false
+		}
+		return true
+	})
+	if len(nested) == 0 {
+		return nil, true
+	}
+	ctes := cteNames(stmt.ProtoReflect())
+	for _, s := range nested {
+		own := cteNames(s.ProtoReflect())
+		outer := false
+		walkPruned(s.ProtoReflect(), func(m protoreflect.Message) bool {
+			if rv, is := m.Interface().(*pg_query.RangeVar); is && rv.Schemaname == "" && ctes[rv.Relname] && !own[rv.Relname] {
+				outer = true
+			}
+			return !outer
+		})
+		if outer {
+			return nil, false
+		}
+		one := &pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{
+			Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: s}},
+		}}}
+		text, err := pg_query.Deparse(one)
+		if err != nil {
+			return nil, false
+		}
+		sels = append(sels, text)
+	}
+	return sels, true
+}
+
+// cteNames returns the names of the WITH queries defined in m, at any
+// depth.
+func cteNames(m protoreflect.Message) map[string]bool {
+	names := map[string]bool{}
+	walkPruned(m, func(m protoreflect.Message) bool {
+		if c, is := m.Interface().(*pg_query.CommonTableExpr); is {
+			names[c.Ctename] = true
+		}
+		return true
+	})
+	return names
+}
+
+// walkPruned calls f on m and every message in it, depth first, except
+// those in a message for which f returns false.
+func walkPruned(m protoreflect.Message, f func(protoreflect.Message) bool) {
+	if !f(m) {
+		return
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := range l.Len() {
+				walkPruned(l.Get(i).Message(), f)
+			}
+		case fd.Message() != nil && !fd.IsMap():
+			walkPruned(v.Message(), f)
+		}
+		return true
+	})
+}

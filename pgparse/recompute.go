@@ -257,17 +257,8 @@ func orderSensitive(f *pg_query.FuncCall) bool {
 
 // walkMessages calls f for m and every message below it.
 func walkMessages(m protoreflect.Message, f func(protoreflect.Message)) {
-	f(m)
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
-			l := v.List()
-			for i := range l.Len() {
-				walkMessages(l.Get(i).Message(), f)
-			}
-		case fd.Message() != nil && !fd.IsMap():
-			walkMessages(v.Message(), f)
-		}
+	walkPruned(m, func(m protoreflect.Message) bool {
+		f(m)
 		return true
 	})
 }

@@ -1,11 +1,17 @@
 package sqlite
 
 import (
+	"context"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
+	"zombiezen.com/go/sqlite"
+
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 	"certa/writeset"
@@ -19,6 +25,15 @@ import (
 // committer wins) and this transaction's commit makes concurrent ones to
 // them fail. FOR SHARE is accepted and reads as a plain SELECT (snapshot
 // isolation already keeps the rows read stable for the transaction).
+//
+// A locking SELECT nested in a statement (a subquery, a CTE, an INSERT's
+// query) cannot return the key columns to its statement, so it runs first
+// on its own, in the same transaction and snapshot, the way a top-level one
+// does: with no row locks in SQLite, the rows it locks are the rows it
+// returns, and on its own it returns the same ones. Its rows are dropped,
+// its keys kept; then the statement runs (the SQLite printer drops the
+// nested clause). One that refers to the statement around it (correlated,
+// or reading one of its WITH queries) cannot run alone and is refused.
 
 // lockingClause matches a trailing locking clause.
 var lockingClause = regexp.MustCompile(`(?is)\s+for\s+(update|no\s+key\s+update|share|key\s+share)` +
@@ -73,6 +88,118 @@ func containsFold(s, w string) bool {
 		}
 	}
 	return false
+}
+
+// countFold returns how many times s contains the lower-case ASCII word w
+// in any case.
+func countFold(s, w string) int {
+	n := 0
+	for i := 0; i+len(w) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(w)], w) {
+			n++
+		}
+	}
+	return n
+}
+
+// nestedCache holds nestedLocks' answers by statement text: clients that
+// prepare their statements send the same text again and again, and
+// PostgreSQL's parser costs more than running a short statement. An
+// answer depends on the text alone; the cache is emptied when full.
+var nestedCache struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+// nestedLocks returns the SELECTs nested in sql that lock rows for update
+// (pgparse.NestedLockingSelects), each a statement of its own; an error if
+// one cannot run on its own.
+func nestedLocks(sql string) ([]string, error) {
+	// Most statements say neither word; a top-level clause with no other
+	// "for" in the text (TPC-C's SELECT ... FOR UPDATE) has none nested.
+	if !containsFold(sql, "for") || !containsFold(sql, "update") {
+		return nil, nil
+	}
+	nestedCache.mu.Lock()
+	sels, ok := nestedCache.m[sql]
+	nestedCache.mu.Unlock()
+	if ok {
+		return sels, nil
+	}
+	if _, trailing := parseLocking(sql); trailing && countFold(sql, "for") == 1 {
+		return nil, nil
+	}
+	sels, ok = pgparse.NestedLockingSelects(sql)
+	if !ok {
+		return nil, errNestedLockAlone()
+	}
+	nestedCache.mu.Lock()
+	if len(nestedCache.m) >= maxNestedCached || nestedCache.m == nil {
+		nestedCache.m = make(map[string][]string)
+	}
+	nestedCache.m[sql] = sels
+	nestedCache.mu.Unlock()
+	return sels, nil
+}
+
+const maxNestedCached = 1024
+
+// errNestedLockAlone refuses a nested locking SELECT that cannot run on its
+// own: certa could not tell which rows it locks, and running it without
+// certifying them would let write skew through.
+func errNestedLockAlone() error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported,
+		"certa: a SELECT ... FOR UPDATE nested in a statement must not refer to the statement around it (its columns or WITH queries) on the embedded SQLite engine")
+	e.Hint = "Lock the rows with a SELECT ... FOR UPDATE of their own first, then run the statement; or make the nested SELECT stand alone."
+	return e
+}
+
+// execLockingNested runs the locking SELECTs nested in sql, each on its own
+// through execOnce (which keeps the keys of the rows it returns, as for a
+// top-level FOR UPDATE), then sql itself. Re-running sql (a replayed or
+// revalidated log: moveforward.go, park.go) runs them again, so their keys
+// come back wherever a top-level one's do. tx.mu is held.
+func (tx *Tx) execLockingNested(ctx context.Context, sql string, nested []string, w result.Writer, args []any) error {
+	c := tx.conn
+	for _, sel := range nested {
+		alone := sel
+		if req, ok := parseLocking(sel); ok {
+			alone = req.sql
+		}
+		stmt, _, _, err := c.prepareCached(alone)
+		if err != nil {
+			// If the statement prepares and its SELECT does not, the
+			// SELECT needs the statement around it; else the statement
+			// has an error of its own, which the client should see.
+			whole := sql
+			if req, ok := parseLocking(sql); ok {
+				whole = req.sql
+			}
+			stmt, _, _, werr := c.prepareCached(whole)
+			if werr != nil {
+				return werr
+			}
+			c.release(stmt)
+			c.endStatement()
+			return errNestedLockAlone()
+		}
+		c.release(stmt)
+		c.endStatement()
+	}
+	locked, lockedIn, reads := len(tx.locked), len(tx.lockedIn), maps.Clone(tx.reads)
+	for _, sel := range nested {
+		if err := tx.execOnce(ctx, sel, result.Discard, args); err != nil {
+			return err
+		}
+	}
+	err := tx.execStmt(ctx, sql, w, args)
+	if sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
+		// The statement will be re-run, nested SELECTs and all, on a
+		// newer snapshot (Exec): what they read and locked at this one
+		// does not count, as the statement's own reads do not.
+		tx.locked, tx.lockedIn, tx.reads = tx.locked[:locked], tx.lockedIn[:lockedIn], reads
+	}
+	return err
 }
 
 func firstWord(sql string) string {

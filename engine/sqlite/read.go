@@ -10,9 +10,9 @@ import (
 // Read runs one statement that only reads, in a read transaction of its own
 // on a pooled connection: no Tx, no applied-seqno read, no write lock. A
 // statement that is not a plain query (its first keyword is not SELECT,
-// WITH or VALUES), reads FOR UPDATE, writes, or does not prepare gets
-// engine.ErrNotReadOnly before anything reached w: the caller runs it in a
-// Tx, which also reports its errors as usual.
+// WITH or VALUES), reads FOR UPDATE (at any depth), writes, or does not
+// prepare gets engine.ErrNotReadOnly before anything reached w: the caller
+// runs it in a Tx, which also reports its errors as usual.
 func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	sql = skipBlank(sql)
 	switch firstKeyword(sql) {
@@ -22,6 +22,9 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	}
 	if _, locking := parseLocking(sql); locking {
 		return engine.ErrNotReadOnly
+	}
+	if nested, err := nestedLocks(sql); err != nil || len(nested) > 0 {
+		return engine.ErrNotReadOnly // locks in a subquery or CTE (the Tx refuses what it must)
 	}
 	if e.closed.Load() {
 		return errClosed

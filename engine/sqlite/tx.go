@@ -378,8 +378,21 @@ func (tx *Tx) callWriter(stmt *sqlite.Stmt, fn func() error) error {
 	return nil
 }
 
-// execOnce prepares and runs sql once.
+// execOnce prepares and runs sql once, after the locking SELECTs nested
+// in it (forupdate.go).
 func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []any) error {
+	nested, err := nestedLocks(sql)
+	if err != nil {
+		return err
+	}
+	if len(nested) == 0 {
+		return tx.execStmt(ctx, sql, w, args)
+	}
+	return tx.execLockingNested(ctx, sql, nested, w, args)
+}
+
+// execStmt prepares and runs sql once.
+func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []any) error {
 	c := tx.conn
 	if req, ok := parseLocking(sql); ok {
 		sql = req.sql
