@@ -37,6 +37,8 @@ type Recompute struct {
 	// as written (quoted, "s"."d"): if it is a domain with a default, the
 	// engine reads that default with DomainDefault.
 	Type string
+	// Domain: the default is Type's, a domain's (DomainDefault).
+	Domain bool
 	// Order: which rows it keeps, or what it computes of them, depends on
 	// their physical order (LIMIT, OFFSET, FETCH, DISTINCT ON,
 	// TABLESAMPLE, array_agg or row_number() without ORDER BY).
@@ -68,6 +70,8 @@ func (r Recompute) Refusal(why string) *sqlerr.Error {
 		e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
 	case r.Numbering:
 		e.Hint = "Add the column as a plain integer, number the rows with UPDATE (rows are replicated as computed), then give it a default."
+	case r.Domain:
+		e.Hint = "Add the column with DEFAULT NULL, fill it with UPDATE (rows are replicated as computed), then DROP DEFAULT: new rows then get the domain's default."
 	default:
 		e.Hint = "Add the column without a default, fill it with UPDATE (rows are replicated as computed), then SET DEFAULT: a default then applies to new rows only."
 	}
@@ -202,7 +206,7 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 // DomainDefault returns what the default of a domain (its text, as
 // pg_type.typdefault holds it) computes, for the column r adds.
 func (r Recompute) DomainDefault(expr string) Recompute {
-	d := Recompute{Table: r.Table, What: r.What + " (its domain's)"}
+	d := Recompute{Table: r.Table, What: r.What + " (its domain's)", Domain: true}
 	tree, err := pg_query.Parse("SELECT " + expr)
 	if err != nil || len(tree.Stmts) != 1 {
 		d.Context = true // unreadable: refuse rather than guess

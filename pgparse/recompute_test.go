@@ -67,7 +67,7 @@ func TestRecomputes(t *testing.T) {
 func TestDomainDefault(t *testing.T) {
 	r := Recompute{Table: `"t"`, What: "the default of column c", Type: `"d"`}
 	got := r.DomainDefault("clock_timestamp()")
-	want := Recompute{Table: `"t"`, What: "the default of column c (its domain's)", Funcs: []string{"clock_timestamp"}}
+	want := Recompute{Table: `"t"`, What: "the default of column c (its domain's)", Funcs: []string{"clock_timestamp"}, Domain: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
