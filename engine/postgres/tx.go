@@ -154,6 +154,13 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 // transaction meanwhile (its connection was ended under it).
 func (t *Tx) failed(err error) error {
 	if err != nil && t.aborted.Load() {
+		// Doomed: it lets go of its locks now, which the applier waits
+		// for, not at the client's ROLLBACK (Tx.Rollback's own then
+		// finds no transaction, which is harmless). A backend the
+		// watcher ended is closed: nothing to roll back.
+		if t.c != nil && !t.c.pg.IsClosed() {
+			t.c.pg.Exec(context.Background(), "ROLLBACK").ReadAll()
+		}
 		return abortedErr()
 	}
 	return err

@@ -26,8 +26,9 @@ import (
 //
 // A backend pinned to a session (it holds the session's temporary
 // tables, session.go) that is running a statement has only the
-// statement cancelled: its transaction fails the same way and the
-// backend stays, with the tables. One idle in its transaction cannot be
+// statement cancelled: its transaction fails the same way (and rolls
+// back at once, Tx.failed, so that its locks go) and the backend stays,
+// with the tables; if it still blocks cancelGrace later, it is ended. One idle in its transaction cannot be
 // made to let go but by ending it: the session then loses its temporary
 // tables (engine.ErrSessionLost). Between transactions a pinned backend
 // holds no locks, and is never in the way.
@@ -136,7 +137,7 @@ func (e *Engine) watchBlockers(ctx context.Context) (stop func()) {
 // watchState is what a watcher remembers between its looks.
 type watchState struct {
 	blocking  map[string]time.Time // backend pid: when first seen blocking
-	cancelled map[string]time.Time // backend pid of a maintenance command: when cancelled
+	cancelled map[string]time.Time // backend pid of a maintenance command or a pinned session: when cancelled
 	reopened  time.Time            // when the watcher's connection was last opened again
 }
 
@@ -178,19 +179,19 @@ func (e *Engine) abortBlockers(ctx context.Context, applierPID string, w *watchS
 			continue
 		}
 		end := "SELECT pg_terminate_backend($1::int)"
-		switch {
-		case maint:
-			// Cancelled, the backend stays; ended if the cancel does not
-			// take (a command that does not look at interrupts).
-			at, done := w.cancelled[string(row[0])]
-			if !done {
+		at, cancelled := w.cancelled[string(row[0])]
+		if maint || pinned && (cancelled || e.running(ctx, row[0])) {
+			// Cancelled, the backend stays (a pinned one keeps the
+			// session's temporary tables; its Tx then rolls back at once,
+			// letting go of its locks: Tx.failed); ended if it still
+			// blocks cancelGrace later (a command that does not look at
+			// interrupts).
+			if !cancelled {
 				w.cancelled[string(row[0])] = now
 				end = "SELECT pg_cancel_backend($1::int)"
 			} else if now.Sub(at) < cancelGrace {
 				continue
 			}
-		case pinned && e.running(ctx, row[0]):
-			end = "SELECT pg_cancel_backend($1::int)" // keeps the session's temporary tables
 		}
 		aborted.Store(true)
 		e.watch.ExecParams(ctx, end, [][]byte{row[0]}, nil, nil, nil).Read()
