@@ -81,10 +81,12 @@ func TestRefKeys(t *testing.T) {
 		{[]string{`INSERT INTO real4ref VALUES (1, 0.5), (2, NULL)`}, []writeset.Key{key("real4ref", 1), key("real4ref", 2), key("real8", 0.5)}},
 		{[]string{`INSERT INTO part VALUES (5, 'a'), (150, 'b')`}, []writeset.Key{key("part1", 5), key("part2", 150)}},
 		{[]string{`INSERT INTO partref VALUES (1, 150)`}, []writeset.Key{key("partref", 1), key("part2", 150)}},
-		// Holes: no key for an interval nor an expression; a partial
-		// index is keyed whatever its predicate.
+		// No exact key for an interval nor an expression: one key for
+		// the whole index (coarse); a partial index is keyed whatever its
+		// predicate.
 		{[]string{`INSERT INTO holes VALUES (1, '1 day', 'A@x', true), (2, '2 days', 'b@x', false)`}, []writeset.Key{
-			key("holes", 1), key("holes", 2), uk("holes", "holes_active", "A@x"), uk("holes", "holes_active", "b@x")}},
+			key("holes", 1), key("holes", 2), uk("holes", "holes_active", "A@x"), uk("holes", "holes_active", "b@x"),
+			uniqueKeyOf("holes", uniquePrefix("holes_lower"), nil), uniqueKeyOf("holes", uniquePrefix("holes_span_key"), nil)}},
 		{[]string{`INSERT INTO tree VALUES (1, NULL), (2, 1)`}, []writeset.Key{key("tree", 1), key("tree", 2)}},
 		{[]string{`UPDATE tree SET up = 2 WHERE id = 1`}, []writeset.Key{key("tree", 1), key("tree", 2)}},
 		// A table without a primary key.
