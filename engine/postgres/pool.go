@@ -165,7 +165,9 @@ func newPool(cfg Config, epoch *atomic.Uint64) *pool {
 }
 
 // get returns an idle connection or a new one, waiting for a free slot
-// until ctx ends.
+// until ctx ends; errClosed once the pool is closed, even with slots free
+// (a select with both ready picks either: a pool that Restore closed
+// would otherwise go on opening connections).
 func (p *pool) get(ctx context.Context) (*conn, error) {
 	select {
 	case <-p.slots:
@@ -173,6 +175,12 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return nil, errClosed
 	case <-ctx.Done():
 		return nil, sqlerr.New(sqlerr.QueryCanceled, "certa: no free connection to the node's PostgreSQL: %v", ctx.Err())
+	}
+	select {
+	case <-p.done:
+		p.slots <- struct{}{}
+		return nil, errClosed
+	default:
 	}
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {

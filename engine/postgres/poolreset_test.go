@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -326,4 +327,17 @@ func serverCPU(t *testing.T, pid int) time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * (time.Second / 100) // USER_HZ
+}
+
+// A closed pool hands out no connection, though it has free slots: the
+// pool Restore replaced must not go on connecting to the database.
+func TestClosedPoolRefuses(t *testing.T) {
+	var epoch atomic.Uint64
+	p := newPool(Config{DSN: "host=127.0.0.1 port=1 user=nobody dbname=none connect_timeout=1", MaxConns: 4}, &epoch)
+	p.close()
+	for range 200 {
+		if c, err := p.get(context.Background()); c != nil || err != errClosed {
+			t.Fatalf("get from a closed pool: %v, %v; want errClosed", c, err)
+		}
+	}
 }
