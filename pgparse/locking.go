@@ -482,6 +482,22 @@ func NestedLockingSelects(sql string) (sels []string, ok bool) {
 	return sels, true
 }
 
+// TopLevelLockingSelect returns sql deparsed if it is one SELECT that locks
+// rows for update at its top level: the text then ends with its locking
+// clause, as a SELECT written in parentheses does not.
+func TopLevelLockingSelect(sql string) (text string, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", false
+	}
+	top := tree.Stmts[0].Stmt.GetSelectStmt()
+	if top == nil || len(lockedForUpdate(top)) == 0 {
+		return "", false
+	}
+	text, err = pg_query.Deparse(tree)
+	return text, err == nil
+}
+
 // cteNames returns the names of the WITH queries defined in m, at any
 // depth.
 func cteNames(m protoreflect.Message) map[string]bool {

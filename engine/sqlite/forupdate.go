@@ -126,12 +126,21 @@ func nestedLocks(sql string) ([]string, error) {
 	if ok {
 		return sels, nil
 	}
-	if _, trailing := parseLocking(sql); trailing && countFold(sql, "for") == 1 {
+	_, trailing := parseLocking(sql)
+	if trailing && countFold(sql, "for") == 1 {
 		return nil, nil
 	}
 	sels, ok = pgparse.NestedLockingSelects(sql)
 	if !ok {
 		return nil, errNestedLockAlone()
+	}
+	if !trailing {
+		// A top-level clause parseLocking does not see (the whole
+		// SELECT in parentheses) runs alone first too, in the form it
+		// sees: the statement then reads the same rows without it.
+		if top, ok := pgparse.TopLevelLockingSelect(sql); ok {
+			sels = append([]string{top}, sels...)
+		}
 	}
 	nestedCache.mu.Lock()
 	if len(nestedCache.m) >= maxNestedCached || nestedCache.m == nil {

@@ -60,6 +60,10 @@ func TestNestedForUpdateKeys(t *testing.T) {
 			0, []writeset.Key{doctor(3), writeset.EncodeKey("log", int64(3))}},
 		{"SELECT * FROM doctors d WHERE d.id IN (SELECT o.id FROM doctors o WHERE o.id IN (SELECT id FROM doctors WHERE id = 3 FOR UPDATE) FOR UPDATE)",
 			1, []writeset.Key{doctor(3)}},
+		// The whole statement in parentheses: its clause is not a
+		// trailing one, yet it locks.
+		{"(SELECT id FROM doctors WHERE id = 2 FOR UPDATE)",
+			1, []writeset.Key{doctor(2)}},
 	} {
 		tx := e.begin()
 		r := exec(t, tx, c.sql)
@@ -143,6 +147,7 @@ func TestReadRefusesNestedForUpdate(t *testing.T) {
 	for _, sql := range []string{
 		"SELECT * FROM doctors WHERE id IN (SELECT id FROM doctors FOR UPDATE)",
 		"WITH x AS (SELECT id FROM doctors WHERE id = 1 FOR UPDATE) SELECT * FROM x",
+		"(SELECT id FROM doctors WHERE id = 2 FOR UPDATE)",
 	} {
 		r := &recorder{}
 		if err := e.Read(context.Background(), sql, r); !errors.Is(err, engine.ErrNotReadOnly) {
