@@ -563,3 +563,30 @@ func TestTruncateGuardIgnoresSearchPath(t *testing.T) {
 		t.Fatalf("TRUNCATE in a DO block under the client's =: %v, want 0A000", err)
 	}
 }
+
+// A statement that changes a global object and names pg_temp (so that it
+// may look local) is not run on this node alone: it is replicated as a
+// schema statement, in a block and on its own.
+func TestGlobalChangeNamingTempIsNotLocal(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	stmt := "ALTER ROLE certa_client SET search_path = \"$user\", public, pg_temp"
+	if ran, err := f.local(f.s, stmt); ran || err != nil {
+		t.Fatalf("%s ran as local work: %v, %v", stmt, ran, err)
+	}
+	ctx := context.Background()
+	tx, err := f.s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if ran, err := tx.ExecLocal(ctx, stmt, result.Discard); ran || err != nil {
+		t.Fatalf("%s ran as local work in a block: %v, %v", stmt, ran, err)
+	}
+	if err := tx.ExecSchema(ctx, stmt, result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commit(tx); err != nil {
+		t.Fatalf("replicated in a block: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -310,8 +311,9 @@ func identifiers(sql string) []string {
 // triggers let a client's statement run only if PostgreSQL reports that
 // it changed temporary objects alone (schema.go: certa.local_ddl,
 // certa.local_drop, TRUNCATE's trigger), and refuse it with
-// codeNotLocal otherwise; it is then undone, and false tells the caller
-// to replicate it.
+// codeNotLocal otherwise, and one that changed a shared catalog is not
+// local either; it is then undone, and false tells the caller to
+// replicate it.
 func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -323,16 +325,41 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 	}
 	pg := t.c.pg
 	t.c.hadTemps = true // it may make some: the session's statements run unnamed from now on
-	if _, err := pg.Exec(ctx, "SAVEPOINT certa_local").ReadAll(); err != nil {
+	// No event trigger fires for roles and databases: a statement that
+	// changed a shared catalog (ALTER ROLE ... SET search_path = pg_temp)
+	// is not local either, as the count of such changes tells.
+	res, err := pg.Exec(ctx, "SAVEPOINT certa_local; SELECT certa.global_changes()").ReadAll()
+	if err != nil {
 		return false, t.failed(pgError(err))
+	}
+	before, _ := strconv.ParseInt(string(res[1].Rows[0][0]), 10, 64)
+	// undo rolls the statement back; what it changed in shared catalogs
+	// stays counted, so the transaction's base moves past it (WriteSet).
+	undo := func() {
+		res, err := pg.Exec(context.WithoutCancel(ctx),
+			"ROLLBACK TO SAVEPOINT certa_local; RELEASE SAVEPOINT certa_local; SELECT certa.global_changes()").ReadAll()
+		if err == nil && len(res) == 3 {
+			if after, err := strconv.ParseInt(string(res[2].Rows[0][0]), 10, 64); err == nil {
+				t.globalBase += after - before
+			}
+		}
 	}
 	buf := result.BufferFor(w)
 	if err := run(ctx, t.c, sql, buf, nil); err != nil {
-		pg.Exec(context.WithoutCancel(ctx), "ROLLBACK TO SAVEPOINT certa_local; RELEASE SAVEPOINT certa_local").ReadAll()
+		undo()
 		if notLocal(err) && !t.aborted.Load() {
 			return false, nil
 		}
 		return true, t.failed(t.e.localError(err))
+	}
+	res, err = pg.Exec(ctx, "SELECT certa.global_changes()").ReadAll()
+	if err != nil {
+		undo()
+		return true, t.failed(pgError(err))
+	}
+	if after, _ := strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64); after != before {
+		undo()
+		return false, nil
 	}
 	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_local").ReadAll(); err != nil {
 		return true, t.failed(pgError(err))

@@ -34,8 +34,9 @@ type Tx struct {
 	aborted  atomic.Bool
 	// globalBase is certa.global_changes() as the transaction began: the
 	// backend's counts of earlier transactions not yet flushed to the
-	// statistics (PostgreSQL flushes them when idle, not at each end).
-	globalBase string
+	// statistics (PostgreSQL flushes them when idle, not at each end),
+	// plus what ExecLocal undid (a savepoint rolled back keeps its counts).
+	globalBase int64
 }
 
 var _ engine.Tx = (*Tx)(nil)
@@ -106,7 +107,12 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		e.finish(s, c, true, false, tempState{}) // closed: nothing to reset
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the applied seqno: %v", err)
 	}
-	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: string(res[1].Rows[0][1])}
+	base, err := strconv.ParseInt(string(res[1].Rows[0][1]), 10, 64)
+	if err != nil {
+		e.finish(s, c, true, false, tempState{})
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the count of shared catalog changes: %v", err)
+	}
+	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: base}
 	c.tx.Store(t)
 	e.track(t.pid, &t.aborted)
 	return t, nil
@@ -372,7 +378,7 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	}
 	// Deferred checks and cascades fire now, inside the capture; one
 	// round trip for all three.
-	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL+"; "+globalChangesSQL+t.globalBase).ReadAll()
+	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL+"; "+globalChangesSQL+strconv.FormatInt(t.globalBase, 10)).ReadAll()
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
