@@ -306,8 +306,19 @@ func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
 			return err
 		}
 	}
-	if _, err := admin.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll(); err != nil {
-		return fmt.Errorf("install certa's schema: %w", err)
+	// Roles are the server's: nodes that share one server (--postgres-dsn,
+	// a database each) may create them at the same moment, and the
+	// second fails with 23505. The bootstrap is idempotent: it runs again
+	// and finds them.
+	for try := 1; ; try++ {
+		_, err := admin.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll()
+		var pe *pgconn.PgError
+		if err == nil {
+			break
+		}
+		if try == 3 || !errors.As(err, &pe) || pe.Code != "23505" {
+			return fmt.Errorf("install certa's schema: %w", err)
+		}
 	}
 	if e.cfg.Claim != "" {
 		if err := claim(ctx, admin, e.cfg.NodeID, e.cfg.Claim); err != nil {
