@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,47 @@ func (c *Client) Leadership(ctx context.Context, addr string) (uint64, string, e
 	var reply LeadershipReply
 	err := c.rpc.call(ctx, addr, "Leadership", &reply)
 	return reply.Term, reply.Leader, err
+}
+
+// Outcome implements replica.Peers.
+func (c *Client) Outcome(ctx context.Context, addr string, seqno uint64) (uint64, bool, error) {
+	resp, err := c.get(ctx, addr, "/internal/outcome?seqno="+strconv.FormatUint(seqno, 10))
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	var reply OutcomeReply
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&reply); err != nil {
+		return 0, false, fmt.Errorf("outcome from %s: %w", addr, err)
+	}
+	return reply.Applied, reply.Failed, nil
+}
+
+// Snapshot implements replica.Peers.
+func (c *Client) Snapshot(ctx context.Context, addr string) (io.ReadCloser, error) {
+	resp, err := c.get(ctx, addr, "/internal/snapshot")
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// get sends GET path to addr and returns a 200 response.
+func (c *Client) get(ctx context.Context, addr, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.scheme+"://"+addr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s from %s: %s: %s", path, addr, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return resp, nil
 }
 
 // Join implements replica.Peers.

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"time"
 
 	"certa/engine"
@@ -47,6 +48,10 @@ type Node interface {
 	LeaderHTTPAddr() (string, bool)
 	// Checksums summarises the node's data at its applied seqno.
 	Checksums(ctx context.Context) (engine.Checksums, error)
+	// Outcome says how the write set at seqno went on this node.
+	Outcome(seqno uint64) (applied uint64, failed bool, err error)
+	// OpenSnapshot opens the node's state for another node to take.
+	OpenSnapshot() (io.ReadCloser, error)
 }
 
 // maxEntryBytes bounds a forwarded entry: no log entry is larger.
@@ -90,6 +95,8 @@ func NewHandler(log *slog.Logger, client *Client, peer *peertls.Config) *Handler
 	peerOnly("POST /join", http.HandlerFunc(h.join))
 	peerOnly("POST /member/remove", http.HandlerFunc(h.removeMember))
 	peerOnly("POST /internal/append", http.HandlerFunc(h.appendEntry))
+	peerOnly("GET /internal/outcome", http.HandlerFunc(h.outcome))
+	peerOnly("GET /internal/snapshot", http.HandlerFunc(h.snapshot))
 	peerOnly("CONNECT "+rpcPath, newRPCServer(h))
 	// Go's profiler, for diagnosing a slow node in place.
 	peerOnly("GET /debug/pprof/", http.HandlerFunc(pprof.Index))
@@ -115,6 +122,8 @@ func (h *Handler) SetNode(n Node) {
 	counter("certa_conflicts_total", "Write sets that failed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Conflicts) })
 	counter("certa_unforeseen_conflicts_total", "Certified write sets that did not match this node's rows at apply since start (should stay 0: compare the nodes' checksums).",
 		func(s replica.Status) float64 { return float64(s.UnforeseenConflicts) })
+	counter("certa_resyncs_total", "State transfers this node made since start because a write set failed here that applied on another node (its data differed: should stay 0).",
+		func(s replica.Status) float64 { return float64(s.Resyncs) })
 	gauge("certa_is_leader", "1 if this node is the Raft leader.", func(s replica.Status) float64 {
 		if s.Role == "leader" {
 			return 1
@@ -171,6 +180,43 @@ func (h *Handler) checksum(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(checksumResponse{ID: h.node.Status().ID, Checksums: sums})
+}
+
+// OutcomeReply answers GET /internal/outcome?seqno=N (Node.Outcome).
+type OutcomeReply struct {
+	Applied uint64 `json:"applied"`
+	Failed  bool   `json:"failed"`
+}
+
+func (h *Handler) outcome(w http.ResponseWriter, r *http.Request) {
+	seqno, err := strconv.ParseUint(r.URL.Query().Get("seqno"), 10, 64)
+	if err != nil {
+		http.Error(w, "seqno must be a number", http.StatusBadRequest)
+		return
+	}
+	var reply OutcomeReply
+	reply.Applied, reply.Failed, err = h.node.Outcome(seqno)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(reply)
+}
+
+// snapshot streams the node's state (GET /internal/snapshot) to a node
+// that must take it.
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request) {
+	rc, err := h.node.OpenSnapshot()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if _, err := io.Copy(w, rc); err != nil {
+		h.log.Warn("sending this node's state to another node failed", "err", err)
+	}
 }
 
 // Status codes of the internal protocol.

@@ -103,6 +103,12 @@ type Log interface {
 	Servers() ([]Server, error)
 	// Stats returns log positions for monitoring.
 	Stats() Stats
+	// OpenSnapshot has the state machine capture its state now, between
+	// two Apply calls (or takes the newest snapshot when nothing was
+	// applied since it), and opens it for reading in the form Restore
+	// reads. Another node that must take this node's state reads it. The
+	// caller closes it.
+	OpenSnapshot() (io.ReadCloser, error)
 	// Close stops the log; pending operations fail.
 	Close() error
 }

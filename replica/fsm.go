@@ -53,6 +53,14 @@ type stateMachine struct {
 	// transfers counts snapshots whose database replaced this node's
 	// (state transfers).
 	transfers atomic.Uint64
+	// resyncs counts the times this node took another's state because a
+	// write set failed here that applied there (diverge.go).
+	resyncs atomic.Uint64
+	// compare finds out how a write set that failed here went on the
+	// other members (Node.compareFailure).
+	compare func(seqno uint64, origin string) (snapshot io.ReadCloser, from string, err error)
+	// tookUpTo is the seqno of the last state taken from another member.
+	tookUpTo uint64
 	// stalled says why applying waits ("" when it does not).
 	stalled atomic.Value
 	// applyStart is when the Apply under way began (Unix nanoseconds; 0:
@@ -132,7 +140,17 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 			m.certified.Add(1)
 			m.committed.Store(m.seqno)
 			if m.seqno <= m.engineSeqno {
-				continue // already in the engine (replay after restart)
+				// Already in the engine: a replay after restart, or a state
+				// taken from another member, which holds this outcome.
+				if ws.Origin == m.self && m.seqno <= m.tookUpTo {
+					err, ferr := m.outcomeTaken(m.seqno)
+					if ferr != nil {
+						m.fatal(ferr)
+						return
+					}
+					notify = append(notify, outcomeFor{ws.TxID, outcome{m.seqno, err}})
+				}
+				continue
 			}
 			items = append(items, engine.ApplyItem{Seqno: m.seqno, WS: ws})
 		}
@@ -143,11 +161,12 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 			return
 		}
 		m.engineSeqno = m.seqno
+		if err := m.settle(items); err != nil {
+			m.fatal(fmt.Errorf("settle write sets up to seqno %d that failed here: %w", m.seqno, err))
+			return
+		}
 	}
 	for _, it := range items {
-		if it.Err != nil {
-			m.itemFailed(it)
-		}
 		if it.WS.Origin == m.self {
 			notify = append(notify, outcomeFor{it.WS.TxID, outcome{it.Seqno, it.Err}})
 		}
@@ -168,19 +187,20 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 	}
 }
 
-// itemFailed records a certified write set that failed at apply. Most
-// such failures are expected (a unique index other than the key, a table
-// dropped meanwhile) and fail the same on every node. A serialization
-// failure is not: certification let the write set through, yet its rows
-// had changed, so either certification missed a conflict or this node's
-// data differs from the cluster's. It is logged as an error and counted.
+// itemFailed records a certified write set that failed at apply (settle
+// then compares it with the other nodes). A failure that is the same on
+// every node is the client's answer (a table dropped meanwhile, a
+// statement that fails). A serialization failure is not: certification
+// let the write set through, yet its rows had changed, so certification
+// missed a conflict or this node's data differs from the cluster's. It is
+// logged as an error and counted.
 func (m *stateMachine) itemFailed(it engine.ApplyItem) {
 	if sqlerr.Code(it.Err) != sqlerr.SerializationFailure {
 		m.logger.Debug("certified write set failed at apply", "seqno", it.Seqno, "origin", it.WS.Origin, "err", it.Err)
 		return
 	}
 	m.unforeseen.Add(1)
-	m.logger.Error(UnforeseenConflictLog+": certification missed a conflict, or this node's data differs from the cluster's (compare GET /checksum across nodes)",
+	m.logger.Error(UnforeseenConflictLog+": certification missed a conflict, or this node's data differs from the cluster's; comparing with the other nodes",
 		"seqno", it.Seqno, "origin", it.WS.Origin, "snapshot", it.WS.Snapshot, "err", it.Err)
 }
 
@@ -331,57 +351,74 @@ var errBadSnapshot = errors.New("not a certa snapshot")
 // snapshot are then replayed and only certified up to the engine's seqno.
 func (m *stateMachine) Restore(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 1<<16)
-	magic := make([]byte, len(snapshotMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
-		return errBadSnapshot
-	}
-	seqno, err := binary.ReadUvarint(br)
-	if err != nil {
-		return errBadSnapshot
-	}
-	n, err := binary.ReadUvarint(br)
-	if err != nil {
-		return errBadSnapshot
-	}
-	members := map[string]writeset.Member{}
-	for i := uint64(0); i < n; i++ {
-		b, err := readChunk(br)
-		if err != nil {
-			return err
-		}
-		dec, err := writeset.DecodeEntry(b)
-		if err != nil || dec.Kind != writeset.KindMember {
-			return errBadSnapshot
-		}
-		members[dec.Member.ID] = dec.Member
-	}
-	certBytes, err := readChunk(br)
+	head, err := readSnapshotHead(br)
 	if err != nil {
 		return err
-	}
-	cert, err := certify.Load(bytes.NewReader(certBytes))
-	if err != nil {
-		return fmt.Errorf("load certification window: %w", err)
 	}
 	engineSeqno, err := m.engine.AppliedSeqno()
 	if err != nil {
 		return err
 	}
-	if engineSeqno < seqno || engineSeqno == 0 {
+	if engineSeqno < head.seqno || engineSeqno == 0 {
 		if err := m.engine.Restore(context.Background(), br); err != nil {
 			return fmt.Errorf("restore engine: %w", err)
 		}
-		engineSeqno = seqno
+		engineSeqno = head.seqno
 		m.transfers.Add(1)
 	}
-	m.cert = cert
-	m.seqno = seqno
+	m.cert = head.cert
+	m.seqno = head.seqno
 	m.engineSeqno = engineSeqno
 	m.membersMu.Lock()
-	m.members = members
+	m.members = head.members
 	m.membersMu.Unlock()
-	m.applied.advance(seqno)
+	m.applied.advance(head.seqno)
 	return nil
+}
+
+// snapshotHead is what a snapshot holds before the engine's data: the
+// state derived from the log up to seqno.
+type snapshotHead struct {
+	seqno   uint64
+	members map[string]writeset.Member
+	cert    *certify.Certifier
+}
+
+// readSnapshotHead reads a snapshot up to the engine's data.
+func readSnapshotHead(br *bufio.Reader) (snapshotHead, error) {
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
+		return snapshotHead{}, errBadSnapshot
+	}
+	seqno, err := binary.ReadUvarint(br)
+	if err != nil {
+		return snapshotHead{}, errBadSnapshot
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return snapshotHead{}, errBadSnapshot
+	}
+	members := map[string]writeset.Member{}
+	for i := uint64(0); i < n; i++ {
+		b, err := readChunk(br)
+		if err != nil {
+			return snapshotHead{}, err
+		}
+		dec, err := writeset.DecodeEntry(b)
+		if err != nil || dec.Kind != writeset.KindMember {
+			return snapshotHead{}, errBadSnapshot
+		}
+		members[dec.Member.ID] = dec.Member
+	}
+	certBytes, err := readChunk(br)
+	if err != nil {
+		return snapshotHead{}, err
+	}
+	cert, err := certify.Load(bytes.NewReader(certBytes))
+	if err != nil {
+		return snapshotHead{}, fmt.Errorf("load certification window: %w", err)
+	}
+	return snapshotHead{seqno: seqno, members: members, cert: cert}, nil
 }
 
 func readChunk(r *bufio.Reader) ([]byte, error) {

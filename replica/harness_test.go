@@ -97,6 +97,13 @@ func (r coreRun) appliedSeqnos() []uint64 {
 // for the outcomes of txids 1 to n. The log is replayed before it returns.
 func openCore(t *testing.T, eng engine.Engine, horizon uint64, store *memlog.Store, maxApply, n int) (*Node, *memlog.Log, []chan outcome) {
 	t.Helper()
+	return openCoreWith(t, eng, horizon, store, maxApply, n, nil)
+}
+
+// openCoreWith is openCore, calling setup (if not nil) on the node before
+// the log is opened.
+func openCoreWith(t *testing.T, eng engine.Engine, horizon uint64, store *memlog.Store, maxApply, n int, setup func(*Node)) (*Node, *memlog.Log, []chan outcome) {
+	t.Helper()
 	node, err := New(Config{
 		Self:    writeset.Member{ID: "n1"},
 		Horizon: horizon,
@@ -105,6 +112,9 @@ func openCore(t *testing.T, eng engine.Engine, horizon uint64, store *memlog.Sto
 	}, eng)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(node)
 	}
 	waits := make([]chan outcome, n)
 	for i := range waits {

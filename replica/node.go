@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -112,6 +113,12 @@ type Peers interface {
 	// Leadership asks the member at httpAddr for its term and the leader
 	// it knows in that term (Node.Leadership).
 	Leadership(ctx context.Context, httpAddr string) (term uint64, leader string, err error)
+	// Outcome asks the member at httpAddr how the write set at seqno went
+	// there (Node.Outcome).
+	Outcome(ctx context.Context, httpAddr string, seqno uint64) (applied uint64, failed bool, err error)
+	// Snapshot opens the state of the member at httpAddr
+	// (Node.OpenSnapshot); reading it ends with ctx.
+	Snapshot(ctx context.Context, httpAddr string) (io.ReadCloser, error)
 }
 
 // Node is one certa node's core.
@@ -122,9 +129,10 @@ type Node struct {
 	waiters *waiters
 	txid    atomic.Uint64
 
-	log   orderlog.Log // set by Start
-	peers Peers
-	queue chan *writeset.WriteSet
+	log     orderlog.Log // set by Start
+	peers   Peers
+	started chan struct{} // closed by Start
+	queue   chan *writeset.WriteSet
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -142,7 +150,7 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, engine: eng, waiters: &waiters{}, queue: make(chan *writeset.WriteSet, 8192), stop: make(chan struct{}),
+	n := &Node{cfg: cfg, engine: eng, waiters: &waiters{}, queue: make(chan *writeset.WriteSet, 8192), stop: make(chan struct{}), started: make(chan struct{}),
 		cut: newCutOff(time.Now())}
 	// TxIDs start at a random point so that write sets of an earlier run of
 	// this node, still in the log, never wake a session of this run.
@@ -155,7 +163,7 @@ func New(cfg Config, eng engine.Engine) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	sm.logger, sm.stop = cfg.Logger, n.stop
+	sm.logger, sm.stop, sm.compare = cfg.Logger, n.stop, n.compareFailure
 	n.sm = sm
 	return n, nil
 }
@@ -168,6 +176,7 @@ func (n *Node) StateMachine() orderlog.StateMachine { return n.sm }
 // reserving values of sequences.
 func (n *Node) Start(log orderlog.Log, peers Peers) {
 	n.log, n.peers = log, peers
+	close(n.started)
 	n.wg.Add(4)
 	go n.submitLoop()
 	go n.announceLoop()

@@ -95,6 +95,22 @@ type sqliteLog struct {
 	sums      engine.Checksums
 }
 
+// checkHeld checks that eng holds what the node held at the end of the
+// log: its data and its failed seqnos.
+func (orig sqliteLog) checkHeld(t *testing.T, eng engine.Engine) {
+	t.Helper()
+	sums, err := eng.Checksums(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sums, orig.sums) {
+		t.Errorf("checksums\n got %+v\nwant %+v", sums, orig.sums)
+	}
+	if failed, err := eng.FailedSeqnos(1, 6); err != nil || !reflect.DeepEqual(failed, map[uint64]bool{3: true}) {
+		t.Errorf("failed seqnos %v, %v; want 3", failed, err)
+	}
+}
+
 var sqliteLogDecisions = []string{"1 pass", "2 pass", "3 23505", "4 conflict t@2", "5 pass", "6 pass"}
 
 func makeSQLiteLog(t *testing.T) sqliteLog {
@@ -186,16 +202,7 @@ func TestRestartOnSQLite(t *testing.T) {
 			if !bytes.Equal(saveCert(t, node), orig.cert) {
 				t.Errorf("the certifier's window differs from before the restart")
 			}
-			sums, err := eng.Checksums(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(sums, orig.sums) {
-				t.Errorf("checksums\n got %+v\nwant %+v", sums, orig.sums)
-			}
-			if failed, err := eng.FailedSeqnos(1, 6); err != nil || !reflect.DeepEqual(failed, map[uint64]bool{3: true}) {
-				t.Errorf("failed seqnos %v, %v; want 3", failed, err)
-			}
+			orig.checkHeld(t, eng)
 
 			rec.calls = nil
 			p1 := capture(t, eng, 7, "INSERT INTO t VALUES (4, 40)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -82,6 +83,10 @@ func (noPeers) Join(context.Context, string, writeset.Member) error { return err
 func (noPeers) Leadership(context.Context, string) (uint64, string, error) {
 	return 0, "", errNoPeers
 }
+func (noPeers) Outcome(context.Context, string, uint64) (uint64, bool, error) {
+	return 0, false, errNoPeers
+}
+func (noPeers) Snapshot(context.Context, string) (io.ReadCloser, error) { return nil, errNoPeers }
 
 var errNoPeers = errors.New("no peers in this test")
 

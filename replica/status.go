@@ -46,12 +46,16 @@ type Status struct {
 	// UnforeseenConflicts counts certified write sets whose changes did
 	// not match this node's rows at apply (failed with 40001). Certification
 	// should make that impossible: each one means a conflict it missed, or
-	// that this node's data differs from the cluster's. Compare the nodes'
-	// GET /checksum.
+	// that this node's data differs from the cluster's. The node then
+	// compares the write set with the other nodes (Resyncs).
 	UnforeseenConflicts uint64 `json:"unforeseen_conflicts"`
 	// StateTransfers counts the times this node's database was replaced
 	// by a snapshot from the cluster since it started.
 	StateTransfers uint64 `json:"state_transfers"`
+	// Resyncs counts the state transfers this node made because a write
+	// set that failed here applied on another node: its data had come to
+	// differ from the cluster's, and it took that node's.
+	Resyncs uint64 `json:"resyncs"`
 	// Log positions (Raft indexes): the gap between commit and applied is
 	// this node's apply lag.
 	LogLastIndex    uint64 `json:"log_last_index"`
@@ -78,6 +82,7 @@ func (n *Node) Status() Status {
 		Conflicts:           n.sm.conflicts.Load(),
 		UnforeseenConflicts: n.sm.unforeseen.Load(),
 		StateTransfers:      n.sm.transfers.Load(),
+		Resyncs:             n.sm.resyncs.Load(),
 		LogLastIndex:        st.LastIndex,
 		LogCommitIndex:      st.CommitIndex,
 		LogAppliedIndex:     st.AppliedIndex,

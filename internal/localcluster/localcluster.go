@@ -333,7 +333,7 @@ func (c *Cluster) Wait(i int, timeout time.Duration) error {
 
 // DivergenceLogs are messages a node logs only when its data may differ
 // from the cluster's: tests fail when a node logs one.
-var DivergenceLogs = []string{replica.UnforeseenConflictLog, raftlog.TruncatingCommittedLog}
+var DivergenceLogs = []string{replica.UnforeseenConflictLog, replica.TookStateLog, raftlog.TruncatingCommittedLog}
 
 // Pause stops node i with SIGSTOP and waits (up to 5 s) until every
 // thread of the process has stopped. The kernel stops the threads one after
@@ -408,7 +408,10 @@ type Status struct {
 	SnapshotIndex  uint64 `json:"log_snapshot_index"`
 	Term           uint64 `json:"log_term"`
 	StateTransfers uint64 `json:"state_transfers"`
-	Members        []struct {
+	// Resyncs: state transfers the node made because a write set that
+	// failed there applied on another node (its data had differed).
+	Resyncs uint64 `json:"resyncs"`
+	Members []struct {
 		ID       string `json:"id"`
 		PGAddr   string `json:"pg_addr"`
 		RaftAddr string `json:"raft_addr"`

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -427,23 +428,38 @@ func (l *Log) Stats() orderlog.Stats {
 // store in place of the entries it covers, as raftlog does every so many
 // entries. It returns the index of the last entry the snapshot covers.
 func (l *Log) Snapshot() (uint64, error) {
+	index, _, err := l.snapshotNow()
+	return index, err
+}
+
+// OpenSnapshot implements orderlog.Log.
+func (l *Log) OpenSnapshot() (io.ReadCloser, error) {
+	_, snap, err := l.snapshotNow()
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(snap)), nil
+}
+
+// snapshotNow is Snapshot, also returning the snapshot written.
+func (l *Log) snapshotNow() (uint64, []byte, error) {
 	req := make(chan capturedSnap, 1)
 	select {
 	case l.snapshot <- req:
 	case <-l.done:
-		return 0, orderlog.ErrClosed
+		return 0, nil, orderlog.ErrClosed
 	}
 	c := <-req
 	if c.err != nil {
-		return 0, fmt.Errorf("memlog: snapshot: %w", c.err)
+		return 0, nil, fmt.Errorf("memlog: snapshot: %w", c.err)
 	}
 	defer c.snap.Release()
 	var buf bytes.Buffer
 	if _, err := c.snap.WriteTo(&buf); err != nil {
-		return 0, fmt.Errorf("memlog: write snapshot: %w", err)
+		return 0, nil, fmt.Errorf("memlog: write snapshot: %w", err)
 	}
 	l.store.keepSnapshot(c.index, buf.Bytes())
-	return c.index, nil
+	return c.index, buf.Bytes(), nil
 }
 
 // Close implements orderlog.Log. Appends and waits under way fail (an

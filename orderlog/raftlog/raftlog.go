@@ -234,12 +234,13 @@ type Log struct {
 	raft      *raft.Raft
 	wal       *store
 	transport *gatedTransport // the TCP transport and the filter of what comes in (incoming.go)
-	logs      raft.LogStore   // the store Raft reads, behind its cache
-	applied   *appliedIndex   // what the state machine has applied (readindex.go)
-	nudge     chan struct{}   // see nudgeFollowers
-	inFlight  atomic.Int64    // appends and barriers not yet finished
-	done      chan struct{}   // closed by Close
-	resumed   bool            // Dir held Raft state when opened
+	snaps     *snapshotStore
+	logs      raft.LogStore // the store Raft reads, behind its cache
+	applied   *appliedIndex // what the state machine has applied (readindex.go)
+	nudge     chan struct{} // see nudgeFollowers
+	inFlight  atomic.Int64  // appends and barriers not yet finished
+	done      chan struct{} // closed by Close
+	resumed   bool          // Dir held Raft state when opened
 }
 
 var _ orderlog.Log = (*Log)(nil)
@@ -379,7 +380,7 @@ func open(cfg Config, sm orderlog.StateMachine, hooks testHooks) (*Log, error) {
 	}
 	commitIndex := r.CommitIndex
 	logs.committed.Store(&commitIndex)
-	l := &Log{raft: r, wal: w, transport: rt, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
+	l := &Log{raft: r, wal: w, transport: rt, snaps: snaps, logs: logs, applied: applied, nudge: make(chan struct{}, 1), done: make(chan struct{}), resumed: existing}
 	go l.nudgeLoop()
 	go l.compactLoop(compact)
 	return l, nil
@@ -591,6 +592,27 @@ func (l *Log) Stats() orderlog.Stats {
 		LastContact:   l.raft.LastContact(),
 		CatchingUp:    l.catchingUp(),
 	}
+}
+
+// OpenSnapshot implements orderlog.Log. It opens the snapshot through the
+// file store itself: snapshotStore.Open records what a restore brought the
+// state machine up to, which serving another node must not change.
+func (l *Log) OpenSnapshot() (io.ReadCloser, error) {
+	if err := l.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil, fmt.Errorf("raftlog: snapshot: %w", err)
+	}
+	metas, err := l.snaps.List()
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: list snapshots: %w", err)
+	}
+	if len(metas) == 0 {
+		return nil, errors.New("raftlog: no snapshot to open")
+	}
+	_, rc, err := l.snaps.FileSnapshotStore.Open(metas[0].ID)
+	if err != nil {
+		return nil, fmt.Errorf("raftlog: open snapshot: %w", err)
+	}
+	return rc, nil
 }
 
 // catchingUp reports whether the node is kept out of elections (catchup.go).
