@@ -75,6 +75,35 @@ func (m *stateMachine) settle(items []engine.ApplyItem) error {
 	return nil
 }
 
+// recheck compares again the replayed items (certified, already in the
+// engine: a replay after a restart) that failed here. A node stopped while
+// settle compared one had recorded its failure with the batch, and no
+// one else would compare it again. It cannot have taken a Raft snapshot
+// since (snapshots come between Apply calls), so the replay holds it.
+func (m *stateMachine) recheck(replayed []engine.ApplyItem) error {
+	if len(replayed) == 0 {
+		return nil
+	}
+	failed, err := m.engine.FailedSeqnos(replayed[0].Seqno, replayed[len(replayed)-1].Seqno)
+	if err != nil {
+		return fmt.Errorf("read failed seqnos: %w", err)
+	}
+	for _, it := range replayed {
+		if !failed[it.Seqno] || it.Seqno <= m.tookUpTo {
+			continue
+		}
+		upTo, err := m.resolve(it.Seqno, it.WS.Origin)
+		if err != nil {
+			return err
+		}
+		if upTo > 0 {
+			m.tookUpTo = upTo
+			m.engineSeqno = max(m.engineSeqno, upTo)
+		}
+	}
+	return nil
+}
+
 // resolve compares the failed item at seqno with the other members, asking
 // its origin first. It returns 0 when it failed there too, else the seqno
 // of the state it took from a member that applied it.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -34,18 +35,8 @@ func TestDivergedCoreTakesAMembersState(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			member := memberSnapshot(t, orig, c.memberSeqno)
 
-			// The diverged database: the table of seqno 1, and a row of
-			// key 3 written behind certa's back.
-			path := filepath.Join(t.TempDir(), "diverged.db")
+			path := divergedDB(t, orig)
 			eng := openSQLite(t, path)
-			_, l, _ := openCore(t, &applyRecorder{Engine: eng}, 0, memlog.NewStore(orig.entries[:1]...), 0, 0)
-			l.Close()
-			eng.Close()
-			if out, err := exec.Command("sqlite3", path, "INSERT INTO t VALUES (3, 99)").CombinedOutput(); err != nil {
-				t.Fatalf("sqlite3: %v\n%s", err, out)
-			}
-
-			eng = openSQLite(t, path)
 			var compared []uint64
 			compare := func(seqno uint64, origin string) (io.ReadCloser, string, error) {
 				compared = append(compared, seqno)
@@ -72,6 +63,54 @@ func TestDivergedCoreTakesAMembersState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A node stopped while it compared write set 5, which failed there
+// (TestDivergedCoreTakesAMembersState), had recorded the failure with its
+// batch. Restarted, it replays its log, compares what its engine recorded
+// as failed again, and takes the member's state.
+func TestRestartedCoreComparesWhatFailedBefore(t *testing.T) {
+	orig := makeSQLiteLog(t)
+	member := memberSnapshot(t, orig, 6)
+	path := divergedDB(t, orig)
+	eng := openSQLite(t, path)
+	alike := func(uint64, string) (io.ReadCloser, string, error) { return nil, "", nil }
+	_, _ = openComparingCore(t, eng, memlog.NewStore(orig.entries...), 0, alike) // as if stopped while comparing
+	if failed, err := eng.FailedSeqnos(1, 6); err != nil || !reflect.DeepEqual(failed, map[uint64]bool{3: true, 5: true}) {
+		t.Fatalf("failed seqnos before the restart %v, %v; want 3 and 5", failed, err)
+	}
+
+	var compared []uint64
+	compare := func(seqno uint64, origin string) (io.ReadCloser, string, error) {
+		compared = append(compared, seqno)
+		if seqno == 3 {
+			return nil, "", nil
+		}
+		return io.NopCloser(bytes.NewReader(member)), "n2", nil
+	}
+	node, _ := openComparingCore(t, eng, memlog.NewStore(orig.entries...), 0, compare)
+	if want := []uint64{3, 5}; !slices.Equal(compared, want) {
+		t.Errorf("compared seqnos %v, want %v", compared, want)
+	}
+	if got := node.sm.resyncs.Load(); got != 1 {
+		t.Errorf("%d states taken, want 1", got)
+	}
+	orig.checkHeld(t, eng)
+}
+
+// divergedDB returns a database that applied seqno 1 of orig's log, with
+// a row of key 3 written into it behind certa's back.
+func divergedDB(t *testing.T, orig sqliteLog) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "diverged.db")
+	eng := openSQLite(t, path)
+	_, l, _ := openCore(t, &applyRecorder{Engine: eng}, 0, memlog.NewStore(orig.entries[:1]...), 0, 0)
+	l.Close()
+	eng.Close()
+	if out, err := exec.Command("sqlite3", path, "INSERT INTO t VALUES (3, 99)").CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v\n%s", err, out)
+	}
+	return path
 }
 
 // memberSnapshot returns the state of a member that applied the log of

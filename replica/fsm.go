@@ -109,6 +109,7 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 	}()
 	var items []engine.ApplyItem
 	var notify []outcomeFor
+	var replayed []engine.ApplyItem // certified, already in the engine
 	for _, e := range entries {
 		dec, err := writeset.DecodeEntry(e.Data)
 		if err != nil {
@@ -149,10 +150,30 @@ func (m *stateMachine) Apply(entries []orderlog.Entry) {
 						return
 					}
 					notify = append(notify, outcomeFor{ws.TxID, outcome{m.seqno, err}})
+				} else if m.seqno > m.tookUpTo {
+					replayed = append(replayed, engine.ApplyItem{Seqno: m.seqno, WS: ws})
 				}
 				continue
 			}
 			items = append(items, engine.ApplyItem{Seqno: m.seqno, WS: ws})
+		}
+	}
+	if err := m.recheck(replayed); err != nil {
+		m.fatal(fmt.Errorf("compare write sets that failed here before a restart: %w", err))
+		return
+	}
+	if m.tookUpTo > 0 && len(items) > 0 && items[0].Seqno <= m.tookUpTo {
+		// recheck took a state that holds these items.
+		for len(items) > 0 && items[0].Seqno <= m.tookUpTo {
+			if items[0].WS.Origin == m.self {
+				err, ferr := m.outcomeTaken(items[0].Seqno)
+				if ferr != nil {
+					m.fatal(ferr)
+					return
+				}
+				notify = append(notify, outcomeFor{items[0].WS.TxID, outcome{items[0].Seqno, err}})
+			}
+			items = items[1:]
 		}
 	}
 	if m.seqno > m.engineSeqno {

@@ -43,6 +43,13 @@ func (r *applyRecorder) AppliedSeqno() (uint64, error) {
 	return r.applied, nil
 }
 
+func (r *applyRecorder) FailedSeqnos(from, to uint64) (map[uint64]bool, error) {
+	if r.Engine != nil {
+		return r.Engine.FailedSeqnos(from, to)
+	}
+	return map[uint64]bool{}, nil
+}
+
 func (r *applyRecorder) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
 	var err error
 	if r.Engine != nil {
