@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -97,24 +99,30 @@ const maxBatchRows = 1000
 // (jsonb): a client's function of the same name in another schema, with
 // an argument of another type, is never the one called.
 func planRun(m *tableMeta, rows []rowChange) []rowStatement {
-	t, cols, pk := m.sqlName(), quoteIdents(m.cols), quoteIdents(m.pk)
-	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
-	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb)", t, cols, cols, t)
-	// Deletes find their rows through the key's index: the planner does
-	// not see how few rows jsonb_populate_recordset returns, and for an
-	// IN (SELECT ...) it scanned the whole table (3 ms a row at 10,000
-	// rows). One row: the key as an init plan; several of a one-column
-	// key: = ANY of them; several of a longer key: a semi-join.
-	delOne := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb))", t, pk, pk, t)
-	del := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) IN (SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb))", t, pk, pk, t)
-	if len(m.pk) == 1 {
-		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb)))", t, pk, pk, t)
+	t, cols, pk := m.sqlName(), m.cols, m.pk
+	src := jsonSource(t)
+	if hasRecord(rows[0]) {
+		src = recordSource(t)
 	}
-	// A row of a table without a key: one whose values are the old row's
-	// (its JSON in the capture's forms), one at a time.
-	oneRow := fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE certa.row_jsonb(r) = $%%d::pg_catalog.jsonb LIMIT 1)", t)
+	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
+	insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s", t, quoteIdents(cols), src.cols(cols), src.many(1))
+	// Deletes find their rows through the key's index: the planner does
+	// not see how few rows the source returns, and for an IN (SELECT ...)
+	// it scanned the whole table (3 ms a row at 10,000 rows). One row: the
+	// key as an init plan; several of a one-column key: = ANY of them;
+	// several of a longer key: a semi-join.
+	delOne := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) = (SELECT %s FROM %s)", t, quoteIdents(pk), src.cols(pk), src.one(1))
+	del := fmt.Sprintf("DELETE FROM ONLY %s WHERE (%s) IN (SELECT %s FROM %s)", t, quoteIdents(pk), src.cols(pk), src.many(1))
+	if len(m.pk) == 1 {
+		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM %s))", t, quoteIdents(pk), src.cols(pk), src.many(1))
+	}
+	// A row of a table without a key: one whose values are the old row's,
+	// one at a time.
+	oneRow := func(n int) string {
+		return fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE %s LIMIT 1)", t, src.sameRow("r", n))
+	}
 	if m.wholeRow() {
-		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s", t, fmt.Sprintf(oneRow, 1))
+		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s", t, oneRow(1))
 	}
 	one := func(sql string, arg []byte, n int) rowStatement {
 		return rowStatement{sql: sql, args: [][]byte{arg}, rows: n, what: what}
@@ -138,13 +146,77 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 		// runs in between (session_replication_role = replica).
 		return []rowStatement{one(delOne, r.oldKey, 1), one(insert, newRows(), 1)}
 	}
-	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb)) WHERE (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $2::pg_catalog.jsonb))",
-		t, cols, cols, t, pk, pk, t)
+	where := fmt.Sprintf("(%s) = (SELECT %s FROM %s)", quoteIdents(pk), src.cols(pk), src.one(2))
 	if m.wholeRow() {
-		update = fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM pg_catalog.jsonb_populate_record(NULL::%s, $1::pg_catalog.jsonb)) WHERE %s",
-			t, cols, cols, t, fmt.Sprintf(oneRow, 2))
+		where = oneRow(2)
 	}
+	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM %s) WHERE %s", t, quoteIdents(cols), src.cols(cols), src.one(1), where)
 	return []rowStatement{{sql: update, args: [][]byte{r.newRow, r.oldKey}, rows: 1, what: what}}
+}
+
+// rowSource is how the applier's statements read rows of table t from a
+// jsonb parameter: a FROM item for one object ($n) or an array of them,
+// the select list of some columns of it, and a condition that table row
+// alias is the row in $n (a table without a key).
+type rowSource struct {
+	one, many func(n int) string
+	cols      func(names []string) string
+	sameRow   func(alias string, n int) string
+}
+
+// jsonSource reads rows as JSON objects of their columns, through
+// jsonb_populate_record, which reads each value in its column's type.
+func jsonSource(t string) rowSource {
+	return rowSource{
+		one: func(n int) string {
+			return fmt.Sprintf("pg_catalog.jsonb_populate_record(NULL::%s, $%d::pg_catalog.jsonb)", t, n)
+		},
+		many: func(n int) string {
+			return fmt.Sprintf("pg_catalog.jsonb_populate_recordset(NULL::%s, $%d::pg_catalog.jsonb)", t, n)
+		},
+		cols: quoteIdents,
+		sameRow: func(alias string, n int) string {
+			return fmt.Sprintf("certa.row_jsonb(%s) = $%d::pg_catalog.jsonb", alias, n)
+		},
+	}
+}
+
+// recordSource reads rows from their record text (recordKey), which the
+// table's row type reads back exactly: json keeps its text, a jsonb JSON
+// null stays one, a domain's check sees the real value. OFFSET 0 keeps
+// the planner from reading the text again for each column.
+func recordSource(t string) rowSource {
+	text := func(json string) string {
+		return fmt.Sprintf("(%s OPERATOR(pg_catalog.->>) '%s'::pg_catalog.text)", json, recordKey)
+	}
+	return rowSource{
+		one: func(n int) string {
+			return fmt.Sprintf("(SELECT %s::%s AS r OFFSET 0) x", text(fmt.Sprintf("$%d::pg_catalog.jsonb", n)), t)
+		},
+		many: func(n int) string {
+			return fmt.Sprintf("(SELECT %s::%s AS r FROM pg_catalog.jsonb_array_elements($%d::pg_catalog.jsonb) e OFFSET 0) x", text("e.value"), t, n)
+		},
+		cols: func(names []string) string {
+			q := make([]string, len(names))
+			for i, n := range names {
+				q[i] = "(x.r)." + quoteIdent(n)
+			}
+			return strings.Join(q, ", ")
+		},
+		sameRow: func(alias string, n int) string {
+			return fmt.Sprintf("certa.row_text(%s) = %s", alias, text(fmt.Sprintf("$%d::pg_catalog.jsonb", n)))
+		},
+	}
+}
+
+// hasRecord reports whether r's rows carry their record text (they were
+// captured by certa.capture_row_exact).
+func hasRecord(r rowChange) bool {
+	row := r.newRow
+	if row == nil {
+		row = r.oldKey
+	}
+	return bytes.Contains(row, []byte(`"`+recordKey+`": `))
 }
 
 // jsonArray makes a JSON array of one JSON object of each row.

@@ -84,9 +84,10 @@ BEGIN
 	LEFT JOIN pg_trigger grd ON grd.tgrelid = r.oid AND grd.tgname = 'certa_no_truncate'
 	CROSS JOIN LATERAL (VALUES
 		(CASE WHEN cap.oid IS NULL THEN CASE WHEN r.relkind = 'r' THEN 'no capture' END
-			WHEN cap.tgfoid = 'certa.capture_row'::regproc AND cap.tgtype = 29 AND cap.tgenabled = 'O'
+			WHEN cap.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc) AND cap.tgtype = 29 AND cap.tgenabled = 'O'
 				AND cap.tgqual IS NULL AND cap.tgattr = '' AND cap.tgconstraint = 0 AND cap.tgnargs = 0
-				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture' END
+				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture'
+					WHEN cap.tgfoid <> certa.capture_fn(r.oid) THEN 'stale capture' END
 			ELSE 'changed capture' END, 'certa_capture'::name),
 		(CASE WHEN grd.oid IS NULL THEN 'no guard'
 			WHEN grd.tgfoid = 'certa.refuse_truncate'::regproc AND grd.tgtype = 34 AND grd.tgenabled = 'O'
@@ -97,11 +98,11 @@ BEGIN
 	WHERE f.fault IS NOT NULL
 	UNION ALL
 	SELECT r.oid, r.relkind,
-		CASE WHEN t.tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
+		CASE WHEN t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
 		t.tgname
 	FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid
 	WHERE NOT t.tgisinternal AND t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
-		AND (t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc))
+		AND (t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc))
 	UNION ALL
 	SELECT r.oid, r.relkind, 'replica rule', w.rulename
 	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
@@ -117,7 +118,7 @@ BEGIN
 	-- A partitioned table's certa_capture first: its clones cannot be
 	-- replaced, they go with it.
 	FOR f IN SELECT * FROM certa.capture_faults(scope) ORDER BY kind = 'p' AND trg = 'certa_capture' DESC LOOP
-		IF f.fault NOT IN ('no capture', 'no guard', 'partitioned capture')
+		IF f.fault NOT IN ('no capture', 'stale capture', 'no guard', 'partitioned capture')
 			AND (f.rel = ANY (touched) OR EXISTS (SELECT 1 FROM pg_partition_ancestors(f.rel) a WHERE a.relid = ANY (touched))) THEN
 			PERFORM certa.refuse_fault(tag, f.fault, f.rel, f.trg);
 		END IF;
@@ -126,8 +127,8 @@ BEGIN
 			-- before it in this loop): the partitions get their own.
 			EXECUTE format('DROP TRIGGER IF EXISTS certa_capture ON %s', f.rel::regclass);
 			again := again || ARRAY(SELECT p.relid::oid FROM pg_partition_tree(f.rel) p);
-		ELSIF f.fault IN ('no capture', 'changed capture') THEN
-			EXECUTE format('CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', f.rel::regclass);
+		ELSIF f.fault IN ('no capture', 'changed capture', 'stale capture') THEN
+			EXECUTE format('CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', f.rel::regclass, certa.capture_fn(f.rel));
 		ELSIF f.fault IN ('no guard', 'changed guard') THEN
 			EXECUTE format('CREATE OR REPLACE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', f.rel::regclass);
 		END IF;
@@ -190,9 +191,9 @@ BEGIN
 		-- any relation (a view's trigger that captured would put rows of
 		-- no table in a write set).
 		FOR f IN SELECT t.tgname, t.tgrelid, c.relkind,
-				CASE WHEN t.tgname = 'certa_capture' THEN t.tgfoid = 'certa.capture_row'::regproc AND t.tgtype = 29
+				CASE WHEN t.tgname = 'certa_capture' THEN t.tgfoid = certa.capture_fn(t.tgrelid) AND t.tgtype = 29
 					WHEN t.tgname = 'certa_no_truncate' THEN t.tgfoid = 'certa.refuse_truncate'::regproc AND t.tgtype = 34
-					ELSE t.tgfoid NOT IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc) END
+					ELSE t.tgfoid NOT IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc) END
 				AND (t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
 					OR c.relkind IN ('r', 'p') AND t.tgenabled = 'O' AND t.tgqual IS NULL AND t.tgattr = '' AND t.tgconstraint = 0 AND t.tgnargs = 0) AS ok
 			FROM pg_event_trigger_ddl_commands() d JOIN pg_trigger t ON t.oid = d.objid JOIN pg_class c ON c.oid = t.tgrelid

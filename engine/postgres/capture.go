@@ -178,7 +178,9 @@ func parseRow(m *tableMeta, refs *tableRefs, row []byte, buf rowCols) (rowCols, 
 // keyOfCols is keyOf of a row already parsed into cols (parseRow).
 func keyOfCols(m *tableMeta, row []byte, cols rowCols) (keyJSON []byte, key writeset.Key, err error) {
 	if m.wholeRow() {
-		sum := sha256.Sum256(row)
+		// Keyed by its JSON alone: a row locked FOR UPDATE (certa.row_jsonb)
+		// has no record text.
+		sum := sha256.Sum256(withoutRecord(row))
 		return row, writeset.EncodeKey(m.keyTable(), "row "+hex.EncodeToString(sum[:])), nil
 	}
 	obj := make(map[string]json.RawMessage, len(m.pk))
@@ -193,8 +195,24 @@ func keyOfCols(m *tableMeta, row []byte, cols rowCols) (keyJSON []byte, key writ
 			return nil, "", fmt.Errorf("capture: key of %s: %w", m.sqlName(), err)
 		}
 	}
+	if raw, ok := cols.get(recordKey); ok {
+		obj[recordKey] = raw // the applier finds the row by the key's exact values
+	}
 	keyJSON, err = json.Marshal(obj)
 	return keyJSON, writeset.EncodeKey(m.keyTable(), vals...), err
+}
+
+// withoutRecord returns row without its recordKey member, if it has one
+// (last, as jsonb writes it). Inside a JSON string a quote is escaped, so
+// `, "` + recordKey + `": ` is the member and nothing else.
+func withoutRecord(row []byte) []byte {
+	if i := bytes.Index(row, []byte(`, "`+recordKey+`": `)); i >= 0 {
+		return append(row[:i:i], '}')
+	}
+	if bytes.HasPrefix(row, []byte(`{"`+recordKey+`": `)) {
+		return []byte("{}")
+	}
+	return row
 }
 
 // rowCols are the members of a row's JSON object: column names and

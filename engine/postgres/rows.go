@@ -24,6 +24,15 @@ type rowChange struct {
 	newRow []byte // JSON object of every column (INSERT, UPDATE)
 }
 
+// recordKey is the member under which certa.capture_row_exact adds a
+// row's record text (its columns in PostgreSQL's own text forms) to its
+// JSON object, for a table whose values JSON cannot carry exactly (json
+// keeps its text; a jsonb JSON null is not SQL NULL): the applier then
+// makes the row from that text (apply.go). No column has this name: it
+// is longer than PostgreSQL's longest identifier (63 bytes), so it also
+// sorts last in jsonb's text, whose keys go by length first.
+const recordKey = "certa.record: the whole row in its text form, exact where JSON is not"
+
 // Operations of a rowChange, as the capture trigger records them.
 const (
 	opInsert = 'I'

@@ -84,7 +84,11 @@ const codeNotLocal = "0A0C1"
 //     whether a function changed one on this node alone (tx.go).
 //   - certa.note_locked: records in the capture a row that a nested
 //     SELECT locked for update (op 'L'; locking.go), as a key to certify.
-//   - certa.capture_row: the row trigger. It records only what clients
+//   - certa.capture_row: the row trigger. A table whose rows JSON cannot
+//     carry exactly (certa.exact_rows: json keeps its text, jsonb its
+//     JSON null, at any depth) gets certa.capture_row_exact, which adds
+//     each row's record text under recordKey (rows.go); certa.capture_fn
+//     names the one a table needs. Both record only what clients
 //     (certa.is_client) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
 //     nothing; certa.refuse_truncate refuses TRUNCATE to clients unless
@@ -276,6 +280,41 @@ BEGIN
 	RETURN NULL;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.capture_row_exact() RETURNS trigger LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
+BEGIN
+	IF NOT certa.is_client() THEN
+		RETURN NULL;
+	END IF;
+	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),
+		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) || jsonb_build_object('` + recordKey + `', OLD::text) END,
+		CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) || jsonb_build_object('` + recordKey + `', NEW::text) END);
+	RETURN NULL;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	WITH RECURSIVE ty (oid, depth) AS (
+		SELECT a.atttypid, 0 FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
+		UNION ALL
+		SELECT s.oid, ty.depth + 1 FROM ty JOIN pg_type t ON t.oid = ty.oid
+		CROSS JOIN LATERAL (
+			SELECT t.typbasetype WHERE t.typtype = 'd'
+			UNION ALL SELECT t.typelem WHERE t.typcategory = 'A' AND t.typelem <> 0
+			UNION ALL SELECT a.atttypid FROM pg_attribute a
+				WHERE t.typtype = 'c' AND a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped
+			UNION ALL SELECT g.rngsubtype FROM pg_range g WHERE t.oid IN (g.rngtypid, g.rngmultitypid)
+		) s (oid)
+		WHERE ty.depth < 8
+	)
+	SELECT EXISTS (SELECT 1 FROM ty WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype))
+$f$;
+CREATE OR REPLACE FUNCTION certa.capture_fn(rel oid) RETURNS regproc LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT CASE WHEN certa.exact_rows(rel) THEN 'certa.capture_row_exact'::regproc ELSE 'certa.capture_row'::regproc END
+$f$;
+CREATE OR REPLACE FUNCTION certa.row_text(r anyelement) RETURNS text LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS 'SELECT r::text';
 CREATE OR REPLACE FUNCTION certa.permitted() RETURNS boolean LANGUAGE sql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 	SELECT EXISTS (SELECT 1 FROM certa.permits p WHERE p.xid = pg_current_xact_id()
@@ -332,7 +371,7 @@ BEGIN
 		WHERE d.object_type = 'table' AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND n.nspname <> 'certa'
 	LOOP
 		IF r.relkind = 'r' AND NOT r.captures THEN
-			EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION certa.capture_row()', r.rel);
+			EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', r.rel, certa.capture_fn(r.rel));
 		END IF;
 		IF NOT r.guarded THEN
 			EXECUTE format('CREATE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', r.rel);

@@ -1,0 +1,124 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"certa/engine"
+	"certa/sqlerr"
+)
+
+// A json column (unlike jsonb) keeps the text it was given: spaces, key
+// order, duplicate keys, escapes. Rows travel as jsonb, which would
+// normalise it on the other nodes; they get the text itself, also through
+// a domain over json (whose check sees the real value), in a table
+// without a key (found by its whole row), in a column added later, and
+// inside arrays and composite types; a jsonb key may be JSON null. Such a
+// table's arrays keep their bounds as well.
+func TestJSONColumnsKeepTheirText(t *testing.T) {
+	o, r := startServer(t)
+	ctx := context.Background()
+	schema := []string{
+		"CREATE DOMAIN doc_with_a AS json CHECK ((VALUE::jsonb) ? 'a')",
+		"CREATE TABLE j (id int PRIMARY KEY, doc json, d doc_with_a, b jsonb, n numeric(6,2))",
+		"CREATE TABLE k (doc json, n int)",
+		"CREATE TYPE pair AS (j jsonb, n int)",
+		"CREATE TABLE ja (id jsonb PRIMARY KEY, docs json[], p pair, tags text[])",
+	}
+	for _, s := range schema {
+		mustExec(t, o.admin, asClient(s))
+		mustExec(t, r.admin, asClient(s))
+	}
+	var ts, tsr tables
+	seqno := uint64(0)
+	apply := func(stmts ...string) {
+		t.Helper()
+		w := captureTx(t, o.client, &ts, true, stmts...)
+		seqno++
+		items := []engine.ApplyItem{{Seqno: seqno, WS: w}}
+		if err := applyItems(ctx, r.applier, &tsr, items, seqno, testToken, nil); err != nil || items[0].Err != nil {
+			t.Fatalf("%v: %v, %v", stmts, err, items[0].Err)
+		}
+		for _, table := range []string{"j", "k", "ja"} {
+			if got, want := rowsOf(t, r.admin, table), rowsOf(t, o.admin, table); !slices.Equal(got, want) {
+				t.Fatalf("after %v, table %s:\nreplica %q\norigin  %q", stmts, table, got, want)
+			}
+		}
+	}
+	apply(`INSERT INTO j VALUES
+		(1, '{"b": 1,   "a": [1, 2],"a": 3}', '{"a":1}', '{"b": 1, "a": 2}', 1.5),
+		(2, '  "caf\u00e9 \"x\""  ', '{"a" : null}', NULL, NULL),
+		(3, 'null', NULL, 'null', 2),
+		(4, NULL, '{"z":0,"a":"\ud83d\ude00"}', '[]', 3)`,
+		`INSERT INTO k VALUES ('{"x":1,  "x":2}', 1), ('{"x":1,  "x":2}', 1), (NULL, 2), ('[ 1,2 ]', 3)`)
+	apply(`UPDATE j SET doc = '{ "updated" :true }', d = '{"a":  [ ]}' WHERE id = 1`,
+		`UPDATE j SET n = 9 WHERE id = 2`)
+	apply(`UPDATE k SET n = 10 WHERE n = 1 AND ctid = (SELECT min(ctid) FROM k WHERE n = 1)`,
+		`DELETE FROM k WHERE doc::text = '[ 1,2 ]'`)
+	apply(`DELETE FROM j WHERE id = 3`)
+	mustExec(t, o.admin, asClient("ALTER TABLE k ADD COLUMN later json"))
+	mustExec(t, r.admin, asClient("ALTER TABLE k ADD COLUMN later json"))
+	ts.reset()
+	tsr.reset()
+	apply(`UPDATE k SET later = '{"l":  1}' WHERE n = 2`)
+
+	apply(`INSERT INTO ja VALUES ('null', ARRAY['{"a":  1}'::json, NULL, 'null'], ROW('null', 1), '[0:1]={a,b}'),
+		('{"k": 1}', '{}', ROW(NULL, NULL), NULL)`)
+	apply(`UPDATE ja SET p = ROW('{"x": [1, null]}', 2), docs[0] = '[ ]' WHERE id = 'null'`)
+	apply(`DELETE FROM ja WHERE id = '{"k": 1}'`)
+	if got := rowsOf(t, r.admin, "ja"); len(got) != 1 {
+		t.Fatalf("ja on the replica: %q", got)
+	}
+
+}
+
+// A table gets the exact capture (certa.capture_row_exact) when a column
+// makes it need it, however the column comes (CREATE TABLE, CREATE TABLE
+// AS, ALTER TABLE on its own or in a block), and loses it when no column
+// needs it any more. No client trigger may call it.
+func TestExactCaptureFollowsColumns(t *testing.T) {
+	e := openEngine(t)
+	f := newBoundaryFixture(t, e)
+	captureOf := func(table string) string {
+		t.Helper()
+		rows := query(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = 'certa_capture'")
+		return rows[0][0].(string)
+	}
+	const plain, exact = "certa.capture_row", "certa.capture_row_exact"
+	f.mustDDL("CREATE TABLE p (id int PRIMARY KEY, n int)", "CREATE TABLE j (id int PRIMARY KEY, doc json)",
+		"CREATE TABLE c AS SELECT 1 AS id, '{}'::jsonb AS doc")
+	for table, want := range map[string]string{"p": plain, "j": exact, "c": exact} {
+		if got := captureOf(table); got != want {
+			t.Errorf("%s: %s, want %s", table, got, want)
+		}
+	}
+	for _, step := range []struct {
+		stmt    string
+		inBlock bool
+		want    string
+	}{
+		{"ALTER TABLE p ADD COLUMN d jsonb", false, exact},
+		{"ALTER TABLE p DROP COLUMN d", true, plain},
+		{"ALTER TABLE p ALTER COLUMN n TYPE json USING pg_catalog.to_json(n)", false, exact},
+		{"ALTER TABLE p ALTER COLUMN n TYPE text", true, plain},
+	} {
+		var err error
+		if step.inBlock {
+			err = f.inBlock(step.stmt)
+		} else {
+			err = f.ddl(step.stmt)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", step.stmt, err)
+		}
+		if got := captureOf("p"); got != step.want {
+			t.Errorf("after %s: %s, want %s", step.stmt, got, step.want)
+		}
+		f.wantCaptured("INSERT INTO p (id) VALUES (1)", key("p", 1))
+	}
+	err := f.ddl("CREATE TRIGGER mine AFTER INSERT ON p FOR EACH ROW EXECUTE FUNCTION certa.capture_row_exact()")
+	if sqlerr.Code(err) != "0A000" {
+		t.Fatalf("a client trigger calling certa.capture_row_exact: %v, want 0A000", err)
+	}
+}
