@@ -167,6 +167,38 @@ func fromRefs(from []*pg_query.Node) (refs []string, plain, byTable bool) {
 	return refs, plain, byTable
 }
 
+// FromRelation returns the table that ref (an alias, or a table's name)
+// names in the FROM list of sql, a SELECT: "schema.name" or "name". ok is
+// false when sql is not one SELECT or ref names no table in its FROM.
+func FromRelation(sql, ref string) (relation string, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
+		return "", false
+	}
+	var walk func(n *pg_query.Node)
+	walk = func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil && !ok {
+			name := rv.Relname
+			if rv.Alias != nil {
+				name = rv.Alias.Aliasname
+			}
+			if name == ref {
+				relation, ok = rv.Relname, true
+				if rv.Schemaname != "" {
+					relation = rv.Schemaname + "." + rv.Relname
+				}
+			}
+		} else if j := n.GetJoinExpr(); j != nil {
+			walk(j.Larg)
+			walk(j.Rarg)
+		}
+	}
+	for _, f := range tree.Stmts[0].Stmt.GetSelectStmt().FromClause {
+		walk(f)
+	}
+	return relation, ok
+}
+
 // wrapLocking turns the nested locking SELECT s, in place, into
 //
 //	SELECT <s's columns> FROM (<s, with the locked rows>) AS certa_locked(...)

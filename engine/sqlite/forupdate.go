@@ -229,24 +229,26 @@ func (c *conn) lockedSelect(req lockRequest) (sql string, ti *tableInfo, k int, 
 	if err != nil {
 		return "", nil, 0, err
 	}
+	alias := ""
+	if !ti.exists {
+		// FOR UPDATE OF may name the table by its alias.
+		if rel, ok := pgparse.FromRelation(req.sql, req.table); ok {
+			if ti, err = c.table(rel); err != nil {
+				return "", nil, 0, err
+			}
+			alias = req.table
+		}
+	}
 	if !ti.exists || len(ti.keyColumns()) == 0 {
 		return "", nil, 0, sqlerr.New(sqlerr.FeatureNotSupported,
 			"SELECT ... FOR UPDATE needs a table whose rows have keys after FROM (or named in FOR UPDATE OF), got %q", req.table)
 	}
 	// The table's alias in FROM, if it has one, qualifies the key columns.
 	qual := quoteIdent(ti.name)
-	toks := tokenize(req.sql)
-	for i, t := range toks {
-		if strings.EqualFold(unquote(t), req.table) && i > 0 && (strings.EqualFold(toks[i-1], "from") || toks[i-1] == ",") {
-			j := i + 1
-			if j < len(toks) && strings.EqualFold(toks[j], "as") {
-				j++
-			}
-			if j < len(toks) && isIdent(unquote(toks[j])) && !isKeyword(toks[j]) {
-				qual = toks[j]
-			}
-			break
-		}
+	if alias != "" {
+		qual = quoteIdent(alias)
+	} else if a := fromAlias(req.sql, req.table); a != "" {
+		qual = a
 	}
 	start := strings.Index(strings.ToLower(req.sql), "select")
 	if start < 0 || strings.HasPrefix(strings.ToLower(strings.TrimSpace(req.sql[start+6:])), "distinct") {
@@ -258,6 +260,25 @@ func (c *conn) lockedSelect(req lockRequest) (sql string, ti *tableInfo, k int, 
 	}
 	sql = req.sql[:start+6] + " " + strings.Join(cols, ", ") + "," + req.sql[start+6:]
 	return sql, ti, len(cols), nil
+}
+
+// fromAlias returns the alias that table has after FROM (or a comma) in
+// sql, as written, or "".
+func fromAlias(sql, table string) string {
+	toks := tokenize(sql)
+	for i, t := range toks {
+		if strings.EqualFold(unquote(t), table) && i > 0 && (strings.EqualFold(toks[i-1], "from") || toks[i-1] == ",") {
+			j := i + 1
+			if j < len(toks) && strings.EqualFold(toks[j], "as") {
+				j++
+			}
+			if j < len(toks) && isIdent(unquote(toks[j])) && !isKeyword(toks[j]) {
+				return toks[j]
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // isKeyword reports whether t, after a table name, starts the next clause

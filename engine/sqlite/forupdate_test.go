@@ -71,3 +71,26 @@ func TestForUpdateKeyTypes(t *testing.T) {
 		}
 	}
 }
+
+// FOR UPDATE OF may name a table by its alias, as PostgreSQL requires when
+// the table has one: the rows of the table behind the alias become keys,
+// in a join, in a block and nested in a subquery alike.
+func TestForUpdateOfAlias(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE acc (id INTEGER PRIMARY KEY, v INTEGER)")
+	e.ddl("CREATE TABLE other (id INTEGER PRIMARY KEY)")
+	e.commit("INSERT INTO acc VALUES (1, 10), (2, 20)", "INSERT INTO other VALUES (1), (2)")
+	for _, c := range []struct {
+		sql  string
+		want []writeset.Key
+	}{
+		{"SELECT v FROM acc AS x WHERE id = 1 FOR UPDATE OF x", []writeset.Key{writeset.EncodeKey("acc", int64(1))}},
+		{"SELECT x.v FROM other o JOIN acc x ON x.id = o.id WHERE o.id = 2 FOR UPDATE OF x", []writeset.Key{writeset.EncodeKey("acc", int64(2))}},
+		{"SELECT * FROM (SELECT v FROM acc x WHERE id = 2 FOR UPDATE OF x) s", []writeset.Key{writeset.EncodeKey("acc", int64(2))}},
+	} {
+		ws := e.capture(c.sql)
+		if got := fmtKeys(ws.Keys); len(got) != len(c.want) || got[0] != fmtKeys(c.want)[0] {
+			t.Errorf("%s: keys %q, want %q", c.sql, got, fmtKeys(c.want))
+		}
+	}
+}
