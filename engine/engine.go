@@ -375,6 +375,13 @@ type Tx interface {
 	// every one with 0A000, having run nothing.
 	ExecSchema(ctx context.Context, sql string, w result.Writer) error
 
+	// SetReadOnly makes the transaction read-only from now on (SQL SET
+	// TRANSACTION READ ONLY): a later statement that would write a table,
+	// a sequence or the schema, or lock rows, fails with 25006 and
+	// PostgreSQL's message, having written nothing. What it wrote before
+	// stays in its write set.
+	SetReadOnly(ctx context.Context) error
+
 	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
 	// marks form a stack; n below numbers them from the oldest held, 1 up.
 	Savepoint(ctx context.Context) error

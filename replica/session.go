@@ -278,6 +278,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		if !s.inBlock {
 			s.inBlock = true
 			s.beginSettings()
+			s.beginReadOnly(st)
 		}
 		return w.Complete("BEGIN")
 	case kindCommit:
@@ -364,6 +365,10 @@ func (s *Session) beginIfNeeded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.readOnlyTx(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
 	s.tx = tx
 	return nil
 }
@@ -434,6 +439,9 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 		return err
 	}
 	defer tx.Rollback()
+	if err := s.readOnlyTx(execCtx, tx); err != nil {
+		return err
+	}
 	if patience > 0 {
 		tx.Prioritize(patience)
 	}
@@ -629,6 +637,9 @@ func savepointTokens(sql string) (toks []string, ok bool) {
 // engine can. One that changes only the session's own temporary objects
 // runs on this node alone, as PostgreSQL finds (localDDL).
 func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error {
+	if s.readOnlyNow() {
+		return errReadOnly(pgparse.SchemaTag(st.sql))
+	}
 	if ran, err := s.localDDL(ctx, st, w); ran || err != nil {
 		return err
 	}
@@ -770,6 +781,10 @@ func (s *Session) show(st statement, w result.Writer) error {
 		}
 	case "transaction_isolation":
 		value = "repeatable read" // PostgreSQL's name for snapshot isolation
+	case "transaction_read_only":
+		value = onOff(s.readOnlyNow())
+	case "default_transaction_read_only":
+		value = onOff(s.defaultReadOnly)
 	case "server_version":
 		value = "15.0"
 	default:

@@ -65,6 +65,11 @@ func (tx *fakeTx) Release(ctx context.Context, n int) error {
 
 func (tx *fakeTx) Snapshot() uint64 { return 0 }
 
+func (tx *fakeTx) SetReadOnly(context.Context) error {
+	tx.ran = append(tx.ran, "read only")
+	return nil
+}
+
 func (tx *fakeTx) Exec(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	if strings.Contains(sql, "FAIL") {
 		return sqlerr.New(sqlerr.UniqueViolation, "fake failure")

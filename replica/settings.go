@@ -25,6 +25,9 @@ type sessionSettings struct {
 	settings    map[string]string // other SET parameters, echoed by SHOW
 	// statementTimeout bounds each statement's execution (0: none).
 	statementTimeout time.Duration
+	// defaultReadOnly is default_transaction_read_only; txReadOnly says
+	// whether the block is read-only (readonly.go).
+	defaultReadOnly, txReadOnly bool
 	// pg are PostgreSQL's run-time parameters the session set, by name,
 	// in PostgreSQL's form, for an engine that runs PostgreSQL: passed to
 	// every transaction (engine.WithSettings).
@@ -101,6 +104,11 @@ func (s *Session) restoreSettings(v sessionSettings) {
 var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle"}
 
 func (s *Session) set(ctx context.Context, st statement, w result.Writer) error {
+	if len(st.words) > 1 && (st.words[1] == "TRANSACTION" || st.words[1] == "SESSION") {
+		if m, ok := pgparse.TransactionModes(st.sql); ok {
+			return s.setTxModes(ctx, m, w)
+		}
+	}
 	if s.node.engine.RunsPostgreSQL() {
 		if ps, ok := pgparse.ParseSet(st.sql); ok && !strings.HasPrefix(ps.Name, "certa.") && ps.Name != "client_encoding" {
 			return s.setPostgres(ctx, st, ps, w)
@@ -109,6 +117,16 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 	name, value, local, err := parseSet(st.sql)
 	if err != nil {
 		return err
+	}
+	if name == "transaction_read_only" {
+		b, err := parseBool(name, value)
+		if err != nil {
+			return err
+		}
+		if err := s.setTxReadOnly(ctx, b); err != nil {
+			return err
+		}
+		return w.Complete("SET")
 	}
 	if err := s.setValue(name, value, local); err != nil {
 		return err
@@ -193,6 +211,15 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 	case "application_name", "timezone", "intervalstyle":
 		v.settings[name] = value
 		return &[2]string{reportedName[name], value}, nil
+	case "default_transaction_read_only":
+		b := false
+		if value != "" && !strings.EqualFold(value, "default") {
+			if b, err = parseBool(name, value); err != nil {
+				return nil, err
+			}
+		}
+		v.defaultReadOnly = b
+		v.settings[name] = onOff(b)
 	case "statement_timeout":
 		d := defaultTimeout
 		if value != "" && !strings.EqualFold(value, "default") {
@@ -264,6 +291,13 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		value = v
 	}
+	if ps.Name == "transaction_read_only" {
+		// The block's, not the session's: SET TRANSACTION.
+		if err := s.setTxReadOnly(ctx, value == "on"); err != nil {
+			return err
+		}
+		return w.Complete(tag)
+	}
 	if s.tx != nil {
 		if err := s.tx.Exec(ctx, st.sql, result.Discard); err != nil {
 			return err
@@ -284,6 +318,9 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		if ps.Name == "statement_timeout" {
 			// certa's own timer too (PostgreSQL's form: 0, 5s, 1min...).
 			v.apply(ps.Name, pgTimeout(value, ps.Reset), s.node.cfg.StatementTimeout)
+		}
+		if ps.All || ps.Name == "default_transaction_read_only" {
+			v.defaultReadOnly = !ps.All && value == "on"
 		}
 	}
 	change(&s.sessionSettings)
@@ -329,6 +366,9 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 				s.pg = map[string]string{}
 			}
 			s.pg[name] = v
+			if name == "default_transaction_read_only" {
+				s.defaultReadOnly = v == "on"
+			}
 			if name == "statement_timeout" {
 				s.sessionSettings.apply(name, v, s.node.cfg.StatementTimeout)
 			}

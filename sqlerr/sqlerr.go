@@ -15,6 +15,7 @@ const (
 	NoQuorum                     = "57P03" // node is not connected to a majority (cannot_connect_now)
 	InFailedTransaction          = "25P02"
 	ActiveTransaction            = "25001"
+	ReadOnlyTransaction          = "25006"
 	NoActiveTransaction          = "25P01"
 	InvalidSavepoint             = "3B001" // invalid_savepoint_specification: no savepoint of that name
 	InvalidSchemaName            = "3F000" // a schema that does not exist

@@ -15,6 +15,36 @@ var txTests = []subtest{
 	{"ChangesInvisibleUntilApplied", testChangesInvisibleUntilApplied},
 	{"NoLostUpdate", testNoLostUpdate},
 	{"Rollback", testRollback},
+	{"ReadOnly", testReadOnly},
+}
+
+// After SetReadOnly a Tx refuses writes and row locks with 25006 and
+// writes nothing; it still reads, and what it wrote before stays in its
+// write set.
+func testReadOnly(t *testing.T, f Factory) {
+	n := openT(t, f, "INSERT INTO t VALUES (1, 'a', 10)")
+	tx := n.begin()
+	exec(t, tx, "INSERT INTO t VALUES (2, 'b', 20)")
+	if err := tx.SetReadOnly(ctx); err != nil {
+		t.Fatalf("SetReadOnly: %v", err)
+	}
+	wantRows(t, exec(t, tx, "SELECT id FROM t ORDER BY id").Rows, row(int64(1)), row(int64(2)))
+	for _, sql := range []string{"UPDATE t SET v = 'x' WHERE id = 1", "DELETE FROM t", "INSERT INTO t VALUES (3, 'c', 30)", "SELECT id FROM t WHERE id = 1 FOR UPDATE"} {
+		if err := tx.Savepoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, sql, execErr(tx, sql), "25006")
+		if err := tx.RollbackTo(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Release(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := writeSet(t, tx)
+	if want := []writeset.Key{writeset.EncodeKey("t", int64(2))}; !reflect.DeepEqual(ws.Keys, want) {
+		t.Fatalf("write set keys %q, want %q", ws.Keys, want)
+	}
 }
 
 // A Tx reads the state applied when it began, and its Snapshot says which;

@@ -420,6 +420,19 @@ var errGlobalChange = func() error {
 	return e
 }()
 
+// SetReadOnly implements engine.Tx: PostgreSQL refuses the writes.
+func (t *Tx) SetReadOnly(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if _, err := t.c.pg.Exec(ctx, "SET TRANSACTION READ ONLY").ReadAll(); err != nil {
+		return t.failed(pgError(err))
+	}
+	return nil
+}
+
 // HandOver keeps the transaction open, unchanged, for Apply to commit at
 // the position of the write set with this TxID.
 func (t *Tx) HandOver(txid uint64) {

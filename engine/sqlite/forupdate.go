@@ -79,6 +79,19 @@ func parseLocking(sql string) (req lockRequest, ok bool) {
 	return req, true
 }
 
+// lockingMode returns the mode of sql's trailing locking clause, as
+// PostgreSQL names it in messages ("FOR UPDATE", "FOR KEY SHARE").
+func lockingMode(sql string) (string, bool) {
+	if !containsFold(sql, "for") {
+		return "", false
+	}
+	m := lockingClause.FindStringSubmatch(sql)
+	if m == nil {
+		return "", false
+	}
+	return "FOR " + strings.ToUpper(strings.Join(strings.Fields(m[1]), " ")), true
+}
+
 // containsFold reports whether s contains the lower-case ASCII word w in
 // any case.
 func containsFold(s, w string) bool {

@@ -47,6 +47,7 @@ type Tx struct {
 	parked      bool                // the lock was given up (park.go)
 	spill       []byte              // the changes set aside when parked; nil: re-run instead
 	stmtWrote   bool                // the last statement wrote
+	readOnly    bool                // SetReadOnly: writes and row locks are refused
 	stmtChanges int                 // and changed this many rows
 	stmtRows    int                 // and returned this many
 	pending     pendingStmt         // the statement execOnce runs
@@ -211,8 +212,27 @@ func (tx *Tx) Rollback() error {
 	tx.conn.seqLog, tx.conn.touched, tx.conn.advisory = nil, nil, nil
 	tx.e.pool.put(tx.conn, broken)
 	tx.conn = nil
-	tx.parked, tx.spill, tx.img, tx.sps = false, nil, nil, nil
+	tx.parked, tx.spill, tx.img, tx.sps, tx.readOnly = false, nil, nil, nil, false
 	return nil
+}
+
+// SetReadOnly implements engine.Tx. Statements are checked before they
+// run: COPY FROM and row locks by their text (Exec, execOnce), writes by
+// what SQLite's authorizer saw when preparing them (execStmt).
+func (tx *Tx) SetReadOnly(context.Context) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return err
+	}
+	tx.readOnly = true
+	return nil
+}
+
+// errReadOnly refuses what in a read-only transaction, in PostgreSQL's
+// words.
+func errReadOnly(what string) error {
+	return sqlerr.New(sqlerr.ReadOnlyTransaction, "cannot execute %s in a read-only transaction", what)
 }
 
 // HandOver rolls the transaction back at once: its write set is applied
@@ -236,6 +256,9 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 	done := tx.interruptOn(ctx)
 	defer done()
 	if cp, ok := pgparse.ParseCopy(sql); ok {
+		if cp.From && tx.readOnly {
+			return errReadOnly("COPY FROM")
+		}
 		return tx.copyStatement(ctx, cp, w)
 	} else if firstKeyword(sql) == "COPY" {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "COPY to or from a file or program on the server is not supported: copy from or to the client (COPY ... FROM STDIN, TO STDOUT; psql's \\copy)")
@@ -254,7 +277,7 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		logged = tx.rlog.newHasher(w)
 		w = logged
 	}
-	if tx.img != nil || tx.canStartImages() {
+	if !tx.readOnly && (tx.img != nil || tx.canStartImages()) {
 		if handled, err := tx.execImaged(ctx, sql, w, args); handled || err != nil {
 			return tx.logged(sql, args, logged, err)
 		}
@@ -385,6 +408,14 @@ func (tx *Tx) execOnce(ctx context.Context, sql string, w result.Writer, args []
 	if err != nil {
 		return err
 	}
+	if tx.readOnly {
+		if mode, ok := lockingMode(sql); ok {
+			return errReadOnly("SELECT " + mode)
+		}
+		if len(nested) > 0 {
+			return errReadOnly("SELECT FOR UPDATE")
+		}
+	}
 	if len(nested) == 0 {
 		return tx.execStmt(ctx, sql, w, args)
 	}
@@ -420,6 +451,12 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 	}
 	if err := checkNumericArgs(rec.numericParams, args); err != nil {
 		return err
+	}
+	if tx.readOnly && (len(rec.writes) > 0 || rec.nextval) {
+		if rec.nextval {
+			return errReadOnly("nextval()")
+		}
+		return errReadOnly(firstKeyword(sql))
 	}
 	if len(rec.writes) > 0 {
 		if err := tx.prepareWrite(ctx, rec.writes); err != nil {

@@ -1,0 +1,120 @@
+package replica
+
+import (
+	"context"
+	"strings"
+
+	"certa/engine"
+	"certa/pgparse"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Read-only transactions, as PostgreSQL has them. A block is read-only
+// when BEGIN (START TRANSACTION) says READ ONLY, or says nothing and
+// default_transaction_read_only is on (SET, SET SESSION CHARACTERISTICS
+// AS TRANSACTION, the startup packet); SET TRANSACTION READ ONLY (or SET
+// transaction_read_only) makes the block read-only from then on. An
+// autocommit statement is read-only when the default is. In a read-only
+// transaction the engine refuses writes and row locks
+// (engine.Tx.SetReadOnly) and schema statements are refused here, with
+// 25006 and PostgreSQL's message: nothing is written, so nothing is
+// certified, and such a transaction never fails with 40001.
+
+// readOnlyNow reports whether a statement run now runs read-only.
+func (s *Session) readOnlyNow() bool {
+	if s.inBlock {
+		return s.txReadOnly
+	}
+	return s.defaultReadOnly
+}
+
+// beginReadOnly sets whether the block BEGIN st starts is read-only.
+func (s *Session) beginReadOnly(st statement) {
+	s.txReadOnly = s.defaultReadOnly
+	if len(st.words) > 1 {
+		if m, ok := pgparse.TransactionModes(st.sql); ok && m.ReadOnly != nil {
+			s.txReadOnly = *m.ReadOnly
+		}
+	}
+}
+
+// readOnlyTx makes tx, just begun, read-only if statements now run so.
+func (s *Session) readOnlyTx(ctx context.Context, tx engine.Tx) error {
+	if !s.readOnlyNow() {
+		return nil
+	}
+	return tx.SetReadOnly(ctx)
+}
+
+// errReadOnly refuses what in a read-only transaction, as PostgreSQL does.
+func errReadOnly(what string) error {
+	return sqlerr.New(sqlerr.ReadOnlyTransaction, "cannot execute %s in a read-only transaction", what)
+}
+
+// setTxModes runs SET TRANSACTION and SET SESSION CHARACTERISTICS AS
+// TRANSACTION. Isolation levels are accepted as before (snapshot
+// isolation for all).
+func (s *Session) setTxModes(ctx context.Context, m pgparse.TxModes, w result.Writer) error {
+	if m.ReadOnly != nil {
+		var err error
+		if m.Of == "session" {
+			value := "off"
+			if *m.ReadOnly {
+				value = "on"
+			}
+			err = s.set(ctx, newStatement("SET default_transaction_read_only = "+value), result.Discard)
+		} else {
+			err = s.setTxReadOnly(ctx, *m.ReadOnly)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.Complete("SET")
+}
+
+// setTxReadOnly makes the block read-only or read-write, as SET
+// TRANSACTION does. Outside a block it changes nothing (PostgreSQL
+// warns).
+func (s *Session) setTxReadOnly(ctx context.Context, readOnly bool) error {
+	switch {
+	case !s.inBlock:
+		return nil
+	case readOnly:
+		s.txReadOnly = true
+		if s.tx != nil {
+			return s.tx.SetReadOnly(ctx)
+		}
+		return nil
+	case !s.txReadOnly:
+		return nil
+	case len(s.savepoints) > 0:
+		return sqlerr.New(sqlerr.ActiveTransaction, "cannot set transaction read-write mode inside a read-only transaction")
+	case s.tx != nil:
+		return sqlerr.New(sqlerr.ActiveTransaction, "transaction read-write mode must be set before any query")
+	}
+	s.txReadOnly = false
+	return nil
+}
+
+// parseBool reads a Boolean parameter's value as PostgreSQL does (on,
+// off, true, false, yes, no, 1, 0, and unique prefixes of the words).
+func parseBool(name, value string) (bool, error) {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch {
+	case v == "1" || v == "on" || v != "" && (strings.HasPrefix("true", v) || strings.HasPrefix("yes", v)):
+		return true, nil
+	case v == "0" || len(v) >= 2 && strings.HasPrefix("off", v) || v != "" && (strings.HasPrefix("false", v) || strings.HasPrefix("no", v)):
+		return false, nil
+	}
+	return false, sqlerr.New(sqlerr.InvalidParameterValue, "parameter %q requires a Boolean value", name)
+}
+
+// onOff is PostgreSQL's text of a Boolean parameter.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
