@@ -88,3 +88,27 @@ func TestShowReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// default_transaction_read_only is reported to the client when it
+// changes (PostgreSQL 14 and later report it: libpq's
+// target_session_attrs reads it), also when a block's change is undone.
+func TestDefaultReadOnlyIsReported(t *testing.T) {
+	s, _ := newTestSession()
+	s.TakeReported()
+	for _, c := range []struct {
+		sql  string
+		want [][2]string
+	}{
+		{"SET default_transaction_read_only = on", [][2]string{{"default_transaction_read_only", "on"}}},
+		{"BEGIN", nil},
+		{"SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE", [][2]string{{"default_transaction_read_only", "off"}}},
+		{"ROLLBACK", [][2]string{{"default_transaction_read_only", "on"}}},
+	} {
+		if tag, _ := step(s, c.sql); tag[0] == '!' {
+			t.Fatalf("%s: %s", c.sql, tag)
+		}
+		if got := s.TakeReported(); !slices.Equal(got, c.want) {
+			t.Errorf("after %s: reported %q, want %q", c.sql, got, c.want)
+		}
+	}
+}

@@ -97,11 +97,15 @@ func (s *Session) restoreSettings(v sessionSettings) {
 			s.report(reportedName[name], now)
 		}
 	}
+	if s.defaultReadOnly != v.defaultReadOnly {
+		s.report("default_transaction_read_only", onOff(v.defaultReadOnly))
+	}
 	s.sessionSettings = v
 }
 
 // reportedName is the spelling PostgreSQL reports a parameter under.
-var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle"}
+var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle",
+	"default_transaction_read_only": "default_transaction_read_only"}
 
 func (s *Session) set(ctx context.Context, st statement, w result.Writer) error {
 	if len(st.words) > 1 && (st.words[1] == "TRANSACTION" || st.words[1] == "SESSION") {
@@ -220,6 +224,7 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 		}
 		v.defaultReadOnly = b
 		v.settings[name] = onOff(b)
+		return &[2]string{name, onOff(b)}, nil
 	case "statement_timeout":
 		d := defaultTimeout
 		if value != "" && !strings.EqualFold(value, "default") {
