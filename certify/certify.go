@@ -2,7 +2,8 @@
 // same write sets in the same (log) order and gets the same decision for each:
 // a write set passes iff nothing committed after its snapshot and before its
 // position wrote one of its keys or changed the schema of one of its tables
-// (snapshot isolation, first committer wins).
+// (snapshot isolation, first committer wins), nor, for a serializable
+// transaction, wrote a table it read.
 //
 // The package is pure: no I/O other than the io.Writer/io.Reader handed to
 // Save and Load, no clocks, no goroutines, no randomness. Its decisions are a
@@ -50,6 +51,12 @@ type Certifier struct {
 	hasGlobal bool
 	global    uint64
 	ddls      fifo[ddlRec]
+
+	// tableWrite maps a table to the position of the last commit in the
+	// window that wrote one of its keys, for the reads of serializable
+	// write sets. It is derived from keys alone (Load rebuilds it), so the
+	// saved form needs nothing more.
+	tableWrite map[string]uint64
 }
 
 type commitRec struct {
@@ -71,9 +78,10 @@ func New(h uint64) *Certifier {
 		panic("certify: horizon must be positive")
 	}
 	return &Certifier{
-		horizon:  h,
-		keys:     make(map[writeset.Key]uint64),
-		tableDDL: make(map[string]uint64),
+		horizon:    h,
+		keys:       make(map[writeset.Key]uint64),
+		tableDDL:   make(map[string]uint64),
+		tableWrite: make(map[string]uint64),
 	}
 }
 
@@ -113,6 +121,10 @@ func (c *Certifier) LastSeqno() uint64 { return c.last }
 //     ws.Snapshot < p < seqno. Result.Table is the table of the smallest such
 //     key (in byte order) and Result.ConflictSeqno the position of its last
 //     commit;
+//   - ReadChanged if a key of a table of ws.ReadTables (a serializable
+//     transaction's reads) was committed, or a DDL named the table, at a
+//     position p with ws.Snapshot < p < seqno. Result.Table is the
+//     smallest such table, Result.ConflictSeqno the last write of it;
 //   - otherwise Pass.
 //
 // ws.Tables must name every table of ws.Keys: SchemaChanged looks only at
@@ -159,7 +171,29 @@ func (c *Certifier) Certify(ws *writeset.WriteSet, seqno uint64) Result {
 	if found {
 		return Result{Reason: Conflict, Table: key.Table(), ConflictSeqno: at}
 	}
+	if len(ws.ReadTables) > 0 {
+		return c.readChanged(ws)
+	}
 	return Result{}
+}
+
+// readChanged applies the ReadChanged rule of Certify.
+func (c *Certifier) readChanged(ws *writeset.WriteSet) Result {
+	snap := ws.Snapshot
+	found := false
+	var table string
+	var at uint64
+	for _, t := range ws.ReadTables {
+		p := max(c.tableWrite[t], c.tableDDL[t])
+		if p > snap && (!found || t < table) {
+			found, table, at = true, t, p
+		}
+	}
+	// A DDL of every table is SchemaChanged already.
+	if !found {
+		return Result{}
+	}
+	return Result{Reason: ReadChanged, Table: table, ConflictSeqno: at}
 }
 
 // schemaChanged applies the SchemaChanged rule of Certify to a DML write set.
@@ -211,6 +245,7 @@ func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
 	if len(ws.Keys) > 0 {
 		for _, k := range ws.Keys {
 			c.keys[k] = seqno
+			c.tableWrite[k.Table()] = seqno
 		}
 		c.keyq.push(ws.Keys...)
 		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys)})
@@ -245,6 +280,9 @@ func (c *Certifier) prune() {
 		for _, k := range c.keyq.front(r.n) {
 			if p, ok := c.keys[k]; ok && p == r.seqno {
 				delete(c.keys, k)
+			}
+			if t := k.Table(); c.tableWrite[t] == r.seqno {
+				delete(c.tableWrite, t)
 			}
 		}
 		c.keyq.drop(r.n)

@@ -35,6 +35,14 @@ func schemaTx(snap uint64, scope writeset.Schema, tables []string, keys ...write
 	return ws
 }
 
+// serializable returns dml(snap, keys...) of a serializable transaction
+// that read tables.
+func serializable(snap uint64, reads []string, keys ...writeset.Key) writeset.WriteSet {
+	ws := dml(snap, keys...)
+	ws.ReadTables = reads
+	return ws
+}
+
 type step struct {
 	seqno  uint64
 	ws     writeset.WriteSet
@@ -69,6 +77,19 @@ func TestCertify(t *testing.T) {
 			pass(2, dml(0, a2)),
 			pass(3, dml(0, b1)),
 			pass(4, dml(0, a3)),
+		}},
+		{"serializable reads: write skew fails, reads before the snapshot pass", 100, []step{
+			// Both read table a at snapshot 0 and write different rows.
+			pass(1, serializable(0, []string{"a"}, a1)),
+			refused(2, serializable(0, []string{"a"}, a2), ReadChanged, "a", 1),
+			pass(3, serializable(1, []string{"a", "b"}, a3)), // snapshot holds 1
+			pass(4, dml(0, a2)), // not serializable: only keys count
+			refused(5, serializable(3, []string{"b", "a"}, b1), ReadChanged, "a", 4),
+			refused(6, serializable(3, []string{"b"}, a2), Conflict, "a", 4), // keys first
+			pass(7, ddl(6, "b")),
+			refused(8, serializable(6, []string{"b"}), ReadChanged, "b", 7),
+			pass(9, ddl(8)),
+			refused(10, serializable(8, []string{"c"}), SchemaChanged, "", 9), // a DDL of every table
 		}},
 		{"overlap committed after snapshot conflicts", 100, []step{
 			pass(1, dml(0, a1, a2)),

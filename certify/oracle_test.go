@@ -87,6 +87,25 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 	if res != nil {
 		return *res
 	}
+
+	// ReadChanged: the smallest table read whose key was committed, or
+	// which a DDL named, in (s, seqno), with its last such commit.
+	if len(ws.ReadTables) == 0 {
+		return Result{}
+	}
+	reads := slices.Sorted(slices.Values(ws.ReadTables))
+	for _, t := range reads {
+		for _, c := range n.commits {
+			wrote := slices.ContainsFunc(c.ws.Keys, func(k writeset.Key) bool { return k.Table() == t })
+			named := changesSchema(c) && !global(c) && slices.Contains(c.ws.Tables, t)
+			if between(c.seqno) && (wrote || named) {
+				res = &Result{Reason: ReadChanged, Table: t, ConflictSeqno: c.seqno}
+			}
+		}
+		if res != nil {
+			return *res
+		}
+	}
 	return Result{}
 }
 
@@ -116,6 +135,7 @@ func cloneWS(ws *writeset.WriteSet) writeset.WriteSet {
 	c := *ws
 	c.Keys = slices.Clone(ws.Keys)
 	c.Tables = slices.Clone(ws.Tables)
+	c.ReadTables = slices.Clone(ws.ReadTables)
 	return c
 }
 
@@ -170,6 +190,11 @@ func (g *history) writeSet(seqno uint64) writeset.WriteSet {
 	}
 	for _, k := range ws.Keys {
 		ws.Tables = append(ws.Tables, k.Table())
+	}
+	if g.rng.IntN(100) < 30 { // a serializable transaction
+		for range 1 + g.rng.IntN(2) {
+			ws.ReadTables = append(ws.ReadTables, oracleTables[g.rng.IntN(len(oracleTables))])
+		}
 	}
 	switch g.rng.IntN(20) {
 	case 0: // keys unsorted and duplicated, tables too
@@ -242,8 +267,8 @@ func runHistory(t *testing.T, seed, h uint64, steps int) bool {
 		exp := want.certify(&ws, seqno)
 		got := c.Certify(&ws, seqno)
 		if got != exp {
-			return fail("position %d, snapshot %d, keys %q, tables %q, DDL %q: got %+v, want %+v",
-				seqno, orig.Snapshot, orig.Keys, orig.Tables, orig.DDL, got, exp)
+			return fail("position %d, snapshot %d, keys %q, tables %q, reads %q, DDL %q: got %+v, want %+v",
+				seqno, orig.Snapshot, orig.Keys, orig.Tables, orig.ReadTables, orig.DDL, got, exp)
 		}
 		if d != nil {
 			if got2 := d.Certify(&ws, seqno); got2 != exp {

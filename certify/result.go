@@ -19,6 +19,9 @@ const (
 	// SchemaChanged: a DDL statement touching one of the write set's tables
 	// (or every table) committed after the write set's snapshot.
 	SchemaChanged
+	// ReadChanged: a table the (serializable) write set's transaction read
+	// was written after its snapshot: what it read may have changed.
+	ReadChanged
 	// Invalid: the write set's snapshot is not before its position, which no
 	// correct origin produces (a transaction reads only state that is already
 	// ordered). Refused rather than passed unchecked, since an empty window
@@ -37,6 +40,8 @@ func (r Reason) String() string {
 		return "snapshot too old"
 	case SchemaChanged:
 		return "schema changed"
+	case ReadChanged:
+		return "read changed"
 	case Invalid:
 		return "invalid snapshot"
 	}
@@ -72,6 +77,8 @@ func (r Result) String() string {
 			return fmt.Sprintf("schema changed by the DDL at position %d", r.ConflictSeqno)
 		}
 		return fmt.Sprintf("schema of table %q changed by the DDL at position %d", r.Table, r.ConflictSeqno)
+	case ReadChanged:
+		return fmt.Sprintf("table %q, which it read, written by the write set at position %d", r.Table, r.ConflictSeqno)
 	}
 	return r.Reason.String()
 }

@@ -289,9 +289,10 @@ func parseBody(b []byte, version byte) (*Certifier, error) {
 		p.fail("zero horizon")
 	}
 	c := &Certifier{
-		horizon:  h,
-		keys:     make(map[writeset.Key]uint64),
-		tableDDL: make(map[string]uint64),
+		horizon:    h,
+		keys:       make(map[writeset.Key]uint64),
+		tableDDL:   make(map[string]uint64),
+		tableWrite: make(map[string]uint64),
 	}
 	flags := p.byte()
 	if flags&^(flagStarted|flagCommitted|flagGlobal) != 0 {
@@ -369,6 +370,7 @@ func parseBody(b []byte, version byte) (*Certifier, error) {
 				p.fail("key recorded twice")
 			}
 			c.keys[k] = pos
+			c.tableWrite[k.Table()] = max(c.tableWrite[k.Table()], pos)
 			c.keyq.push(k)
 			prev = k
 		}

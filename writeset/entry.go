@@ -10,10 +10,11 @@ const (
 
 // The first byte of every log entry: its kind, and for batches the
 // encoding of their write sets. Entries written before write sets had a
-// Schema field start with kindBatchV1 and still decode.
+// Schema field (kindBatchV1) or ReadTables (kindBatchV2) still decode.
 const (
 	kindBatchV1 byte = 1
 	kindBatchV2 byte = 3
+	kindBatchV3 byte = 4
 )
 
 // Member is what the cluster knows about one node besides its Raft identity:
@@ -37,7 +38,7 @@ func EncodeBatch(ws []*WriteSet) []byte {
 		size += w.Size()
 	}
 	b := make([]byte, 0, size) // one allocation: entries can be tens of MB
-	b = append(b, kindBatchV2)
+	b = append(b, kindBatchV3)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = w.Append(b)
@@ -69,8 +70,8 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 	}
 	e := DecodedEntry{Kind: b[0]}
 	switch e.Kind {
-	case kindBatchV1, kindBatchV2:
-		withSchema := e.Kind == kindBatchV2
+	case kindBatchV1, kindBatchV2, kindBatchV3:
+		kind := e.Kind
 		e.Kind = KindBatch
 		d := decoder{b: b[1:]}
 		n := d.count()
@@ -80,7 +81,7 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 		e.Batch = make([]WriteSet, 0, n)
 		rest := d.b
 		for i := 0; i < n; i++ {
-			w, r, err := decode(rest, withSchema)
+			w, r, err := decode(rest, kind)
 			if err != nil {
 				return DecodedEntry{}, err
 			}

@@ -102,7 +102,7 @@ func FuzzDecodeEntry(f *testing.F) {
 			if !bytes.Equal(enc, b) {
 				t.Fatalf("canonical input %x re-encodes as %x", b, enc)
 			}
-		} else if len(enc) >= len(b) && b[0] != kindBatchV1 { // V1 re-encodes with a byte more per write set
+		} else if len(enc) >= len(b) && b[0] == kindBatchV3 { // V1 and V2 re-encode with more bytes per write set
 			t.Fatalf("non-canonical input %x re-encodes no shorter: %x", b, enc)
 		}
 	})
@@ -112,13 +112,13 @@ func FuzzDecodeEntry(f *testing.F) {
 // varints: it tells canonical encodings (what Append and EncodeBatch write)
 // from others that the decoder also accepts.
 type strict struct {
-	b  []byte
-	ok bool
-	v2 bool // write sets have the Schema field
+	b    []byte
+	ok   bool
+	kind byte // the entry kind whose write set encoding this is
 }
 
 func canonical(b []byte, walk func(*strict)) bool {
-	s := &strict{b: b, ok: true, v2: true}
+	s := &strict{b: b, ok: true, kind: kindBatchV3}
 	walk(s)
 	return s.ok && len(s.b) == 0
 }
@@ -160,8 +160,11 @@ func (s *strict) writeSet() {
 	s.list()    // Tables
 	s.string()  // Changes
 	s.string()  // DDL
-	if s.v2 {
+	if s.kind != kindBatchV1 {
 		s.schema() // Schema
+	}
+	if s.kind == kindBatchV3 {
+		s.list() // ReadTables
 	}
 }
 
@@ -181,9 +184,10 @@ func (s *strict) entry() {
 	kind := s.b[0]
 	s.b = s.b[1:]
 	switch kind {
-	case kindBatchV1, kindBatchV2:
-		// A V1 entry decodes, but re-encodes as V2: not canonical.
-		s.ok = s.ok && kind == kindBatchV2
+	case kindBatchV1, kindBatchV2, kindBatchV3:
+		// Earlier kinds decode, but re-encode as V3: not canonical.
+		s.ok = s.ok && kind == kindBatchV3
+		s.kind = kind
 		n := s.uvarint()
 		for i := uint64(0); i < n && s.ok; i++ {
 			s.writeSet()

@@ -31,6 +31,11 @@ type WriteSet struct {
 	// and then conflicts with older snapshots of the tables it changed as
 	// a DDL does. Never set together with DDL.
 	Schema Schema
+	// ReadTables are the tables a serializable transaction read, sorted:
+	// it fails certification if a write set committed after its snapshot
+	// wrote one of them. Nil for other transactions (only their writes
+	// are certified).
+	ReadTables []string
 }
 
 // Schema is what a transaction's own schema statements changed.
@@ -52,6 +57,8 @@ func (w *WriteSet) Normalize() {
 	w.Keys = dedup(w.Keys)
 	sort.Strings(w.Tables)
 	w.Tables = dedup(w.Tables)
+	sort.Strings(w.ReadTables)
+	w.ReadTables = dedup(w.ReadTables)
 }
 
 func dedup[T comparable](s []T) []T {
@@ -153,7 +160,12 @@ func (w *WriteSet) Append(b []byte) []byte {
 	}
 	b = appendString(b, string(w.Changes))
 	b = appendString(b, w.DDL)
-	return append(b, byte(w.Schema))
+	b = append(b, byte(w.Schema))
+	b = binary.AppendUvarint(b, uint64(len(w.ReadTables)))
+	for _, t := range w.ReadTables {
+		b = appendString(b, t)
+	}
+	return b
 }
 
 // Size returns the length of w's binary encoding (Append), without encoding it.
@@ -167,7 +179,12 @@ func (w *WriteSet) Size() int {
 	for _, t := range w.Tables {
 		n += stringSize(len(t))
 	}
-	return n + stringSize(len(w.Changes)) + stringSize(len(w.DDL)) + 1
+	n += stringSize(len(w.Changes)) + stringSize(len(w.DDL)) + 1
+	n += uvarintSize(uint64(len(w.ReadTables)))
+	for _, t := range w.ReadTables {
+		n += stringSize(len(t))
+	}
+	return n
 }
 
 func stringSize(n int) int { return uvarintSize(uint64(n)) + n }
@@ -182,11 +199,12 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, true) }
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV3) }
 
-// decode decodes one write set; withSchema is false for the encoding of
-// entries written before the Schema field existed (kindBatchV1).
-func decode(b []byte, withSchema bool) (WriteSet, []byte, error) {
+// decode decodes one write set in the encoding of entries of kind: those
+// written before the Schema field existed (kindBatchV1) or ReadTables
+// (kindBatchV2) lack them.
+func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
 	w.Origin = d.string()
@@ -208,10 +226,18 @@ func decode(b []byte, withSchema bool) (WriteSet, []byte, error) {
 		w.Changes = []byte(c)
 	}
 	w.DDL = d.string()
-	if withSchema {
+	if kind != kindBatchV1 {
 		w.Schema = Schema(d.byte())
 		if w.Schema > SchemaAll || w.Schema != SchemaNone && w.DDL != "" {
 			d.fail()
+		}
+	}
+	if kind == kindBatchV3 {
+		if n := d.count(); n > 0 {
+			w.ReadTables = make([]string, n)
+			for i := range w.ReadTables {
+				w.ReadTables[i] = d.string()
+			}
 		}
 	}
 	if d.err != nil {

@@ -26,6 +26,7 @@ func samples() []WriteSet {
 		{Origin: "n1", TxID: 7, Snapshot: 6, Keys: []Key{EncodeKey("t", int64(2))}, Tables: []string{"t", "u"}, Changes: []byte{1, 'S'}, Schema: SchemaTables},
 		{Origin: "n1", TxID: 8, Snapshot: 6, Changes: []byte{1, 'S'}, Schema: SchemaAll},
 		{Keys: []Key{""}, Tables: []string{""}, Changes: bytes.Repeat([]byte{0x80}, 300)},
+		{Origin: "n2", TxID: 9, Snapshot: 8, Keys: []Key{EncodeKey("t", int64(3))}, Tables: []string{"t"}, ReadTables: []string{"doctors", "t"}},
 	}
 }
 
@@ -133,7 +134,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != kindBatchV2 {
+		if b[0] != kindBatchV3 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -191,7 +192,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 4, 0xff} {
+	for _, k := range []byte{0, 5, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -308,28 +309,34 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// Entries written before write sets had a Schema field still decode, as
-// write sets without a schema change; a Schema the decoder does not know,
-// or one set with DDL, is corrupt.
-func TestDecodeEntryV1AndBadSchema(t *testing.T) {
-	var v1 []byte
-	var want []WriteSet
-	for _, w := range samples() {
-		if w.Schema != SchemaNone {
-			continue
+// Entries written before write sets had a Schema field (V1) or
+// ReadTables (V2) still decode, as write sets without a schema change or
+// reads to certify; a Schema the decoder does not know, or one set with
+// DDL, is corrupt.
+func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
+	for _, c := range []struct {
+		kind byte
+		cut  int // bytes of the V3 encoding's end the older one lacks
+	}{{kindBatchV1, 2}, {kindBatchV2, 1}} {
+		var old []byte
+		var want []WriteSet
+		for _, w := range samples() {
+			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 {
+				continue
+			}
+			enc := w.Append(nil)
+			old = append(old, enc[:len(enc)-c.cut]...)
+			want = append(want, w)
 		}
-		enc := w.Append(nil)
-		v1 = append(v1, enc[:len(enc)-1]...) // without the Schema byte
-		want = append(want, w)
-	}
-	v1 = append([]byte{kindBatchV1, byte(len(want))}, v1...)
-	e, err := DecodeEntry(v1)
-	if err != nil || e.Kind != KindBatch || len(e.Batch) != len(want) {
-		t.Fatalf("V1 entry: %+v, %v", e, err)
-	}
-	for i := range want {
-		if !equalWS(e.Batch[i], want[i]) {
-			t.Fatalf("V1 write set %d: got %+v, want %+v", i, e.Batch[i], want[i])
+		old = append([]byte{c.kind, byte(len(want))}, old...)
+		e, err := DecodeEntry(old)
+		if err != nil || e.Kind != KindBatch || len(e.Batch) != len(want) {
+			t.Fatalf("kind %d entry: %+v, %v", c.kind, e, err)
+		}
+		for i := range want {
+			if !equalWS(e.Batch[i], want[i]) {
+				t.Fatalf("kind %d write set %d: got %+v, want %+v", c.kind, i, e.Batch[i], want[i])
+			}
 		}
 	}
 	for _, w := range []WriteSet{{Schema: SchemaAll + 1}, {DDL: "DROP TABLE t", Schema: SchemaTables}} {
