@@ -382,6 +382,17 @@ type Tx interface {
 	// stays in its write set.
 	SetReadOnly(ctx context.Context) error
 
+	// TrackReads starts recording which tables the transaction reads, for
+	// a serializable transaction (ReadTables). It is called once, before
+	// the transaction's first statement.
+	TrackReads(ctx context.Context) error
+
+	// ReadTables returns the tables the transaction read (and wrote) since
+	// TrackReads, by the names its write set's keys give them, however it
+	// read them (views, functions, triggers, foreign-key checks): at least
+	// every table whose rows it saw. Called after WriteSet.
+	ReadTables(ctx context.Context) ([]string, error)
+
 	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
 	// marks form a stack; n below numbers them from the oldest held, 1 up.
 	Savepoint(ctx context.Context) error

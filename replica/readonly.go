@@ -29,13 +29,12 @@ func (s *Session) readOnlyNow() bool {
 	return s.defaultReadOnly
 }
 
-// beginReadOnly sets whether the block BEGIN st starts is read-only.
-func (s *Session) beginReadOnly(st statement) {
+// beginReadOnly sets whether the block BEGIN starts, with modes m (if
+// ok), is read-only.
+func (s *Session) beginReadOnly(m pgparse.TxModes, ok bool) {
 	s.txReadOnly = s.defaultReadOnly
-	if len(st.words) > 1 {
-		if m, ok := pgparse.TransactionModes(st.sql); ok && m.ReadOnly != nil {
-			s.txReadOnly = *m.ReadOnly
-		}
+	if ok && m.ReadOnly != nil {
+		s.txReadOnly = *m.ReadOnly
 	}
 }
 
@@ -53,9 +52,19 @@ func errReadOnly(what string) error {
 }
 
 // setTxModes runs SET TRANSACTION and SET SESSION CHARACTERISTICS AS
-// TRANSACTION. Isolation levels are accepted as before (snapshot
-// isolation for all).
+// TRANSACTION: their isolation level (isolation.go) and read-only mode.
 func (s *Session) setTxModes(ctx context.Context, m pgparse.TxModes, w result.Writer) error {
+	if m.Isolation != "" {
+		var err error
+		if m.Of == "session" {
+			err = s.set(ctx, newStatement("SET default_transaction_isolation = '"+m.Isolation+"'"), result.Discard)
+		} else {
+			err = s.setTxIsolation(m.Isolation)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if m.ReadOnly != nil {
 		var err error
 		if m.Of == "session" {

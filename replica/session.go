@@ -132,6 +132,8 @@ func implicitBlock(stmts []statement) bool {
 func (s *Session) queryImplicit(ctx context.Context, stmts []statement, w result.Writer) error {
 	s.inBlock = true
 	s.beginSettings()
+	s.beginReadOnly(pgparse.TxModes{}, false)
+	s.beginIsolation(pgparse.TxModes{}, false)
 	defer s.endTx()
 	for _, st := range stmts {
 		if err := s.run(ctx, st, w); err != nil {
@@ -140,7 +142,7 @@ func (s *Session) queryImplicit(ctx context.Context, stmts []statement, w result
 	}
 	if tx := s.tx; tx != nil {
 		s.tx = nil
-		if err := s.commitTx(ctx, tx); err != nil {
+		if err := s.commitTx(ctx, tx, s.txSerializable); err != nil {
 			return err
 		}
 	}
@@ -278,7 +280,13 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		if !s.inBlock {
 			s.inBlock = true
 			s.beginSettings()
-			s.beginReadOnly(st)
+			var m pgparse.TxModes
+			ok := false
+			if len(st.words) > 1 {
+				m, ok = pgparse.TransactionModes(st.sql)
+			}
+			s.beginReadOnly(m, ok)
+			s.beginIsolation(m, ok)
 		}
 		return w.Complete("BEGIN")
 	case kindCommit:
@@ -330,7 +338,7 @@ func (s *Session) kindOf(st statement) kind {
 	case (st.kind == kindCatalog || st.kind == kindSetConfig) && s.node.engine.RunsPostgreSQL():
 		return kindOther
 	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
-		s.node.engine.RunsPostgreSQL():
+		s.node.engine.RunsPostgreSQL() && showName(st) != "transaction_isolation":
 		return kindOther
 	case st.kind == kindSet && len(st.words) > 1 && st.words[1] == "CONSTRAINTS" && s.node.engine.RunsPostgreSQL() &&
 		pgparse.SetsConstraints(st.sql):
@@ -366,6 +374,10 @@ func (s *Session) beginIfNeeded(ctx context.Context) error {
 		return err
 	}
 	if err := s.readOnlyTx(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := s.trackReads(ctx, tx); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -442,13 +454,16 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 	if err := s.readOnlyTx(execCtx, tx); err != nil {
 		return err
 	}
+	if err := s.trackReads(execCtx, tx); err != nil {
+		return err
+	}
 	if patience > 0 {
 		tx.Prioritize(patience)
 	}
 	if err := tx.Exec(execCtx, st.sql, w, st.args...); err != nil {
 		return err
 	}
-	return s.commitTx(ctx, tx)
+	return s.commitTx(ctx, tx, s.defaultSerializable)
 }
 
 // commitTx captures tx's write set, hands the local transaction over to
@@ -456,7 +471,8 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 // back and applies the write set there) and commits the write set through
 // the cluster. A transaction that changed nothing replicated commits on
 // this node alone (what it did to the session's temporary tables stays).
-func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
+// A serializable transaction's write set carries the tables it read.
+func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool) error {
 	defer tx.Rollback()
 	ws, err := tx.WriteSet()
 	if err != nil {
@@ -464,6 +480,12 @@ func (s *Session) commitTx(ctx context.Context, tx engine.Tx) error {
 	}
 	if ws == nil {
 		return tx.CommitLocal(ctx)
+	}
+	if serializable {
+		if ws.ReadTables, err = tx.ReadTables(ctx); err != nil {
+			return err
+		}
+		ws.Normalize()
 	}
 	ws.TxID = s.node.newTxID()
 	tx.HandOver(ws.TxID)
@@ -496,7 +518,7 @@ func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
 	s.tx = nil
 	s.inBlock, s.savepoints = false, nil
 	if tx != nil {
-		if err := s.commitTx(ctx, tx); err != nil {
+		if err := s.commitTx(ctx, tx, s.txSerializable); err != nil {
 			s.rollbackSettings()
 			return err
 		}
@@ -695,7 +717,7 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 	if ran, err := tx.ExecLocal(execCtx, st.sql, buf); !ran || err != nil {
 		return ran, err
 	}
-	if err := s.commitTx(ctx, tx); err != nil {
+	if err := s.commitTx(ctx, tx, s.defaultSerializable); err != nil {
 		return true, err
 	}
 	return true, buf.Replay(w)
@@ -780,7 +802,7 @@ func (s *Session) show(st statement, w result.Writer) error {
 			value = "0"
 		}
 	case "transaction_isolation":
-		value = "repeatable read" // PostgreSQL's name for snapshot isolation
+		value = s.isolationShown()
 	case "transaction_read_only":
 		value = onOff(s.readOnlyNow())
 	case "default_transaction_read_only":

@@ -65,6 +65,13 @@ func (tx *fakeTx) Release(ctx context.Context, n int) error {
 
 func (tx *fakeTx) Snapshot() uint64 { return 0 }
 
+func (tx *fakeTx) TrackReads(context.Context) error {
+	tx.ran = append(tx.ran, "track reads")
+	return nil
+}
+
+func (tx *fakeTx) ReadTables(context.Context) ([]string, error) { return nil, nil }
+
 func (tx *fakeTx) SetReadOnly(context.Context) error {
 	tx.ran = append(tx.ran, "read only")
 	return nil

@@ -28,6 +28,9 @@ type sessionSettings struct {
 	// defaultReadOnly is default_transaction_read_only; txReadOnly says
 	// whether the block is read-only (readonly.go).
 	defaultReadOnly, txReadOnly bool
+	// defaultSerializable says whether default_transaction_isolation is
+	// serializable; txSerializable whether the block is (isolation.go).
+	defaultSerializable, txSerializable bool
 	// pg are PostgreSQL's run-time parameters the session set, by name,
 	// in PostgreSQL's form, for an engine that runs PostgreSQL: passed to
 	// every transaction (engine.WithSettings).
@@ -122,6 +125,16 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 	if err != nil {
 		return err
 	}
+	if name == "transaction_isolation" {
+		level, err := isolationLevel(name, value)
+		if err != nil {
+			return err
+		}
+		if err := s.setTxIsolation(level); err != nil {
+			return err
+		}
+		return w.Complete("SET")
+	}
 	if name == "transaction_read_only" {
 		b, err := parseBool(name, value)
 		if err != nil {
@@ -215,6 +228,15 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 	case "application_name", "timezone", "intervalstyle":
 		v.settings[name] = value
 		return &[2]string{reportedName[name], value}, nil
+	case "default_transaction_isolation":
+		level := "read committed"
+		if value != "" && !strings.EqualFold(value, "default") {
+			if level, err = isolationLevel(name, value); err != nil {
+				return nil, err
+			}
+		}
+		v.defaultSerializable = level == "serializable"
+		v.settings[name] = level
 	case "default_transaction_read_only":
 		b := false
 		if value != "" && !strings.EqualFold(value, "default") {
@@ -303,6 +325,12 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		return w.Complete(tag)
 	}
+	if ps.Name == "transaction_isolation" {
+		if err := s.setTxIsolation(value); err != nil {
+			return err
+		}
+		return w.Complete(tag)
+	}
 	if s.tx != nil {
 		if err := s.tx.Exec(ctx, st.sql, result.Discard); err != nil {
 			return err
@@ -326,6 +354,9 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		if ps.All || ps.Name == "default_transaction_read_only" {
 			v.defaultReadOnly = !ps.All && value == "on"
+		}
+		if ps.All || ps.Name == "default_transaction_isolation" {
+			v.defaultSerializable = !ps.All && value == "serializable"
 		}
 	}
 	change(&s.sessionSettings)
@@ -373,6 +404,9 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 			s.pg[name] = v
 			if name == "default_transaction_read_only" {
 				s.defaultReadOnly = v == "on"
+			}
+			if name == "default_transaction_isolation" {
+				s.defaultSerializable = v == "serializable"
 			}
 			if name == "statement_timeout" {
 				s.sessionSettings.apply(name, v, s.node.cfg.StatementTimeout)

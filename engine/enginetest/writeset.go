@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"certa/writeset"
@@ -16,6 +17,37 @@ var txTests = []subtest{
 	{"NoLostUpdate", testNoLostUpdate},
 	{"Rollback", testRollback},
 	{"ReadOnly", testReadOnly},
+	{"ReadTables", testReadTables},
+}
+
+// ReadTables names the tables a transaction read since TrackReads, also
+// through a view, and those it wrote, by their names in keys; not the
+// ones it did not touch, nor those read before TrackReads on the same
+// engine.
+func testReadTables(t *testing.T, f Factory) {
+	n := openT(t, f, "INSERT INTO t VALUES (1, 'a', 10)")
+	n.ddl("CREATE TABLE u (id INTEGER PRIMARY KEY)")
+	n.ddl("CREATE TABLE w (id INTEGER PRIMARY KEY)")
+	n.ddl("CREATE TABLE x (id INTEGER PRIMARY KEY)")
+	n.ddl("CREATE VIEW xv AS SELECT id FROM x")
+	n.query("SELECT * FROM u") // before: not this transaction's
+	tx := n.begin()
+	if err := tx.TrackReads(ctx); err != nil {
+		t.Fatalf("TrackReads: %v", err)
+	}
+	exec(t, tx, "SELECT v FROM t WHERE id = 1")
+	exec(t, tx, "SELECT count(*) FROM xv")
+	exec(t, tx, "INSERT INTO w VALUES (1)")
+	writeSet(t, tx)
+	got, err := tx.ReadTables(ctx)
+	if err != nil {
+		t.Fatalf("ReadTables: %v", err)
+	}
+	slices.Sort(got)
+	got = slices.Compact(got)
+	if want := []string{"t", "w", "x"}; !slices.Equal(got, want) {
+		t.Fatalf("ReadTables %q, want %q", got, want)
+	}
 }
 
 // After SetReadOnly a Tx refuses writes and row locks with 25006 and

@@ -32,6 +32,9 @@ type Tx struct {
 	locked   []writeset.Key // rows locked by SELECT ... FOR UPDATE/SHARE (locking.go)
 	lockedAt []int          // len(locked) at each savepoint held
 	aborted  atomic.Bool
+	// scansBase counts, per table, the scans the backend had recorded
+	// when TrackReads began (readtables.go); nil: not tracking.
+	scansBase map[uint32]int64
 	// globalBase is certa.global_changes() as the transaction began: the
 	// backend's counts of earlier transactions not yet flushed to the
 	// statistics (PostgreSQL flushes them when idle, not at each end),

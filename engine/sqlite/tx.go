@@ -229,6 +229,33 @@ func (tx *Tx) SetReadOnly(context.Context) error {
 	return nil
 }
 
+// TrackReads implements engine.Tx: the Tx always records what its
+// statements read (SQLite's authorizer: prepareCached).
+func (tx *Tx) TrackReads(context.Context) error { return nil }
+
+// ReadTables implements engine.Tx: the tables its statements read or
+// wrote, by their names in keys.
+func (tx *Tx) ReadTables(context.Context) ([]string, error) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, set := range []map[string]struct{}{tx.reads, tx.writes} {
+		for t := range set {
+			ti, err := tx.conn.table(t)
+			if err != nil {
+				return nil, err
+			}
+			if ti.exists {
+				out = append(out, ti.name)
+			}
+		}
+	}
+	return out, nil
+}
+
 // errReadOnly refuses what in a read-only transaction, in PostgreSQL's
 // words.
 func errReadOnly(what string) error {

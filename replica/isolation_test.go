@@ -1,0 +1,57 @@
+package replica
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"certa/result"
+)
+
+// Which transactions are serializable: BEGIN's level, else
+// default_transaction_isolation (however set); SET TRANSACTION ISOLATION
+// LEVEL only before the first query. A serializable transaction's engine
+// transaction records its reads from its first statement on; SHOW says
+// the level in force.
+func TestIsolationLevels(t *testing.T) {
+	s, e := newTestSession()
+	show := func() string {
+		t.Helper()
+		buf := &result.Buffer{}
+		if err := s.Query(context.Background(), "SHOW transaction_isolation", buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Rows[0][0].(string)
+	}
+	runSteps(t, s, []sessionStep{
+		{"BEGIN ISOLATION LEVEL SERIALIZABLE", "BEGIN", 'T'},
+		{"INSERT INTO t VALUES (1)", "INSERT 0 1", 'T'},
+		{"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", "!25001", 'E'},
+		{"ROLLBACK", "ROLLBACK", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET", 'T'},
+		{"INSERT INTO t VALUES (2)", "INSERT 0 1", 'T'},
+		{"COMMIT", "COMMIT", 'I'},
+		{"SET default_transaction_isolation = 'sometimes'", "!22023", 'I'},
+		{"SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET", 'I'},
+		{"INSERT INTO t VALUES (3)", "INSERT 0 1", 'I'},
+		{"BEGIN ISOLATION LEVEL READ COMMITTED", "BEGIN", 'T'},
+		{"INSERT INTO t VALUES (4)", "INSERT 0 1", 'T'},
+		{"COMMIT", "COMMIT", 'I'},
+	})
+	want := [][]string{
+		{"track reads", "INSERT INTO t VALUES (2)"},
+		{"track reads", "INSERT INTO t VALUES (3)"},
+		{"INSERT INTO t VALUES (4)"},
+	}
+	if !slices.EqualFunc(e.committed, want, slices.Equal) {
+		t.Fatalf("committed %q, want %q", e.committed, want)
+	}
+	if got := show(); got != "serializable" {
+		t.Fatalf("SHOW transaction_isolation with the default serializable: %s", got)
+	}
+	runSteps(t, s, []sessionStep{{"BEGIN ISOLATION LEVEL READ COMMITTED", "BEGIN", 'T'}})
+	if got := show(); got != "repeatable read" {
+		t.Fatalf("SHOW transaction_isolation in a READ COMMITTED block: %s (snapshot isolation is in force)", got)
+	}
+}
