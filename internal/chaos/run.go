@@ -86,7 +86,7 @@ func Run(ctx context.Context, cfg Config) []Row {
 }
 
 func runScenario(ctx context.Context, cfg Config, nem Nemesis, seed uint64) []Row {
-	workloads := []Workload{newBank(), newAppends(), newInserts(), newRegister(), newKeyed()}
+	workloads := []Workload{newBank(), newAppends(), newSerializableAppends(), newInserts(), newRegister(), newKeyed()}
 	fail := func(err error) []Row {
 		return []Row{{Scenario: nem.Name, Workload: "-", Err: err}}
 	}
