@@ -82,10 +82,30 @@ func ParseTarget(spec string, p Protocol) (Target, error) {
 // pgTarget is a certa cluster or a PostgreSQL server, over the PostgreSQL
 // protocol.
 type pgTarget struct {
-	name     string
-	certa    bool
-	addrs    []string
-	protocol Protocol
+	name      string
+	certa     bool
+	addrs     []string
+	protocol  Protocol
+	isolation string // SetIsolation
+}
+
+// SetIsolation makes every session of t ask for transaction isolation
+// level (a level of SQL's: serializable, repeatable read, read
+// committed); "" leaves the system's default. SQLite runs every
+// transaction serializable and takes none.
+func SetIsolation(t Target, level string) error {
+	switch level {
+	case "", "serializable", "repeatable read", "read committed":
+	default:
+		return fmt.Errorf("bench: unknown isolation level %q (serializable, repeatable read, read committed)", level)
+	}
+	switch t := t.(type) {
+	case *pgTarget:
+		t.isolation = level
+	case *mysqlTarget:
+		t.isolation = level
+	}
+	return nil
 }
 
 func (t *pgTarget) Name() string { return t.name }
@@ -110,6 +130,12 @@ func (t *pgTarget) Open(ctx context.Context, node int, consistency string) (Conn
 	}
 	if t.certa {
 		if _, err := c.Exec(ctx, "SET certa.consistency = '"+consistency+"'"); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	if t.isolation != "" {
+		if _, err := c.Exec(ctx, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "+t.isolation); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
@@ -151,9 +177,10 @@ func (p pgConn) Close() { p.c.Close() }
 
 // mysqlTarget is a MariaDB server or MariaDB Galera cluster.
 type mysqlTarget struct {
-	name     string
-	addrs    []string
-	protocol Protocol
+	name      string
+	addrs     []string
+	protocol  Protocol
+	isolation string // SetIsolation
 }
 
 func (t *mysqlTarget) Name() string { return t.name }
@@ -176,6 +203,12 @@ func (t *mysqlTarget) Open(ctx context.Context, node int, consistency string) (C
 			wait = "1"
 		}
 		if _, err := c.Exec(ctx, "SET SESSION wsrep_sync_wait = "+wait); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	if t.isolation != "" {
+		if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+t.isolation); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}

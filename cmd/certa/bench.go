@@ -38,6 +38,7 @@ func runBench(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each run")
 	consistency := fs.String("consistency", bench.ConsistencyLocal, "read consistency of every session: local, or sync (certa.consistency; Galera's wsrep_sync_wait=1)")
+	isolation := fs.String("isolation", "", "transaction isolation level every session asks for: serializable, repeatable read or read committed (default: each system's own)")
 	protocol := fs.String("protocol", string(bench.ProtocolPrepared), "how clients send statements to servers: prepared (once per connection, then only arguments: sysbench's, pgx's and JDBC's default) or simple (text with the arguments written in, as psql)")
 	rows := fs.Int("rows", 10000, "oltp workloads: rows in sbtest1")
 	warehouses := fs.Int("warehouses", 1, "tpcc: warehouses")
@@ -95,11 +96,18 @@ func runBench(args []string) error {
 			return err
 		}
 		targets = append(targets, t)
+		if err := bench.SetIsolation(t, *isolation); err != nil {
+			return err
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Printf("%s measured after %s warm-up per run, consistency %s\n", cfg.Duration, cfg.Warmup, cfg.Consistency)
+	fmt.Printf("%s measured after %s warm-up per run, consistency %s", cfg.Duration, cfg.Warmup, cfg.Consistency)
+	if *isolation != "" {
+		fmt.Printf(", isolation %s", *isolation)
+	}
+	fmt.Println()
 	for _, t := range targets {
 		fmt.Printf("%-8s %d node(s); durability: %s\n", t.Name(), t.Nodes(), t.Durability())
 	}
