@@ -174,7 +174,14 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 	case <-p.done:
 		return nil, errClosed
 	case <-ctx.Done():
-		return nil, sqlerr.New(sqlerr.QueryCanceled, "certa: no free connection to the node's PostgreSQL: %v", ctx.Err())
+		// PostgreSQL's words for a cancel or a statement timeout: the
+		// client cannot tell (nor needs to) that the statement had not
+		// reached PostgreSQL yet.
+		err := pgError(ctx.Err())
+		if se, ok := err.(*sqlerr.Error); ok {
+			se.Detail = "It was still waiting for a free connection to the node's PostgreSQL."
+		}
+		return nil, err
 	}
 	select {
 	case <-p.done:
