@@ -614,5 +614,13 @@ func (tx *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result
 		return tx.e.Describe(ctx, sql)
 	}
 	defer tx.mu.Unlock()
+	if tx.parked {
+		// Parked while idle, its schema changes are set aside: described
+		// now, a statement would not see the columns and tables they made
+		// (Flyway's UPDATE of a column its migration had just added: 42703).
+		if err := tx.unpark(ctx); err != nil {
+			return nil, nil, tx.classify(err)
+		}
+	}
 	return tx.conn.describe(sql)
 }

@@ -206,6 +206,26 @@ func TestSchemaTransactionParkedByLocalWriter(t *testing.T) {
 	wantRows(t, e.query("SELECT name FROM _certa_sequences"), row("m_seq"))
 }
 
+// A parked transaction that changed the schema describes its next
+// statement on its own schema: Flyway's migration adds a column, its
+// history write on a second connection parks the block, and the UPDATE
+// of the new column (parsed and described first, extended protocol) must
+// find it (it failed with 42703 under load).
+func TestParkedSchemaTransactionDescribesOnItsSchema(t *testing.T) {
+	e := openTest(t, Config{LockTimeout: 5 * time.Second})
+	e.ddl("CREATE TABLE history (id integer PRIMARY KEY)")
+	e.ddl("CREATE TABLE customer (id integer PRIMARY KEY, name text)")
+	tx := e.begin()
+	if err := execSchema(tx, "ALTER TABLE customer ADD COLUMN tier varchar(255)"); err != nil {
+		t.Fatal(err)
+	}
+	e.commit("INSERT INTO history VALUES (1)") // parks tx
+	if _, _, err := tx.Describe(context.Background(), "UPDATE customer SET tier = $1"); err != nil {
+		t.Fatalf("Describe in the parked transaction: %v", err)
+	}
+	exec(t, tx, "UPDATE customer SET tier = 'basic'")
+}
+
 // A connection whose transaction changed the schema and rolled back
 // forgets what it knew of that schema: the same schema version, reached
 // by another change, is read afresh.
