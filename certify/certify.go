@@ -122,7 +122,7 @@ func (c *Certifier) LastSeqno() uint64 { return c.last }
 //     key (in byte order) and Result.ConflictSeqno the position of its last
 //     commit;
 //   - ReadChanged if a key of a table of ws.ReadTables (a serializable
-//     transaction's reads) was committed, or a DDL named the table, at a
+//     transaction's reads, rows locked unseen) was committed, or a DDL named the table, at a
 //     position p with ws.Snapshot < p < seqno. Result.Table is the
 //     smallest such table, Result.ConflictSeqno the last write of it;
 //   - otherwise Pass.

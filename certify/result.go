@@ -19,8 +19,9 @@ const (
 	// SchemaChanged: a DDL statement touching one of the write set's tables
 	// (or every table) committed after the write set's snapshot.
 	SchemaChanged
-	// ReadChanged: a table the (serializable) write set's transaction read
-	// was written after its snapshot: what it read may have changed.
+	// ReadChanged: a table the write set's transaction read (serializable)
+	// or locked rows of unseen was written after its snapshot: what it
+	// read may have changed.
 	ReadChanged
 	// Invalid: the write set's snapshot is not before its position, which no
 	// correct origin produces (a transaction reads only state that is already

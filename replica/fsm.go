@@ -294,7 +294,7 @@ func conflictError(res certify.Result) error {
 		return &sqlerr.Error{
 			Code:    sqlerr.SerializationFailure,
 			Message: "could not serialize access due to read/write dependencies among transactions",
-			Detail:  fmt.Sprintf("Table %q, which this serializable transaction read, was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno),
+			Detail:  fmt.Sprintf("Table %q, which this transaction read (SERIALIZABLE) or locked rows of, was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno),
 			Hint:    "The transaction might succeed if retried.",
 		}
 	default:

@@ -471,7 +471,9 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 // back and applies the write set there) and commits the write set through
 // the cluster. A transaction that changed nothing replicated commits on
 // this node alone (what it did to the session's temporary tables stays).
-// A serializable transaction's write set carries the tables it read.
+// A serializable transaction's write set carries the tables it read, on
+// top of those the engine certifies as read anyway (rows locked where it
+// could not see them).
 func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool) error {
 	defer tx.Rollback()
 	ws, err := tx.WriteSet()
@@ -482,9 +484,11 @@ func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool)
 		return tx.CommitLocal(ctx)
 	}
 	if serializable {
-		if ws.ReadTables, err = tx.ReadTables(ctx); err != nil {
+		read, err := tx.ReadTables(ctx)
+		if err != nil {
 			return err
 		}
+		ws.ReadTables = append(ws.ReadTables, read...)
 		ws.Normalize()
 	}
 	ws.TxID = s.node.newTxID()

@@ -31,10 +31,11 @@ type WriteSet struct {
 	// and then conflicts with older snapshots of the tables it changed as
 	// a DDL does. Never set together with DDL.
 	Schema Schema
-	// ReadTables are the tables a serializable transaction read, sorted:
-	// it fails certification if a write set committed after its snapshot
-	// wrote one of them. Nil for other transactions (only their writes
-	// are certified).
+	// ReadTables are the tables a serializable transaction read, and
+	// those any transaction locked rows of where the engine could not
+	// see the rows, sorted: it fails certification if a write set
+	// committed after its snapshot wrote one of them. Nil for other
+	// transactions (only their writes are certified).
 	ReadTables []string
 }
 

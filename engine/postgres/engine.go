@@ -171,7 +171,8 @@ type Engine struct {
 	slotMu        sync.Mutex    // guards slotCh
 	slotCh        chan struct{} // closed and replaced when the slot is granted
 
-	schemaEpoch atomic.Uint64 // raised by every applied DDL: connections drop their table caches
+	schemaEpoch atomic.Uint64    // raised by every applied DDL: connections drop their table caches
+	lockingFns  lockingFunctions // client functions that may lock rows unseen (txlocks.go)
 	closed      atomic.Bool
 }
 

@@ -46,10 +46,10 @@ type conn struct {
 // them). What DISCARD ALL does besides is left alone: its DEALLOCATE
 // ALL would drop certa's prepared statements and the clients' (tables.go),
 // DISCARD TEMP a pinned session's temporary tables (its settings are
-// applied again to each transaction, so RESET ALL is fine there), and
-// DISCARD SEQUENCES is not done either: currval and lastval still answer
-// with the backend's last nextval, whichever session's it was.
-var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL"}
+// applied again to each transaction, so RESET ALL is fine there).
+// DISCARD SEQUENCES is done: the session keeps its own values for currval
+// and lastval (seqstate.go).
+var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL", "DISCARD SEQUENCES"}
 
 // resetSQL is resetStatements for a simple Query, with a leading "; ".
 var resetSQL = "; " + strings.Join(resetStatements, "; ")
@@ -148,7 +148,8 @@ type pool struct {
 
 func newPool(cfg Config, epoch *atomic.Uint64) *pool {
 	p := &pool{dsn: cfg.DSN, slots: make(chan struct{}, cfg.MaxConns), done: make(chan struct{}), epoch: epoch,
-		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10), "synchronous_commit": asyncCommit}}
+		params: map[string]string{"lock_timeout": strconv.FormatInt(cfg.LockTimeout.Milliseconds(), 10), "synchronous_commit": asyncCommit,
+			"track_functions": "all"}} // txlocks.go
 	p.user = clientRole
 	if cfg.ClientLogin != "" {
 		// The login role acts as certa_client from the start; a client's

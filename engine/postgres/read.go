@@ -31,6 +31,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 // read is Read for session s (nil: none), on its pinned backend if it
 // has one.
 func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writer, args []any) error {
+	sql = withSessionSequences(engine.SequenceValuesFrom(ctx), sql)
 	cp, isCopy := pgparse.ParseCopy(sql)
 	if isCopy && cp.From {
 		// PostgreSQL would refuse it only after the client was asked

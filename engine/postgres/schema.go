@@ -166,6 +166,7 @@ END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
 GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
 GRANT USAGE ON SCHEMA certa TO certa_client;
+GRANT SET ON PARAMETER track_functions TO certa_client;
 REVOKE EXECUTE ON FUNCTION pg_catalog.lo_create(oid), pg_catalog.lo_creat(integer), pg_catalog.lo_from_bytea(oid, bytea),
 	pg_catalog.lo_put(oid, bigint, bytea), pg_catalog.lo_unlink(oid), pg_catalog.lowrite(integer, bytea),
 	pg_catalog.lo_truncate(integer, integer), pg_catalog.lo_truncate64(integer, bigint),
@@ -329,6 +330,47 @@ BEGIN
 		INSERT INTO certa.capture (rel, op, new) VALUES (rel, 'L', locked);
 	END IF;
 	RETURN true;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.sequence_values(seqs oid[]) RETURNS TABLE (seq oid, value bigint) LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE s oid;
+BEGIN
+	IF cardinality(seqs) = 0 THEN
+		RETURN; -- no nextval since the backend's DISCARD SEQUENCES: no lastval either
+	END IF;
+	FOREACH s IN ARRAY seqs LOOP
+		BEGIN
+			seq := s; value := currval(s); RETURN NEXT;
+		EXCEPTION WHEN object_not_in_prerequisite_state OR insufficient_privilege OR undefined_table THEN
+		END;
+	END LOOP;
+	BEGIN
+		seq := 0; value := lastval(); RETURN NEXT;
+	EXCEPTION WHEN object_not_in_prerequisite_state OR insufficient_privilege THEN
+	END;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.currval(seq regclass, known jsonb) RETURNS bigint LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	RETURN currval(seq);
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	IF known ? seq::oid::text THEN
+		RETURN (known ->> seq::oid::text)::bigint;
+	END IF;
+	RAISE;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.lastval(known bigint) RETURNS bigint LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	RETURN lastval();
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	IF known IS NOT NULL THEN
+		RETURN known;
+	END IF;
+	RAISE;
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.refuse_truncate() RETURNS trigger LANGUAGE plpgsql

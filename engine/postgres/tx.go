@@ -40,6 +40,10 @@ type Tx struct {
 	// statistics (PostgreSQL flushes them when idle, not at each end),
 	// plus what ExecLocal undid (a savepoint rolled back keeps its counts).
 	globalBase int64
+	// seqs are the session's sequence values (seqstate.go), nil for
+	// none; seqNamed is set once a statement named nextval or setval.
+	seqs     *engine.SequenceValues
+	seqNamed bool
 }
 
 var _ engine.Tx = (*Tx)(nil)
@@ -115,7 +119,7 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		e.finish(s, c, true, false, tempState{})
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the count of shared catalog changes: %v", err)
 	}
-	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: base}
+	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: base, seqs: engine.SequenceValuesFrom(ctx)}
 	c.tx.Store(t)
 	e.track(t.pid, &t.aborted)
 	return t, nil
@@ -151,6 +155,8 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if err := t.usable(); err != nil {
 		return err
 	}
+	t.seqNamed = t.seqNamed || namesSequenceWrite(sql)
+	sql = withSessionSequences(t.seqs, sql)
 	if ls, err := lockingSelect(sql); err != nil {
 		return err
 	} else if ls != nil {
@@ -370,8 +376,9 @@ func (t *Tx) Release(ctx context.Context, n int) error {
 
 // WriteSet makes deferred constraints fire now (their cascades are
 // changes too), reads back what the capture triggers recorded, and
-// returns it as a write set with the keys of the rows it locked; nil if
-// the transaction changed and locked nothing.
+// returns it as a write set with the keys of the rows it locked and, as
+// read, the tables it locked rows of where certa could not see them
+// (txlocks.go); nil if the transaction changed and locked nothing.
 func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -380,11 +387,19 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 		return nil, err
 	}
 	// Deferred checks and cascades fire now, inside the capture; one
-	// round trip for all three.
-	res, err := t.c.pg.Exec(ctx, "SET CONSTRAINTS ALL IMMEDIATE; "+captureSQL+"; "+globalChangesSQL+strconv.FormatInt(t.globalBase, 10)).ReadAll()
+	// round trip for all four.
+	b := &pgconn.Batch{}
+	b.ExecParams("SET CONSTRAINTS ALL IMMEDIATE", nil, nil, nil, nil)
+	b.ExecParams(captureSQL, nil, nil, nil, nil)
+	b.ExecParams(globalChangesSQL+strconv.FormatInt(t.globalBase, 10), nil, nil, nil, nil)
+	if err := t.queueTxLocks(ctx, b, t.seqNamed || len(t.locked) > 0); err != nil {
+		return nil, t.failed(err)
+	}
+	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
+	locks := readTxLocks(res[3], t.seqs)
 	if string(res[2].Rows[0][0]) != "0" {
 		return nil, errGlobalChange
 	}
@@ -400,7 +415,11 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	for _, k := range locked {
 		tabs = append(tabs, k.Table())
 	}
-	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema}
+	unseen, err := t.lockedUnseen(ctx, locks, c.schema != writeset.SchemaNone)
+	if err != nil {
+		return nil, t.failed(err)
+	}
+	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema, ReadTables: unseen}
 	ws.Normalize()
 	return ws, nil
 }
@@ -470,9 +489,21 @@ func (t *Tx) Rollback() error {
 		return nil
 	}
 	// The reset (conn.resets) follows: a session-level advisory lock
-	// outlives the ROLLBACK.
-	res, err := t.c.pg.Exec(context.Background(), "ROLLBACK; "+tempsSQL+t.c.resetSQL()).ReadAll()
-	t.ended(context.Background(), res, err, 1)
+	// outlives the ROLLBACK. So do the values nextval took: read first,
+	// unless the transaction failed (nothing more runs in it then).
+	ctx := context.Background()
+	b, temps := &pgconn.Batch{}, 1
+	if t.seqNamed && t.c.pg.TxStatus() == 'T' && t.queueTxLocks(ctx, b, true) == nil {
+		temps = 2
+	}
+	b.ExecParams("ROLLBACK", nil, nil, nil, nil)
+	b.ExecParams(tempsSQL, nil, nil, nil, nil)
+	t.c.queueReset(b)
+	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
+	if temps == 2 && len(res) > 0 && res[0].Err == nil {
+		readTxLocks(res[0], t.seqs)
+	}
+	t.ended(ctx, res, err, temps)
 	return nil
 }
 

@@ -30,6 +30,14 @@ func TestNestedForUpdateWriteSkewSQLite(t *testing.T) {
 	if tag := mustExec(t, b, fmt.Sprintf(offCall, "$1"), 1); tag != "UPDATE 1" {
 		t.Fatalf("node 2: %q", tag)
 	}
+	commitOneOfTwo(t, c, a, b)
+}
+
+// commitOneOfTwo commits a and b, each taking one doctor off call, and
+// checks that exactly one failed with 40001 and that every node has one
+// doctor on call.
+func commitOneOfTwo(t *testing.T, c *testcluster.Cluster, a, b *pgclient.Conn) {
+	t.Helper()
 	_, errA := a.Exec(ctxT(t), "COMMIT")
 	_, errB := b.Exec(ctxT(t), "COMMIT")
 	switch {

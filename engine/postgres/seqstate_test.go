@@ -1,0 +1,112 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// currval and lastval answer a session with what its own nextval took,
+// in any earlier transaction of it (committed or not), on whichever
+// pooled backend it runs now, and never with another session's value:
+// as in PostgreSQL, where a session is its backend.
+func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
+	e := openResetEngine(t, Config{MaxConns: 2, ClientLogin: "certa_login_seq", ApplierLogin: "certa_applier_seq", ClientPassword: "secret"})
+	f := &tempFixture{t: t, e: e}
+	ctx := context.Background()
+	ws, block, err := e.ReserveSequence(ctx, slotSequence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.apply(ws); err != nil {
+		t.Fatal(err)
+	}
+	e.GrantSequence(block)
+	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE t (id serial PRIMARY KEY, v text)")
+
+	type session struct {
+		s   engine.Session
+		ctx context.Context
+	}
+	newSession := func() session {
+		s := e.NewSession()
+		t.Cleanup(s.Close)
+		return session{s, engine.WithSequenceValues(ctx, &engine.SequenceValues{})}
+	}
+	// run runs sql in a transaction of s that ends with end ("commit" or
+	// "rollback"), and returns its rows.
+	run := func(s session, sql, end string) []result.Value {
+		t.Helper()
+		tx, err := s.s.Begin(s.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var buf result.Buffer
+		if err := tx.Exec(s.ctx, sql, &buf); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if end == "commit" {
+			if err := f.commit(tx); err != nil {
+				t.Fatalf("%s: commit: %v", sql, err)
+			}
+		}
+		if len(buf.Rows) == 0 {
+			return nil
+		}
+		return buf.Rows[0]
+	}
+	read := func(s session, sql string, args ...any) ([]result.Value, error) {
+		var buf result.Buffer
+		if err := s.s.Read(s.ctx, sql, &buf, args...); err != nil {
+			return nil, err
+		}
+		return buf.Rows[0], nil
+	}
+	a, b := newSession(), newSession()
+
+	took := run(a, "SELECT nextval('s')", "commit")[0]
+	run(a, "INSERT INTO t (v) VALUES ('a')", "commit")
+	id := run(a, "SELECT max(id) FROM t", "commit")[0]
+
+	// B took nothing: PostgreSQL's errors, whichever backend A used.
+	for _, sql := range []string{"SELECT currval('s')", "SELECT lastval()", "SELECT currval('t_id_seq')"} {
+		if _, err := read(b, sql); sqlerr.Code(err) != "55000" {
+			t.Errorf("another session's %s: %v, want 55000 (not yet defined in this session)", sql, err)
+		}
+	}
+	// B holds a backend: A's next statement runs on the other one.
+	held, err := b.s.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Exec(b.ctx, "SELECT 1", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got, err := read(a, "SELECT currval('s'), pg_catalog.currval('public.t_id_seq'::regclass), lastval()")
+	if want := []result.Value{took, id, id}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the session's currval(s), currval(t_id_seq), lastval(): %v, %v; want %v", got, err, want)
+	}
+	if got, err := read(a, "SELECT currval($1)", "s"); err != nil || fmt.Sprint(got[0]) != fmt.Sprint(took) {
+		t.Errorf("currval($1) with 's': %v, %v; want %v", got, err, took)
+	}
+	held.Rollback()
+
+	// A value taken in a transaction that rolled back is the session's
+	// too; one taken in the transaction is the backend's own.
+	again := run(a, "SELECT nextval('s')", "rollback")[0]
+	if got, err := read(a, "SELECT currval('s'), lastval()"); err != nil || fmt.Sprint(got) != fmt.Sprint([]result.Value{again, again}) {
+		t.Errorf("after a rolled back nextval %v: currval, lastval %v, %v", again, got, err)
+	}
+	inTx := run(a, "SELECT nextval('s'), currval('s'), lastval(), currval('t_id_seq')", "commit")
+	if inTx[0] != inTx[1] || inTx[0] != inTx[2] || fmt.Sprint(inTx[3]) != fmt.Sprint(id) {
+		t.Errorf("nextval, currval, lastval, currval(t_id_seq) in one statement: %v", inTx)
+	}
+	if _, err := read(b, "SELECT currval('s')"); sqlerr.Code(err) != "55000" {
+		t.Errorf("session B's currval after A's work: %v, want 55000", err)
+	}
+}
