@@ -171,9 +171,9 @@ type Engine struct {
 	slotMu        sync.Mutex    // guards slotCh
 	slotCh        chan struct{} // closed and replaced when the slot is granted
 
-	schemaEpoch atomic.Uint64    // raised by every applied DDL: connections drop their table caches
-	lockingFns  lockingFunctions // client functions that may lock rows unseen (txlocks.go)
-	closed      atomic.Bool
+	schemaEpoch   atomic.Uint64      // raised by every applied DDL: connections drop their table caches
+	hiddenLockers hiddenLockersCache // what may lock rows unseen (txlocks.go)
+	closed        atomic.Bool
 }
 
 var _ engine.Engine = (*Engine)(nil)

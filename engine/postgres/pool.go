@@ -29,6 +29,11 @@ type conn struct {
 	// beyond its transaction (pgparse.SessionState), "" for nothing: the
 	// backend then stays with that client's session (Engine.finish).
 	keeps string
+	// seqState: a transaction ran on the backend since it was last handed
+	// back, whose statements may have left sequence state (nextval): the
+	// reset discards it (discardSequences), unless the backend is pinned to
+	// its session, which discards it when it unpins it (Engine.finish).
+	seqState bool
 	// tx is the transaction open on the connection, or nil: other work
 	// of its session (a SET's check, a description) runs inside it.
 	tx atomic.Pointer[Tx]
@@ -47,9 +52,14 @@ type conn struct {
 // ALL would drop certa's prepared statements and the clients' (tables.go),
 // DISCARD TEMP a pinned session's temporary tables (its settings are
 // applied again to each transaction, so RESET ALL is fine there).
-// DISCARD SEQUENCES is done: the session keeps its own values for currval
-// and lastval (seqstate.go).
-var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL", "DISCARD SEQUENCES"}
+// DISCARD SEQUENCES (discardSequences) follows when a transaction that
+// could call nextval ran (conn.seqState): the session keeps its own values
+// for currval and lastval (seqstate.go). A read-only one cannot, and a
+// point select would pay a tenth of its throughput for it.
+var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL"}
+
+// discardSequences ends the reset of a backend a transaction ran on.
+const discardSequences = "DISCARD SEQUENCES"
 
 // resetSQL is resetStatements for a simple Query, with a leading "; ".
 var resetSQL = "; " + strings.Join(resetStatements, "; ")
@@ -62,8 +72,11 @@ func (c *conn) resets() bool { return c.keeps == "" }
 
 // resetSQL returns resetSQL if c resets (conn.resets), else "".
 func (c *conn) resetSQL() string {
-	if !c.resets() {
+	switch {
+	case !c.resets():
 		return ""
+	case c.seqState:
+		return resetSQL + "; " + discardSequences
 	}
 	return resetSQL
 }
@@ -79,7 +92,7 @@ func (c *conn) prepareReset(ctx context.Context) {
 	if !c.resets() {
 		return
 	}
-	for _, s := range resetStatements {
+	for _, s := range append(resetStatements, discardSequences) {
 		if _, ok := c.ts.stmts[s]; !ok {
 			c.ts.prepared(ctx, c.pg, s, nil)
 		}
@@ -92,7 +105,11 @@ func (c *conn) queueReset(b *pgconn.Batch) {
 	if !c.resets() {
 		return
 	}
-	for _, s := range resetStatements {
+	stmts := resetStatements
+	if c.seqState {
+		stmts = append(stmts[:len(stmts):len(stmts)], discardSequences)
+	}
+	for _, s := range stmts {
 		if name, ok := c.ts.stmts[s]; ok {
 			b.ExecPrepared(name, nil, nil, nil)
 		} else {
@@ -113,7 +130,7 @@ func (c *conn) resetAgain(ctx context.Context, err error) bool {
 	if c.pg.IsClosed() || !c.resets() {
 		return false
 	}
-	sql := strings.Join(resetStatements, "; ")
+	sql := strings.TrimPrefix(c.resetSQL(), "; ")
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "26000" {
 		sql = "DEALLOCATE ALL; " + sql
 		c.ts.deallocated()

@@ -181,13 +181,26 @@ $f$;
 
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
-	seq bigserial NOT NULL,
+	seq bigint NOT NULL,
 	rel oid NOT NULL,
 	op "char" NOT NULL,
 	old jsonb,
 	new jsonb,
 	PRIMARY KEY (xid, seq)
 );
+-- seq orders a transaction's capture rows: the count of rows the backend
+-- inserted into certa.capture before, which only grows within a
+-- transaction. Not a sequence: its nextval would be what lastval() answers
+-- the client after an insert (a serial's value is taken before the
+-- capture trigger fires), and a permission error at that.
+DO $r$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+			WHERE d.adrelid = 'certa.capture'::regclass AND a.attname = 'seq'
+				AND pg_get_expr(d.adbin, d.adrelid) LIKE '%pg_stat_get_xact_tuples_inserted%') THEN
+		ALTER TABLE certa.capture ALTER COLUMN seq SET DEFAULT pg_catalog.pg_stat_get_xact_tuples_inserted('certa.capture'::regclass);
+	END IF;
+END $r$;
+DROP SEQUENCE IF EXISTS certa.capture_seq_seq;
 GRANT SELECT ON certa.applied, certa.capture, certa.node_slots TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.permits (xid xid8 NOT NULL DEFAULT pg_current_xact_id(), nonce text NOT NULL);
@@ -332,23 +345,23 @@ BEGIN
 	RETURN true;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.sequence_values(seqs oid[]) RETURNS TABLE (seq oid, value bigint) LANGUAGE plpgsql VOLATILE
+CREATE OR REPLACE FUNCTION certa.sequence_values(seqs oid[], last boolean) RETURNS TABLE (seq oid, value bigint) LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE s oid;
 BEGIN
-	IF cardinality(seqs) = 0 THEN
-		RETURN; -- no nextval since the backend's DISCARD SEQUENCES: no lastval either
-	END IF;
 	FOREACH s IN ARRAY seqs LOOP
 		BEGIN
 			seq := s; value := currval(s); RETURN NEXT;
+			last := true;
 		EXCEPTION WHEN object_not_in_prerequisite_state OR insufficient_privilege OR undefined_table THEN
 		END;
 	END LOOP;
-	BEGIN
-		seq := 0; value := lastval(); RETURN NEXT;
-	EXCEPTION WHEN object_not_in_prerequisite_state OR insufficient_privilege THEN
-	END;
+	IF last THEN -- a value was taken: lastval is defined, perhaps by another sequence
+		BEGIN
+			seq := 0; value := lastval(); RETURN NEXT;
+		EXCEPTION WHEN object_not_in_prerequisite_state OR insufficient_privilege THEN
+		END;
+	END IF;
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.currval(seq regclass, known jsonb) RETURNS bigint LANGUAGE plpgsql VOLATILE

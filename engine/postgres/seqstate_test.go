@@ -18,15 +18,10 @@ func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
 	e := openResetEngine(t, Config{MaxConns: 2, ClientLogin: "certa_login_seq", ApplierLogin: "certa_applier_seq", ClientPassword: "secret"})
 	f := &tempFixture{t: t, e: e}
 	ctx := context.Background()
-	ws, block, err := e.ReserveSequence(ctx, slotSequence)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.apply(ws); err != nil {
-		t.Fatal(err)
-	}
-	e.GrantSequence(block)
-	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE t (id serial PRIMARY KEY, v text)")
+	grantSlot(f)
+	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE t (id serial PRIMARY KEY, v text)",
+		"CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)",
+		"CREATE TABLE drawn (id int PRIMARY KEY, n bigint DEFAULT nextval('s'))")
 
 	type session struct {
 		s   engine.Session
@@ -109,4 +104,96 @@ func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
 	if _, err := read(b, "SELECT currval('s')"); sqlerr.Code(err) != "55000" {
 		t.Errorf("session B's currval after A's work: %v, want 55000", err)
 	}
+
+	// In the transaction of the insert, lastval is the serial's: the
+	// capture of the row takes no sequence value of its own.
+	tx, err := a.s.Begin(a.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inserted, last result.Buffer
+	if err := tx.Exec(a.ctx, "INSERT INTO t (v) VALUES ('b') RETURNING id", &inserted); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(a.ctx, "SELECT lastval()", &last); err != nil || fmt.Sprint(last.Rows) != fmt.Sprint(inserted.Rows) {
+		t.Errorf("lastval after an insert in its transaction: %v, %v; want %v", last.Rows, err, inserted.Rows)
+	}
+	tx.Rollback()
+
+	// An identity column and a default that draws from a sequence no
+	// column owns, through rows written in transactions of their own.
+	run(a, "INSERT INTO ident (v) VALUES ('x')", "commit")
+	identID := run(a, "SELECT max(id) FROM ident", "commit")[0]
+	run(a, "INSERT INTO drawn (id) VALUES (1)", "commit")
+	drawnN := run(a, "SELECT n FROM drawn", "commit")[0]
+	got, err = read(a, "SELECT currval('ident_id_seq'), currval('s'), lastval()")
+	if want := []result.Value{identID, drawnN, drawnN}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after inserts into an identity and a drawing default: %v, %v; want %v", got, err, want)
+	}
+}
+
+// A backend pinned to its session for its temporary tables keeps the
+// session's sequence state as PostgreSQL does (a temporary serial's
+// currval in the next transaction), and gives none of it to the next
+// session once unpinned.
+func TestPinnedBackendsSequenceState(t *testing.T) {
+	// One connection: every transaction runs on the same backend.
+	e := openResetEngine(t, Config{MaxConns: 1, ClientLogin: "certa_login_seqpin", ApplierLogin: "certa_applier_seqpin", ClientPassword: "secret"})
+	f := &tempFixture{t: t, e: e}
+	ctx := context.Background()
+	grantSlot(f)
+	resetDDL(f, "CREATE SEQUENCE s")
+
+	a := e.NewSession()
+	actx := engine.WithSequenceValues(ctx, &engine.SequenceValues{})
+	if ran, err := f.local(a, "CREATE TEMP TABLE tt (id serial PRIMARY KEY)"); !ran || err != nil {
+		t.Fatalf("CREATE TEMP TABLE: ran %v, %v", ran, err)
+	}
+	exec := func(s engine.Session, ctx context.Context, sql string) []result.Value {
+		t.Helper()
+		tx, err := s.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var buf result.Buffer
+		if err := tx.Exec(ctx, sql, &buf); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if err := f.commit(tx); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(buf.Rows) == 0 {
+			return nil
+		}
+		return buf.Rows[0]
+	}
+	exec(a, actx, "INSERT INTO tt DEFAULT VALUES")
+	took := exec(a, actx, "SELECT nextval('s')")[0]
+	if got := exec(a, actx, "SELECT currval('tt_id_seq'), currval('s')"); fmt.Sprint(got) != fmt.Sprint([]result.Value{int64(1), took}) {
+		t.Errorf("on the pinned backend: currval of the temporary serial and of s %v, want [1 %v]", got, took)
+	}
+	if ran, err := f.local(a, "DROP TABLE tt"); !ran || err != nil {
+		t.Fatalf("DROP TABLE tt: ran %v, %v", ran, err)
+	}
+	b := e.NewSession()
+	defer b.Close()
+	var buf result.Buffer
+	if err := b.Read(engine.WithSequenceValues(ctx, &engine.SequenceValues{}), "SELECT currval('s')", &buf); sqlerr.Code(err) != "55000" {
+		t.Errorf("the next session on the unpinned backend: currval %v, %v; want 55000", buf.Rows, err)
+	}
+	a.Close()
+}
+
+// grantSlot gives f's node its sequence slot, as the log would.
+func grantSlot(f *tempFixture) {
+	f.t.Helper()
+	ws, block, err := f.e.ReserveSequence(context.Background(), slotSequence)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.apply(ws); err != nil {
+		f.t.Fatal(err)
+	}
+	f.e.GrantSequence(block)
 }

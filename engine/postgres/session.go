@@ -151,6 +151,16 @@ func (e *Engine) openTx(s *Session) *Tx {
 	return s.pinned.tx.Load()
 }
 
+// pins reports whether c is session s's pinned backend (nil s: none).
+func (s *Session) pins(c *conn) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pinned == c
+}
+
 // keepsState reports whether session s's pinned backend holds state
 // beyond its transactions other than temporary objects (conn.keeps): it
 // is the session's for good, and a SET or RESET changes it for the
@@ -189,6 +199,7 @@ func readTemps(rows [][][]byte) tempState {
 // there is no session to keep it for; a pinned one found to hold none
 // any more goes back to the pool.
 func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempState) {
+	c.seqState = false // reset with the end of the transaction
 	if len(temps.names) > 0 {
 		c.hadTemps = true
 	}
@@ -221,7 +232,10 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 	case temps.checked && pinned && c.keeps == "":
 		s.pinned, s.temps = nil, nil
 		e.setPinned(pid, false)
-		c.release(false)
+		// Its sequence state was the session's (conn.seqState): not the
+		// next one's.
+		_, err := c.pg.Exec(context.Background(), discardSequences).ReadAll()
+		c.release(err != nil)
 	case temps.checked && pinned:
 		s.temps = nil // it keeps other state: it stays, for good
 	case pinned:

@@ -20,6 +20,9 @@ type tableMeta struct {
 	// such a table's updated rows (apply.go).
 	alwaysIdentity bool
 	temp           bool // a session's temporary table: never replicated
+	// seqs are the sequences its columns' defaults and identities draw
+	// from: an insert or update may take their values (seqstate.go).
+	seqs []uint32
 	// refs: the unique indexes and foreign keys whose keys its row
 	// changes carry (refkeys.go); nil until the capture first needs them.
 	// A schema change drops them with the rest (reset).
@@ -133,7 +136,14 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	r := conn.ExecParams(ctx, `SELECT n.nspname, c.relname, a.attname, a.attgenerated <> '',
 			coalesce((SELECT k.ord FROM pg_index i, unnest(i.indkey) WITH ORDINALITY k(attnum, ord)
 				WHERE i.indrelid = c.oid AND i.indisprimary AND k.attnum = a.attnum), 0),
-			a.attidentity = 'a', c.relpersistence = 't'
+			a.attidentity = 'a', c.relpersistence = 't',
+			(SELECT pg_catalog.array_to_string(pg_catalog.array_agg(s.oid), ',') FROM pg_catalog.pg_class s WHERE s.relkind = 'S' AND s.oid IN (
+				SELECT d.refobjid FROM pg_catalog.pg_attrdef ad JOIN pg_catalog.pg_depend d
+					ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid = ad.oid
+					AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass WHERE ad.adrelid = c.oid AND ad.adnum = a.attnum
+				UNION SELECT d.objid FROM pg_catalog.pg_depend d
+					WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+					AND d.refobjid = c.oid AND d.refobjsubid = a.attnum AND d.deptype = 'i'))
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
@@ -155,6 +165,11 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		}
 		if ord, _ := strconv.Atoi(string(row[4])); ord > 0 {
 			keyAt[ord] = col
+		}
+		for _, seq := range strings.Split(string(row[7]), ",") {
+			if oid, err := strconv.ParseUint(seq, 10, 32); err == nil {
+				m.seqs = append(m.seqs, uint32(oid))
+			}
 		}
 	}
 	for i := 1; i <= len(keyAt); i++ {

@@ -44,6 +44,11 @@ type Tx struct {
 	// none; seqNamed is set once a statement named nextval or setval.
 	seqs     *engine.SequenceValues
 	seqNamed bool
+	// lockers are the hidden lockers as the transaction began, and
+	// fnBase the calls of their functions the backend had counted then
+	// (txlocks.go).
+	lockers hiddenLockers
+	fnBase  int64
 }
 
 var _ engine.Tx = (*Tx)(nil)
@@ -53,8 +58,9 @@ var _ engine.Tx = (*Tx)(nil)
 // apply inserts its seqno in its own transaction, in log order. The
 // connection is the client role's, so the capture triggers record its
 // changes. It also reads the base of the count of shared catalog rows
-// changed (globalChangesSQL).
-const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0), certa.global_changes() FROM certa.applied`
+// changed (globalChangesSQL), and the calls of the hidden lockers'
+// functions (fnCallsSQL) follow, before FROM.
+const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0), certa.global_changes()`
 
 // settingsSQL returns the statement (with a leading "; ") that applies the
 // session settings ctx carries to the transaction, or "".
@@ -103,7 +109,15 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 	}
 	c.schemaSeen()
 	c.prepareReset(ctx) // for commitAt's
-	res, err := c.pg.Exec(ctx, beginSQL+settingsSQL(ctx)).ReadAll()
+	// A pinned backend's sequence state is its session's, discarded when
+	// it is unpinned (Engine.finish).
+	c.seqState = !s.pins(c)
+	lockers, err := e.hiddenLockers.get(ctx, c.pg, e.schemaEpoch.Load())
+	if err != nil {
+		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
+		return nil, err
+	}
+	res, err := c.pg.Exec(ctx, beginSQL+fnCallsSQL(lockers.functions)+" FROM certa.applied"+settingsSQL(ctx)).ReadAll()
 	if err != nil {
 		_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK"+c.resetSQL()).ReadAll()
 		e.finish(s, c, rerr != nil || c.pg.IsClosed(), false, tempState{})
@@ -119,7 +133,13 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 		e.finish(s, c, true, false, tempState{})
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the count of shared catalog changes: %v", err)
 	}
-	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: base, seqs: engine.SequenceValuesFrom(ctx)}
+	fnBase, err := strconv.ParseInt(string(res[1].Rows[0][2]), 10, 64)
+	if err != nil {
+		e.finish(s, c, true, false, tempState{})
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "certa: read the count of function calls: %v", err)
+	}
+	t := &Tx{e: e, s: s, c: c, pid: c.pg.PID(), snapshot: snap, globalBase: base, seqs: engine.SequenceValuesFrom(ctx),
+		lockers: lockers, fnBase: fnBase}
 	c.tx.Store(t)
 	e.track(t.pid, &t.aborted)
 	return t, nil
@@ -392,30 +412,36 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	b.ExecParams("SET CONSTRAINTS ALL IMMEDIATE", nil, nil, nil, nil)
 	b.ExecParams(captureSQL, nil, nil, nil, nil)
 	b.ExecParams(globalChangesSQL+strconv.FormatInt(t.globalBase, 10), nil, nil, nil, nil)
-	if err := t.queueTxLocks(ctx, b, t.seqNamed || len(t.locked) > 0); err != nil {
+	counted, err := t.queueCalled(ctx, b)
+	if err != nil {
 		return nil, t.failed(err)
 	}
 	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
-	locks := readTxLocks(res[3], t.seqs)
 	if string(res[2].Rows[0][0]) != "0" {
 		return nil, errGlobalChange
 	}
+	called := counted && string(res[3].Rows[0][0]) == "t"
 	c, err := captureRows(ctx, t.c.pg, &t.c.ts, res[1].Rows)
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}
 	locked := append(c.locked, t.locked...)
 	if len(c.rows) == 0 && len(locked) == 0 {
+		if t.seqNamed { // SELECT nextval(...) alone
+			if _, err := t.readLocks(ctx, true, false, false, nil); err != nil {
+				return nil, t.failed(err)
+			}
+		}
 		return nil, nil
 	}
 	keys, tabs := append(c.keys, locked...), c.tables
 	for _, k := range locked {
 		tabs = append(tabs, k.Table())
 	}
-	unseen, err := t.lockedUnseen(ctx, locks, c.schema != writeset.SchemaNone)
+	unseen, err := t.unseenLocks(ctx, called, c.schema != writeset.SchemaNone, c.rows)
 	if err != nil {
 		return nil, t.failed(err)
 	}
@@ -492,18 +518,15 @@ func (t *Tx) Rollback() error {
 	// outlives the ROLLBACK. So do the values nextval took: read first,
 	// unless the transaction failed (nothing more runs in it then).
 	ctx := context.Background()
-	b, temps := &pgconn.Batch{}, 1
-	if t.seqNamed && t.c.pg.TxStatus() == 'T' && t.queueTxLocks(ctx, b, true) == nil {
-		temps = 2
+	if t.seqNamed && t.c.pg.TxStatus() == 'T' {
+		t.readLocks(ctx, true, false, false, nil)
 	}
+	b := &pgconn.Batch{}
 	b.ExecParams("ROLLBACK", nil, nil, nil, nil)
 	b.ExecParams(tempsSQL, nil, nil, nil, nil)
 	t.c.queueReset(b)
 	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
-	if temps == 2 && len(res) > 0 && res[0].Err == nil {
-		readTxLocks(res[0], t.seqs)
-	}
-	t.ended(ctx, res, err, temps)
+	t.ended(ctx, res, err, 1)
 	return nil
 }
 

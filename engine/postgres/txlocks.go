@@ -3,105 +3,162 @@ package postgres
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"certa/engine"
 )
 
-// What a transaction's backend holds as it ends, read in one look at
-// pg_locks (txLocksSQL) in the round trip of WriteSet:
+// What a transaction's backend holds as it ends, read by WriteSet:
 //
 //   - The tables it locked rows of, when something certa cannot see may
 //     have locked them. Rows locked for update in a client's statement
 //     are keys of the write set (locking.go); rows locked for share are
 //     read as by a plain SELECT (snapshot isolation keeps them stable);
 //     PostgreSQL's foreign-key checks lock rows that refkeys.go certifies.
-//     But a client function whose body may lock rows or runs dynamic SQL
-//     (lockingFunctions), called in the transaction (PostgreSQL counts the
-//     calls: track_functions = all on the pool's connections), or a rule
-//     or view with a locking clause that the transaction used, locks rows
-//     certa never sees. Then every table the transaction locked rows of
-//     (PostgreSQL takes a RowShareLock on each, however the locking read
-//     was written) is certified as read (WriteSet.ReadTables): the
-//     transaction fails with 40001 if another changed the table after its
-//     snapshot, as PostgreSQL's REPEATABLE READ fails a locking read of a
-//     row changed since (at the grain of the table: aborts too many,
-//     never one too few). So it is when the transaction changed the
-//     schema: a function it made is not among lockingFunctions yet.
-//   - The sequences it used, with their values (seqstate.go).
+//     But a client function whose body may lock rows or runs dynamic SQL,
+//     called in the transaction (PostgreSQL counts the calls:
+//     track_functions = all on the pool's connections), or a rule or view
+//     with a locking clause that the transaction used (hiddenLockers),
+//     locks rows certa never sees. Then every table the transaction locked
+//     rows of (PostgreSQL takes a RowShareLock on each, however the locking
+//     read was written: pg_locks) is certified as read
+//     (WriteSet.ReadTables): the transaction fails with 40001 if another
+//     changed the table after its snapshot, as PostgreSQL's REPEATABLE READ
+//     fails a locking read of a row changed since (at the grain of the
+//     table: aborts too many, never one too few). So it is when the
+//     transaction changed the schema: a function it made is not among
+//     hiddenLockers yet.
+//   - The values of the sequences it used (seqstate.go): those the
+//     defaults and identities of the tables it inserted or updated rows of
+//     draw from (tableMeta.seqs), and, when a statement named nextval or
+//     setval, those its backend locked (each call locks its sequence).
 //
-// A transaction that may have done neither (it wrote nothing, locked no
-// rows where certa sees them and named no sequence function) skips
-// pg_locks, which costs a pass over the server's lock table.
+// pg_locks visits every backend's lock slots under all lock partitions:
+// read at every commit it cost 12-16% of oltp-write's throughput. So the
+// round trip of the capture only counts the calls of the hidden lockers'
+// functions (calledSQL, when there are any), and a second round trip
+// (locksSQL) follows only when a hidden locker may have run, or sequence
+// values are to be read.
 
 // lockingClauseRE matches a locking clause in a rule's or function's text.
 const lockingClauseRE = `\mfor\s+(update|share|no\s+key\s+update|key\s+share)\M`
 
-// txLocksSQL reads the locks: the tables the transaction locked rows of
-// ('t', oid), one row ('h', 0, ”) if a hidden locker ran, and the
-// sequence values ('s', oid, value; oid 0: lastval). $1 (true) skips the
-// gate: the transaction locked rows or named a sequence function. $2 are
-// the lockingFunctions. Prepared: planning it took ten times longer than
-// running it.
-const txLocksSQL = `WITH l AS MATERIALIZED (SELECT l.relation, l.mode, c.relkind, c.relnamespace, c.relpersistence
-	FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
-	WHERE ($1::bool OR EXISTS (SELECT 1 FROM certa.capture WHERE xid = pg_catalog.pg_current_xact_id()))
-		AND l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.granted)
-SELECT 't', l.relation, '' FROM l WHERE l.mode = 'RowShareLock' AND l.relkind = 'r' AND l.relpersistence <> 't'
-	AND l.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
-UNION ALL SELECT 'h', 0, '' WHERE EXISTS (SELECT 1 FROM l JOIN pg_catalog.pg_rewrite r ON r.ev_class = l.relation
-		WHERE pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')
-	OR EXISTS (SELECT 1 FROM pg_catalog.unnest($2::oid[]) f WHERE pg_catalog.pg_stat_get_xact_function_calls(f) IS NOT NULL)
-UNION ALL SELECT 's', v.seq, v.value::text FROM certa.sequence_values(ARRAY(SELECT l.relation FROM l WHERE l.relkind = 'S')) v
-	WHERE EXISTS (SELECT 1 FROM l)`
+// calledSQL tells whether the transaction called one of the functions $1
+// (an oid[]): the backend's count of their calls grew past $2, the count
+// as the transaction began (fnCallsSQL). Counts are the backend's since
+// its statistics were last flushed, which never happens inside a
+// transaction, so they include earlier transactions'.
+const calledSQL = `SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_function_calls(f)), 0) > $2::bigint FROM pg_catalog.unnest($1::oid[]) f`
 
-// queueTxLocks adds txLocksSQL to b, gated unless open.
-func (t *Tx) queueTxLocks(ctx context.Context, b *pgconn.Batch, open bool) error {
-	fns, err := t.e.lockingFns.get(ctx, t.c.pg, t.e.schemaEpoch.Load())
-	if err != nil {
-		return err
+// fnCallsSQL is the column beginSQL reads the calls of the hidden lockers'
+// functions (an oid[] literal) with: calledSQL's $2.
+func fnCallsSQL(functions string) string {
+	if functions == "{}" {
+		return ", 0"
 	}
-	t.c.schemaSeen()
-	name, err := t.c.ts.prepared(ctx, t.c.pg, txLocksSQL, nil)
-	if err != nil {
-		return pgError(err)
-	}
-	b.ExecPrepared(name, [][]byte{[]byte(strconv.FormatBool(open)), []byte(fns)}, nil, nil)
-	return nil
+	return ", (SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_function_calls(f)), 0) FROM pg_catalog.unnest(" +
+		quoteLiteral(functions) + "::pg_catalog.oid[]) f)"
 }
 
-// txLocks is what txLocksSQL found.
+// queueCalled adds calledSQL to b if there are hidden lockers' functions
+// to count; it reports whether it did.
+func (t *Tx) queueCalled(ctx context.Context, b *pgconn.Batch) (bool, error) {
+	if t.lockers.functions == "{}" {
+		return false, nil
+	}
+	base := strconv.FormatInt(t.fnBase, 10)
+	if t.e.schemaEpoch.Load() != t.lockers.epoch {
+		base = "-1" // a function made since may have run: any call counts
+	}
+	name, err := t.c.ts.prepared(ctx, t.c.pg, calledSQL, nil)
+	if err != nil {
+		return false, pgError(err)
+	}
+	b.ExecPrepared(name, [][]byte{[]byte(t.lockers.functions), []byte(base)}, nil, nil)
+	return true, nil
+}
+
+// locksSQL reads the tables the transaction locked rows of ('t', oid) if
+// $2, one row ('v', 0) if $3 and a relation it locked has a locking rule,
+// and the values of sequences $4 and, if $1, of those the backend locked
+// ('s', oid, value; oid 0: lastval).
+const locksSQL = `WITH l AS MATERIALIZED (SELECT l.relation, l.mode, c.relkind, c.relnamespace, c.relpersistence
+	FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
+	WHERE ($1::bool OR $2::bool) AND l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.granted)
+SELECT 't', l.relation, NULL::bigint FROM l WHERE $2::bool AND l.mode = 'RowShareLock' AND l.relkind = 'r' AND l.relpersistence <> 't'
+	AND l.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
+UNION ALL SELECT 'v', 0, NULL WHERE $3::bool AND EXISTS (SELECT 1 FROM l JOIN pg_catalog.pg_rewrite r ON r.ev_class = l.relation
+	WHERE pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')
+UNION ALL SELECT 's', v.seq, v.value FROM certa.sequence_values(
+	ARRAY(SELECT pg_catalog.unnest($4::oid[]) UNION SELECT l.relation FROM l WHERE $1::bool AND l.relkind = 'S'), $1::bool) v`
+
+// txLocks is what locksSQL found.
 type txLocks struct {
 	rowShared []uint32 // the tables the transaction locked rows of
 	hidden    bool     // a hidden locker ran
 }
 
-// readTxLocks reads txLocksSQL's result, and records the sequence values
-// in the session's (seqs, nil: none).
-func readTxLocks(r *pgconn.Result, seqs *engine.SequenceValues) txLocks {
-	var out txLocks
+// readLocks runs locksSQL: named, a statement named nextval or setval;
+// hidden, a hidden locker ran (or may have, with rules: a locking rule
+// exists); seqs, the sequences the written tables draw from. The values
+// go to the session's (t.seqs).
+func (t *Tx) readLocks(ctx context.Context, named, hidden, rules bool, seqs []uint32) (txLocks, error) {
+	name, err := t.c.ts.prepared(ctx, t.c.pg, locksSQL, nil)
+	if err != nil {
+		return txLocks{}, pgError(err)
+	}
+	var list strings.Builder
+	list.WriteByte('{')
+	for i, oid := range seqs {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		list.WriteString(strconv.FormatUint(uint64(oid), 10))
+	}
+	list.WriteByte('}')
+	r := t.c.pg.ExecPrepared(ctx, name, [][]byte{[]byte(strconv.FormatBool(named)), []byte(strconv.FormatBool(hidden || rules)),
+		[]byte(strconv.FormatBool(rules && !hidden)), []byte(list.String())}, nil, nil).Read()
+	if r.Err != nil {
+		return txLocks{}, pgError(r.Err)
+	}
+	out := txLocks{hidden: hidden}
 	for _, row := range r.Rows {
 		switch string(row[0]) {
 		case "t":
 			if oid, err := strconv.ParseUint(string(row[1]), 10, 32); err == nil {
 				out.rowShared = append(out.rowShared, uint32(oid))
 			}
-		case "h":
+		case "v":
 			out.hidden = true
 		case "s":
-			tookSequence(seqs, string(row[1]), string(row[2]))
+			tookSequence(t.seqs, string(row[1]), string(row[2]))
 		}
 	}
-	return out
+	return out, nil
 }
 
-// lockedUnseen returns the tables of locks to certify as read (see the
-// top of this file); schema is whether the transaction changed the schema.
-func (t *Tx) lockedUnseen(ctx context.Context, locks txLocks, schema bool) ([]string, error) {
-	if !locks.hidden && !schema {
+// unseenLocks returns, for a transaction that wrote rows or locked some,
+// the tables to certify as read (see the top of this file), and reads the
+// sequence values: called, whether calledSQL found a hidden locker's
+// function called; schema, whether the transaction changed the schema;
+// rows, what it wrote.
+func (t *Tx) unseenLocks(ctx context.Context, called, schema bool, rows []rowChange) ([]string, error) {
+	var seqs []uint32
+	for _, r := range rows {
+		if r.op == opInsert || r.op == opUpdate {
+			if m := t.c.ts.byName[[2]string{r.schema, r.table}]; m != nil {
+				seqs = append(seqs, m.seqs...)
+			}
+		}
+	}
+	hidden := called || schema
+	if !hidden && !t.lockers.rules && !t.seqNamed && len(seqs) == 0 {
 		return nil, nil
+	}
+	locks, err := t.readLocks(ctx, t.seqNamed, hidden, t.lockers.rules, seqs)
+	if err != nil || !locks.hidden {
+		return nil, err
 	}
 	var out []string
 	for _, oid := range locks.rowShared {
@@ -116,36 +173,46 @@ func (t *Tx) lockedUnseen(ctx context.Context, locks txLocks, schema bool) ([]st
 	return out, nil
 }
 
-// lockingFunctions are the client's functions that may lock rows where
-// certa cannot see it: their text has a locking clause, runs dynamic SQL
-// (EXECUTE) or PREPAREs, or they are written in a language other than
-// SQL and PL/pgSQL (trusted languages clients may use; C and internal
-// functions are the server's and its extensions', made by a superuser).
-// Kept per schema epoch: every applied schema change may have made one.
-type lockingFunctions struct {
-	mu      sync.Mutex
-	epoch   uint64
-	read    bool
-	literal string // an oid[] literal
+// hiddenLockers are what may lock rows where certa cannot see it: the
+// client's functions whose text has a locking clause, runs dynamic SQL
+// (EXECUTE) or PREPAREs, or that are written in a language other than SQL
+// and PL/pgSQL (trusted languages clients may use; C and internal
+// functions are the server's and its extensions', made by a superuser);
+// and rules (views' included) with a locking clause. Read again when the
+// schema epoch moved: every applied schema change may have made one.
+type hiddenLockers struct {
+	epoch     uint64
+	functions string // an oid[] literal
+	rules     bool   // there is a locking rule
 }
 
-const lockingFunctionsSQL = `SELECT coalesce(pg_catalog.array_agg(p.oid), '{}')::text FROM pg_catalog.pg_proc p
-	JOIN pg_catalog.pg_language g ON g.oid = p.prolang
-	WHERE p.pronamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
-		AND (g.lanname NOT IN ('sql', 'plpgsql', 'c', 'internal') OR p.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M')`
+// hiddenLockersCache keeps the hiddenLockers of the latest epoch read.
+type hiddenLockersCache struct {
+	mu   sync.Mutex
+	read bool
+	h    hiddenLockers
+}
 
-// get returns the oid[] literal of the functions, read on conn if the
-// schema changed since they were last read.
-func (f *lockingFunctions) get(ctx context.Context, conn *pgconn.PgConn, epoch uint64) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.read && f.epoch == epoch {
-		return f.literal, nil
+const hiddenLockersSQL = `SELECT (SELECT coalesce(pg_catalog.array_agg(p.oid), '{}')::text FROM pg_catalog.pg_proc p
+		JOIN pg_catalog.pg_language g ON g.oid = p.prolang
+		WHERE p.pronamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
+			AND (g.lanname NOT IN ('sql', 'plpgsql', 'c', 'internal') OR p.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M')),
+	EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+		WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
+			AND pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')`
+
+// get returns the hidden lockers at schema epoch, read on conn (outside a
+// transaction) if the schema changed since they were last read.
+func (c *hiddenLockersCache) get(ctx context.Context, conn *pgconn.PgConn, epoch uint64) (hiddenLockers, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.read && c.h.epoch == epoch {
+		return c.h, nil
 	}
-	r := conn.ExecParams(ctx, lockingFunctionsSQL, nil, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, hiddenLockersSQL, nil, nil, nil, nil).Read()
 	if r.Err != nil {
-		return "", pgError(r.Err)
+		return hiddenLockers{}, pgError(r.Err)
 	}
-	f.read, f.epoch, f.literal = true, epoch, string(r.Rows[0][0])
-	return f.literal, nil
+	c.read, c.h = true, hiddenLockers{epoch: epoch, functions: string(r.Rows[0][0]), rules: string(r.Rows[0][1]) == "t"}
+	return c.h, nil
 }
