@@ -41,8 +41,21 @@ type Recompute struct {
 	Domain bool
 	// Order: which rows it keeps, or what it computes of them, depends on
 	// their physical order (LIMIT, OFFSET, FETCH, DISTINCT ON,
-	// TABLESAMPLE, array_agg or row_number() without ORDER BY).
+	// TABLESAMPLE, array_agg or row_number() without ORDER BY, or with an
+	// ORDER BY that may tie and is not a list of one table's columns).
 	Order bool
+	// Unique are orderings what it computes depends on (an ordered
+	// aggregate's, a window's that numbers or picks rows): each gives
+	// every node the same result only if no two rows tie on it, which the
+	// engine decides from the table's unique indexes.
+	Unique []UniqueOrder
+}
+
+// UniqueOrder is an ordering by columns of one table (with the columns
+// that partition or group the rows it orders).
+type UniqueOrder struct {
+	Table   string   // as a PostgreSQL name, quoted: "s"."t" or "t"
+	Columns []string // column names
 }
 
 // Reason says why r computes values that may differ between nodes
@@ -55,7 +68,7 @@ func (r Recompute) Reason() string {
 	case r.Context:
 		return "reads the time or the session it runs in"
 	case r.Order:
-		return "depends on the order this node stores rows in (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE, an aggregate or window function without ORDER BY)"
+		return "depends on the order this node stores rows in (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE, an aggregate or window function without ORDER BY, or with one that may tie)"
 	}
 	return ""
 }
@@ -176,7 +189,7 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 		switch v := m.Interface().(type) {
 		case *pg_query.FuncCall:
 			r.Funcs = append(r.Funcs, functionName(v.Funcname))
-			if orderSensitive(v) {
+			if v.Over == nil && orderSensitive(v) {
 				r.Order = true
 			}
 		case *pg_query.TypeCast:
@@ -196,6 +209,7 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 			if v.LimitCount != nil || v.LimitOffset != nil || len(v.DistinctClause) > 0 && v.DistinctClause[0].Node != nil {
 				r.Order = true
 			}
+			r.orderedCalls(v)
 		case *pg_query.RangeTableSample:
 			r.Order = true
 		}
@@ -237,26 +251,127 @@ func readsClock(n *pg_query.Node) bool {
 	return false
 }
 
-// orderSensitive reports whether f's result depends on the order rows come
-// in: an aggregate that collects values in input order without an ORDER
-// BY of its own, or a window function that numbers or picks rows over a
-// window without ORDER BY.
+// orderSensitive reports whether aggregate f's result depends on the
+// order rows come in: it collects values in input order without an ORDER
+// BY of its own.
 func orderSensitive(f *pg_query.FuncCall) bool {
-	switch name := functionName(f.Funcname); {
-	case f.Over != nil:
-		switch name {
-		case "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
-			"first_value", "last_value", "nth_value":
-			return len(f.Over.OrderClause) == 0
+	return collectingAggregates[functionName(f.Funcname)] && len(f.AggOrder) == 0
+}
+
+// collectingAggregates collect their values in the order rows come in.
+var collectingAggregates = map[string]bool{"array_agg": true, "string_agg": true, "json_agg": true, "jsonb_agg": true,
+	"json_object_agg": true, "jsonb_object_agg": true, "xmlagg": true, "json_agg_strict": true, "jsonb_agg_strict": true,
+	"json_arrayagg": true, "json_objectagg": true}
+
+// pickingWindows number or pick rows in window order, so rows that tie
+// in it get values that depend on the order they came in (rank and the
+// like give ties one value).
+var pickingWindows = map[string]bool{"row_number": true, "ntile": true, "lag": true, "lead": true,
+	"first_value": true, "last_value": true, "nth_value": true,
+	"rank": false, "dense_rank": false, "percent_rank": false, "cume_dist": false}
+
+// frameRows is PostgreSQL's FRAMEOPTION_ROWS: a frame of so many rows
+// around the current one, whatever ties.
+const frameRows = 0x4
+
+// orderedCalls records what the window functions and ordered aggregates
+// of s (not of queries nested in it) depend on: a window function that
+// numbers or picks rows without ORDER BY (r.Order), and every ordering
+// whose ties would change a result (r.Unique, or r.Order when it is not
+// a list of columns of s's one table).
+func (r *Recompute) orderedCalls(s *pg_query.SelectStmt) {
+	walkPruned(s.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch v := m.Interface().(type) {
+		case *pg_query.SelectStmt:
+			return v == s
+		case *pg_query.FuncCall:
+			name := functionName(v.Funcname)
+			var order, with []*pg_query.Node
+			switch {
+			case v.Over != nil:
+				def := windowOf(s, v.Over)
+				sensitive, known := pickingWindows[name]
+				if !sensitive && (known || def.FrameOptions&frameRows == 0) {
+					return true
+				}
+				if len(def.OrderClause) == 0 {
+					if known {
+						r.Order = true
+					}
+					return true
+				}
+				order, with = def.OrderClause, def.PartitionClause
+			case collectingAggregates[name] && len(v.AggOrder) > 0:
+				order, with = v.AggOrder, s.GroupClause
+			default:
+				return true
+			}
+			if u, ok := uniqueOrder(s, order, with); ok {
+				r.Unique = append(r.Unique, u)
+			} else {
+				r.Order = true
+			}
 		}
-	default:
-		switch name {
-		case "array_agg", "string_agg", "json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg",
-			"xmlagg", "json_agg_strict", "jsonb_agg_strict", "json_arrayagg", "json_objectagg":
-			return len(f.AggOrder) == 0
+		return true
+	})
+}
+
+// windowOf returns the window over names, with what it takes from a
+// window of s's WINDOW clause that it refers to.
+func windowOf(s *pg_query.SelectStmt, over *pg_query.WindowDef) *pg_query.WindowDef {
+	ref := over.Refname
+	if ref == "" && len(over.OrderClause) == 0 && len(over.PartitionClause) == 0 && over.FrameOptions&frameNonDefault == 0 {
+		ref = over.Name
+	}
+	if ref == "" {
+		return over
+	}
+	for _, n := range s.WindowClause {
+		if w := n.GetWindowDef(); w != nil && w.Name == ref {
+			def := &pg_query.WindowDef{PartitionClause: w.PartitionClause, OrderClause: w.OrderClause, FrameOptions: w.FrameOptions}
+			if len(over.OrderClause) > 0 {
+				def.OrderClause = over.OrderClause
+			}
+			if over.FrameOptions&frameNonDefault != 0 {
+				def.FrameOptions = over.FrameOptions
+			}
+			return def
 		}
 	}
-	return false
+	return over
+}
+
+// uniqueOrder returns the ordering by order (with the columns of with)
+// as columns of s's one table; false if s reads more than one table, or
+// an item is not a column of it.
+func uniqueOrder(s *pg_query.SelectStmt, order, with []*pg_query.Node) (UniqueOrder, bool) {
+	if len(s.FromClause) != 1 || s.FromClause[0].GetRangeVar() == nil {
+		return UniqueOrder{}, false
+	}
+	rv := s.FromClause[0].GetRangeVar()
+	u := UniqueOrder{Table: quoteIdent(rv.Relname)}
+	if rv.Schemaname != "" {
+		u.Table = quoteIdent(rv.Schemaname) + "." + u.Table
+	}
+	ref := rv.Relname
+	if rv.Alias != nil {
+		ref = rv.Alias.Aliasname
+	}
+	for _, n := range append(order, with...) {
+		if sb := n.GetSortBy(); sb != nil {
+			n = sb.Node
+		}
+		col := n.GetColumnRef()
+		if col == nil {
+			return UniqueOrder{}, false
+		}
+		parts := names(col.Fields)
+		if len(parts) != len(col.Fields) || len(parts) > 2 || len(parts) == 2 && parts[0] != ref {
+			return UniqueOrder{}, false // *, or another table's
+		}
+		u.Columns = append(u.Columns, parts[len(parts)-1])
+	}
+	return u, true
 }
 
 // walkMessages calls f for m and every message below it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -65,19 +66,43 @@ func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) e
 // nodeDependence says why r computes values that may differ between
 // nodes, or "".
 func nodeDependence(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (string, error) {
-	if why := r.Reason(); why != "" || len(r.Funcs) == 0 {
+	if why := r.Reason(); why != "" {
 		return why, nil
 	}
-	names, _ := json.Marshal(r.Funcs)
-	res := conn.ExecParams(ctx, nonImmutableSQL, [][]byte{names}, nil, nil, nil).Read()
-	if res.Err != nil {
-		return "", res.Err
+	if len(r.Funcs) > 0 {
+		names, _ := json.Marshal(r.Funcs)
+		res := conn.ExecParams(ctx, nonImmutableSQL, [][]byte{names}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return "", res.Err
+		}
+		if len(res.Rows) > 0 {
+			return fmt.Sprintf("calls %s(), which is not IMMUTABLE", res.Rows[0][0]), nil
+		}
 	}
-	if len(res.Rows) == 0 {
-		return "", nil
+	for _, u := range r.Unique {
+		cols, _ := json.Marshal(u.Columns)
+		res := conn.ExecParams(ctx, uniqueOrderSQL, [][]byte{[]byte(u.Table), cols}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return "", res.Err
+		}
+		if string(res.Rows[0][0]) != "t" {
+			return fmt.Sprintf("orders the rows of %s by (%s), on which two rows may tie: which comes first depends on the order this node stores them in",
+				u.Table, strings.Join(u.Columns, ", ")), nil
+		}
 	}
-	return fmt.Sprintf("calls %s(), which is not IMMUTABLE", res.Rows[0][0]), nil
+	return "", nil
 }
+
+// uniqueOrderSQL tells whether table $1 (a quoted name) has a unique
+// index, on plain columns and without a predicate, whose columns are all
+// among $2 (a JSON array of names) and never NULL (or NULLS NOT
+// DISTINCT): no two of its rows tie on $2's columns.
+const uniqueOrderSQL = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+	WHERE i.indrelid = pg_catalog.to_regclass($1) AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(i.indkey) k
+			JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k
+			WHERE NOT (a.attname = ANY (SELECT pg_catalog.jsonb_array_elements_text($2::pg_catalog.jsonb)))
+				OR NOT (a.attnotnull OR i.indnullsnotdistinct)))`
 
 // nonImmutableSQL returns the first of the functions named in $1 (a JSON
 // array of names, schema.name or name) of which some overload is not

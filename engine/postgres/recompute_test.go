@@ -72,6 +72,9 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"ALTER TABLE t ADD COLUMN stamped2 stamp2",
 		"CREATE TABLE r AS SELECT string_agg(id::text, ',') AS ids FROM t",
 		"CREATE MATERIALIZED VIEW mv AS SELECT row_number() OVER () AS n, id FROM t",
+		"CREATE TABLE r AS SELECT string_agg(id::text, ',' ORDER BY made) AS ids FROM t", // made ties
+		"CREATE MATERIALIZED VIEW mv AS SELECT row_number() OVER (ORDER BY n) AS r, id FROM t",
+		"CREATE TABLE r AS SELECT array_agg(a.id ORDER BY b.id) FROM t a JOIN t b USING (id)",
 	}
 	for _, stmt := range refused {
 		check(stmt, sqlerr.FeatureNotSupported)
@@ -86,6 +89,7 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"ALTER TABLE t ADD COLUMN who text DEFAULT current_user",
 		"CREATE TABLE r AS SELECT id, id * 2 AS twice FROM t",
 		"CREATE TABLE r2 AS SELECT string_agg(id::text, ',' ORDER BY id) AS ids FROM t",
+		"CREATE TABLE r3 AS SELECT row_number() OVER (ORDER BY x.id) AS rn, rank() OVER (ORDER BY made) FROM t AS x",
 		"ALTER TABLE t ADD COLUMN s seven, ADD COLUMN plain text",
 		"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t",
 	} {

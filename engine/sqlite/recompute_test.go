@@ -29,6 +29,8 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 		"ALTER TABLE t ADD COLUMN n serial",
 		"ALTER TABLE t ADD COLUMN k integer DEFAULT 7, ADD COLUMN u uuid DEFAULT gen_random_uuid()",
 		"CREATE TABLE r AS SELECT string_agg(v, ',') AS vs FROM t",
+		"CREATE TABLE r AS SELECT string_agg(id::text, ',' ORDER BY v) AS vs FROM t", // v may tie
+		"CREATE TABLE r AS SELECT row_number() OVER (ORDER BY v) AS n, id FROM t",
 	} {
 		_, err := e.CheckDDL(ctx, stmt)
 		wantCode(t, err, sqlerr.FeatureNotSupported)
@@ -37,4 +39,5 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 	}
 	e.ddl("CREATE TABLE r AS SELECT id, upper(v) AS u, length(v) AS n FROM t")
 	wantRows(t, e.query("SELECT count(*) FROM r"), row(int64(2)))
+
 }
