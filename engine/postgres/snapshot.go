@@ -392,7 +392,7 @@ func (e *Engine) applierTool(name string, args ...string) (*exec.Cmd, error) {
 }
 
 // toolAs is tool as user (empty: the DSN's) with password (empty: the
-// DSN's), as connectAs connects.
+// DSN's), as connectAs connects, with the DSN's TLS settings (toolEnv).
 func (e *Engine) toolAs(user, password, name string, args ...string) (*exec.Cmd, error) {
 	cfg, err := pgconn.ParseConfig(e.cfg.DSN)
 	if err != nil {
@@ -415,9 +415,14 @@ func (e *Engine) toolAs(user, password, name string, args ...string) (*exec.Cmd,
 		conn = append(conn, "--dbname="+cfg.Database)
 	}
 	cmd := exec.Command(bin+"/"+name, append(conn, args...)...)
+	env, err := toolEnv(e.cfg.DSN) // TLS and authentication settings (toolenv.go)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = append(os.Environ(), env...)
 	if cfg.Password != "" {
 		// Not on the command line, which other users may read.
-		cmd.Env = append(os.Environ(), "PGPASSWORD="+cfg.Password)
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+cfg.Password)
 	}
 	return cmd, nil
 }

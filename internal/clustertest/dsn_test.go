@@ -14,6 +14,7 @@ import (
 	"certa/internal/localcluster"
 	"certa/internal/pgclient"
 	"certa/internal/pgserver"
+	"certa/internal/testcert"
 	"certa/internal/testcluster"
 )
 
@@ -79,6 +80,41 @@ func startPostgresDSNCluster(t *testing.T, n int, args ...string) (*testcluster.
 		return []string{"--engine", "postgres", "--postgres-dsn", dsn}
 	}
 	return testcluster.StartNodeArgs(t, n, nodeArgs, args...), o
+}
+
+// startPostgresDSNClusterTLS is startPostgresDSNCluster over TLS that
+// verifies the server (sslmode=verify-full), certa_admin authenticating
+// with a client certificate (pg_hba.conf's "cert") and no password: what
+// the DSN says of TLS must reach everything that connects, pg_dump and
+// pg_restore included.
+func startPostgresDSNClusterTLS(t *testing.T, n int, args ...string) *testcluster.Cluster {
+	t.Helper()
+	letPostgresIn(t)
+	certs := testcert.New(t)
+	srv := pgserver.StartWith(t, pgserver.Options{Password: "postgres-secret", Auth: "scram-sha-256", TLS: certs,
+		Settings: map[string]string{"max_connections": "400"}})
+	admin, err := pgclient.ConnectString(ctxT(t), srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	mustExec(t, admin, "CREATE ROLE certa_admin SUPERUSER LOGIN")
+	srv.SetHBA(t, "host all postgres 127.0.0.1/32 scram-sha-256",
+		"hostssl all certa_admin 127.0.0.1/32 cert",
+		"hostssl all all 127.0.0.1/32 scram-sha-256")
+	client := certs.WriteClient(t, t.TempDir(), "certa_admin")
+	o := &operatorServer{srv: srv, admin: admin}
+	if len(args) == 0 {
+		args = testArgs
+	}
+	nodeArgs := func(i int) []string {
+		db := fmt.Sprintf("certa_n%d", i+1)
+		o.createDB(t, db)
+		dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=certa_admin dbname=%s sslmode=verify-full sslrootcert=%s sslcert=%s sslkey=%s",
+			srv.Port, db, client.CA, client.Cert, client.Key)
+		return []string{"--engine", "postgres", "--postgres-dsn", dsn}
+	}
+	return testcluster.StartNodeArgs(t, n, nodeArgs, args...)
 }
 
 // Three nodes over three databases of one operator's server: writes on

@@ -45,13 +45,17 @@ func snapshotAdvanced(t *testing.T, c *testcluster.Cluster, i int, after uint64)
 // A node restarted after the log it missed was compacted away, and a node
 // that joins late, both catch up through a snapshot (state transfer), serve
 // the same data, take writes, and resume from their own data after a
-// restart; with either engine.
+// restart; with either engine, and over an operator's server that the
+// nodes reach over TLS with a client certificate.
 func TestStateTransferAfterLogCompaction(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testStateTransfer(t, testcluster.Start(t, 3, snapshotArgs...)) })
 	t.Run("postgres", func(t *testing.T) { testStateTransfer(t, startPostgresCluster(t, 3, snapshotArgs...)) })
 	t.Run("postgres-dsn", func(t *testing.T) {
 		c, _ := startPostgresDSNCluster(t, 3, snapshotArgs...)
 		testStateTransfer(t, c)
+	})
+	t.Run("postgres-dsn-client-certificate", func(t *testing.T) {
+		testStateTransfer(t, startPostgresDSNClusterTLS(t, 3, snapshotArgs...))
 	})
 }
 

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"certa/internal/testcert"
 )
 
 // Server is a running PostgreSQL server on loopback.
@@ -41,6 +43,9 @@ type Options struct {
 	Auth     string // scram-sha-256 (default) or md5
 	// Settings are passed to postgres as -c name=value.
 	Settings map[string]string
+	// TLS, if not nil, turns TLS on with its server certificate, and
+	// its CA verifies clients' certificates (pg_hba.conf's "cert").
+	TLS *testcert.Certs
 }
 
 // Start starts a PostgreSQL server in a new directory and stops it when the
@@ -107,6 +112,13 @@ func StartWith(t testing.TB, opts Options) *Server {
 	s.run(t, initdb...)
 	os.Remove(filepath.Join(dir, "pwfile"))
 	settings := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories= -c fsync=off", port)
+	if opts.TLS != nil {
+		files := opts.TLS.WriteFiles(t, data) // readable by the server's user
+		if asRoot {
+			s.chown(t, files.CA, files.Cert, files.Key)
+		}
+		settings += fmt.Sprintf(" -c ssl=on -c ssl_cert_file=%s -c ssl_key_file=%s -c ssl_ca_file=%s", files.Cert, files.Key, files.CA)
+	}
 	for k, v := range opts.Settings {
 		settings += fmt.Sprintf(" -c %s=%s", k, v)
 	}
@@ -145,16 +157,28 @@ func (s *Server) SetHBA(t testing.TB, lines ...string) {
 		t.Fatal(err)
 	}
 	if s.root {
-		if u, err := user.Lookup("postgres"); err == nil {
-			uid, _ := strconv.Atoi(u.Uid)
-			gid, _ := strconv.Atoi(u.Gid)
-			os.Chown(path, uid, gid)
-		}
+		s.chown(t, path)
 	}
 	s.run(t, "pg_ctl", "-D", s.data, "reload")
 	for deadline := time.Now().Add(30 * time.Second); loaded() == before; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("pgserver: the server did not reload pg_hba.conf within 30s")
+		}
+	}
+}
+
+// chown gives paths to the postgres user, as whom the server runs.
+func (s *Server) chown(t testing.TB, paths ...string) {
+	t.Helper()
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	for _, p := range paths {
+		if err := os.Chown(p, uid, gid); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -25,6 +25,8 @@ type Certs struct {
 	CertPEM []byte // the server certificate, PEM
 	KeyPEM  []byte // the server's private key, PEM
 	Server  tls.Certificate
+	ca      *x509.Certificate
+	caKey   *ecdsa.PrivateKey
 }
 
 // New makes a CA and a server certificate valid for an hour.
@@ -57,6 +59,7 @@ func New(t testing.TB) *Certs {
 		t.Fatal(err)
 	}
 	c := &Certs{
+		ca: caCert, caKey: caKey,
 		CAPEM:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
@@ -114,4 +117,36 @@ func (c *Certs) WriteFiles(t testing.TB, dir string) Files {
 // ServerConfig returns a server configuration with the certificate.
 func (c *Certs) ServerConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{c.Server}}
+}
+
+// WriteClient writes a client certificate for user (its common name, as
+// PostgreSQL's cert authentication reads it), signed by the CA, and its
+// key to dir; Files.CA is the CA certificate's path.
+func (c *Certs) WriteClient(t testing.TB, dir, user string) Files {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: user},
+		NotBefore:    time.Now().Add(-time.Minute),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, _ := issue(t, tmpl, c.ca, key, c.caKey)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Files{CA: filepath.Join(dir, "ca.pem"), Cert: filepath.Join(dir, user+".pem"), Key: filepath.Join(dir, user+".key")}
+	for _, w := range []struct {
+		path string
+		data []byte
+	}{{f.CA, c.CAPEM}, {f.Cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})},
+		{f.Key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})}} {
+		if err := os.WriteFile(w.path, w.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
 }
