@@ -34,6 +34,10 @@ type conn struct {
 	// reset discards it (discardSequences), unless the backend is pinned to
 	// its session, which discards it when it unpins it (Engine.finish).
 	seqState bool
+	// preparers are the hidden lockers' preparers (an oid[] literal) as
+	// the engine last read them: if a transaction called one, the reset
+	// drops the statements it prepared (certa.forget_prepared).
+	preparers string
 	// tx is the transaction open on the connection, or nil: other work
 	// of its session (a SET's check, a description) runs inside it.
 	tx atomic.Pointer[Tx]
@@ -72,13 +76,29 @@ func (c *conn) resets() bool { return c.keeps == "" }
 
 // resetSQL returns resetSQL if c resets (conn.resets), else "".
 func (c *conn) resetSQL() string {
-	switch {
-	case !c.resets():
+	if !c.resets() {
 		return ""
-	case c.seqState:
-		return resetSQL + "; " + discardSequences
 	}
-	return resetSQL
+	sql := resetSQL
+	if c.seqState {
+		sql += "; " + discardSequences
+	}
+	if f := c.forgetPrepared(); f != "" {
+		sql += "; " + f
+	}
+	return sql
+}
+
+// forgetPrepared returns the statement that drops what the client's
+// functions that PREPARE prepared, if the database has any (conn.preparers;
+// the function looks whether one was called), else "". Client statements
+// of their own that PREPARE make the backend the session's instead
+// (conn.keeps), which is never reset.
+func (c *conn) forgetPrepared() string {
+	if c.preparers == "" || c.preparers == "{}" {
+		return ""
+	}
+	return "SELECT certa.forget_prepared(" + quoteLiteral(c.preparers) + ")"
 }
 
 // prepareReset prepares resetStatements on c, among certa's statements
@@ -108,6 +128,9 @@ func (c *conn) queueReset(b *pgconn.Batch) {
 	stmts := resetStatements
 	if c.seqState {
 		stmts = append(stmts[:len(stmts):len(stmts)], discardSequences)
+	}
+	if f := c.forgetPrepared(); f != "" {
+		stmts = append(stmts[:len(stmts):len(stmts)], f)
 	}
 	for _, s := range stmts {
 		if name, ok := c.ts.stmts[s]; ok {

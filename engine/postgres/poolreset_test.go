@@ -70,17 +70,19 @@ var leakyFunctions = []string{
 	`CREATE FUNCTION lock1() RETURNS void LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_lock(1); END $$`,
 	`CREATE FUNCTION listen1() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'LISTEN chan'; END $$`,
 	`CREATE FUNCTION hold1() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DECLARE held CURSOR WITH HOLD FOR SELECT 1'; END $$`,
+	`CREATE FUNCTION prep1() RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'PREPARE leaked AS SELECT 1'; END $$`,
 }
 
 // leakSQL calls them all.
-const leakSQL = "SELECT dmy(), role_none(), lock1(), listen1(), hold1()"
+const leakSQL = "SELECT dmy(), role_none(), lock1(), listen1(), hold1(), prep1()"
 
 // backendStateSQL reads what a backend's session holds: its process,
 // DateStyle, user, the advisory locks of every backend, its LISTENs and
-// cursors.
+// cursors and the statements PREPAREd in SQL.
 const backendStateSQL = `SELECT pg_backend_pid(), current_setting('DateStyle'), current_user::text,
 	(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'),
-	(SELECT count(*) FROM pg_listening_channels()), (SELECT count(*) FROM pg_cursors)`
+	(SELECT count(*) FROM pg_listening_channels()), (SELECT count(*) FROM pg_cursors),
+	(SELECT count(*) FROM pg_prepared_statements WHERE from_sql)`
 
 // A client's function that changes a setting (set_config(..., false),
 // the role), takes a session-level advisory lock, LISTENs or declares a
@@ -180,7 +182,7 @@ func TestPoolResetsBackend(t *testing.T) {
 		}
 		s.Close()
 		if got := state(); fmt.Sprint(got) != fmt.Sprint(clean) {
-			t.Errorf("after a %s: the next transaction's backend (pid, DateStyle, user, advisory locks, LISTENs, cursors) is %v, want %v as new", end.name, got, clean)
+			t.Errorf("after a %s: the next transaction's backend (pid, DateStyle, user, advisory locks, LISTENs, cursors, SQL prepared statements) is %v, want %v as new", end.name, got, clean)
 		}
 	}
 	// A session's next transaction too (a date it writes reads as MDY).
@@ -200,7 +202,7 @@ func TestPoolResetsBackend(t *testing.T) {
 	mustRead(t, s, "INSERT INTO tt VALUES (1)")
 	mustRead(t, s, leakSQL)
 	mustRead(t, s, "DEALLOCATE ALL")
-	if got := mustRead(t, s, backendStateSQL+", (SELECT count(*) FROM tt)")[0]; fmt.Sprint(got[1:6]) != fmt.Sprint(clean[1:]) || got[6] != int64(1) {
+	if got := mustRead(t, s, backendStateSQL+", (SELECT count(*) FROM tt)")[0]; fmt.Sprint(got[1:7]) != fmt.Sprint(clean[1:]) || got[7] != int64(1) {
 		t.Errorf("a backend pinned for its temporary table: %v, want %v and its row", got, clean)
 	}
 	s.Close()

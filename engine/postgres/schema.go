@@ -364,6 +364,17 @@ BEGIN
 	END IF;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.forget_prepared(fns oid[]) RETURNS void LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE n text;
+BEGIN
+	IF EXISTS (SELECT 1 FROM unnest(fns) f WHERE pg_stat_get_xact_function_calls(f) IS NOT NULL) THEN
+		FOR n IN SELECT p.name FROM pg_prepared_statements p WHERE p.from_sql LOOP
+			EXECUTE format('DEALLOCATE %I', n);
+		END LOOP;
+	END IF;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.currval(seq regclass, known jsonb) RETURNS bigint LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN

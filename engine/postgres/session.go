@@ -130,10 +130,24 @@ func (e *Engine) acquire(ctx context.Context, s *Session) (*conn, error) {
 			// would end that transaction (openTx says where to go).
 			return nil, sqlerr.New(sqlerr.Internal, "certa: the session's PostgreSQL backend is inside its transaction")
 		case c != nil:
+			e.notePreparers(ctx, c)
 			return c, nil
 		}
 	}
-	return e.pool.Load().get(ctx)
+	c, err := e.pool.Load().get(ctx)
+	if err == nil {
+		e.notePreparers(ctx, c)
+	}
+	return c, err
+}
+
+// notePreparers gives c the hidden lockers' preparers (conn.preparers),
+// read again if the schema changed. If they cannot be read, c keeps those
+// it had: the transaction that follows will fail on what failed here.
+func (e *Engine) notePreparers(ctx context.Context, c *conn) {
+	if h, err := e.hiddenLockers.get(ctx, c.pg, e.schemaEpoch.Load()); err == nil {
+		c.preparers = h.preparers
+	}
 }
 
 // openTx returns the transaction open on session s's pinned backend, or

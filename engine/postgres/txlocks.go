@@ -184,6 +184,11 @@ type hiddenLockers struct {
 	epoch     uint64
 	functions string // an oid[] literal
 	rules     bool   // there is a locking rule
+	// preparers are the client's functions that may PREPARE (their text
+	// says so, or their language is not SQL or PL/pgSQL), an oid[]
+	// literal: the reset after a transaction that called one drops the
+	// statements it prepared (conn.resetSQL).
+	preparers string
 }
 
 // hiddenLockersCache keeps the hiddenLockers of the latest epoch read.
@@ -193,13 +198,16 @@ type hiddenLockersCache struct {
 	h    hiddenLockers
 }
 
-const hiddenLockersSQL = `SELECT (SELECT coalesce(pg_catalog.array_agg(p.oid), '{}')::text FROM pg_catalog.pg_proc p
-		JOIN pg_catalog.pg_language g ON g.oid = p.prolang
+const hiddenLockersSQL = `WITH f AS (SELECT p.oid, p.prosrc, g.lanname NOT IN ('sql', 'plpgsql', 'c', 'internal') AS other
+		FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language g ON g.oid = p.prolang
 		WHERE p.pronamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
-			AND (g.lanname NOT IN ('sql', 'plpgsql', 'c', 'internal') OR p.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M')),
-	EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
-		WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
-			AND pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')`
+			AND g.lanname NOT IN ('c', 'internal'))
+	SELECT (SELECT coalesce(pg_catalog.array_agg(f.oid), '{}')::text FROM f
+			WHERE f.other OR f.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M'),
+		EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
+			WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
+				AND pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `'),
+		(SELECT coalesce(pg_catalog.array_agg(f.oid), '{}')::text FROM f WHERE f.other OR f.prosrc ~* '\mprepare\M')`
 
 // get returns the hidden lockers at schema epoch, read on conn (outside a
 // transaction) if the schema changed since they were last read.
@@ -213,6 +221,7 @@ func (c *hiddenLockersCache) get(ctx context.Context, conn *pgconn.PgConn, epoch
 	if r.Err != nil {
 		return hiddenLockers{}, pgError(r.Err)
 	}
-	c.read, c.h = true, hiddenLockers{epoch: epoch, functions: string(r.Rows[0][0]), rules: string(r.Rows[0][1]) == "t"}
+	c.read, c.h = true, hiddenLockers{epoch: epoch, functions: string(r.Rows[0][0]), rules: string(r.Rows[0][1]) == "t",
+		preparers: string(r.Rows[0][2])}
 	return c.h, nil
 }
