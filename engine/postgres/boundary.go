@@ -165,6 +165,23 @@ BEGIN
 END
 $f$;
 REVOKE EXECUTE ON FUNCTION certa.refuse_fault(text, text, regclass, name) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION certa.tables_holding(types oid[]) RETURNS SETOF oid LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	WITH RECURSIVE ty (oid) AS (
+		SELECT unnest(types)
+		UNION
+		SELECT n.oid FROM ty CROSS JOIN LATERAL (
+			SELECT t.oid FROM pg_type t WHERE t.typelem = ty.oid AND t.typcategory = 'A' OR t.typbasetype = ty.oid
+			UNION ALL
+			SELECT c.reltype FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid AND c.relkind = 'c'
+				WHERE a.atttypid = ty.oid AND a.attnum > 0 AND NOT a.attisdropped
+			UNION ALL
+			SELECT unnest(ARRAY[g.rngtypid, g.rngmultitypid]) FROM pg_range g WHERE g.rngsubtype = ty.oid
+		) n (oid)
+	)
+	SELECT DISTINCT a.attrelid FROM ty JOIN pg_attribute a ON a.atttypid = ty.oid AND a.attnum > 0 AND NOT a.attisdropped
+		JOIN pg_class c ON c.oid = a.attrelid AND c.relkind IN ('r', 'p')
+$f$;
 CREATE OR REPLACE FUNCTION certa.verify_capture() RETURNS event_trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
 DECLARE
@@ -209,14 +226,21 @@ BEGIN
 		RETURN;
 	END IF;
 	-- The tables the statement changed: those it names (an index's, a
-	-- trigger's, a rule's table), the partitions they have and the
-	-- tables they are partitions of; and the partitions of a partitioned
-	-- table whose certa_capture it dropped (certa.verify_drop).
+	-- trigger's, a rule's table), those whose columns hold a type it
+	-- changed (through arrays, domains, composites, ranges: whether a
+	-- table holds json decides its capture), the partitions they have and
+	-- the tables they are partitions of; and the partitions of a
+	-- partitioned table whose certa_capture it dropped (certa.verify_drop).
 	touched := ARRAY(SELECT DISTINCT rel FROM (SELECT CASE d.classid
 			WHEN 'pg_class'::regclass THEN coalesce((SELECT i.indrelid FROM pg_index i WHERE i.indexrelid = d.objid), d.objid)
 			WHEN 'pg_trigger'::regclass THEN (SELECT t.tgrelid FROM pg_trigger t WHERE t.oid = d.objid)
 			WHEN 'pg_rewrite'::regclass THEN (SELECT w.ev_class FROM pg_rewrite w WHERE w.oid = d.objid) END
-		FROM pg_event_trigger_ddl_commands() d) AS named (rel) WHERE rel IS NOT NULL);
+		FROM pg_event_trigger_ddl_commands() d
+		UNION ALL
+		SELECT rel FROM certa.tables_holding(ARRAY(
+			SELECT d.objid FROM pg_event_trigger_ddl_commands() d WHERE d.classid = 'pg_type'::regclass
+			UNION ALL SELECT c.reltype FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
+				WHERE d.classid = 'pg_class'::regclass AND c.relkind = 'c')) AS h (rel)) AS named (rel) WHERE rel IS NOT NULL);
 	lost := string_to_array(nullif(current_setting('certa.lost_capture', true), ''), ',')::oid[];
 	IF lost IS NOT NULL THEN
 		PERFORM set_config('certa.lost_capture', '', true);

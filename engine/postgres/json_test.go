@@ -117,6 +117,23 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 		}
 		f.wantCaptured("INSERT INTO p (id) VALUES (1)", key("p", 1))
 	}
+	// A type the table's columns hold (through an array, a composite, a
+	// domain) that comes to hold json, or stops holding it, switches the
+	// table's capture too.
+	f.mustDDL("CREATE TYPE inner_t AS (a int)", "CREATE TYPE outer_t AS (i inner_t, n int)",
+		"CREATE DOMAIN outer_d AS outer_t", "CREATE TABLE nested (id int PRIMARY KEY, v outer_d[])")
+	for _, step := range []struct{ stmt, want string }{
+		{"ALTER TYPE inner_t ADD ATTRIBUTE doc jsonb", exact},
+		{"ALTER TYPE inner_t DROP ATTRIBUTE doc", plain},
+		{"ALTER TYPE inner_t ADD ATTRIBUTE docs json[]", exact},
+	} {
+		if err := f.ddl(step.stmt); err != nil {
+			t.Fatalf("%s: %v", step.stmt, err)
+		}
+		if got := captureOf("nested"); got != step.want {
+			t.Errorf("after %s: %s, want %s", step.stmt, got, step.want)
+		}
+	}
 	err := f.ddl("CREATE TRIGGER mine AFTER INSERT ON p FOR EACH ROW EXECUTE FUNCTION certa.capture_row_exact()")
 	if sqlerr.Code(err) != "0A000" {
 		t.Fatalf("a client trigger calling certa.capture_row_exact: %v, want 0A000", err)
