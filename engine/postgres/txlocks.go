@@ -174,7 +174,9 @@ func (t *Tx) unseenLocks(ctx context.Context, called, schema bool, rows []rowCha
 }
 
 // hiddenLockers are what may lock rows where certa cannot see it: the
-// client's functions whose text has a locking clause, runs dynamic SQL
+// client's functions whose text has a locking clause (also with comments
+// between its words: the text is matched with its comments taken out as
+// well), runs dynamic SQL
 // (EXECUTE) or PREPAREs, or that are written in a language other than SQL
 // and PL/pgSQL (trusted languages clients may use; C and internal
 // functions are the server's and its extensions', made by a superuser);
@@ -203,7 +205,8 @@ const hiddenLockersSQL = `WITH f AS (SELECT p.oid, p.prosrc, g.lanname NOT IN ('
 		WHERE p.pronamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
 			AND g.lanname NOT IN ('c', 'internal'))
 	SELECT (SELECT coalesce(pg_catalog.array_agg(f.oid), '{}')::text FROM f
-			WHERE f.other OR f.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M'),
+			WHERE f.other OR f.prosrc ~* '` + lockingClauseRE + `|\m(execute|prepare)\M'
+				OR pg_catalog.regexp_replace(f.prosrc, '/\*.*?\*/|--[^\n]*', ' ', 'g') ~* '` + lockingClauseRE + `'),
 		EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r JOIN pg_catalog.pg_class c ON c.oid = r.ev_class
 			WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
 				AND pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `'),

@@ -33,6 +33,8 @@ func TestHiddenLockingReadsCertifyPostgres(t *testing.T) {
 				EXECUTE 'SELECT count(*) FROM (SELECT id FROM doctors WHERE on_call ' || 'FOR UPDATE) d' INTO n;
 				RETURN n;
 			END $$`,
+		`CREATE FUNCTION on_call_commented() RETURNS bigint LANGUAGE sql AS $$
+			SELECT count(*) FROM (SELECT id FROM doctors WHERE on_call FOR /* the rows */ UPDATE) d $$`,
 		"CREATE VIEW on_call_doctors AS SELECT id FROM doctors WHERE on_call FOR UPDATE",
 	} {
 		mustExec(t, a, stmt)
@@ -42,6 +44,7 @@ func TestHiddenLockingReadsCertifyPostgres(t *testing.T) {
 		{"sql function", "SELECT 0, on_call_sql()", ""},
 		{"dynamic SQL", "SELECT 0, on_call_dynamic()", ""},
 		{"view", "SELECT 0, count(*) FROM on_call_doctors", ""},
+		{"comment inside the locking clause", "SELECT 0, on_call_commented()", ""},
 		{"function after a top-level lock", "SELECT 0, on_call_plpgsql()", "SELECT id, on_call FROM doctors WHERE id = %d FOR UPDATE"},
 	} {
 		t.Run(check.name, func(t *testing.T) {
