@@ -2,8 +2,9 @@
 // same write sets in the same (log) order and gets the same decision for each:
 // a write set passes iff nothing committed after its snapshot and before its
 // position wrote one of its keys or changed the schema of one of its tables
-// (snapshot isolation, first committer wins), nor, for a serializable
-// transaction, wrote a table it read.
+// (snapshot isolation, first committer wins), nor wrote a row it relies on
+// (a shared key: a foreign key's parent) or relied on a row it writes, nor,
+// for a serializable transaction, wrote a table it read.
 //
 // The package is pure: no I/O other than the io.Writer/io.Reader handed to
 // Save and Load, no clocks, no goroutines, no randomness. Its decisions are a
@@ -36,10 +37,13 @@ type Certifier struct {
 	lastCommit uint64 // the last position committed (if committed)
 
 	// keys maps every key committed at a position in the window to the
-	// position of its last commit. commits and keyq hold the same commits in
-	// position order (commits[i] owns the next commits[i].n keys of keyq), so
-	// that pruning visits each recorded key once.
+	// position of its last commit; shared likewise for the keys commits
+	// relied on (writeset.WriteSet.SharedKeys). commits and keyq hold the
+	// same commits in position order (commits[i] owns the next
+	// commits[i].n keys of keyq, then its commits[i].shared shared keys),
+	// so that pruning visits each recorded key once.
 	keys    map[writeset.Key]uint64
+	shared  map[writeset.Key]uint64
 	commits fifo[commitRec]
 	keyq    fifo[writeset.Key]
 
@@ -60,8 +64,9 @@ type Certifier struct {
 }
 
 type commitRec struct {
-	seqno uint64
-	n     int // number of keys in keyq
+	seqno  uint64
+	n      int // number of keys in keyq
+	shared int // number of shared keys in keyq after them
 }
 
 type ddlRec struct {
@@ -80,6 +85,7 @@ func New(h uint64) *Certifier {
 	return &Certifier{
 		horizon:    h,
 		keys:       make(map[writeset.Key]uint64),
+		shared:     make(map[writeset.Key]uint64),
 		tableDDL:   make(map[string]uint64),
 		tableWrite: make(map[string]uint64),
 	}
@@ -89,8 +95,8 @@ func New(h uint64) *Certifier {
 func (c *Certifier) Horizon() uint64 { return c.horizon }
 
 // Len returns the number of keys the certifier tracks (keys whose last commit
-// is within the horizon). For metrics.
-func (c *Certifier) Len() int { return len(c.keys) }
+// is within the horizon, written or shared). For metrics.
+func (c *Certifier) Len() int { return len(c.keys) + len(c.shared) }
 
 // LastSeqno returns the last position passed to Certify, or 0 if none was.
 func (c *Certifier) LastSeqno() uint64 { return c.last }
@@ -117,10 +123,12 @@ func (c *Certifier) LastSeqno() uint64 { return c.last }
 //     table itself (ws.Schema == SchemaAll). Result.Table is the smallest such
 //     table of ws.Tables ("" if none), Result.ConflictSeqno the last DDL
 //     touching it;
-//   - Conflict if a key of ws.Keys was last committed at a position p with
-//     ws.Snapshot < p < seqno. Result.Table is the table of the smallest such
-//     key (in byte order) and Result.ConflictSeqno the position of its last
-//     commit;
+//   - Conflict if a key of ws.Keys was last committed (written, or relied
+//     on as a shared key) at a position p with ws.Snapshot < p < seqno, or a
+//     key of ws.SharedKeys was last written at such a position (two write
+//     sets that only share a key do not conflict). Result.Table is the
+//     table of the smallest such key (in byte order) and
+//     Result.ConflictSeqno the position of that commit;
 //   - ReadChanged if a key of a table of ws.ReadTables (a serializable
 //     transaction's reads, rows locked unseen) was committed, or a DDL named the table, at a
 //     position p with ws.Snapshot < p < seqno. Result.Table is the
@@ -164,6 +172,11 @@ func (c *Certifier) Certify(ws *writeset.WriteSet, seqno uint64) Result {
 	var at uint64
 	for _, k := range ws.Keys {
 		// A missing key reads as 0, which is never > snap.
+		if p := max(c.keys[k], c.shared[k]); p > snap && (!found || k < key) {
+			found, key, at = true, k, p
+		}
+	}
+	for _, k := range ws.SharedKeys {
 		if p := c.keys[k]; p > snap && (!found || k < key) {
 			found, key, at = true, k, p
 		}
@@ -223,7 +236,8 @@ func (c *Certifier) schemaChanged(ws *writeset.WriteSet) (Result, bool) {
 }
 
 // Commit records that ws, which passed Certify at position seqno, has been
-// applied: its keys were last written at seqno, and if it is a DDL, the schema
+// applied: its keys were last written at seqno, its shared keys last relied
+// on at seqno, and if it is a DDL, the schema
 // of each of ws.Tables (of every table, if ws.Tables is empty) changed at
 // seqno; if it changed the schema itself (ws.Schema), likewise of its Tables
 // or, for SchemaAll, of every table. Call it only for write sets that passed and were applied; a write set
@@ -242,13 +256,17 @@ func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
 		panic(fmt.Sprintf("certify: commit of position %d after position %d", seqno, c.lastCommit))
 	}
 	c.committed, c.lastCommit = true, seqno
-	if len(ws.Keys) > 0 {
+	if len(ws.Keys) > 0 || len(ws.SharedKeys) > 0 {
 		for _, k := range ws.Keys {
 			c.keys[k] = seqno
 			c.tableWrite[k.Table()] = seqno
 		}
+		for _, k := range ws.SharedKeys {
+			c.shared[k] = seqno
+		}
 		c.keyq.push(ws.Keys...)
-		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys)})
+		c.keyq.push(ws.SharedKeys...)
+		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys), shared: len(ws.SharedKeys)})
 	}
 	if ws.IsDDL() || ws.Schema != writeset.SchemaNone {
 		if len(ws.Tables) == 0 || ws.Schema == writeset.SchemaAll {
@@ -286,6 +304,12 @@ func (c *Certifier) prune() {
 			}
 		}
 		c.keyq.drop(r.n)
+		for _, k := range c.keyq.front(r.shared) {
+			if p, ok := c.shared[k]; ok && p == r.seqno {
+				delete(c.shared, k)
+			}
+		}
+		c.keyq.drop(r.shared)
 		c.commits.drop(1)
 	}
 	for c.ddls.len() > 0 {

@@ -72,17 +72,24 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 		return *res
 	}
 
-	// Conflict: the smallest key committed in (s, seqno), with its last commit.
+	// Conflict: the smallest key written in (s, seqno), or of ws.Keys
+	// shared there, with its last such commit.
 	var best writeset.Key
-	for _, k := range ws.Keys {
+	conflict := func(k writeset.Key, hit func(c naiveCommit) bool) {
 		for _, c := range n.commits {
-			if between(c.seqno) && slices.Contains(c.ws.Keys, k) {
+			if between(c.seqno) && hit(c) {
 				if res == nil || k < best || (k == best && c.seqno > res.ConflictSeqno) {
 					best = k
 					res = &Result{Reason: Conflict, Table: k.Table(), ConflictSeqno: c.seqno}
 				}
 			}
 		}
+	}
+	for _, k := range ws.Keys {
+		conflict(k, func(c naiveCommit) bool { return slices.Contains(c.ws.Keys, k) || slices.Contains(c.ws.SharedKeys, k) })
+	}
+	for _, k := range ws.SharedKeys {
+		conflict(k, func(c naiveCommit) bool { return slices.Contains(c.ws.Keys, k) })
 	}
 	if res != nil {
 		return *res
@@ -116,16 +123,21 @@ func (n *naive) commit(ws *writeset.WriteSet, seqno uint64) {
 // tracked is the number of distinct keys whose last commit is within the
 // window, which is what the certifier must hold: no more, no less.
 func (n *naive) tracked() int {
-	last := map[writeset.Key]uint64{}
+	last, shared := map[writeset.Key]uint64{}, map[writeset.Key]uint64{}
 	for _, c := range n.commits {
 		for _, k := range c.ws.Keys {
 			last[k] = c.seqno
 		}
+		for _, k := range c.ws.SharedKeys {
+			shared[k] = c.seqno
+		}
 	}
 	count := 0
-	for _, p := range last {
-		if n.last < n.h || p > n.last-n.h {
-			count++
+	for _, m := range []map[writeset.Key]uint64{last, shared} {
+		for _, p := range m {
+			if n.last < n.h || p > n.last-n.h {
+				count++
+			}
 		}
 	}
 	return count
@@ -136,6 +148,7 @@ func cloneWS(ws *writeset.WriteSet) writeset.WriteSet {
 	c.Keys = slices.Clone(ws.Keys)
 	c.Tables = slices.Clone(ws.Tables)
 	c.ReadTables = slices.Clone(ws.ReadTables)
+	c.SharedKeys = slices.Clone(ws.SharedKeys)
 	return c
 }
 
@@ -190,6 +203,13 @@ func (g *history) writeSet(seqno uint64) writeset.WriteSet {
 	}
 	for _, k := range ws.Keys {
 		ws.Tables = append(ws.Tables, k.Table())
+	}
+	if g.rng.IntN(100) < 30 { // rows relied on (foreign keys' parents)
+		for range 1 + g.rng.IntN(2) {
+			k := g.key()
+			ws.SharedKeys = append(ws.SharedKeys, k)
+			ws.Tables = append(ws.Tables, k.Table())
+		}
 	}
 	if g.rng.IntN(100) < 30 { // a serializable transaction
 		for range 1 + g.rng.IntN(2) {
@@ -267,8 +287,8 @@ func runHistory(t *testing.T, seed, h uint64, steps int) bool {
 		exp := want.certify(&ws, seqno)
 		got := c.Certify(&ws, seqno)
 		if got != exp {
-			return fail("position %d, snapshot %d, keys %q, tables %q, reads %q, DDL %q: got %+v, want %+v",
-				seqno, orig.Snapshot, orig.Keys, orig.Tables, orig.ReadTables, orig.DDL, got, exp)
+			return fail("position %d, snapshot %d, keys %q, shared %q, tables %q, reads %q, DDL %q: got %+v, want %+v",
+				seqno, orig.Snapshot, orig.Keys, orig.SharedKeys, orig.Tables, orig.ReadTables, orig.DDL, got, exp)
 		}
 		if d != nil {
 			if got2 := d.Certify(&ws, seqno); got2 != exp {
@@ -289,7 +309,7 @@ func runHistory(t *testing.T, seed, h uint64, steps int) bool {
 				// Apply failed: not committed.
 			}
 		}
-		if !slices.Equal(ws.Keys, orig.Keys) || !slices.Equal(ws.Tables, orig.Tables) {
+		if !slices.Equal(ws.Keys, orig.Keys) || !slices.Equal(ws.SharedKeys, orig.SharedKeys) || !slices.Equal(ws.Tables, orig.Tables) {
 			return fail("position %d: write set modified", seqno)
 		}
 		if late == nil {

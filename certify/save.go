@@ -35,16 +35,18 @@ var ErrCorrupt = errors.New("certify: corrupt saved certifier")
 //	  count of keys, then each key, strictly increasing, as
 //	  (length of the prefix shared with the previous key of this position,
 //	  rest of the key as a string); the shared length is exact (maximal)
+//	  (version 3) count of shared keys, then each as the keys are
 //
 // Version 2 saves every commit in the window with all its keys, in position
 // order, as the certifier queues them: a key written again later appears
 // under each position and the last one counts. Saving is then one pass over
 // the queue, with no lookups and no sort (a window of millions of keys took
 // seconds to save in version 1, which saved each key only under its last
-// position). Load reads both. The same history has exactly one saved form.
+// position). Version 3 adds each commit's shared keys. Load reads all three.
+// The same history has exactly one saved form.
 const (
 	magic   = "CRTW"
-	version = 2
+	version = 3
 
 	flagStarted   = 1
 	flagCommitted = 2
@@ -114,22 +116,31 @@ func (c *Certifier) appendBody(b []byte) []byte {
 	var prevPos uint64
 	var keys []writeset.Key
 	for _, r := range commits {
-		keys = append(keys[:0], keyq[:r.n]...)
-		keyq = keyq[r.n:]
-		if !slices.IsSorted(keys) {
-			slices.Sort(keys)
-		}
-		keys = slices.Compact(keys)
 		b = binary.AppendUvarint(b, r.seqno-prevPos)
-		b = binary.AppendUvarint(b, uint64(len(keys)))
-		var prev writeset.Key
-		for _, k := range keys {
-			n := sharedPrefix(prev, k)
-			b = binary.AppendUvarint(b, uint64(n))
-			b = appendString(b, string(k[n:]))
-			prev = k
+		for _, n := range []int{r.n, r.shared} {
+			keys = append(keys[:0], keyq[:n]...)
+			keyq = keyq[n:]
+			b = appendKeys(b, keys)
 		}
 		prevPos = r.seqno
+	}
+	return b
+}
+
+// appendKeys appends the count of keys, sorted and without duplicates,
+// and each with the prefix it shares with the one before left out.
+func appendKeys(b []byte, keys []writeset.Key) []byte {
+	if !slices.IsSorted(keys) {
+		slices.Sort(keys)
+	}
+	keys = slices.Compact(keys)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	var prev writeset.Key
+	for _, k := range keys {
+		n := sharedPrefix(prev, k)
+		b = binary.AppendUvarint(b, uint64(n))
+		b = appendString(b, string(k[n:]))
+		prev = k
 	}
 	return b
 }
@@ -164,7 +175,7 @@ func Load(r io.Reader) (*Certifier, error) {
 		return nil, fmt.Errorf("%w: bad magic", ErrCorrupt)
 	}
 	v := hdr[len(magic)]
-	if v != 1 && v != version {
+	if v < 1 || v > version {
 		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, v)
 	}
 	n, err := readUvarint(r)
@@ -282,6 +293,31 @@ func (p *parser) string() string {
 	return s
 }
 
+// keys reads a count of keys and the keys (appendKeys), calls f for each,
+// and returns the count.
+func (p *parser) keys(f func(writeset.Key)) int {
+	nk := p.count()
+	var prev writeset.Key
+	for j := 0; j < nk && p.err == nil; j++ {
+		shared := p.uvarint()
+		rest := p.string()
+		if shared > uint64(len(prev)) {
+			p.fail("bad key prefix")
+			break
+		}
+		k := prev[:shared] + writeset.Key(rest)
+		if j > 0 && (k <= prev || sharedPrefix(prev, k) != int(shared)) {
+			p.fail("keys out of order")
+		}
+		if j == 0 && shared != 0 {
+			p.fail("bad key prefix")
+		}
+		f(k)
+		prev = k
+	}
+	return nk
+}
+
 func parseBody(b []byte, version byte) (*Certifier, error) {
 	p := &parser{b: b}
 	h := p.uvarint()
@@ -291,6 +327,7 @@ func parseBody(b []byte, version byte) (*Certifier, error) {
 	c := &Certifier{
 		horizon:    h,
 		keys:       make(map[writeset.Key]uint64),
+		shared:     make(map[writeset.Key]uint64),
 		tableDDL:   make(map[string]uint64),
 		tableWrite: make(map[string]uint64),
 	}
@@ -347,34 +384,25 @@ func parseBody(b []byte, version byte) (*Certifier, error) {
 		}
 		pos += d
 		inWindow("key", pos)
-		nk := p.count()
-		if nk == 0 {
-			p.fail("position without keys")
-		}
-		var prev writeset.Key
-		for j := 0; j < nk && p.err == nil; j++ {
-			shared := p.uvarint()
-			rest := p.string()
-			if shared > uint64(len(prev)) {
-				p.fail("bad key prefix")
-				break
-			}
-			k := prev[:shared] + writeset.Key(rest)
-			if j > 0 && (k <= prev || sharedPrefix(prev, k) != int(shared)) {
-				p.fail("keys out of order")
-			}
-			if j == 0 && shared != 0 {
-				p.fail("bad key prefix")
-			}
+		written := p.keys(func(k writeset.Key) {
 			if _, dup := c.keys[k]; dup && version == 1 {
 				p.fail("key recorded twice")
 			}
 			c.keys[k] = pos
 			c.tableWrite[k.Table()] = max(c.tableWrite[k.Table()], pos)
 			c.keyq.push(k)
-			prev = k
+		})
+		shared := 0
+		if version >= 3 {
+			shared = p.keys(func(k writeset.Key) {
+				c.shared[k] = pos
+				c.keyq.push(k)
+			})
 		}
-		c.commits.push(commitRec{seqno: pos, n: nk})
+		if written == 0 && shared == 0 {
+			p.fail("position without keys")
+		}
+		c.commits.push(commitRec{seqno: pos, n: written, shared: shared})
 	}
 	if p.err == nil && len(p.b) != 0 {
 		p.fail("%d trailing bytes", len(p.b))

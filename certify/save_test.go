@@ -122,14 +122,15 @@ func TestLoadCorrupt(t *testing.T) {
 		{"trailing", append(bytes.Clone(body), 0)},
 		{"commit without start", []byte{8, flagCommitted, 0, 0, 0}},
 		{"commit after last", []byte{8, flagStarted | flagCommitted, 5, 6, 0, 0}},
-		{"key before window", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 12, 1, 0, 1, 'k'}},
-		{"key after last commit", []byte{8, flagStarted | flagCommitted, 20, 15, 0, 1, 16, 1, 0, 1, 'k'}},
-		{"position without keys", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0}},
-		{"same position twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 0, 1, 0, 1, 'j'}},
-		{"keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 0, 1, 'j'}},
-		{"key prefix not maximal", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 2, 'k', 'a', 0, 2, 'k', 'b'}},
-		{"key prefix too long", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 2, 1, 'b'}},
-		{"first key with prefix", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 1, 1, 0}},
+		{"key before window", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 12, 1, 0, 1, 'k', 0}},
+		{"key after last commit", []byte{8, flagStarted | flagCommitted, 20, 15, 0, 1, 16, 1, 0, 1, 'k', 0}},
+		{"position without keys", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 0}},
+		{"same position twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 0, 0, 1, 0, 1, 'j', 0}},
+		{"keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 0, 1, 'j', 0}},
+		{"shared keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 2, 0, 1, 'k', 0, 1, 'j'}},
+		{"key prefix not maximal", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 2, 'k', 'a', 0, 2, 'k', 'b', 0}},
+		{"key prefix too long", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 2, 1, 'b', 0}},
+		{"first key with prefix", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 1, 1, 0, 0}},
 		{"tables out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 2, 1, 'b', 16, 1, 'a', 16, 0}},
 		{"global before window", []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 3, 0, 0}},
 		{"non-minimal varint", []byte{0x88, 0x00, 0, 0, 0}},
@@ -141,30 +142,30 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	// The same framing of a good body loads (the cases above fail for
 	// their contents, not their framing).
-	ok := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 1, 0, 1, 'j'}
+	ok := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 0, 1, 'p', 1, 1, 0, 1, 'j', 0}
 	c, err := Load(bytes.NewReader(frame(ok)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Len() != 3 || !bytes.Equal(save(t, c), frame(ok)) {
-		t.Fatalf("Len %d, saved %x", c.Len(), save(t, c))
+	if c.Len() != 4 || c.shared["p"] != 16 || !bytes.Equal(save(t, c), frame(ok)) {
+		t.Fatalf("Len %d, shared %v, saved %x", c.Len(), c.shared, save(t, c))
 	}
 	// Version 1 (still read) saved each key under its last position only;
-	// version 2 saves every commit with its keys, and the last one counts.
+	// version 2 saves every commit with its keys, and the last one counts;
+	// version 3 adds shared keys.
 	twice := []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 1, 1, 0, 1, 'k'}
-	v1 := frame(twice)
-	v1[len(magic)] = 1
-	if _, err := Load(bytes.NewReader(v1)); !errors.Is(err, ErrCorrupt) {
+	if _, err := Load(bytes.NewReader(frameVersion(1, twice))); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("version 1, key twice: err = %v", err)
 	}
-	c, err = Load(bytes.NewReader(frame(twice)))
+	c, err = Load(bytes.NewReader(frameVersion(2, twice)))
 	if err != nil || c.keys["k"] != 17 || c.Len() != 1 {
 		t.Fatalf("key twice: err = %v, keys %v", err, c.keys)
 	}
-	v1 = frame(ok)
-	v1[len(magic)] = 1
-	if c, err = Load(bytes.NewReader(v1)); err != nil || c.Len() != 3 {
-		t.Fatalf("version 1: err = %v", err)
+	noShared := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 1, 0, 1, 'j'}
+	for _, v := range []byte{1, 2} {
+		if c, err = Load(bytes.NewReader(frameVersion(v, noShared))); err != nil || c.Len() != 3 {
+			t.Fatalf("version %d: err = %v", v, err)
+		}
 	}
 	// Non-minimal body length in the header.
 	x := append([]byte(magic), version, 0x80|byte(len(body)), 0)
@@ -183,10 +184,13 @@ func TestLoadCorrupt(t *testing.T) {
 }
 
 // frame wraps a body as Save does.
-func frame(body []byte) []byte {
+func frame(body []byte) []byte { return frameVersion(version, body) }
+
+// frameVersion wraps a body as Save did in version v.
+func frameVersion(v byte, body []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(magic)
-	b.WriteByte(version)
+	b.WriteByte(v)
 	b.Write(binary.AppendUvarint(nil, uint64(len(body))))
 	b.Write(body)
 	b.Write(binary.BigEndian.AppendUint32(nil, crc32.Checksum(body, castagnoli)))

@@ -37,6 +37,14 @@ type WriteSet struct {
 	// committed after its snapshot wrote one of them. Nil for other
 	// transactions (only their writes are certified).
 	ReadTables []string
+	// SharedKeys are rows the transaction relies on staying as they are
+	// without writing them (a foreign key's parent row or unique value),
+	// sorted and without duplicates, none of them in Keys: it fails
+	// certification if a write set committed after its snapshot wrote one
+	// of them (has it in Keys), and a later write set with one of them in
+	// its Keys fails against it, but two that share a key do not conflict
+	// (Galera's shared keys).
+	SharedKeys []Key
 }
 
 // Schema is what a transaction's own schema statements changed.
@@ -51,8 +59,9 @@ const (
 // IsDDL reports whether w is a schema change executed in total order.
 func (w *WriteSet) IsDDL() bool { return w.DDL != "" }
 
-// Normalize sorts and deduplicates Keys and Tables, so that equal write sets
-// encode equally.
+// Normalize sorts and deduplicates Keys, Tables, ReadTables and
+// SharedKeys, and drops from SharedKeys the keys Keys has, so that equal
+// write sets encode equally.
 func (w *WriteSet) Normalize() {
 	sort.Slice(w.Keys, func(i, j int) bool { return w.Keys[i] < w.Keys[j] })
 	w.Keys = dedup(w.Keys)
@@ -60,6 +69,16 @@ func (w *WriteSet) Normalize() {
 	w.Tables = dedup(w.Tables)
 	sort.Strings(w.ReadTables)
 	w.ReadTables = dedup(w.ReadTables)
+	if len(w.SharedKeys) > 0 {
+		sort.Slice(w.SharedKeys, func(i, j int) bool { return w.SharedKeys[i] < w.SharedKeys[j] })
+		shared := dedup(w.SharedKeys)
+		w.SharedKeys = shared[:0]
+		for _, k := range shared { // a key written is written, not shared
+			if i := sort.Search(len(w.Keys), func(i int) bool { return w.Keys[i] >= k }); i == len(w.Keys) || w.Keys[i] != k {
+				w.SharedKeys = append(w.SharedKeys, k)
+			}
+		}
+	}
 }
 
 func dedup[T comparable](s []T) []T {
@@ -166,6 +185,10 @@ func (w *WriteSet) Append(b []byte) []byte {
 	for _, t := range w.ReadTables {
 		b = appendString(b, t)
 	}
+	b = binary.AppendUvarint(b, uint64(len(w.SharedKeys)))
+	for _, k := range w.SharedKeys {
+		b = appendString(b, string(k))
+	}
 	return b
 }
 
@@ -185,6 +208,10 @@ func (w *WriteSet) Size() int {
 	for _, t := range w.ReadTables {
 		n += stringSize(len(t))
 	}
+	n += uvarintSize(uint64(len(w.SharedKeys)))
+	for _, k := range w.SharedKeys {
+		n += stringSize(len(k))
+	}
 	return n
 }
 
@@ -200,11 +227,11 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV3) }
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV4) }
 
 // decode decodes one write set in the encoding of entries of kind: those
-// written before the Schema field existed (kindBatchV1) or ReadTables
-// (kindBatchV2) lack them.
+// written before the Schema field existed (kindBatchV1), ReadTables
+// (kindBatchV2) or SharedKeys (kindBatchV3) lack them.
 func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
@@ -233,11 +260,19 @@ func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 			d.fail()
 		}
 	}
-	if kind == kindBatchV3 {
+	if kind == kindBatchV3 || kind == kindBatchV4 {
 		if n := d.count(); n > 0 {
 			w.ReadTables = make([]string, n)
 			for i := range w.ReadTables {
 				w.ReadTables[i] = d.string()
+			}
+		}
+	}
+	if kind == kindBatchV4 {
+		if n := d.count(); n > 0 {
+			w.SharedKeys = make([]Key, n)
+			for i := range w.SharedKeys {
+				w.SharedKeys[i] = Key(d.string())
 			}
 		}
 	}

@@ -27,6 +27,8 @@ func samples() []WriteSet {
 		{Origin: "n1", TxID: 8, Snapshot: 6, Changes: []byte{1, 'S'}, Schema: SchemaAll},
 		{Keys: []Key{""}, Tables: []string{""}, Changes: bytes.Repeat([]byte{0x80}, 300)},
 		{Origin: "n2", TxID: 9, Snapshot: 8, Keys: []Key{EncodeKey("t", int64(3))}, Tables: []string{"t"}, ReadTables: []string{"doctors", "t"}},
+		{Origin: "n3", TxID: 10, Snapshot: 9, Keys: []Key{EncodeKey("child", int64(1))}, Tables: []string{"child", "parent"},
+			SharedKeys: []Key{EncodeKey("parent", int64(1)), EncodeKey("parent", int64(2))}},
 	}
 }
 
@@ -134,7 +136,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != kindBatchV3 {
+		if b[0] != kindBatchV4 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -192,7 +194,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 5, 0xff} {
+	for _, k := range []byte{0, 6, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -309,19 +311,19 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// Entries written before write sets had a Schema field (V1) or
-// ReadTables (V2) still decode, as write sets without a schema change or
-// reads to certify; a Schema the decoder does not know, or one set with
-// DDL, is corrupt.
+// Entries written before write sets had a Schema field (V1),
+// ReadTables (V2) or SharedKeys (V3) still decode, as write sets without
+// a schema change, reads to certify or shared keys; a Schema the decoder
+// does not know, or one set with DDL, is corrupt.
 func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
 	for _, c := range []struct {
 		kind byte
-		cut  int // bytes of the V3 encoding's end the older one lacks
-	}{{kindBatchV1, 2}, {kindBatchV2, 1}} {
+		cut  int // bytes of the V4 encoding's end the older one lacks
+	}{{kindBatchV1, 3}, {kindBatchV2, 2}, {kindBatchV3, 1}} {
 		var old []byte
 		var want []WriteSet
 		for _, w := range samples() {
-			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 {
+			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 && c.kind != kindBatchV3 || len(w.SharedKeys) > 0 {
 				continue
 			}
 			enc := w.Append(nil)
@@ -368,4 +370,15 @@ func equalWS(a, b WriteSet) bool {
 		return w
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// Normalize sorts and deduplicates SharedKeys and drops those the write
+// set writes: a row both written and relied on is written.
+func TestNormalizeSharedKeys(t *testing.T) {
+	p1, p2, c1 := EncodeKey("parent", int64(1)), EncodeKey("parent", int64(2)), EncodeKey("child", int64(1))
+	w := WriteSet{Keys: []Key{p2, c1}, SharedKeys: []Key{p2, p1, p1}}
+	w.Normalize()
+	if !reflect.DeepEqual(w.SharedKeys, []Key{p1}) || !reflect.DeepEqual(w.Keys, []Key{c1, p2}) {
+		t.Fatalf("keys %q, shared %q", w.Keys, w.SharedKeys)
+	}
 }

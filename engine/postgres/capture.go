@@ -25,8 +25,9 @@ type captured struct {
 	keys   []writeset.Key
 	tables []string        // of the rows and of the schema statements
 	schema writeset.Schema // what its schema statements changed
-	// parents are the keys of referenced parent rows already in keys
-	// (refkeys.go).
+	// shared are the keys of referenced parent rows (refkeys.go), parents
+	// the same as a set.
+	shared  []writeset.Key
 	parents map[writeset.Key]bool
 	// locked are the keys of rows nested SELECTs locked for update.
 	locked []writeset.Key

@@ -50,10 +50,12 @@ import (
 // parent row up instead (lookupParent) and carries that row's key: exact, a
 // query per row change.
 //
-// Certification knows only exclusive keys (certify/): two concurrent
-// transactions that insert children of one parent conflict too, as do a
-// child insert and an update of the parent's other columns when the key
-// is the parent's row key. A conflict too many, never one too few.
+// A child carries its parent's key as a shared key (certify/): two
+// concurrent transactions that insert children of one parent both commit,
+// while a child insert and a concurrent delete of the parent, or change of
+// its referenced columns, conflict. So do a child insert and an update of
+// the parent's other columns when the key is the parent's row key (which
+// that update writes): a conflict too many, never one too few.
 
 // uniqueKey is the key of value vals of unique index index of table: a
 // NULL then a text value "unique:<index>" before the values. A row key
@@ -512,8 +514,9 @@ func (c *captured) lookupParent(ctx context.Context, conn *pgconn.PgConn, ts *ta
 	return nil
 }
 
-// addParent adds a referenced parent's key and table, once: many
-// children of a few parents (a bulk insert) would otherwise fill the
+// addParent adds a referenced parent's key, as a shared key (the child
+// relies on the parent row and does not write it), and its table, once:
+// many children of a few parents (a bulk insert) would otherwise fill the
 // write set with copies for Normalize to sort away.
 func (c *captured) addParent(key writeset.Key, table string) {
 	if c.parents[key] {
@@ -523,6 +526,6 @@ func (c *captured) addParent(key writeset.Key, table string) {
 		c.parents = map[writeset.Key]bool{}
 	}
 	c.parents[key] = true
-	c.keys = append(c.keys, key)
+	c.shared = append(c.shared, key)
 	c.tables = append(c.tables, table)
 }

@@ -445,7 +445,8 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err != nil {
 		return nil, t.failed(err)
 	}
-	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema, ReadTables: unseen}
+	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema,
+		ReadTables: unseen, SharedKeys: c.shared}
 	ws.Normalize()
 	return ws, nil
 }

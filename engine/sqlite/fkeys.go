@@ -27,11 +27,10 @@ import (
 //     inserts a child row, or changes its foreign-key columns, also carries
 //     the certification key of the parent row it references (found by
 //     looking the parent up, so a foreign key to a UNIQUE column gets the
-//     parent's primary key): it conflicts with a concurrent delete or key
-//     change of that parent. The cost is false conflicts: two concurrent
-//     inserts of children of one parent, or a child insert and an update of
-//     the parent's other columns, conflict too (Galera's shared keys would
-//     tell them apart; certify/ has only exclusive keys).
+//     parent's primary key), as a shared key: it conflicts with a concurrent
+//     delete or key change of that parent, not with another child's insert.
+//     The cost is a false conflict between a child insert and an update of
+//     the parent's other columns (which writes the parent's key).
 //   - DEFERRABLE INITIALLY DEFERRED keys are checked by SQLite at COMMIT,
 //     which a local transaction never reaches (its changes are captured and
 //     rolled back). WriteSet checks the rows it changed instead: the parent
@@ -238,7 +237,8 @@ func (tx *Tx) parentKey(ws *writeset.WriteSet, ti *tableInfo, fk *foreignKey, ch
 			return err
 		}
 	}
-	ws.Keys = append(ws.Keys, writeset.EncodeKey(pti.name, key...))
+	// Shared: the child relies on the parent row and does not write it.
+	ws.SharedKeys = append(ws.SharedKeys, writeset.EncodeKey(pti.name, key...))
 	ws.Tables = append(ws.Tables, pti.name)
 	return nil
 }

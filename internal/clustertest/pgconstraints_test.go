@@ -177,14 +177,19 @@ func checkSame(t *testing.T, c *testcluster.Cluster, queries ...string) {
 	}
 }
 
-// The price of exclusive keys: a child's write set carries its parent's
-// row key, so two transactions on two nodes that insert children of one
-// parent conflict too (certify/ has no shared keys). Measured here, not
-// asserted: explicit transactions (never retried by the server) inserting
-// children, of one parent on both nodes, and of a parent per node; and
-// autocommit inserts (which the server may retry).
-func TestPostgresFKeysSharedParent(t *testing.T) {
-	c := startPostgresCluster(t, 3)
+// A child's write set carries its parent's row key as a shared key, so
+// two transactions on two nodes that insert children of one parent never
+// conflict (with exclusive keys 17-23% of such commits failed with 40001),
+// on either engine: explicit transactions (never retried by the server)
+// inserting children, of one parent on both nodes and of a parent per
+// node, and autocommit inserts. A parent's delete and a concurrent child
+// insert still conflict (TestPostgresFKeysUniqueCertified, fkeys_test.go).
+func TestFKeysSharedParent(t *testing.T) {
+	forEachEngine(t, testFKeysSharedParent)
+}
+
+func testFKeysSharedParent(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	a := c.Conn(0)
 	mustExec(t, a, "CREATE TABLE parent (id integer PRIMARY KEY, name text)")
 	mustExec(t, a, "CREATE TABLE child (id integer PRIMARY KEY, pid integer REFERENCES parent (id))")
@@ -252,8 +257,11 @@ func TestPostgresFKeysSharedParent(t *testing.T) {
 		{"children of one parent, autocommit", "child", true, true},
 	} {
 		conflicts, elapsed := run(r.table, r.sameParent, r.autocommit, 10000*i)
-		t.Logf("%s: %d and %d of %d commits per node failed with 40001 (%.1f%%), in %v",
-			r.name, conflicts[0], conflicts[1], perNode, 100*float64(conflicts[0]+conflicts[1])/float64(2*perNode), elapsed.Round(time.Millisecond))
+		t.Logf("%s: %d and %d of %d commits per node failed with 40001, in %v",
+			r.name, conflicts[0], conflicts[1], perNode, elapsed.Round(time.Millisecond))
+		if conflicts != [2]int{} {
+			t.Errorf("%s: %v commits failed with 40001, want none", r.name, conflicts)
+		}
 	}
 	c.WaitConverged(20 * time.Second)
 }
