@@ -188,16 +188,17 @@ CREATE UNLOGGED TABLE IF NOT EXISTS certa.capture (
 	new jsonb,
 	PRIMARY KEY (xid, seq)
 );
--- seq orders a transaction's capture rows: the count of rows the backend
--- inserted into certa.capture before, which only grows within a
--- transaction. Not a sequence: its nextval would be what lastval() answers
--- the client after an insert (a serial's value is taken before the
--- capture trigger fires), and a permission error at that.
+-- seq orders a transaction's capture rows: one more than the count of
+-- rows the backend inserted into certa.capture before, which only grows
+-- within a transaction (never 0: certa.permit_ddl's "no schema row").
+-- Not a sequence: its nextval would be what lastval() answers the client
+-- after an insert (a serial's value is taken before the capture trigger
+-- fires), and a permission error at that.
 DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
 			WHERE d.adrelid = 'certa.capture'::regclass AND a.attname = 'seq'
-				AND pg_get_expr(d.adbin, d.adrelid) LIKE '%pg_stat_get_xact_tuples_inserted%') THEN
-		ALTER TABLE certa.capture ALTER COLUMN seq SET DEFAULT pg_catalog.pg_stat_get_xact_tuples_inserted('certa.capture'::regclass);
+				AND pg_get_expr(d.adbin, d.adrelid) LIKE '%pg_stat_get_xact_tuples_inserted%+ 1%') THEN
+		ALTER TABLE certa.capture ALTER COLUMN seq SET DEFAULT pg_catalog.pg_stat_get_xact_tuples_inserted('certa.capture'::regclass) + 1;
 	END IF;
 END $r$;
 DROP SEQUENCE IF EXISTS certa.capture_seq_seq;
