@@ -77,6 +77,39 @@ func isolationLevel(name, value string) (string, error) {
 	return "", e
 }
 
+// isolationSetting is the parameter a serializable session's statements
+// read where they read transaction_isolation (withIsolationShown): the
+// PostgreSQL engine's own answers repeatable read, the level its
+// transactions run at on the server (certification makes them
+// serializable). engineCtx gives it to the engine.
+const isolationSetting = "certa.transaction_isolation"
+
+// withIsolationShown returns sql reading isolationSetting where it calls
+// current_setting('transaction_isolation'), when the session runs
+// serializable; sql itself otherwise.
+func (s *Session) withIsolationShown(sql string) string {
+	if !s.serializableNow() {
+		return sql
+	}
+	out, _ := pgparse.RewriteSettingReads(sql, "transaction_isolation", isolationSetting)
+	return out
+}
+
+// engineSettings returns the PostgreSQL settings the engine applies to the
+// session's work: those it SET, and isolationSetting when it runs
+// serializable.
+func (s *Session) engineSettings() map[string]string {
+	if !s.serializableNow() {
+		return s.pg
+	}
+	m := make(map[string]string, len(s.pg)+1)
+	for k, v := range s.pg {
+		m[k] = v
+	}
+	m[isolationSetting] = "serializable"
+	return m
+}
+
 // isolationShown is what SHOW transaction_isolation answers: the level in
 // force (snapshot isolation is PostgreSQL's REPEATABLE READ).
 func (s *Session) isolationShown() string {

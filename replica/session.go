@@ -302,6 +302,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	if s.failed {
 		return errInFailedBlock
 	}
+	st.sql = s.withIsolationShown(st.sql)
 	switch s.kindOf(st) {
 	case kindSet:
 		return s.set(ctx, st, w)
@@ -352,7 +353,7 @@ func (s *Session) kindOf(st statement) kind {
 // engineCtx returns ctx carrying the session's PostgreSQL settings for
 // the engine (engine.WithSettings).
 func (s *Session) engineCtx(ctx context.Context) context.Context {
-	return engine.WithSequenceValues(engine.WithUser(engine.WithSettings(ctx, s.pg), s.user), &s.seqValues)
+	return engine.WithSequenceValues(engine.WithUser(engine.WithSettings(ctx, s.engineSettings()), s.user), &s.seqValues)
 }
 
 // SetUser names the user the client authenticated as (CURRENT_USER).

@@ -99,3 +99,45 @@ func runSerializableCase(t *testing.T, hc hermitageCase, table string, setup *pg
 	final := func() string { return values(t, reader(), "SELECT id, value FROM "+table+" ORDER BY id") }
 	hc.run(t, s[0], s[1], s[2], final)
 }
+
+// current_setting('transaction_isolation') answers the level in force, as
+// SHOW does and as PostgreSQL answers: serializable in a SERIALIZABLE block
+// and under default_transaction_isolation = serializable (on the
+// PostgreSQL engine, whose server runs the transaction at REPEATABLE READ
+// and would answer that), repeatable read otherwise.
+func TestIsolationSettingAsPostgreSQL(t *testing.T) {
+	pg := pgserver.Start(t)
+	ref, err := pgclient.ConnectString(ctxT(t), pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	c := startPostgresCluster(t, 1)
+	steps := []string{
+		"BEGIN ISOLATION LEVEL SERIALIZABLE",
+		"SELECT 0, current_setting('transaction_isolation')",
+		"SELECT 0, pg_catalog.current_setting('TRANSACTION_ISOLATION', true)",
+		"COMMIT",
+		"BEGIN ISOLATION LEVEL REPEATABLE READ",
+		"SELECT 0, current_setting('transaction_isolation')",
+		"COMMIT",
+		"SET default_transaction_isolation = 'serializable'",
+		"SELECT 0, current_setting('transaction_isolation')",
+		"BEGIN",
+		"SELECT 0, current_setting('transaction_isolation')",
+		"COMMIT",
+	}
+	for i, conn := range []*pgclient.Conn{ref, c.Conn(0)} {
+		var got []string
+		for _, st := range steps {
+			if len(st) > 6 && st[:6] == "SELECT" {
+				got = append(got, values(t, conn, st))
+			} else {
+				mustExec(t, conn, st)
+			}
+		}
+		if want := "[0=serializable 0=serializable 0=repeatable read 0=serializable 0=serializable]"; fmt.Sprint(got) != want {
+			t.Errorf("%s: %v, want %s", []string{"PostgreSQL", "certa"}[i], got, want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package pgparse
+
+import "testing"
+
+// Calls of currval and lastval, bare or pg_catalog's, anywhere in the
+// statement, become the session's functions with its values; nothing
+// else changes, and a statement that only mentions the names stays as
+// it is.
+func TestRewriteSequenceReads(t *testing.T) {
+	r := SequenceReads{Currval: "certa.currval", Lastval: "certa.lastval", Known: `{"16390":5}`, Last: "5"}
+	for _, c := range []struct{ in, want string }{
+		{"SELECT currval('s')", `SELECT certa.currval('s', '{"16390":5}')`},
+		{"select CURRVAL($1)", `SELECT certa.currval($1, '{"16390":5}')`},
+		{"SELECT pg_catalog.lastval()", "SELECT certa.lastval('5')"},
+		{"INSERT INTO c VALUES (currval('public.s'::regclass), 1)", `INSERT INTO c VALUES (certa.currval('public.s'::regclass, '{"16390":5}'), 1)`},
+		{"SELECT x FROM t WHERE id = (SELECT lastval())", "SELECT x FROM t WHERE id = (SELECT certa.lastval('5'))"},
+		{"SELECT 'currval', lastval_at FROM t", ""},
+		{"SELECT myschema.currval('s')", ""},
+		{"SELECT currval('a', 'b')", ""},
+	} {
+		checkRewrite(t, c.in, c.want, func(sql string) (string, bool) { return RewriteSequenceReads(sql, r) })
+	}
+	r.Last = ""
+	if got, _ := RewriteSequenceReads("SELECT lastval()", r); got != "SELECT certa.lastval(NULL)" {
+		t.Errorf("lastval with no value of the session's: %q", got)
+	}
+}
+
+// current_setting of the parameter named, bare or pg_catalog's, in any
+// case, reads the other parameter; other calls and names stay.
+func TestRewriteSettingReads(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"SELECT current_setting('transaction_isolation')", "SELECT current_setting('certa.transaction_isolation')"},
+		{"select pg_catalog.current_setting('Transaction_Isolation', true) = 'serializable'",
+			"SELECT pg_catalog.current_setting('certa.transaction_isolation', true) = 'serializable'"},
+		{"SELECT current_setting('default_transaction_isolation')", ""},
+		{"SELECT 'transaction_isolation'", ""},
+		{"SELECT current_setting($1)", ""},
+	} {
+		checkRewrite(t, c.in, c.want, func(sql string) (string, bool) {
+			return RewriteSettingReads(sql, "transaction_isolation", "certa.transaction_isolation")
+		})
+	}
+}
+
+// checkRewrite checks that rewrite gives want for in, or leaves in alone
+// if want is "".
+func checkRewrite(t *testing.T, in, want string, rewrite func(string) (string, bool)) {
+	t.Helper()
+	got, ok := rewrite(in)
+	if want == "" {
+		if ok || got != in {
+			t.Errorf("%s: rewritten to %q", in, got)
+		}
+		return
+	}
+	if !ok || got != want {
+		t.Errorf("%s: %q (%v), want %q", in, got, ok, want)
+	}
+}
