@@ -286,3 +286,19 @@ func selectWidth(sel *pg_query.SelectStmt) int {
 	}
 	return len(sel.TargetList)
 }
+
+// WhereOffset returns the offset in sql just past the first WHERE keyword,
+// as PostgreSQL's scanner finds it (not in a comment, a string or a
+// quoted name); false if there is none or sql does not scan.
+func WhereOffset(sql string) (int, bool) {
+	scan, err := pg_query.Scan(sql)
+	if err != nil {
+		return 0, false
+	}
+	for _, t := range scan.Tokens {
+		if t.Token == pg_query.Token_WHERE {
+			return int(t.End), true
+		}
+	}
+	return 0, false
+}

@@ -141,7 +141,8 @@ func TestKeyWriteOfUnchangedValuesIsCertified(t *testing.T) {
 	}
 	t1.Rollback()
 	e.apply(ws1)
-	exec(t, t2, "UPDATE counter SET n = 1 WHERE id = 1") // moves forward: n is 1 already
+	// Moves forward: n is 1 already. A comment that says WHERE is no WHERE.
+	exec(t, t2, "UPDATE counter SET n = 1 /* where id = 2 */ WHERE id = 1")
 	ws2, err := t2.WriteSet()
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"strings"
 
+	"certa/pgparse"
 	"certa/result"
 )
 
@@ -115,23 +115,14 @@ func (tx *Tx) certifyKeyRows(ctx context.Context, sql string, args []any) error 
 	return tx.execOnce(ctx, "SELECT 1 FROM "+table+" WHERE "+where+" FOR UPDATE", result.Discard, args)
 }
 
-// whereClause returns what follows the first WHERE of sql outside quotes.
+// whereClause returns what follows the first WHERE of sql, as PostgreSQL's
+// scanner finds it (a WHERE in a comment or a string is none).
 func whereClause(sql string) string {
-	var quote byte
-	for i := 0; i+5 <= len(sql); i++ {
-		switch c := sql[i]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case strings.EqualFold(sql[i:i+5], "where") && (i == 0 || !isIdentByte(sql[i-1])) &&
-			(i+5 == len(sql) || !isIdentByte(sql[i+5])):
-			return sql[i+5:]
-		}
+	at, ok := pgparse.WhereOffset(sql)
+	if !ok {
+		return ""
 	}
-	return ""
+	return sql[at:]
 }
 
 // isKeyWrite reports whether sql is a key write on the Tx's connection.
@@ -371,8 +362,4 @@ func cloneArgs(args []any) []any {
 		out[i] = a
 	}
 	return out
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
