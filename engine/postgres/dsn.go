@@ -400,7 +400,11 @@ func makeLogin(ctx context.Context, c *pgconn.PgConn, login, role, password stri
 END $r$;
 ALTER ROLE `+id+` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION `+rls+` INHERIT PASSWORD `+quoteLiteral(verifier)+`;
 GRANT `+role+` TO `+id+`;
-ALTER ROLE `+role+` NOLOGIN`).ReadAll()
+DO $r$ BEGIN
+	IF (SELECT rolcanlogin FROM pg_roles WHERE rolname = `+quoteLiteral(role)+`) THEN
+		ALTER ROLE `+role+` NOLOGIN;
+	END IF;
+END $r$`).ReadAll()
 	return err
 }
 

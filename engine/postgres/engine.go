@@ -307,19 +307,14 @@ func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
 			return err
 		}
 	}
-	// Roles are the server's: nodes that share one server (--postgres-dsn,
-	// a database each) may create them at the same moment, and the
-	// second fails with 23505. The bootstrap is idempotent: it runs again
-	// and finds them.
-	for try := 1; ; try++ {
+	// Roles and parameter privileges are the server's: nodes that share
+	// one server (--postgres-dsn, a database each) may create or change
+	// them at the same moment (retryShared). The bootstrap is idempotent.
+	if err := retryShared(func() error {
 		_, err := admin.Exec(ctx, bootstrapSQL(e.cfg.ClientLogin)).ReadAll()
-		var pe *pgconn.PgError
-		if err == nil {
-			break
-		}
-		if try == 3 || !errors.As(err, &pe) || pe.Code != "23505" {
-			return fmt.Errorf("install certa's schema: %w", err)
-		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("install certa's schema: %w", err)
 	}
 	if e.cfg.Claim != "" {
 		if err := claim(ctx, admin, e.cfg.NodeID, e.cfg.Claim); err != nil {
@@ -328,7 +323,7 @@ func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
 	}
 	if e.cfg.ClientLogin != "" {
 		for login, role := range map[string]string{e.cfg.ClientLogin: clientRole, e.cfg.ApplierLogin: applierRole} {
-			if err := makeLogin(ctx, admin, login, role, e.cfg.ClientPassword); err != nil {
+			if err := retryShared(func() error { return makeLogin(ctx, admin, login, role, e.cfg.ClientPassword) }); err != nil {
 				return fmt.Errorf("make the login role %s: %w", login, err)
 			}
 		}
@@ -460,3 +455,19 @@ func described(sd *pgconn.StatementDescription) (params []result.Type, cols []re
 // waitGrace is how long an operation on a connection may wait at most
 // when its context has no deadline.
 const waitGrace = 30 * time.Second
+
+// retryShared runs f, which changes what the whole server shares (roles,
+// their grants, parameter privileges), up to three times: another node
+// on the same server (--postgres-dsn) changing the same shared row at the
+// same moment makes it fail with 23505 (a role made twice) or XX000
+// ("tuple concurrently updated"); f is idempotent, and runs again to find
+// what the other made.
+func retryShared(f func() error) error {
+	for try := 1; ; try++ {
+		err := f()
+		var pe *pgconn.PgError
+		if err == nil || try == 3 || !errors.As(err, &pe) || pe.Code != "23505" && pe.Code != "XX000" {
+			return err
+		}
+	}
+}

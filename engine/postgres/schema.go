@@ -142,7 +142,11 @@ DO $r$ BEGIN
 END $r$;
 ALTER ROLE certa_applier @LOGIN@ NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION BYPASSRLS INHERIT;
 GRANT certa_client TO certa_applier;
-GRANT SET ON PARAMETER session_replication_role TO certa_applier;
+DO $r$ BEGIN
+	IF NOT has_parameter_privilege('certa_applier', 'session_replication_role', 'SET') THEN
+		GRANT SET ON PARAMETER session_replication_role TO certa_applier;
+	END IF;
+END $r$;
 GRANT SELECT ON certa.failed TO certa_applier;
 GRANT INSERT ON certa.node_slots TO certa_applier;
 CREATE OR REPLACE FUNCTION certa.record_failed(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
@@ -166,7 +170,11 @@ END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
 GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
 GRANT USAGE ON SCHEMA certa TO certa_client;
-GRANT SET ON PARAMETER track_functions TO certa_client;
+DO $r$ BEGIN
+	IF NOT has_parameter_privilege('certa_client', 'track_functions', 'SET') THEN
+		GRANT SET ON PARAMETER track_functions TO certa_client;
+	END IF;
+END $r$;
 REVOKE EXECUTE ON FUNCTION pg_catalog.lo_create(oid), pg_catalog.lo_creat(integer), pg_catalog.lo_from_bytea(oid, bytea),
 	pg_catalog.lo_put(oid, bigint, bytea), pg_catalog.lo_unlink(oid), pg_catalog.lowrite(integer, bytea),
 	pg_catalog.lo_truncate(integer, integer), pg_catalog.lo_truncate64(integer, bigint),
