@@ -4,13 +4,30 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"certa/internal/pgclient"
 )
+
+// testSeed is the seed of a randomised test: CERTA_TEST_SEED when set (to
+// replay a failure), else the clock. It is logged either way.
+func testSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CERTA_TEST_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CERTA_TEST_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (replay with CERTA_TEST_SEED=%d)", seed, seed)
+	return seed
+}
 
 // diffTable is one table of the differential test: its DDL and how to name
 // and order its rows.
@@ -267,8 +284,7 @@ func testDifferentialAgainstPostgreSQL(t *testing.T, start startFunc) {
 	for i := range nodes {
 		nodes[i] = syncConn(t, c, i)
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 16))
 	tables := slices.Clone(diffTables)
 	for i := range 4 {
@@ -433,8 +449,7 @@ func testDifferentialIdentity(t *testing.T, start startFunc) {
 			t.Fatalf("%s: certa %v (%v), PostgreSQL %v", q.sql, got, gotErr, want)
 		}
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 17))
 	outcomes := map[string]int{}
 	defer func() { t.Logf("statement outcomes: %v", outcomes) }()

@@ -119,8 +119,7 @@ func testDifferentialNumeric(t *testing.T, start startFunc) {
 	const ddl = "CREATE TABLE nm (id integer PRIMARY KEY, m numeric(14,4), u numeric)"
 	mustExec(t, ref, ddl)
 	mustExec(t, nodes[0], ddl)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 18))
 	counts := map[string]int{}
 	for n := range 300 {
