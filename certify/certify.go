@@ -4,7 +4,8 @@
 // position wrote one of its keys or changed the schema of one of its tables
 // (snapshot isolation, first committer wins), nor wrote a row it relies on
 // (a shared key: a foreign key's parent) or relied on a row it writes, nor,
-// for a serializable transaction, wrote a table it read.
+// for a serializable transaction, wrote a row it read (by key, in a key
+// range scanned, in a Bloom filter of keys, or in a table read whole).
 //
 // The package is pure: no I/O other than the io.Writer/io.Reader handed to
 // Save and Load, no clocks, no goroutines, no randomness. Its decisions are a
@@ -129,10 +130,16 @@ func (c *Certifier) LastSeqno() uint64 { return c.last }
 //     sets that only share a key do not conflict). Result.Table is the
 //     table of the smallest such key (in byte order) and
 //     Result.ConflictSeqno the position of that commit;
-//   - ReadChanged if a key of a table of ws.ReadTables (a serializable
-//     transaction's reads, rows locked unseen) was committed, or a DDL named the table, at a
-//     position p with ws.Snapshot < p < seqno. Result.Table is the
-//     smallest such table, Result.ConflictSeqno the last write of it;
+//   - ReadChanged if a write set committed at a position p with
+//     ws.Snapshot < p < seqno wrote a key that a serializable
+//     transaction's reads cover: a key of a table of ws.ReadTables (or a
+//     DDL named the table), a key of ws.ReadKeys, a key in one of
+//     ws.ReadRanges, or one ws.ReadFilter may hold; or a DDL at such a p
+//     named the table of a read key or range (any DDL, for a filter).
+//     Result.Table is the table to blame (the smallest such table, or the
+//     table of Result.Key), Result.Key the key for the finer grains
+//     (the smallest, a range's before a filter's; ViaFilter if only the
+//     filter holds it) and Result.ConflictSeqno the last write of it;
 //   - otherwise Pass.
 //
 // ws.Tables must name every table of ws.Keys: SchemaChanged looks only at
@@ -184,13 +191,16 @@ func (c *Certifier) Certify(ws *writeset.WriteSet, seqno uint64) Result {
 	if found {
 		return Result{Reason: Conflict, Table: key.Table(), ConflictSeqno: at}
 	}
-	if len(ws.ReadTables) > 0 {
+	if len(ws.ReadTables) > 0 || len(ws.ReadKeys) > 0 || len(ws.ReadRanges) > 0 || ws.ReadFilter != nil {
 		return c.readChanged(ws)
 	}
 	return Result{}
 }
 
-// readChanged applies the ReadChanged rule of Certify.
+// readChanged applies the ReadChanged rule of Certify, grain by grain:
+// whole tables, then keys read, then ranges and the filter (which look at
+// every key committed after the snapshot, a window that is short for any
+// write set that can still pass).
 func (c *Certifier) readChanged(ws *writeset.WriteSet) Result {
 	snap := ws.Snapshot
 	found := false
@@ -202,11 +212,91 @@ func (c *Certifier) readChanged(ws *writeset.WriteSet) Result {
 			found, table, at = true, t, p
 		}
 	}
-	// A DDL of every table is SchemaChanged already.
-	if !found {
-		return Result{}
+	if found { // a DDL of every table is SchemaChanged already
+		return Result{Reason: ReadChanged, Table: table, ConflictSeqno: at}
 	}
-	return Result{Reason: ReadChanged, Table: table, ConflictSeqno: at}
+	var key writeset.Key
+	for _, k := range ws.ReadKeys {
+		if p := c.keys[k]; p > snap && (!found || k < key) {
+			found, key, at = true, k, p
+		}
+	}
+	if found {
+		return Result{Reason: ReadChanged, Table: key.Table(), Key: key, ConflictSeqno: at}
+	}
+	for _, r := range ws.ReadRanges {
+		if p := c.tableDDL[r.Table()]; p > snap && (!found || r.Table() < table) {
+			found, table, at = true, r.Table(), p
+		}
+	}
+	for _, k := range ws.ReadKeys {
+		if p := c.tableDDL[k.Table()]; p > snap && (!found || k.Table() < table) {
+			found, table, at = true, k.Table(), p
+		}
+	}
+	if ws.ReadFilter != nil && c.ddls.len() > 0 {
+		// The filter does not say its tables: any DDL since the snapshot.
+		if p := c.ddls.buf[len(c.ddls.buf)-1].seqno; p > snap && !found {
+			found, at = true, p
+		}
+	}
+	if found {
+		return Result{Reason: ReadChanged, Table: table, ConflictSeqno: at}
+	}
+	if len(ws.ReadRanges) > 0 || ws.ReadFilter != nil {
+		return c.scanChanged(ws)
+	}
+	return Result{}
+}
+
+// scanChanged applies the range and filter part of the ReadChanged rule:
+// it visits the keys written by every commit after ws's snapshot, newest
+// first, and reports the smallest key a range of ws holds or, failing
+// that, the smallest its filter may hold.
+func (c *Certifier) scanChanged(ws *writeset.WriteSet) Result {
+	var res Result
+	end := len(c.keyq.buf)
+	for i := len(c.commits.buf) - 1; i >= c.commits.head; i-- {
+		rec := c.commits.buf[i]
+		if rec.seqno <= ws.Snapshot {
+			break
+		}
+		end -= rec.shared
+		written := c.keyq.buf[end-rec.n : end]
+		end -= rec.n
+		for _, k := range written {
+			if c.keys[k] == rec.seqno && readsKey(ws, k, &res) { // k's last write
+				res.ConflictSeqno = rec.seqno
+			}
+		}
+	}
+	if res.Key != "" {
+		res.Reason, res.Table = ReadChanged, res.Key.Table()
+	}
+	return res
+}
+
+// readsKey reports whether k, written after ws's snapshot, is in one of
+// ws's ranges or may be in its filter and is a better culprit than the
+// one res holds (a range's before a filter's, then the smaller key); if so
+// it records k in res.
+func readsKey(ws *writeset.WriteSet, k writeset.Key, res *Result) bool {
+	inRange := false
+	for _, r := range ws.ReadRanges {
+		if r.Contains(k) {
+			inRange = true
+			break
+		}
+	}
+	if !inRange && (ws.ReadFilter == nil || !ws.ReadFilter.MayContain(k)) {
+		return false
+	}
+	viaFilter := !inRange
+	better := res.Key == "" || res.ViaFilter && !viaFilter || res.ViaFilter == viaFilter && k < res.Key
+	if better {
+		res.Key, res.ViaFilter = k, viaFilter
+	}
+	return better
 }
 
 // schemaChanged applies the SchemaChanged rule of Certify to a DML write set.

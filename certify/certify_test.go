@@ -307,7 +307,7 @@ func TestLateCommit(t *testing.T) {
 	c.Commit(&a, 1)
 	c.Commit(&b, 2)
 	x := dml(0, key("a", 1))
-	if r := c.Certify(&x, 3); r != (Result{Conflict, "a", 1}) {
+	if r := c.Certify(&x, 3); r != (Result{Reason: Conflict, Table: "a", ConflictSeqno: 1}) {
 		t.Fatalf("got %v", r)
 	}
 	// A commit already out of the window is forgotten at once.
@@ -329,11 +329,11 @@ func TestCommitDoesNotRetain(t *testing.T) {
 	c.Commit(&ws, 1)
 	ws.Tables[0], ws.Keys[0] = "zz", key("zz", 1)
 	x := dml(0, key("a", 1))
-	if r := c.Certify(&x, 2); r != (Result{SchemaChanged, "a", 1}) {
+	if r := c.Certify(&x, 2); r != (Result{Reason: SchemaChanged, Table: "a", ConflictSeqno: 1}) {
 		t.Fatalf("got %v", r)
 	}
 	y := writeset.WriteSet{Snapshot: 0, Keys: []writeset.Key{key("a", 1)}}
-	if r := c.Certify(&y, 3); r != (Result{Conflict, "a", 1}) {
+	if r := c.Certify(&y, 3); r != (Result{Reason: Conflict, Table: "a", ConflictSeqno: 1}) {
 		t.Fatalf("got %v", r)
 	}
 }
@@ -381,7 +381,7 @@ func TestPositionZero(t *testing.T) {
 		t.Fatal(r)
 	}
 	c.Commit(&d, 1)
-	if r := c.Certify(&ws, 2); r != (Result{SchemaChanged, "a", 1}) {
+	if r := c.Certify(&ws, 2); r != (Result{Reason: SchemaChanged, Table: "a", ConflictSeqno: 1}) {
 		t.Fatal(r)
 	}
 }
@@ -400,9 +400,9 @@ func TestReasonString(t *testing.T) {
 		want string
 	}{
 		{Result{}, "pass"},
-		{Result{Conflict, "t", 42}, `conflict on table "t" with the write set at position 42`},
-		{Result{SchemaChanged, "t", 7}, `schema of table "t" changed by the DDL at position 7`},
-		{Result{SchemaChanged, "", 7}, `schema changed by the DDL at position 7`},
+		{Result{Reason: Conflict, Table: "t", ConflictSeqno: 42}, `conflict on table "t" with the write set at position 42`},
+		{Result{Reason: SchemaChanged, Table: "t", ConflictSeqno: 7}, `schema of table "t" changed by the DDL at position 7`},
+		{Result{Reason: SchemaChanged, ConflictSeqno: 7}, `schema changed by the DDL at position 7`},
 		{Result{Reason: TooOld}, "snapshot too old"},
 	} {
 		if got := tt.r.String(); got != tt.want {

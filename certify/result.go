@@ -1,6 +1,10 @@
 package certify
 
-import "fmt"
+import (
+	"fmt"
+
+	"certa/writeset"
+)
 
 // Reason is the outcome of certifying one write set.
 type Reason int
@@ -19,9 +23,10 @@ const (
 	// SchemaChanged: a DDL statement touching one of the write set's tables
 	// (or every table) committed after the write set's snapshot.
 	SchemaChanged
-	// ReadChanged: a table the write set's transaction read (serializable)
-	// or locked rows of unseen was written after its snapshot: what it
-	// read may have changed.
+	// ReadChanged: a row the write set's transaction read (serializable),
+	// by key, in a range or in a table read whole, or a table it locked
+	// rows of unseen, was written after its snapshot: what it read may
+	// have changed.
 	ReadChanged
 	// Invalid: the write set's snapshot is not before its position, which no
 	// correct origin produces (a transaction reads only state that is already
@@ -60,8 +65,16 @@ type Result struct {
 	Table string
 	// ConflictSeqno is the position of the write set that won: the last
 	// commit of the conflicting key (Conflict) or the last DDL touching Table
-	// (SchemaChanged). Zero otherwise.
+	// (SchemaChanged), or the last write of what a read covered
+	// (ReadChanged). Zero otherwise.
 	ConflictSeqno uint64
+	// Key is the key written after the snapshot that a serializable
+	// transaction read by key, in a range or in its filter (ReadChanged
+	// at those grains); ViaFilter is set when only the filter holds it,
+	// so that the origin, which knows the exact keys, can tell a false
+	// positive (writeset.IsFilterFalsePositive).
+	Key       writeset.Key
+	ViaFilter bool
 }
 
 // OK reports whether the write set passed certification.
@@ -79,6 +92,9 @@ func (r Result) String() string {
 		}
 		return fmt.Sprintf("schema of table %q changed by the DDL at position %d", r.Table, r.ConflictSeqno)
 	case ReadChanged:
+		if r.Key != "" {
+			return fmt.Sprintf("a row of table %q, which it read, written by the write set at position %d", r.Table, r.ConflictSeqno)
+		}
 		return fmt.Sprintf("table %q, which it read, written by the write set at position %d", r.Table, r.ConflictSeqno)
 	}
 	return r.Reason.String()

@@ -382,16 +382,18 @@ type Tx interface {
 	// stays in its write set.
 	SetReadOnly(ctx context.Context) error
 
-	// TrackReads starts recording which tables the transaction reads, for
-	// a serializable transaction (ReadTables). It is called once, before
-	// the transaction's first statement.
+	// TrackReads starts recording what the transaction reads, for a
+	// serializable transaction (Reads). It is called once, before the
+	// transaction's first statement.
 	TrackReads(ctx context.Context) error
 
-	// ReadTables returns the tables the transaction read (and wrote) since
-	// TrackReads, by the names its write set's keys give them, however it
-	// read them (views, functions, triggers, foreign-key checks): at least
-	// every table whose rows it saw. Called after WriteSet.
-	ReadTables(ctx context.Context) ([]string, error)
+	// Reads returns what the transaction read (and wrote) since
+	// TrackReads, however it read it (views, functions, triggers,
+	// foreign-key checks), with tables by the names its write set's keys
+	// give them: every row it saw or looked for is in a table of
+	// Reads.Tables or covered by Reads.Keys or Reads.Ranges. Called after
+	// WriteSet.
+	Reads(ctx context.Context) (Reads, error)
 
 	// Savepoint marks the transaction's current state (SQL SAVEPOINT). The
 	// marks form a stack; n below numbers them from the oldest held, 1 up.
@@ -461,4 +463,12 @@ type Tx interface {
 	// applies its write set's rows if it is certified. Safe to call more
 	// than once.
 	Rollback() error
+}
+
+// Reads is what a serializable transaction read, at the finest grain the
+// engine could tell (writeset.WriteSet's read fields carry it).
+type Reads struct {
+	Tables []string            // read whole (or where the engine cannot tell which rows)
+	Keys   []writeset.Key      // rows read by key, found or not
+	Ranges []writeset.KeyRange // key ranges scanned (rows and the gaps between them)
 }

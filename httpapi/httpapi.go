@@ -122,6 +122,12 @@ func (h *Handler) SetNode(n Node) {
 	counter("certa_conflicts_total", "Write sets that failed certification on this node since start.", func(s replica.Status) float64 { return float64(s.Conflicts) })
 	counter("certa_unforeseen_conflicts_total", "Certified write sets that did not match this node's rows at apply since start (should stay 0: compare the nodes' checksums).",
 		func(s replica.Status) float64 { return float64(s.UnforeseenConflicts) })
+	counter("certa_read_sets_total", "Serializable write sets this node's clients submitted, each with what its transaction read.",
+		func(s replica.Status) float64 { return float64(s.ReadSets) })
+	counter("certa_read_set_bytes_total", "Bytes the reads of those write sets took (divide by certa_read_sets_total for bytes per commit).",
+		func(s replica.Status) float64 { return float64(s.ReadSetBytes) })
+	counter("certa_read_filter_false_positives_total", "Serializable commits from this node that failed only because the Bloom filter of their keys read matched a row they did not read.",
+		func(s replica.Status) float64 { return float64(s.ReadFilterFalsePositives) })
 	counter("certa_resyncs_total", "State transfers this node made since start because a write set failed here that applied on another node (its data differed: should stay 0).",
 		func(s replica.Status) float64 { return float64(s.Resyncs) })
 	gauge("certa_is_leader", "1 if this node is the Raft leader.", func(s replica.Status) float64 {

@@ -291,12 +291,7 @@ func conflictError(res certify.Result) error {
 		return sqlerr.New(sqlerr.SerializationFailure,
 			"could not serialize access: the schema of table %q changed after the transaction started", res.Table)
 	case certify.ReadChanged:
-		return &sqlerr.Error{
-			Code:    sqlerr.SerializationFailure,
-			Message: "could not serialize access due to read/write dependencies among transactions",
-			Detail:  fmt.Sprintf("Table %q, which this transaction read (SERIALIZABLE) or locked rows of, was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno),
-			Hint:    "The transaction might succeed if retried.",
-		}
+		return readConflict(res)
 	default:
 		return &sqlerr.Error{
 			Code:    sqlerr.SerializationFailure,

@@ -2,7 +2,12 @@ package replica
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+
+	"certa/certify"
+	"certa/writeset"
 
 	"certa/engine"
 	"certa/pgparse"
@@ -117,4 +122,49 @@ func (s *Session) isolationShown() string {
 		return "serializable"
 	}
 	return "repeatable read"
+}
+
+// readConflictError is the error of a write set whose serializable reads
+// failed certification (certify.ReadChanged). It keeps the key to blame,
+// so that the origin, which knows the exact keys a read filter was built
+// from, can tell a false positive of the filter (explainReadConflict).
+type readConflictError struct {
+	err *sqlerr.Error
+	res certify.Result
+}
+
+func (e *readConflictError) Error() string { return e.err.Error() }
+func (e *readConflictError) Unwrap() error { return e.err }
+
+func readConflict(res certify.Result) error {
+	e := &sqlerr.Error{
+		Code:    sqlerr.SerializationFailure,
+		Message: "could not serialize access due to read/write dependencies among transactions",
+		Hint:    "The transaction might succeed if retried.",
+	}
+	switch {
+	case res.Key != "":
+		e.Detail = fmt.Sprintf("A row of table %q that this transaction read (SERIALIZABLE) was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno)
+	case res.Table == "":
+		e.Detail = fmt.Sprintf("A schema change at seqno %d, after this transaction's snapshot, may have changed rows this transaction read (SERIALIZABLE).", res.ConflictSeqno)
+	default:
+		e.Detail = fmt.Sprintf("Table %q, which this transaction read (SERIALIZABLE) or locked rows of, was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno)
+	}
+	return &readConflictError{err: e, res: res}
+}
+
+// explainReadConflict returns err, the outcome of committing a write set
+// whose keys read travelled as a filter built from filtered: when the
+// filter alone failed it, on a key the transaction did not read, the abort
+// is counted as the filter's false positive and its DETAIL says so.
+func (n *Node) explainReadConflict(err error, filtered []writeset.Key) error {
+	var rc *readConflictError
+	if filtered == nil || !errors.As(err, &rc) || !rc.res.ViaFilter || !writeset.IsFilterFalsePositive(filtered, rc.res.Key) {
+		return err
+	}
+	n.filterFalsePositives.Add(1)
+	e := *rc.err
+	e.Detail = fmt.Sprintf("A row of table %q was written by another transaction at seqno %d, after this transaction's snapshot; this transaction did not read it, but its %d rows read travelled as a Bloom filter that matched the row (a false positive, about %.0f%% of such rows).",
+		rc.res.Table, rc.res.ConflictSeqno, len(filtered), 100*writeset.FilterFPRate)
+	return &e
 }

@@ -3,9 +3,13 @@ package replica
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	"certa/certify"
 	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
 )
 
 // Which transactions are serializable: BEGIN's level, else
@@ -53,5 +57,32 @@ func TestIsolationLevels(t *testing.T) {
 	runSteps(t, s, []sessionStep{{"BEGIN ISOLATION LEVEL READ COMMITTED", "BEGIN", 'T'}})
 	if got := show(); got != "repeatable read" {
 		t.Fatalf("SHOW transaction_isolation in a READ COMMITTED block: %s (snapshot isolation is in force)", got)
+	}
+}
+
+// A read conflict found by a filter alone, on a key the transaction did
+// not read, is counted as the filter's false positive and its DETAIL says
+// so; one on a key it read, or found at an exact grain, is left as it is.
+func TestExplainReadConflict(t *testing.T) {
+	n := &Node{}
+	read := []writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("t", int64(3))}
+	for _, c := range []struct {
+		res certify.Result
+		fp  bool
+	}{
+		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: writeset.EncodeKey("t", int64(2)), ViaFilter: true, ConflictSeqno: 9}, true},
+		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: read[1], ViaFilter: true, ConflictSeqno: 9}, false},
+		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: writeset.EncodeKey("t", int64(2)), ConflictSeqno: 9}, false},
+	} {
+		before := n.filterFalsePositives.Load()
+		err := n.explainReadConflict(readConflict(c.res), read)
+		e := sqlerr.As(err)
+		if e == nil || e.Code != sqlerr.SerializationFailure {
+			t.Fatalf("%+v: %v", c.res, err)
+		}
+		counted := n.filterFalsePositives.Load() > before
+		if counted != c.fp || strings.Contains(e.Detail, "false positive") != c.fp {
+			t.Errorf("%+v: counted %v, detail %q", c.res, counted, e.Detail)
+		}
 	}
 }

@@ -141,6 +141,11 @@ type Node struct {
 	readIndexes syncGroup     // rounds of read index confirmation (syncpoint.go, readindex.go)
 	readyTerm   atomic.Uint64 // the term whose barrier made the commit index usable
 	cut         *cutOff       // whether and since when no leader is known (connection.go)
+
+	// Serializable commits from this node: how many carried reads, their
+	// bytes, and how many failed only on a read filter's false positive
+	// (isolation.go).
+	readSets, readSetBytes, filterFalsePositives atomic.Uint64
 }
 
 // New creates a node's core over eng. Call StateMachine to open the log,

@@ -472,9 +472,9 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 // back and applies the write set there) and commits the write set through
 // the cluster. A transaction that changed nothing replicated commits on
 // this node alone (what it did to the session's temporary tables stays).
-// A serializable transaction's write set carries the tables it read, on
-// top of those the engine certifies as read anyway (rows locked where it
-// could not see them).
+// A serializable transaction's write set carries what it read (keys,
+// ranges, tables; many keys as a filter), on top of the tables the engine
+// certifies as read anyway (rows locked where it could not see them).
 func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool) error {
 	defer tx.Rollback()
 	ws, err := tx.WriteSet()
@@ -484,19 +484,24 @@ func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool)
 	if ws == nil {
 		return tx.CommitLocal(ctx)
 	}
+	var filtered []writeset.Key // the exact keys read, when a filter carries them
 	if serializable {
-		read, err := tx.ReadTables(ctx)
+		read, err := tx.Reads(ctx)
 		if err != nil {
 			return err
 		}
-		ws.ReadTables = append(ws.ReadTables, read...)
+		ws.ReadTables = append(ws.ReadTables, read.Tables...)
+		ws.ReadKeys, ws.ReadRanges = read.Keys, read.Ranges
 		ws.Normalize()
+		filtered = ws.CompactReads()
+		s.node.readSets.Add(1)
+		s.node.readSetBytes.Add(uint64(ws.ReadSize()))
 	}
 	ws.TxID = s.node.newTxID()
 	tx.HandOver(ws.TxID)
 	seqno, err := s.node.Commit(ctx, ws)
 	if err != nil {
-		return err
+		return s.node.explainReadConflict(err, filtered)
 	}
 	s.lastCommit = seqno
 	if ws.Schema != writeset.SchemaNone {

@@ -70,7 +70,7 @@ func (tx *fakeTx) TrackReads(context.Context) error {
 	return nil
 }
 
-func (tx *fakeTx) ReadTables(context.Context) ([]string, error) { return nil, nil }
+func (tx *fakeTx) Reads(context.Context) (engine.Reads, error) { return engine.Reads{}, nil }
 
 func (tx *fakeTx) SetReadOnly(context.Context) error {
 	tx.ran = append(tx.ran, "read only")

@@ -49,6 +49,14 @@ type Status struct {
 	// that this node's data differs from the cluster's. The node then
 	// compares the write set with the other nodes (Resyncs).
 	UnforeseenConflicts uint64 `json:"unforeseen_conflicts"`
+	// ReadSets counts the serializable write sets this node's clients
+	// submitted (each carries what its transaction read), ReadSetBytes
+	// the bytes those reads took in them, and ReadFilterFalsePositives
+	// those that failed certification only because a Bloom filter of
+	// their keys read matched a row they did not read.
+	ReadSets                 uint64 `json:"read_sets"`
+	ReadSetBytes             uint64 `json:"read_set_bytes"`
+	ReadFilterFalsePositives uint64 `json:"read_filter_false_positives"`
 	// StateTransfers counts the times this node's database was replaced
 	// by a snapshot from the cluster since it started.
 	StateTransfers uint64 `json:"state_transfers"`
@@ -73,23 +81,26 @@ type Status struct {
 func (n *Node) Status() Status {
 	st := n.log.Stats()
 	s := Status{
-		ID:                  n.cfg.Self.ID,
-		Role:                n.log.State(),
-		Leader:              n.log.Leader(),
-		AppliedSeqno:        n.sm.applied.get(),
-		CommitSeqno:         n.sm.committed.Load(),
-		Certified:           n.sm.certified.Load(),
-		Conflicts:           n.sm.conflicts.Load(),
-		UnforeseenConflicts: n.sm.unforeseen.Load(),
-		StateTransfers:      n.sm.transfers.Load(),
-		Resyncs:             n.sm.resyncs.Load(),
-		LogLastIndex:        st.LastIndex,
-		LogCommitIndex:      st.CommitIndex,
-		LogAppliedIndex:     st.AppliedIndex,
-		LogTerm:             st.Term,
-		LogSnapshotIndex:    st.SnapshotIndex,
-		ApplyStalled:        n.sm.stalledReason(),
-		CatchingUp:          st.CatchingUp,
+		ID:                       n.cfg.Self.ID,
+		Role:                     n.log.State(),
+		Leader:                   n.log.Leader(),
+		AppliedSeqno:             n.sm.applied.get(),
+		CommitSeqno:              n.sm.committed.Load(),
+		Certified:                n.sm.certified.Load(),
+		Conflicts:                n.sm.conflicts.Load(),
+		UnforeseenConflicts:      n.sm.unforeseen.Load(),
+		ReadSets:                 n.readSets.Load(),
+		ReadSetBytes:             n.readSetBytes.Load(),
+		ReadFilterFalsePositives: n.filterFalsePositives.Load(),
+		StateTransfers:           n.sm.transfers.Load(),
+		Resyncs:                  n.sm.resyncs.Load(),
+		LogLastIndex:             st.LastIndex,
+		LogCommitIndex:           st.CommitIndex,
+		LogAppliedIndex:          st.AppliedIndex,
+		LogTerm:                  st.Term,
+		LogSnapshotIndex:         st.SnapshotIndex,
+		ApplyStalled:             n.sm.stalledReason(),
+		CatchingUp:               st.CatchingUp,
 	}
 	if s.Connected = s.Leader != ""; !s.Connected {
 		since := n.cut.cutOffSince()

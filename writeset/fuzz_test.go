@@ -102,7 +102,7 @@ func FuzzDecodeEntry(f *testing.F) {
 			if !bytes.Equal(enc, b) {
 				t.Fatalf("canonical input %x re-encodes as %x", b, enc)
 			}
-		} else if len(enc) >= len(b) && b[0] == kindBatchV4 { // V1 to V3 re-encode with more bytes per write set
+		} else if len(enc) >= len(b) && b[0] == kindBatchV5 { // V1 to V4 re-encode with more bytes per write set
 			t.Fatalf("non-canonical input %x re-encodes no shorter: %x", b, enc)
 		}
 	})
@@ -118,7 +118,7 @@ type strict struct {
 }
 
 func canonical(b []byte, walk func(*strict)) bool {
-	s := &strict{b: b, ok: true, kind: kindBatchV4}
+	s := &strict{b: b, ok: true, kind: kindBatchV5}
 	walk(s)
 	return s.ok && len(s.b) == 0
 }
@@ -163,11 +163,24 @@ func (s *strict) writeSet() {
 	if s.kind != kindBatchV1 {
 		s.schema() // Schema
 	}
-	if s.kind == kindBatchV3 || s.kind == kindBatchV4 {
+	if s.kind >= kindBatchV3 {
 		s.list() // ReadTables
 	}
-	if s.kind == kindBatchV4 {
+	if s.kind >= kindBatchV4 {
 		s.list() // SharedKeys
+	}
+	if s.kind >= kindBatchV5 {
+		s.list() // ReadKeys
+		n := s.uvarint()
+		for i := uint64(0); i < 2*n && s.ok; i++ {
+			s.string() // ReadRanges' bounds
+		}
+		if s.ok && len(s.b) > 0 && s.b[0] != 0 {
+			s.b = s.b[1:]
+			s.string() // ReadFilter
+		} else {
+			s.schema() // no filter: one zero byte
+		}
 	}
 }
 
@@ -187,9 +200,9 @@ func (s *strict) entry() {
 	kind := s.b[0]
 	s.b = s.b[1:]
 	switch kind {
-	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4:
-		// Earlier kinds decode, but re-encode as V4: not canonical.
-		s.ok = s.ok && kind == kindBatchV4
+	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5:
+		// Earlier kinds decode, but re-encode as V5: not canonical.
+		s.ok = s.ok && kind == kindBatchV5
 		s.kind = kind
 		n := s.uvarint()
 		for i := uint64(0); i < n && s.ok; i++ {

@@ -45,6 +45,16 @@ type WriteSet struct {
 	// its Keys fails against it, but two that share a key do not conflict
 	// (Galera's shared keys).
 	SharedKeys []Key
+	// ReadKeys are rows a serializable transaction read by key, whether
+	// it found them or not, sorted and without duplicates, none of them in
+	// Keys or SharedKeys nor of a table of ReadTables; ReadRanges are key
+	// ranges it scanned (phantoms), sorted; ReadFilter holds its keys read
+	// instead of ReadKeys when they are many (CompactReads). It fails
+	// certification if a write set committed after its snapshot wrote a
+	// key one of them covers (reads.go).
+	ReadKeys   []Key
+	ReadRanges []KeyRange
+	ReadFilter *Filter
 }
 
 // Schema is what a transaction's own schema statements changed.
@@ -59,9 +69,10 @@ const (
 // IsDDL reports whether w is a schema change executed in total order.
 func (w *WriteSet) IsDDL() bool { return w.DDL != "" }
 
-// Normalize sorts and deduplicates Keys, Tables, ReadTables and
-// SharedKeys, and drops from SharedKeys the keys Keys has, so that equal
-// write sets encode equally.
+// Normalize sorts and deduplicates Keys, Tables, ReadTables, SharedKeys,
+// ReadKeys and ReadRanges, drops from SharedKeys the keys Keys has, and
+// from ReadKeys and ReadRanges what Keys, SharedKeys or ReadTables cover
+// already, so that equal write sets encode equally.
 func (w *WriteSet) Normalize() {
 	sort.Slice(w.Keys, func(i, j int) bool { return w.Keys[i] < w.Keys[j] })
 	w.Keys = dedup(w.Keys)
@@ -78,6 +89,46 @@ func (w *WriteSet) Normalize() {
 				w.SharedKeys = append(w.SharedKeys, k)
 			}
 		}
+	}
+	if len(w.ReadKeys) > 0 || len(w.ReadRanges) > 0 {
+		w.normalizeReads()
+	}
+}
+
+// normalizeReads is Normalize for ReadKeys and ReadRanges.
+func (w *WriteSet) normalizeReads() {
+	has := func(list []string, t string) bool {
+		i := sort.SearchStrings(list, t)
+		return i < len(list) && list[i] == t
+	}
+	hasKey := func(list []Key, k Key) bool {
+		i := sort.Search(len(list), func(i int) bool { return list[i] >= k })
+		return i < len(list) && list[i] == k
+	}
+	sort.Slice(w.ReadKeys, func(i, j int) bool { return w.ReadKeys[i] < w.ReadKeys[j] })
+	keys := dedup(w.ReadKeys)
+	w.ReadKeys = keys[:0]
+	for _, k := range keys { // a key written or shared conflicts with any later write already
+		if !hasKey(w.Keys, k) && !hasKey(w.SharedKeys, k) && !has(w.ReadTables, k.Table()) {
+			w.ReadKeys = append(w.ReadKeys, k)
+		}
+	}
+	if len(w.ReadKeys) == 0 {
+		w.ReadKeys = nil
+	}
+	sort.Slice(w.ReadRanges, func(i, j int) bool {
+		a, b := w.ReadRanges[i], w.ReadRanges[j]
+		return a.Lo < b.Lo || a.Lo == b.Lo && a.Hi < b.Hi
+	})
+	ranges := dedup(w.ReadRanges)
+	w.ReadRanges = ranges[:0]
+	for _, r := range ranges {
+		if !has(w.ReadTables, r.Table()) {
+			w.ReadRanges = append(w.ReadRanges, r)
+		}
+	}
+	if len(w.ReadRanges) == 0 {
+		w.ReadRanges = nil
 	}
 }
 
@@ -189,7 +240,7 @@ func (w *WriteSet) Append(b []byte) []byte {
 	for _, k := range w.SharedKeys {
 		b = appendString(b, string(k))
 	}
-	return b
+	return w.appendReads(b)
 }
 
 // Size returns the length of w's binary encoding (Append), without encoding it.
@@ -212,7 +263,7 @@ func (w *WriteSet) Size() int {
 	for _, k := range w.SharedKeys {
 		n += stringSize(len(k))
 	}
-	return n
+	return n + w.readsSize()
 }
 
 func stringSize(n int) int { return uvarintSize(uint64(n)) + n }
@@ -227,11 +278,12 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV4) }
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV5) }
 
 // decode decodes one write set in the encoding of entries of kind: those
 // written before the Schema field existed (kindBatchV1), ReadTables
-// (kindBatchV2) or SharedKeys (kindBatchV3) lack them.
+// (kindBatchV2), SharedKeys (kindBatchV3) or ReadKeys, ReadRanges and
+// ReadFilter (kindBatchV4) lack them.
 func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
@@ -260,7 +312,7 @@ func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 			d.fail()
 		}
 	}
-	if kind == kindBatchV3 || kind == kindBatchV4 {
+	if kind >= kindBatchV3 {
 		if n := d.count(); n > 0 {
 			w.ReadTables = make([]string, n)
 			for i := range w.ReadTables {
@@ -268,13 +320,16 @@ func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 			}
 		}
 	}
-	if kind == kindBatchV4 {
+	if kind >= kindBatchV4 {
 		if n := d.count(); n > 0 {
 			w.SharedKeys = make([]Key, n)
 			for i := range w.SharedKeys {
 				w.SharedKeys[i] = Key(d.string())
 			}
 		}
+	}
+	if kind >= kindBatchV5 {
+		d.reads(&w)
 	}
 	if d.err != nil {
 		return WriteSet{}, nil, d.err

@@ -29,6 +29,11 @@ func samples() []WriteSet {
 		{Origin: "n2", TxID: 9, Snapshot: 8, Keys: []Key{EncodeKey("t", int64(3))}, Tables: []string{"t"}, ReadTables: []string{"doctors", "t"}},
 		{Origin: "n3", TxID: 10, Snapshot: 9, Keys: []Key{EncodeKey("child", int64(1))}, Tables: []string{"child", "parent"},
 			SharedKeys: []Key{EncodeKey("parent", int64(1)), EncodeKey("parent", int64(2))}},
+		{Origin: "n1", TxID: 11, Snapshot: 10, Keys: []Key{EncodeKey("t", int64(4))}, Tables: []string{"t"},
+			ReadTables: []string{"u"}, ReadKeys: []Key{EncodeKey("doctors", int64(1)), EncodeKey("doctors", int64(2))},
+			ReadRanges: []KeyRange{KeyRangeOf("t", []any{int64(1)}, []any{int64(9)}), KeyRangeOf("t", []any{int64(20)}, nil)}},
+		{Origin: "n2", TxID: 12, Snapshot: 11, Keys: []Key{EncodeKey("t", int64(5))}, Tables: []string{"t"},
+			ReadFilter: NewFilter([]Key{EncodeKey("v", int64(1))}, 0.01)},
 	}
 }
 
@@ -136,7 +141,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != kindBatchV4 {
+		if b[0] != kindBatchV5 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -194,7 +199,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 6, 0xff} {
+	for _, k := range []byte{0, 7, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -312,18 +317,19 @@ func TestNormalize(t *testing.T) {
 }
 
 // Entries written before write sets had a Schema field (V1),
-// ReadTables (V2) or SharedKeys (V3) still decode, as write sets without
-// a schema change, reads to certify or shared keys; a Schema the decoder
-// does not know, or one set with DDL, is corrupt.
+// ReadTables (V2), SharedKeys (V3) or finer reads (V4) still decode, as
+// write sets without a schema change, reads to certify or shared keys; a
+// Schema the decoder does not know, or one set with DDL, is corrupt.
 func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
 	for _, c := range []struct {
 		kind byte
-		cut  int // bytes of the V4 encoding's end the older one lacks
-	}{{kindBatchV1, 3}, {kindBatchV2, 2}, {kindBatchV3, 1}} {
+		cut  int // bytes of the V5 encoding's end the older one lacks
+	}{{kindBatchV1, 6}, {kindBatchV2, 5}, {kindBatchV3, 4}, {kindBatchV4, 3}} {
 		var old []byte
 		var want []WriteSet
 		for _, w := range samples() {
-			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 && c.kind != kindBatchV3 || len(w.SharedKeys) > 0 {
+			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 && c.kind < kindBatchV3 ||
+				len(w.SharedKeys) > 0 && c.kind < kindBatchV4 || len(w.ReadKeys)+len(w.ReadRanges) > 0 || w.ReadFilter != nil {
 				continue
 			}
 			enc := w.Append(nil)

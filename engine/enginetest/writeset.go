@@ -17,14 +17,14 @@ var txTests = []subtest{
 	{"NoLostUpdate", testNoLostUpdate},
 	{"Rollback", testRollback},
 	{"ReadOnly", testReadOnly},
-	{"ReadTables", testReadTables},
+	{"Reads", testReads},
 }
 
-// ReadTables names the tables a transaction read since TrackReads, also
-// through a view, and those it wrote, by their names in keys; not the
-// ones it did not touch, nor those read before TrackReads on the same
-// engine.
-func testReadTables(t *testing.T, f Factory) {
+// Reads covers the rows a transaction read since TrackReads, also through
+// a view, and those it wrote, by their tables' names in keys (at the grain
+// of rows or of tables); not the tables it did not touch, nor those read
+// before TrackReads on the same engine.
+func testReads(t *testing.T, f Factory) {
 	n := openT(t, f, "INSERT INTO t VALUES (1, 'a', 10)")
 	n.ddl("CREATE TABLE u (id INTEGER PRIMARY KEY)")
 	n.ddl("CREATE TABLE w (id INTEGER PRIMARY KEY)")
@@ -39,14 +39,31 @@ func testReadTables(t *testing.T, f Factory) {
 	exec(t, tx, "SELECT count(*) FROM xv")
 	exec(t, tx, "INSERT INTO w VALUES (1)")
 	writeSet(t, tx)
-	got, err := tx.ReadTables(ctx)
+	got, err := tx.Reads(ctx)
 	if err != nil {
-		t.Fatalf("ReadTables: %v", err)
+		t.Fatalf("Reads: %v", err)
 	}
-	slices.Sort(got)
-	got = slices.Compact(got)
-	if want := []string{"t", "w", "x"}; !slices.Equal(got, want) {
-		t.Fatalf("ReadTables %q, want %q", got, want)
+	covers := func(k writeset.Key) bool {
+		return slices.Contains(got.Tables, k.Table()) || slices.Contains(got.Keys, k) ||
+			slices.ContainsFunc(got.Ranges, func(r writeset.KeyRange) bool { return r.Contains(k) })
+	}
+	for _, k := range []writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("w", int64(1))} {
+		if !covers(k) {
+			t.Errorf("Reads %+v do not cover %q", got, k)
+		}
+	}
+	if !slices.Contains(got.Tables, "x") { // a count of every row of the view's table
+		t.Errorf("Reads %+v: table x is not read whole", got)
+	}
+	named := slices.Clone(got.Tables)
+	for _, k := range got.Keys {
+		named = append(named, k.Table())
+	}
+	for _, r := range got.Ranges {
+		named = append(named, r.Table())
+	}
+	if slices.Contains(named, "u") {
+		t.Errorf("Reads %+v name table u, read before TrackReads", got)
 	}
 }
 

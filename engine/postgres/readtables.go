@@ -3,16 +3,18 @@ package postgres
 import (
 	"context"
 	"strconv"
+
+	"certa/engine"
 )
 
-// The tables a serializable transaction read (engine.Tx.ReadTables) come
+// The tables a serializable transaction read (engine.Tx.Reads) come
 // from PostgreSQL's own count of the scans each relation had in the
 // backend (pg_stat_get_xact_numscans, of the table and of its indexes):
 // every read counts there, by the client's statement, a view, a function,
 // a trigger or a foreign-key check, so none can hide. The counts are the
 // backend's since its statistics were last flushed (not the
 // transaction's alone), so TrackReads takes them as the transaction
-// begins and ReadTables keeps the tables whose count grew, and those it
+// begins and Reads keeps the tables whose count grew, and those it
 // changed rows of.
 
 // scansSQL reads, for every table outside PostgreSQL's and certa's
@@ -62,8 +64,13 @@ func (t *Tx) TrackReads(ctx context.Context) error {
 	return nil
 }
 
-// ReadTables implements engine.Tx.
-func (t *Tx) ReadTables(ctx context.Context) ([]string, error) {
+// Reads implements engine.Tx, at the grain of tables.
+func (t *Tx) Reads(ctx context.Context) (engine.Reads, error) {
+	tables, err := t.readTables(ctx)
+	return engine.Reads{Tables: tables}, err
+}
+
+func (t *Tx) readTables(ctx context.Context) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {

@@ -233,9 +233,14 @@ func (tx *Tx) SetReadOnly(context.Context) error {
 // statements read (SQLite's authorizer: prepareCached).
 func (tx *Tx) TrackReads(context.Context) error { return nil }
 
-// ReadTables implements engine.Tx: the tables its statements read or
-// wrote, by their names in keys.
-func (tx *Tx) ReadTables(context.Context) ([]string, error) {
+// Reads implements engine.Tx: the tables its statements read or wrote, by
+// their names in keys.
+func (tx *Tx) Reads(context.Context) (engine.Reads, error) {
+	tables, err := tx.readTables()
+	return engine.Reads{Tables: tables}, err
+}
+
+func (tx *Tx) readTables() ([]string, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
