@@ -21,9 +21,9 @@ var txTests = []subtest{
 }
 
 // Reads covers the rows a transaction read since TrackReads, also through
-// a view, and those it wrote, by their tables' names in keys (at the grain
-// of rows or of tables); not the tables it did not touch, nor those read
-// before TrackReads on the same engine.
+// a view, by their tables' names in keys (at the grain of rows or of
+// tables), with its write set's keys those it wrote; not the tables it did
+// not touch, nor those read before TrackReads on the same engine.
 func testReads(t *testing.T, f Factory) {
 	n := openT(t, f, "INSERT INTO t VALUES (1, 'a', 10)")
 	n.ddl("CREATE TABLE u (id INTEGER PRIMARY KEY)")
@@ -38,13 +38,13 @@ func testReads(t *testing.T, f Factory) {
 	exec(t, tx, "SELECT v FROM t WHERE id = 1")
 	exec(t, tx, "SELECT count(*) FROM xv")
 	exec(t, tx, "INSERT INTO w VALUES (1)")
-	writeSet(t, tx)
+	ws := writeSet(t, tx)
 	got, err := tx.Reads(ctx)
 	if err != nil {
 		t.Fatalf("Reads: %v", err)
 	}
 	covers := func(k writeset.Key) bool {
-		return slices.Contains(got.Tables, k.Table()) || slices.Contains(got.Keys, k) ||
+		return slices.Contains(got.Tables, k.Table()) || slices.Contains(got.Keys, k) || slices.Contains(ws.Keys, k) ||
 			slices.ContainsFunc(got.Ranges, func(r writeset.KeyRange) bool { return r.Contains(k) })
 	}
 	for _, k := range []writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("w", int64(1))} {

@@ -49,6 +49,10 @@ type record struct {
 	// statement (pgparse.SQLite.Params and Tables), for Describe.
 	params      []pgparse.Param
 	paramTables []string
+	// keyRead says whether the statement reads its one table by key
+	// conditions (reads.go), worked out when first needed; shared by the
+	// copies of a cached record.
+	keyRead *lazyKeyRead
 	// schemaObjects are the tables and views a schema statement creates,
 	// alters or drops (or whose indexes it creates or drops).
 	schemaObjects []string

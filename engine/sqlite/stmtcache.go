@@ -45,6 +45,7 @@ func (c *conn) prepareCached(sql string) (stmt *sqlite.Stmt, rec record, trailin
 		return nil, record{}, "", err
 	}
 	rec.nextval = hasKeyword(run, "NEXTVAL") // once per text, not per run
+	rec.keyRead = &lazyKeyRead{sql: sql}
 	if hasKeyword(run, "SETVAL") {
 		rec.writes = addName(rec.writes, sequencesTable) // setval.go
 	}

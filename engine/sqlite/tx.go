@@ -41,6 +41,7 @@ type Tx struct {
 	patient     atomic.Int64        // Prioritize's d, in nanoseconds
 	reads       map[string]struct{} // lower-cased tables read by finished statements
 	writes      map[string]struct{} // lower-cased tables written
+	serial      *readSet            // what it read, if it tracks its reads (reads.go)
 	seqs        seqLog              // values of sequences taken (sequence.go)
 	rlog        stmtLog             // the statements run so far (moveforward.go)
 	view        uint64              // seqno up to which what the Tx sees has been checked
@@ -227,38 +228,6 @@ func (tx *Tx) SetReadOnly(context.Context) error {
 	}
 	tx.readOnly = true
 	return nil
-}
-
-// TrackReads implements engine.Tx: the Tx always records what its
-// statements read (SQLite's authorizer: prepareCached).
-func (tx *Tx) TrackReads(context.Context) error { return nil }
-
-// Reads implements engine.Tx: the tables its statements read or wrote, by
-// their names in keys.
-func (tx *Tx) Reads(context.Context) (engine.Reads, error) {
-	tables, err := tx.readTables()
-	return engine.Reads{Tables: tables}, err
-}
-
-func (tx *Tx) readTables() ([]string, error) {
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, set := range []map[string]struct{}{tx.reads, tx.writes} {
-		for t := range set {
-			ti, err := tx.conn.table(t)
-			if err != nil {
-				return nil, err
-			}
-			if ti.exists {
-				out = append(out, ti.name)
-			}
-		}
-	}
-	return out, nil
 }
 
 // errReadOnly refuses what in a read-only transaction, in PostgreSQL's
@@ -519,6 +488,7 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 		// A statement that will be re-run on a newer snapshot has read
 		// nothing yet that matters.
 		tx.addReads(rec.reads)
+		tx.recordReads(&rec, args)
 	}
 	return err
 }
