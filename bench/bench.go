@@ -123,15 +123,26 @@ func Run(ctx context.Context, t Target, w Workload, cfg Config) (*Result, error)
 	if lag != nil {
 		lag.measure()
 	}
+	readsBefore, certa, err := readSetTotals(ctx, t)
 	measuring.Store(true)
 	start := time.Now()
 	sleep(ctx, cfg.Duration)
 	measuring.Store(false)
 	elapsed := time.Since(start)
+	var readsAfter []int64
+	if certa && err == nil {
+		readsAfter, _, err = readSetTotals(ctx, t)
+	}
 	close(stop)
 	wg.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("read set counters: %w", err)
+	}
 
 	res := newResult(t, w, cfg, elapsed, recs)
+	if certa {
+		res.ReadSets = readSetsBetween(readsBefore, readsAfter)
+	}
 	if lag != nil {
 		res.Lag = lag.stop()
 	}

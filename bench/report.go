@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -33,6 +34,11 @@ func WriteTable(w io.Writer, results []*Result) error {
 	for _, r := range results {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "%s %s %d clients: first error: %s\n", r.Target, r.Workload, r.Clients, r.FirstError)
+		}
+	}
+	for _, r := range results {
+		if line := detailLine(r); line != "" {
+			fmt.Fprintf(w, "%s %s %d clients: %s\n", r.Target, r.Workload, r.Clients, line)
 		}
 	}
 	for _, line := range Ratios(results) {
@@ -117,4 +123,23 @@ func rate(aborts, txns int64) float64 {
 		return 0
 	}
 	return float64(aborts) / float64(aborts+txns)
+}
+
+// detailLine says, for a run with aborts or read sets, the abort rate of
+// each transaction type and what the read sets of serializable commits
+// took; "" if there is nothing to say.
+func detailLine(r *Result) string {
+	var parts []string
+	if r.Aborts > 0 && len(r.Kinds) > 1 {
+		kinds := "aborts by type:"
+		for _, k := range r.Kinds {
+			kinds += fmt.Sprintf(" %s %.2f%%", k.Kind, 100*rate(k.Aborts, k.Txns))
+		}
+		parts = append(parts, kinds)
+	}
+	if rs := r.ReadSets; rs != nil && rs.Commits > 0 {
+		parts = append(parts, fmt.Sprintf("read sets: %d serializable commits, %.0f bytes each, %d filter false positives",
+			rs.Commits, rs.BytesPerCommit, rs.FilterFalsePositives))
+	}
+	return strings.Join(parts, "; ")
 }

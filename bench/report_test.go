@@ -56,3 +56,17 @@ func TestWriteTableCSVAndJSON(t *testing.T) {
 		t.Errorf("json round trip: %v %+v", err, back)
 	}
 }
+
+// A run with aborts says each transaction type's abort rate, and a certa
+// run with serializable commits what their read sets took.
+func TestDetailLine(t *testing.T) {
+	r := &Result{Aborts: 3, Kinds: []Kind{{Kind: "new-order", Txns: 97, Aborts: 3}, {Kind: "payment", Txns: 50}},
+		ReadSets: &ReadSets{Commits: 10, BytesPerCommit: 41.5, FilterFalsePositives: 1}}
+	want := "aborts by type: new-order 3.00% payment 0.00%; read sets: 10 serializable commits, 42 bytes each, 1 filter false positives"
+	if got := detailLine(r); got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	if got := detailLine(&Result{Kinds: []Kind{{Kind: "a"}, {Kind: "b"}}}); got != "" {
+		t.Fatalf("no aborts, no read sets: %q", got)
+	}
+}

@@ -35,6 +35,8 @@ type Result struct {
 	// Distribution is the latency at a range of percentiles, for charts.
 	Distribution []Point `json:"distribution"`
 	Lag          *Lag    `json:"replication_lag_ms,omitempty"`
+	// ReadSets: a certa cluster's serializable commits' read sets.
+	ReadSets *ReadSets `json:"read_sets,omitempty"`
 }
 
 // Latency summarises a latency histogram, in milliseconds.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"certa/engine"
@@ -806,6 +807,11 @@ func (s *Session) show(st statement, w result.Writer) error {
 		value = strconv.FormatUint(s.lastCommit, 10)
 	case "certa.applied_seqno":
 		value = strconv.FormatUint(s.node.sm.applied.get(), 10)
+	case "certa.read_sets", "certa.read_set_bytes", "certa.read_filter_false_positives":
+		// The node's counters of serializable commits (Status), for
+		// clients that measure them over SQL (certa bench).
+		value = strconv.FormatUint(map[string]*atomic.Uint64{"certa.read_sets": &s.node.readSets,
+			"certa.read_set_bytes": &s.node.readSetBytes, "certa.read_filter_false_positives": &s.node.filterFalsePositives}[name].Load(), 10)
 	case "statement_timeout":
 		value = s.statementTimeout.String()
 		if s.statementTimeout == 0 {
