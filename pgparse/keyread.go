@@ -15,7 +15,11 @@ import (
 // selects cannot change the statement's outcome, whatever the other
 // conjuncts say, so a serializable transaction may certify the keys or
 // key ranges Conds give instead of the whole table (engine.Tx.Reads). A
-// plain INSERT ... VALUES (Insert) reads no rows at all.
+// plain INSERT ... VALUES (Insert) reads no rows at all; with ON CONFLICT
+// (columns) (Upsert) it reads the rows its values name by those columns:
+// Columns lists the columns the values are for (nil: the table's, in
+// order) and Rows the values, each a constant, a parameter or unknown
+// (Operand.Unknown).
 //
 // A statement with a subquery, a join, a CTE, a set operation, a
 // function in FROM or an INSERT of another form is no KeyRead: it may
@@ -23,8 +27,14 @@ import (
 // statement read no other table (a view's name is not its table's).
 type KeyRead struct {
 	Table  string // the relation named, unqualified
-	Insert bool   // a plain INSERT ... VALUES: no rows read
+	Insert bool   // an INSERT ... VALUES
 	Conds  []KeyCond
+	// Upsert, for an INSERT with ON CONFLICT (ConflictColumns): the
+	// columns and rows of its VALUES.
+	Upsert          bool
+	ConflictColumns []string
+	Columns         []string
+	Rows            [][]Operand
 }
 
 // KeyCond is one condition of a KeyRead's WHERE: Column Op Values, with
@@ -37,12 +47,14 @@ type KeyCond struct {
 }
 
 // Operand is a constant or a parameter: Param is n for $n; else Int for an
-// integer constant (IsInt) or Text for a string constant.
+// integer constant (IsInt) or Text for a string constant. Unknown marks
+// any other expression.
 type Operand struct {
-	Param int
-	IsInt bool
-	Int   int64
-	Text  string
+	Param   int
+	IsInt   bool
+	Int     int64
+	Text    string
+	Unknown bool
 }
 
 // maxKeyReadValues bounds an IN list read as keys.
@@ -91,10 +103,13 @@ func ParseKeyRead(sql string) *KeyRead {
 	case stmt.GetInsertStmt() != nil:
 		in := stmt.GetInsertStmt()
 		sel := in.SelectStmt.GetSelectStmt()
-		if in.OnConflictClause != nil || sel == nil || len(sel.ValuesLists) == 0 || len(sel.FromClause) != 0 {
+		if sel == nil || len(sel.ValuesLists) == 0 || len(sel.FromClause) != 0 {
 			return nil
 		}
 		rel, insert = in.Relation, true
+		if oc := in.OnConflictClause; oc != nil {
+			return upsert(rel, in, oc, sel)
+		}
 	default:
 		return nil
 	}
@@ -110,6 +125,42 @@ func ParseKeyRead(sql string) *KeyRead {
 		if kc, ok := keyCond(c, alias); ok {
 			kr.Conds = append(kr.Conds, kc)
 		}
+	}
+	return kr
+}
+
+// upsert is ParseKeyRead of INSERT ... VALUES ... ON CONFLICT.
+func upsert(rel *pg_query.RangeVar, in *pg_query.InsertStmt, oc *pg_query.OnConflictClause, sel *pg_query.SelectStmt) *KeyRead {
+	infer := oc.Infer
+	if rel == nil || rel.Catalogname != "" || rel.Schemaname != "" && rel.Schemaname != "public" ||
+		infer == nil || infer.Conname != "" || infer.WhereClause != nil || len(infer.IndexElems) == 0 {
+		return nil // no target, a constraint by name, or a partial index
+	}
+	kr := &KeyRead{Table: rel.Relname, Insert: true, Upsert: true}
+	for _, n := range infer.IndexElems {
+		ie := n.GetIndexElem()
+		if ie == nil || ie.Name == "" || ie.Expr != nil || len(ie.Collation) > 0 || len(ie.Opclass) > 0 {
+			return nil
+		}
+		kr.ConflictColumns = append(kr.ConflictColumns, ie.Name)
+	}
+	for _, n := range in.Cols {
+		rt := n.GetResTarget()
+		if rt == nil || len(rt.Indirection) > 0 {
+			return nil
+		}
+		kr.Columns = append(kr.Columns, rt.Name)
+	}
+	for _, vl := range sel.ValuesLists {
+		var row []Operand
+		for _, item := range vl.GetList().GetItems() {
+			o, ok := operand(item)
+			if !ok {
+				o = Operand{Unknown: true}
+			}
+			row = append(row, o)
+		}
+		kr.Rows = append(kr.Rows, row)
 	}
 	return kr
 }

@@ -53,3 +53,24 @@ func TestParseKeyRead(t *testing.T) {
 		t.Errorf("id = 0: %+v", got)
 	}
 }
+
+func TestParseKeyReadUpsert(t *testing.T) {
+	kr := ParseKeyRead("INSERT INTO t AS x (v, id) VALUES ('a', $1), (now(), 2) ON CONFLICT (id) DO UPDATE SET v = x.v || excluded.v")
+	want := &KeyRead{Table: "t", Insert: true, Upsert: true, ConflictColumns: []string{"id"}, Columns: []string{"v", "id"},
+		Rows: [][]Operand{{{Text: "a"}, {Param: 1}}, {{Unknown: true}, {IsInt: true, Int: 2}}}}
+	if !reflect.DeepEqual(kr, want) {
+		t.Fatalf("got %+v\nwant %+v", kr, want)
+	}
+	for _, sql := range []string{
+		"INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING",
+		"INSERT INTO t VALUES (1) ON CONFLICT ON CONSTRAINT t_pkey DO NOTHING",
+		"INSERT INTO t VALUES (1) ON CONFLICT ((id + 1)) DO NOTHING",
+		"INSERT INTO t VALUES (1) ON CONFLICT (id) WHERE id > 0 DO NOTHING",
+		"INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET v = (SELECT v FROM u)",
+		"INSERT INTO t SELECT 1 ON CONFLICT (id) DO NOTHING",
+	} {
+		if kr := ParseKeyRead(sql); kr != nil {
+			t.Errorf("%s: %+v", sql, kr)
+		}
+	}
+}

@@ -122,6 +122,8 @@ func mapErr(err error) error {
 				return sqlerr.Wrap(err, sqlerr.SyntaxError, "INSERT has more target columns than expressions")
 			}
 			return sqlerr.Wrap(err, sqlerr.SyntaxError, "INSERT has more expressions than target columns")
+		case strings.HasPrefix(msg, "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE constraint"):
+			return sqlerr.Wrap(err, sqlerr.InvalidColumnReference, "there is no unique or exclusion constraint matching the ON CONFLICT specification")
 		case strings.HasPrefix(msg, "cannot VACUUM"):
 			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "VACUUM is not supported: certa maintains each node's database file itself")
 		case msg == "not authorized": // load_extension

@@ -262,3 +262,12 @@ func TestVacuumAnalyze(t *testing.T) {
 	}
 	wantRows(t, e.query("SELECT id FROM t"), row(int64(1)))
 }
+
+// An ON CONFLICT target that no unique constraint matches fails as in
+// PostgreSQL (42P10), not as an internal error.
+func TestOnConflictNoMatchingConstraint(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE u (id integer PRIMARY KEY, e text)")
+	_, err := execErr(e.begin(), "INSERT INTO u VALUES (1, 'x') ON CONFLICT (e) DO NOTHING")
+	wantCode(t, err, "42P10")
+}

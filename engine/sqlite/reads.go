@@ -22,7 +22,8 @@ import (
 // a range on an integer key column), read only those keys or that key
 // range, found or not: the rows outside cannot change its outcome. Any
 // other statement reads its tables whole. A plain INSERT ... VALUES reads
-// nothing: the keys it writes are certified as written.
+// nothing: the keys it writes are certified as written; with ON CONFLICT
+// on its primary key, it reads the keys of its rows.
 
 // readSet is what a Tx that tracks its reads has read so far.
 type readSet struct {
@@ -113,12 +114,15 @@ func (rs *readSet) addKeyRead(c *conn, kr *pgparse.KeyRead, rec *record, args []
 			return false
 		}
 	}
-	if kr.Insert {
+	if kr.Insert && !kr.Upsert {
 		return len(rec.reads) == 0
 	}
 	ti, err := c.table(kr.Table)
 	if err != nil || !ti.exists || !ti.hasPK || ti.rowid != "" || ti.keyProblem != "" {
 		return false
+	}
+	if kr.Upsert {
+		return rs.addUpsert(ti, kr, args)
 	}
 	// Keys list their columns' values in table order (capture.go).
 	cols := slices.Clone(ti.pkCols)
@@ -166,6 +170,45 @@ func (rs *readSet) addKeyRead(c *conn, kr *pgparse.KeyRead, rec *record, args []
 	for _, p := range prefixes {
 		rs.keys = append(rs.keys, writeset.EncodeKey(ti.name, p...))
 	}
+	return true
+}
+
+// addUpsert records the keys an INSERT ... ON CONFLICT (its primary key)
+// read: those of its rows, each given whole by constants or parameters.
+func (rs *readSet) addUpsert(ti *tableInfo, kr *pgparse.KeyRead, args []any) bool {
+	pk := ti.keyColumns()
+	if len(kr.ConflictColumns) != len(pk) || len(kr.Rows) > maxKeyReads {
+		return false
+	}
+	for _, col := range kr.ConflictColumns {
+		if !slices.ContainsFunc(pk, func(k string) bool { return strings.EqualFold(k, col) }) {
+			return false // another unique key: its rows are not found by key
+		}
+	}
+	columns := kr.Columns
+	if columns == nil {
+		columns = ti.columns
+	}
+	cols := slices.Clone(ti.pkCols)
+	slices.Sort(cols)
+	var keys []writeset.Key
+	for _, row := range kr.Rows {
+		var vals []any
+		for _, ci := range cols {
+			col := ti.columns[ci]
+			at := slices.IndexFunc(columns, func(c string) bool { return strings.EqualFold(c, col) })
+			if at < 0 || at >= len(row) || row[at].Unknown {
+				return false // a default, or an expression
+			}
+			v, ok := keyOperand(ti, col, row[at], args)
+			if !ok {
+				return false
+			}
+			vals = append(vals, v)
+		}
+		keys = append(keys, writeset.EncodeKey(ti.name, vals...))
+	}
+	rs.keys = append(rs.keys, keys...)
 	return true
 }
 

@@ -21,6 +21,7 @@ func TestReadsGrain(t *testing.T) {
 	e.ddl("CREATE TABLE n (v text)")                                // keyed by rowid
 	e.ddl("CREATE TABLE ch (id char(3) PRIMARY KEY)")
 	e.ddl("CREATE VIEW tv AS SELECT * FROM t")
+	e.ddl("CREATE TABLE u (id integer PRIMARY KEY, e text UNIQUE)")
 	key := writeset.EncodeKey
 	rng := writeset.KeyRangeOf
 	for _, c := range []struct {
@@ -61,7 +62,14 @@ func TestReadsGrain(t *testing.T) {
 		{"SELECT * FROM n WHERE v = 'x'", nil, []string{"n"}, nil, nil},
 		{"SELECT * FROM ch WHERE id = 'ab'", nil, []string{"ch"}, nil, nil}, // char(n) pads
 		{"INSERT INTO t SELECT id + 1000, k, v FROM t WHERE id = 1", nil, []string{"t"}, nil, nil},
-		{"INSERT INTO t VALUES (60, 1, 'a') ON CONFLICT (id) DO NOTHING", nil, []string{"t"}, nil, nil},
+		{"INSERT INTO t VALUES (60, 1, 'a'), ($1, 2, 'b') ON CONFLICT (id) DO NOTHING", []any{"61"}, nil,
+			[]writeset.Key{key("t", int64(60)), key("t", int64(61))}, nil},
+		{"INSERT INTO t AS x (v, id) VALUES ('a', 62) ON CONFLICT (id) DO UPDATE SET v = x.v || excluded.v", nil, nil,
+			[]writeset.Key{key("t", int64(62))}, nil},
+		{"INSERT INTO r VALUES (1, 'x') ON CONFLICT (a, b) DO NOTHING", nil, nil, []writeset.Key{key("r", int64(1), "x")}, nil},
+		{"INSERT INTO t VALUES (63, 1, 'a') ON CONFLICT DO NOTHING", nil, []string{"t"}, nil, nil},
+		{"INSERT INTO t VALUES (64 + 1, 1, 'a') ON CONFLICT (id) DO NOTHING", nil, []string{"t"}, nil, nil},
+		{"INSERT INTO u VALUES (1, 'x') ON CONFLICT (e) DO NOTHING", nil, []string{"u"}, nil, nil},
 	} {
 		t.Run(c.sql, func(t *testing.T) {
 			tx := e.begin()
