@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"certa/pgparse"
 	"certa/writeset"
@@ -39,11 +38,13 @@ const maxKeyReads = 1000
 // ok is false when the conditions do not bound the rows by the key (no
 // condition on the leading column, a value not of its column's kind):
 // the statement then read the whole table. Ranges that select no row are
-// left out. The caller checks that the statement touched no other table.
-func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any) (keys []writeset.Key, ranges []writeset.KeyRange, ok bool) {
+// left out. same compares column names as the engine does (SQLite
+// ignores case, PostgreSQL's parser has folded what it should). The
+// caller checks that the statement touched no other table.
+func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any, same func(a, b string) bool) (keys []writeset.Key, ranges []writeset.KeyRange, ok bool) {
 	switch {
 	case kr.Upsert:
-		return upsertKeys(kr, table, cols, args)
+		return upsertKeys(kr, table, cols, args, same)
 	case kr.Insert:
 		return nil, nil, true
 	case len(cols) == 0:
@@ -51,7 +52,7 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any) (
 	}
 	prefixes := [][]any{nil}
 	for _, col := range cols {
-		if vals := equalValues(col, kr.Conds, args); vals != nil {
+		if vals := equalValues(col, kr.Conds, args, same); vals != nil {
 			if len(prefixes)*len(vals) > maxKeyReads {
 				return nil, nil, false
 			}
@@ -64,7 +65,7 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any) (
 			prefixes = next
 			continue
 		}
-		lo, hi, bounded := intBounds(col, kr.Conds, args)
+		lo, hi, bounded := intBounds(col, kr.Conds, args, same)
 		if !bounded && len(prefixes[0]) == 0 {
 			return nil, nil, false // no condition on the leading key column
 		}
@@ -94,12 +95,12 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any) (
 // upsertKeys is KeyReads of an INSERT ... ON CONFLICT: the keys of its
 // rows, each given whole by constants or parameters, when its conflict
 // target is the key.
-func upsertKeys(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any) ([]writeset.Key, []writeset.KeyRange, bool) {
+func upsertKeys(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any, same func(a, b string) bool) ([]writeset.Key, []writeset.KeyRange, bool) {
 	if len(cols) == 0 || len(kr.ConflictColumns) != len(cols) || len(kr.Rows) > maxKeyReads || kr.Columns == nil {
 		return nil, nil, false
 	}
 	for _, c := range kr.ConflictColumns {
-		if !slices.ContainsFunc(cols, func(k KeyColumn) bool { return strings.EqualFold(k.Name, c) }) {
+		if !slices.ContainsFunc(cols, func(k KeyColumn) bool { return same(k.Name, c) }) {
 			return nil, nil, false // another unique key: its rows are not found by key
 		}
 	}
@@ -107,7 +108,7 @@ func upsertKeys(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any)
 	for _, row := range kr.Rows {
 		vals := make([]any, 0, len(cols))
 		for _, col := range cols {
-			at := slices.IndexFunc(kr.Columns, func(c string) bool { return strings.EqualFold(c, col.Name) })
+			at := slices.IndexFunc(kr.Columns, func(c string) bool { return same(c, col.Name) })
 			if at < 0 || at >= len(row) || row[at].Unknown {
 				return nil, nil, false // a default, or an expression
 			}
@@ -124,9 +125,9 @@ func upsertKeys(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any)
 
 // equalValues returns the values the first usable = or IN condition on
 // col allows, as keys hold them; nil if there is none.
-func equalValues(col KeyColumn, conds []pgparse.KeyCond, args []any) []any {
+func equalValues(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) []any {
 	for _, kc := range conds {
-		if !strings.EqualFold(kc.Column, col.Name) || kc.Op != "=" && kc.Op != "in" {
+		if !same(kc.Column, col.Name) || kc.Op != "=" && kc.Op != "in" {
 			continue
 		}
 		vals := make([]any, 0, len(kc.Values))
@@ -148,13 +149,13 @@ func equalValues(col KeyColumn, conds []pgparse.KeyCond, args []any) []any {
 // intBounds returns the range the <, <=, >, >= and BETWEEN conditions on
 // the integer column col allow (both ends included); bounded is false if
 // there is none.
-func intBounds(col KeyColumn, conds []pgparse.KeyCond, args []any) (lo, hi int64, bounded bool) {
+func intBounds(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) (lo, hi int64, bounded bool) {
 	lo, hi = math.MinInt64, math.MaxInt64
 	if col.Kind != KeyInt {
 		return lo, hi, false
 	}
 	for _, kc := range conds {
-		if !strings.EqualFold(kc.Column, col.Name) {
+		if !same(kc.Column, col.Name) {
 			continue
 		}
 		vals := make([]int64, len(kc.Values))

@@ -3,6 +3,7 @@ package engine
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"certa/pgparse"
@@ -48,7 +49,7 @@ func TestKeyReads(t *testing.T) {
 		if kr == nil {
 			t.Fatalf("%s: no KeyRead", c.sql)
 		}
-		keys, ranges, ok := KeyReads(kr, "t", c.cols, c.args)
+		keys, ranges, ok := KeyReads(kr, "t", c.cols, c.args, strings.EqualFold)
 		if ok != c.ok || !slices.Equal(keys, c.keys) || !slices.Equal(ranges, c.ranges) {
 			t.Errorf("%s: %q %q %v, want %q %q %v", c.sql, keys, ranges, ok, c.keys, c.ranges, c.ok)
 		}

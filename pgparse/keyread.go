@@ -26,6 +26,7 @@ import (
 // read any row. The caller must still check that the engine saw the
 // statement read no other table (a view's name is not its table's).
 type KeyRead struct {
+	Schema string // "public" when the statement says so, else ""
 	Table  string // the relation named, unqualified
 	Insert bool   // an INSERT ... VALUES
 	Conds  []KeyCond
@@ -116,7 +117,7 @@ func ParseKeyRead(sql string) *KeyRead {
 	if rel == nil || rel.Catalogname != "" || rel.Schemaname != "" && rel.Schemaname != "public" {
 		return nil
 	}
-	kr := &KeyRead{Table: rel.Relname, Insert: insert}
+	kr := &KeyRead{Schema: rel.Schemaname, Table: rel.Relname, Insert: insert}
 	alias := rel.Relname
 	if rel.Alias != nil {
 		alias = rel.Alias.Aliasname
@@ -136,7 +137,7 @@ func upsert(rel *pg_query.RangeVar, in *pg_query.InsertStmt, oc *pg_query.OnConf
 		infer == nil || infer.Conname != "" || infer.WhereClause != nil || len(infer.IndexElems) == 0 {
 		return nil // no target, a constraint by name, or a partial index
 	}
-	kr := &KeyRead{Table: rel.Relname, Insert: true, Upsert: true}
+	kr := &KeyRead{Schema: rel.Schemaname, Table: rel.Relname, Insert: true, Upsert: true}
 	for _, n := range infer.IndexElems {
 		ie := n.GetIndexElem()
 		if ie == nil || ie.Name == "" || ie.Expr != nil || len(ie.Collation) > 0 || len(ie.Opclass) > 0 {
@@ -271,4 +272,43 @@ func operand(n *pg_query.Node) (Operand, bool) {
 		return Operand{Text: c.GetSval().Sval}, true
 	}
 	return Operand{}, false
+}
+
+// Relation is a relation a statement names: Schema "" when unqualified.
+type Relation struct {
+	Schema, Name string
+}
+
+// RelationNames returns the relations sql's statements name (FROM items,
+// targets of writes, COPY's table, CTE names too), or ok false when what
+// they read cannot be told from their text: a function in FROM (an SQL
+// function's body may be inlined into the query, uncounted), DO, CALL,
+// EXECUTE, EXPLAIN, or a change of search_path (which would make names
+// mean other tables).
+func RelationNames(sql string) (rels []Relation, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, false
+	}
+	ok = true
+	for _, raw := range tree.Stmts {
+		walkMessages(raw.Stmt.ProtoReflect(), func(m protoreflect.Message) {
+			switch n := m.Interface().(type) {
+			case *pg_query.RangeVar:
+				rels = append(rels, Relation{Schema: n.Schemaname, Name: n.Relname})
+			case *pg_query.RangeFunction, *pg_query.DoStmt, *pg_query.CallStmt, *pg_query.ExecuteStmt,
+				*pg_query.ExplainStmt, *pg_query.RangeTableFunc:
+				ok = false
+			case *pg_query.VariableSetStmt:
+				if n.Name == "search_path" || n.Kind == pg_query.VariableSetKind_VAR_RESET_ALL {
+					ok = false
+				}
+			case *pg_query.FuncCall:
+				if lastName(n.Funcname) == "set_config" {
+					ok = false
+				}
+			}
+		})
+	}
+	return rels, ok
 }

@@ -14,7 +14,7 @@ func TestParseKeyRead(t *testing.T) {
 		want *KeyRead
 	}{
 		{"SELECT * FROM t WHERE id = 1", &KeyRead{Table: "t", Conds: []KeyCond{{"id", "=", []Operand{i(1)}}}}},
-		{"SELECT v FROM public.t x WHERE x.id = $1 AND v > 'a' FOR UPDATE", &KeyRead{Table: "t",
+		{"SELECT v FROM public.t x WHERE x.id = $1 AND v > 'a' FOR UPDATE", &KeyRead{Schema: "public", Table: "t",
 			Conds: []KeyCond{{"id", "=", []Operand{p(1)}}, {"v", ">", []Operand{s("a")}}}}},
 		{"select count(*) from t where 0 < id and id <= 9999999999 and (k = 1 or k = 2)", &KeyRead{Table: "t",
 			Conds: []KeyCond{{"id", ">", []Operand{i(0)}}, {"id", "<=", []Operand{i(9999999999)}}}}},
@@ -72,5 +72,28 @@ func TestParseKeyReadUpsert(t *testing.T) {
 		if kr := ParseKeyRead(sql); kr != nil {
 			t.Errorf("%s: %+v", sql, kr)
 		}
+	}
+}
+
+func TestRelationNames(t *testing.T) {
+	rels, ok := RelationNames("WITH c AS (SELECT * FROM s.a) SELECT * FROM c JOIN b ON true WHERE x IN (SELECT y FROM d); UPDATE e SET v = 1")
+	want := []Relation{{"", "c"}, {"", "b"}, {"", "d"}, {"s", "a"}, {"", "e"}}
+	if !ok || !reflect.DeepEqual(rels, want) {
+		t.Fatalf("got %v %v, want %v", rels, ok, want)
+	}
+	if rels, ok := RelationNames("COPY t TO STDOUT"); !ok || !reflect.DeepEqual(rels, []Relation{{"", "t"}}) {
+		t.Fatalf("COPY: %v %v", rels, ok)
+	}
+	for _, sql := range []string{
+		"SELECT * FROM f()", "SELECT * FROM t, LATERAL g(t.x)", "DO $$ BEGIN END $$", "CALL p()", "EXECUTE s(1)",
+		"EXPLAIN ANALYZE SELECT 1", "SET search_path = s", "RESET ALL", "SELECT set_config('search_path', 's', true)",
+		"SELECT * FROM XMLTABLE('/r' PASSING '<r/>' COLUMNS a int)", "not sql",
+	} {
+		if _, ok := RelationNames(sql); ok {
+			t.Errorf("%s: ok", sql)
+		}
+	}
+	if rels, ok := RelationNames("SET statement_timeout = 5"); !ok || len(rels) != 0 {
+		t.Errorf("SET: %v %v", rels, ok)
 	}
 }

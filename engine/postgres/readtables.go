@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"certa/engine"
@@ -26,7 +27,13 @@ const scansSQL = `SELECT c.oid, n FROM pg_catalog.pg_class c
 		+ pg_catalog.pg_stat_get_xact_tuples_deleted(c.oid)
 		+ coalesce((SELECT sum(pg_catalog.pg_stat_get_xact_numscans(i.indexrelid)) FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid), 0) AS n) s
 	WHERE c.relkind IN ('r', 'p', 'm') AND n > 0
-		AND c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))`
+		AND c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
+	UNION ALL SELECT 0, CASE WHEN pg_catalog.current_setting('track_functions') = 'all'
+		THEN (SELECT coalesce(sum(calls), 0) FROM pg_catalog.pg_stat_xact_user_functions WHERE schemaname <> 'certa') ELSE -1 END`
+
+// functionCalls is the oid under which scans reports the calls of the
+// client's functions the backend counted (-1: it does not count them).
+const functionCalls = 0
 
 // scans reads scansSQL on the transaction's backend.
 func (t *Tx) scans(ctx context.Context) (map[uint32]int64, error) {
@@ -61,35 +68,39 @@ func (t *Tx) TrackReads(ctx context.Context) error {
 		return t.failed(err)
 	}
 	t.scansBase = base
+	t.reads = &readLog{}
 	return nil
 }
 
-// Reads implements engine.Tx, at the grain of tables.
+// Reads implements engine.Tx: the tables whose counts grew, by key
+// where the statements explain their reads (readkeys.go), else whole.
 func (t *Tx) Reads(ctx context.Context) (engine.Reads, error) {
-	tables, err := t.readTables(ctx)
-	return engine.Reads{Tables: tables}, err
-}
-
-func (t *Tx) readTables(ctx context.Context) ([]string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
-		return nil, err
+		return engine.Reads{}, err
+	}
+	if t.scansBase == nil {
+		return engine.Reads{}, nil
 	}
 	now, err := t.scans(ctx)
 	if err != nil {
-		return nil, t.failed(err)
+		return engine.Reads{}, t.failed(err)
 	}
-	var out []string
+	var read []uint32
 	for oid, n := range now {
-		if n <= t.scansBase[oid] {
-			continue
+		if oid != functionCalls && n > t.scansBase[oid] {
+			read = append(read, oid)
 		}
-		m, err := t.c.ts.byRelOID(ctx, t.c.pg, oid)
-		if err != nil {
-			return nil, t.failed(pgError(err))
-		}
-		out = append(out, m.keyTable())
+	}
+	slices.Sort(read)
+	l := t.reads
+	if calls := now[functionCalls]; calls < 0 || calls != t.scansBase[functionCalls] {
+		l = &readLog{opaque: true} // client code ran: it may have read anything
+	}
+	out, err := t.refine(ctx, l, read)
+	if err != nil {
+		return engine.Reads{}, t.failed(err)
 	}
 	return out, nil
 }

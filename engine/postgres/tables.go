@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/engine"
 )
 
 // tableMeta is what capture and apply need to know of a table.
@@ -14,7 +16,11 @@ type tableMeta struct {
 	oid          uint32
 	schema, name string
 	pk           []string // primary-key columns, in key order; none: the whole row is its identity (wholeRow)
-	cols         []string // columns a row sets: not generated, not dropped
+	// pkKinds says how each key column's values are keyed, for reads by
+	// key (readkeys.go): integers, strings compared byte for byte (text
+	// and varchar of a deterministic collation), or other.
+	pkKinds []engine.KeyKind
+	cols    []string // columns a row sets: not generated, not dropped
 	// alwaysIdentity: a column is GENERATED ALWAYS AS IDENTITY, which an
 	// UPDATE can set only to DEFAULT (a new value): the applier replaces
 	// such a table's updated rows (apply.go).
@@ -143,7 +149,8 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 					AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass WHERE ad.adrelid = c.oid AND ad.adnum = a.attnum
 				UNION SELECT d.objid FROM pg_catalog.pg_depend d
 					WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-					AND d.refobjid = c.oid AND d.refobjsubid = a.attnum AND d.deptype = 'i'))
+					AND d.refobjid = c.oid AND d.refobjsubid = a.attnum AND d.deptype = 'i')),
+			a.atttypid, coalesce((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), true)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
@@ -155,6 +162,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	}
 	m := &tableMeta{schema: string(r.Rows[0][0]), name: string(r.Rows[0][1]), temp: string(r.Rows[0][6]) == "t"}
 	keyAt := map[int]string{}
+	kindAt := map[int]engine.KeyKind{}
 	for _, row := range r.Rows {
 		col := string(row[2])
 		if string(row[3]) != "t" {
@@ -165,6 +173,12 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		}
 		if ord, _ := strconv.Atoi(string(row[4])); ord > 0 {
 			keyAt[ord] = col
+			switch typ := string(row[8]); {
+			case typ == "20" || typ == "21" || typ == "23": // int8, int2, int4
+				kindAt[ord] = engine.KeyInt
+			case (typ == "25" || typ == "1043") && string(row[9]) == "t": // text, varchar
+				kindAt[ord] = engine.KeyText
+			}
 		}
 		for _, seq := range strings.Split(string(row[7]), ",") {
 			if oid, err := strconv.ParseUint(seq, 10, 32); err == nil {
@@ -174,6 +188,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	}
 	for i := 1; i <= len(keyAt); i++ {
 		m.pk = append(m.pk, keyAt[i])
+		m.pkKinds = append(m.pkKinds, kindAt[i])
 	}
 	oid, _ := strconv.ParseUint(rel, 10, 32)
 	m.oid = uint32(oid)

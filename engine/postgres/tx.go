@@ -35,6 +35,7 @@ type Tx struct {
 	// scansBase counts, per table, the scans the backend had recorded
 	// when TrackReads began (readtables.go); nil: not tracking.
 	scansBase map[uint32]int64
+	reads     *readLog // what its statements say of their reads (readkeys.go)
 	// globalBase is certa.global_changes() as the transaction began: the
 	// backend's counts of earlier transactions not yet flushed to the
 	// statistics (PostgreSQL flushes them when idle, not at each end),
@@ -174,6 +175,9 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return err
+	}
+	if t.reads != nil {
+		t.reads.note(sql, args)
 	}
 	t.seqNamed = t.seqNamed || namesSequenceWrite(sql)
 	sql = withSessionSequences(t.seqs, sql)

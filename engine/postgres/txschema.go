@@ -21,6 +21,9 @@ func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error 
 	if err := t.usable(); err != nil {
 		return err
 	}
+	if t.reads != nil {
+		t.reads.opaque = true // the schema its statements read may change
+	}
 	var buf result.Buffer
 	err := t.execSchema(ctx, sql, &buf)
 	t.c.ts.reset()

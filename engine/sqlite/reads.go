@@ -124,7 +124,7 @@ func (rs *readSet) addKeyRead(c *conn, kr *pgparse.KeyRead, rec *record, args []
 		all.Columns = ti.columns
 		kr = &all
 	}
-	keys, ranges, ok := engine.KeyReads(kr, ti.name, keyColumns(ti), args)
+	keys, ranges, ok := engine.KeyReads(kr, ti.name, keyColumns(ti), args, strings.EqualFold)
 	if ok {
 		rs.keys = append(rs.keys, keys...)
 		rs.ranges = append(rs.ranges, ranges...)

@@ -8,7 +8,6 @@ import (
 
 	"certa/internal/pgclient"
 	"certa/internal/pgserver"
-	"certa/internal/testcluster"
 )
 
 // The cases of shared/hermitage.md where SERIALIZABLE differs from
@@ -158,22 +157,28 @@ func TestIsolationSettingAsPostgreSQL(t *testing.T) {
 }
 
 // Serializable transactions whose reads are of keys and key ranges
-// conflict only where they meet: on the embedded engine, two that read
-// and write different rows of one table both commit, across nodes, while
-// one that read a row another wrote, or a range another inserted into,
-// fails; a read the engine cannot bound (a predicate on a non-key column)
-// is of the whole table. (PostgreSQL's own SERIALIZABLE may fail more
-// of these, by its page and relation locks.)
+// conflict only where they meet: two that read and write different rows
+// of one table both commit, across nodes, while one that read a row
+// another wrote, or a range another inserted into, fails; a read the
+// engine cannot bound (a predicate on a non-key column, and on the
+// PostgreSQL engine a function, a trigger, a view or a rule that reads)
+// is of the whole table. (PostgreSQL's own SERIALIZABLE may fail more of
+// these, by its page and relation locks.)
 func TestSerializableKeyGrain(t *testing.T) {
-	c := testcluster.Start(t, 3, testArgs...)
+	forEachEngine(t, testSerializableKeyGrain)
+}
+
+func testSerializableKeyGrain(t *testing.T, start startFunc) {
+	c := start(t, 3)
 	mustExec(t, c.Conn(0), "CREATE TABLE kg (id integer PRIMARY KEY, value integer)")
 	mustExec(t, c.Conn(0), "INSERT INTO kg VALUES (1, 10), (2, 20), (20, 200)")
-	for _, tc := range []struct {
+	type keyGrainCase struct {
 		name     string
 		t1, t2   []string
 		t2Failed bool
 		arg      int64 // $1 of a statement that has one
-	}{
+	}
+	cases := []keyGrainCase{
 		{"disjoint keys", []string{"SELECT value FROM kg WHERE id = 1", "UPDATE kg SET value = value + 1 WHERE id = 1"},
 			[]string{"SELECT value FROM kg WHERE id = $1", "UPDATE kg SET value = value + 1 WHERE id = 2"}, false, 2},
 		{"disjoint ranges", []string{"SELECT sum(value) FROM kg WHERE id BETWEEN 1 AND 5", "INSERT INTO kg VALUES (5, 50)"},
@@ -184,7 +189,34 @@ func TestSerializableKeyGrain(t *testing.T) {
 			[]string{"SELECT count(*) FROM kg WHERE id < 4", "INSERT INTO kg VALUES (16, 160)"}, true, 0},
 		{"non-key predicate", []string{"SELECT count(*) FROM kg WHERE value > 1000", "INSERT INTO kg VALUES (7, 70)"},
 			[]string{"SELECT count(*) FROM kg WHERE value > 1000", "INSERT INTO kg VALUES (8, 80)"}, true, 0},
-	} {
+	}
+	if strings.HasSuffix(t.Name(), "/postgres") {
+		for _, ddl := range []string{
+			"CREATE FUNCTION kg_total() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT sum(value) FROM kg); END $$",
+			"CREATE FUNCTION kg_total_sql() RETURNS bigint LANGUAGE sql AS $$ SELECT sum(value) FROM kg $$",
+			"CREATE VIEW kg_view AS SELECT * FROM kg",
+			"CREATE TABLE kg_log (id integer PRIMARY KEY, total bigint)",
+			"CREATE FUNCTION kg_log_total() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.total := (SELECT sum(value) FROM kg); RETURN NEW; END $$",
+			"CREATE TRIGGER kg_log_total BEFORE INSERT ON kg_log FOR EACH ROW EXECUTE FUNCTION kg_log_total()",
+			"CREATE TABLE kg_r (id integer PRIMARY KEY)",
+			"CREATE TABLE kg_audit (id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, n bigint)",
+			"CREATE RULE kg_r_audit AS ON INSERT TO kg_r DO ALSO INSERT INTO kg_audit (n) SELECT count(*) FROM kg",
+		} {
+			mustExec(t, c.Conn(0), ddl)
+		}
+		// Each reads key 2 of kg, which T1 leaves alone, and kg whole
+		// by code no statement names: T1's write of key 1 fails it.
+		t1 := []string{"SELECT value FROM kg WHERE id = 1", "UPDATE kg SET value = value + 1 WHERE id = 1"}
+		cases = append(cases,
+			keyGrainCase{"plpgsql function", t1, []string{"SELECT value FROM kg WHERE id = 2 AND kg_total() > 0", "UPDATE kg SET value = value + 1 WHERE id = 2"}, true, 0},
+			keyGrainCase{"sql function", t1, []string{"SELECT value FROM kg WHERE id = 2 AND kg_total_sql() > 0", "UPDATE kg SET value = value + 1 WHERE id = 2"}, true, 0},
+			keyGrainCase{"view", t1, []string{"SELECT value FROM kg_view WHERE id = 2", "UPDATE kg SET value = value + 1 WHERE id = 2"}, true, 0},
+			keyGrainCase{"trigger", t1, []string{"SELECT value FROM kg WHERE id = 2", "INSERT INTO kg_log (id) VALUES (1)"}, true, 0},
+			keyGrainCase{"rule", t1, []string{"SELECT value FROM kg WHERE id = 2", "INSERT INTO kg_r VALUES (1)"}, true, 0},
+			keyGrainCase{"key reads alone", t1, []string{"SELECT value FROM kg WHERE id = 2", "UPDATE kg SET value = value + 1 WHERE id = 2"}, false, 0},
+		)
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := syncConn(t, c, 0), syncConn(t, c, 1)
 			mustExec(t, a, "BEGIN ISOLATION LEVEL SERIALIZABLE")
