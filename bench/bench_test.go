@@ -166,3 +166,27 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// AtIsolation makes named variants of a server target at each level, and
+// leaves a SQLite target alone.
+func TestAtIsolation(t *testing.T) {
+	pg, err := ParseTarget("pg=postgres:127.0.0.1:1", ProtocolPrepared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := AtIsolation(pg, "serializable")
+	if err != nil || !ok || v.Name() != "pg@serializable" || v.(*pgTarget).isolation != "serializable" || pg.(*pgTarget).isolation != "" {
+		t.Fatalf("variant %v %v %v", v.Name(), ok, err)
+	}
+	if _, _, err := AtIsolation(pg, "snapshot"); err == nil {
+		t.Fatal("unknown level accepted")
+	}
+	lite, err := ParseTarget("lite=sqlite:", ProtocolPrepared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	if v, ok, err := AtIsolation(lite, "serializable"); err != nil || ok || v != lite {
+		t.Fatalf("sqlite: %v %v", ok, err)
+	}
+}

@@ -108,6 +108,24 @@ func SetIsolation(t Target, level string) error {
 	return nil
 }
 
+// AtIsolation returns a copy of t whose sessions ask for level (as
+// SetIsolation), named NAME@level: to run one system at several levels
+// side by side. A SQLite target, whose transactions are all serializable,
+// is returned as it is, with ok false.
+func AtIsolation(t Target, level string) (variant Target, ok bool, err error) {
+	switch t := t.(type) {
+	case *pgTarget:
+		v := *t
+		v.name += "@" + level
+		return &v, true, SetIsolation(&v, level)
+	case *mysqlTarget:
+		v := *t
+		v.name += "@" + level
+		return &v, true, SetIsolation(&v, level)
+	}
+	return t, false, nil
+}
+
 func (t *pgTarget) Name() string { return t.name }
 func (t *pgTarget) Nodes() int   { return len(t.addrs) }
 

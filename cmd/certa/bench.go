@@ -38,7 +38,7 @@ func runBench(args []string) error {
 	duration := fs.Duration("duration", 10*time.Second, "measured time of each run")
 	warmup := fs.Duration("warmup", 2*time.Second, "unmeasured warm-up before each run")
 	consistency := fs.String("consistency", bench.ConsistencyLocal, "read consistency of every session: local, or sync (certa.consistency; Galera's wsrep_sync_wait=1)")
-	isolation := fs.String("isolation", "", "transaction isolation level every session asks for: serializable, repeatable read or read committed (default: each system's own)")
+	isolation := fs.String("isolation", "", "transaction isolation level every session asks for: serializable, repeatable read or read committed (default: each system's own); several, comma-separated, run each target at each level, named NAME@level")
 	protocol := fs.String("protocol", string(bench.ProtocolPrepared), "how clients send statements to servers: prepared (once per connection, then only arguments: sysbench's, pgx's and JDBC's default) or simple (text with the arguments written in, as psql)")
 	rows := fs.Int("rows", 10000, "oltp workloads: rows in sbtest1")
 	warehouses := fs.Int("warehouses", 1, "tpcc: warehouses")
@@ -90,14 +90,28 @@ func runBench(args []string) error {
 			t.Close()
 		}
 	}()
+	levels := strings.Split(*isolation, ",")
 	for _, spec := range targetSpecs {
 		t, err := bench.ParseTarget(spec, bench.Protocol(*protocol))
 		if err != nil {
 			return err
 		}
-		targets = append(targets, t)
-		if err := bench.SetIsolation(t, *isolation); err != nil {
-			return err
+		if len(levels) == 1 {
+			targets = append(targets, t)
+			if err := bench.SetIsolation(t, levels[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, level := range levels {
+			v, ok, err := bench.AtIsolation(t, strings.TrimSpace(level))
+			if err != nil {
+				return err
+			}
+			targets = append(targets, v)
+			if !ok {
+				break // one run of a target without levels
+			}
 		}
 	}
 
