@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-	"slices"
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -10,6 +10,7 @@ import (
 
 	"certa/engine"
 	"certa/pgparse"
+	"certa/result"
 	"certa/writeset"
 )
 
@@ -60,7 +61,11 @@ func (l *readLog) note(sql string, args []any) {
 		return
 	}
 	if kr := pgparse.ParseKeyRead(sql); kr != nil {
-		l.keyed = append(l.keyed, keyedRead{kr, slices.Clone(args)})
+		vals := make([]any, len(args))
+		for i, a := range args {
+			vals[i] = keyArg(a)
+		}
+		l.keyed = append(l.keyed, keyedRead{kr, vals})
 		return
 	}
 	rels, ok := pgparse.RelationNames(sql)
@@ -225,4 +230,29 @@ func parseOID(b []byte) uint32 {
 		return 0
 	}
 	return uint32(v)
+}
+
+// keyArg is a parameter as engine.KeyReads reads it: the client's
+// parameters reach this engine as they came (result.WireParam); those in
+// text, and integers and text in binary, become strings and int64s.
+// Others stay as they are, which KeyReads does not take as a key.
+func keyArg(a any) any {
+	p, ok := a.(result.WireParam)
+	if !ok {
+		return a
+	}
+	if p.Format == 0 {
+		return string(p.Data)
+	}
+	switch {
+	case p.OID == 20 && len(p.Data) == 8: // int8
+		return int64(binary.BigEndian.Uint64(p.Data))
+	case p.OID == 23 && len(p.Data) == 4: // int4
+		return int64(int32(binary.BigEndian.Uint32(p.Data)))
+	case p.OID == 21 && len(p.Data) == 2: // int2
+		return int64(int16(binary.BigEndian.Uint16(p.Data)))
+	case p.OID == 25 || p.OID == 1043: // text, varchar
+		return string(p.Data)
+	}
+	return a
 }
