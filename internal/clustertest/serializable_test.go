@@ -218,7 +218,15 @@ func testSerializableKeyGrain(t *testing.T, start startFunc) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := syncConn(t, c, 0), syncConn(t, c, 1)
+			// T2 binds its parameters as pgx does (extended protocol,
+			// binary integers), T1 sends text.
+			a := syncConn(t, c, 0)
+			b, err := pgclient.ConnectExtended(ctxT(t), "postgres://certa@"+c.Nodes[1].PGAddr+"/certa?sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			mustExec(t, b, "SET certa.consistency = 'sync'")
 			mustExec(t, a, "BEGIN ISOLATION LEVEL SERIALIZABLE")
 			mustExec(t, b, "BEGIN ISOLATION LEVEL SERIALIZABLE")
 			for i := range tc.t1 {
@@ -240,7 +248,7 @@ func testSerializableKeyGrain(t *testing.T, start startFunc) {
 			if _, err := a.Exec(ctxT(t), "COMMIT"); err != nil {
 				t.Fatalf("T1 COMMIT: %v", err)
 			}
-			_, err := b.Exec(ctxT(t), "COMMIT")
+			_, err = b.Exec(ctxT(t), "COMMIT")
 			if got := pgclient.SQLState(err); (got == "40001") != tc.t2Failed || err != nil && got != "40001" {
 				t.Fatalf("T2 COMMIT: %v, want failed = %v", fmt.Sprint(pgclient.ErrorFields(err)), tc.t2Failed)
 			}
