@@ -164,7 +164,7 @@ func (n *Node) explainReadConflict(err error, filtered []writeset.Key) error {
 	}
 	n.filterFalsePositives.Add(1)
 	e := *rc.err
-	e.Detail = fmt.Sprintf("A row of table %q was written by another transaction at seqno %d, after this transaction's snapshot; this transaction did not read it, but its %d rows read travelled as a Bloom filter that matched the row (a false positive, about %.0f%% of such rows).",
-		rc.res.Table, rc.res.ConflictSeqno, len(filtered), 100*writeset.FilterFPRate)
+	e.Detail = fmt.Sprintf("A row of table %q was written by another transaction at seqno %d, after this transaction's snapshot; this transaction did not read it, but its %d rows read travelled as a Bloom filter that matched the row (a false positive, about %g%% of such rows).",
+		rc.res.Table, rc.res.ConflictSeqno, len(filtered), 100*n.cfg.ReadFilterFPRate)
 	return &e
 }

@@ -64,7 +64,7 @@ func TestIsolationLevels(t *testing.T) {
 // not read, is counted as the filter's false positive and its DETAIL says
 // so; one on a key it read, or found at an exact grain, is left as it is.
 func TestExplainReadConflict(t *testing.T) {
-	n := &Node{}
+	n := &Node{cfg: Config{ReadFilterFPRate: 0.01}}
 	read := []writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("t", int64(3))}
 	for _, c := range []struct {
 		res certify.Result

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,13 @@ type Config struct {
 	// before anything is appended; a leader refuses a forwarded one over
 	// its own limit.
 	MaxWriteSetBytes int
+	// ReadFilterFPRate is the false-positive rate the Bloom filters of a
+	// serializable transaction's keys read are sized for (default 0.01,
+	// at most 0.5): a transaction that read more than
+	// writeset.FilterMinKeys keys sends them as a filter, which may fail
+	// it on a row it did not read at about this rate per row written
+	// since its snapshot. Lower costs more bytes per key read.
+	ReadFilterFPRate float64
 	// AutocommitRetries is how often a single autocommit statement that
 	// lost certification is re-executed on a fresh snapshot (default 3).
 	AutocommitRetries int
@@ -71,6 +79,9 @@ func (c *Config) setDefaults() {
 	if c.AutocommitRetries == 0 {
 		c.AutocommitRetries = 3
 	}
+	if c.ReadFilterFPRate == 0 {
+		c.ReadFilterFPRate = writeset.DefaultFilterFPRate
+	}
 	if c.MaxWriteSetBytes == 0 {
 		c.MaxWriteSetBytes = DefaultMaxWriteSetBytes
 	}
@@ -92,6 +103,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AutocommitRetries < 0 {
 		return errors.New("replica: AutocommitRetries must not be negative")
+	}
+	if c.ReadFilterFPRate < 0 || c.ReadFilterFPRate > 0.5 || math.IsNaN(c.ReadFilterFPRate) {
+		return errors.New("replica: ReadFilterFPRate (certa node --read-filter-fp-rate) must be between 0 (exclusive) and 0.5")
 	}
 	if c.MaxWriteSetBytes < 0 || c.MaxWriteSetBytes > MaxWriteSetBytesLimit {
 		return fmt.Errorf("replica: MaxWriteSetBytes (certa node --max-writeset-size) must be between 1 and %d bytes (%s)", MaxWriteSetBytesLimit, formatBytes(MaxWriteSetBytesLimit))

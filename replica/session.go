@@ -494,7 +494,7 @@ func (s *Session) commitTx(ctx context.Context, tx engine.Tx, serializable bool)
 		ws.ReadTables = append(ws.ReadTables, read.Tables...)
 		ws.ReadKeys, ws.ReadRanges = read.Keys, read.Ranges
 		ws.Normalize()
-		filtered = ws.CompactReads()
+		filtered = ws.CompactReads(s.node.cfg.ReadFilterFPRate)
 		s.node.readSets.Add(1)
 		s.node.readSetBytes.Add(uint64(ws.ReadSize()))
 	}

@@ -109,23 +109,24 @@ func (f *Filter) MayContain(k Key) bool {
 }
 
 // Read-set limits. A serializable transaction's keys read beyond
-// FilterMinKeys travel as a Filter sized for FilterFPRate; ranges beyond
-// MaxReadRanges, and keys beyond MaxReadKeys, fall back to their tables
-// (coarser, never unchecked).
+// FilterMinKeys travel as a Filter (sized for DefaultFilterFPRate unless
+// the origin says otherwise); ranges beyond MaxReadRanges, and keys beyond
+// MaxReadKeys, fall back to their tables (coarser, never unchecked).
 const (
-	FilterMinKeys = 256
-	FilterFPRate  = 0.01
-	MaxReadRanges = 256
-	MaxReadKeys   = 1 << 20
+	FilterMinKeys       = 256
+	DefaultFilterFPRate = 0.01
+	MaxReadRanges       = 256
+	MaxReadKeys         = 1 << 20
 )
 
 // CompactReads bounds w's read set for the log (call it after Normalize):
 // more than MaxReadRanges ranges become their tables, more than
 // MaxReadKeys keys their tables, and more than FilterMinKeys keys a
-// Filter. It returns the exact keys the filter holds (nil if none was
-// built), for the origin to tell a false positive from a real conflict
-// (IsFilterFalsePositive).
-func (w *WriteSet) CompactReads() (filtered []Key) {
+// Filter sized for fpRate (0 < fpRate < 1; the filter says its size, so
+// nodes need not agree on the rate). It returns the exact keys the filter
+// holds (nil if none was built), for the origin to tell a false positive
+// from a real conflict (IsFilterFalsePositive).
+func (w *WriteSet) CompactReads(fpRate float64) (filtered []Key) {
 	if len(w.ReadRanges) > MaxReadRanges {
 		for _, r := range w.ReadRanges {
 			w.ReadTables = append(w.ReadTables, r.Table())
@@ -142,7 +143,7 @@ func (w *WriteSet) CompactReads() (filtered []Key) {
 	w.ReadTables = dedup(w.ReadTables)
 	if len(w.ReadKeys) > FilterMinKeys {
 		filtered = w.ReadKeys
-		w.ReadFilter = NewFilter(filtered, FilterFPRate)
+		w.ReadFilter = NewFilter(filtered, fpRate)
 		w.ReadKeys = nil
 	}
 	return filtered

@@ -101,7 +101,7 @@ func TestCompactReads(t *testing.T) {
 		w.ReadRanges = append(w.ReadRanges, KeyRangeOf("c", []any{int64(i)}, []any{int64(i + 1)}))
 	}
 	w.Normalize()
-	exact := w.CompactReads()
+	exact := w.CompactReads(DefaultFilterFPRate)
 	if len(exact) != FilterMinKeys+1 || w.ReadKeys != nil || w.ReadFilter == nil || w.ReadRanges != nil ||
 		!reflect.DeepEqual(w.ReadTables, []string{"b", "c"}) {
 		t.Fatalf("after CompactReads: %d exact, keys %d, filter %v, ranges %d, tables %v",
@@ -111,7 +111,7 @@ func TestCompactReads(t *testing.T) {
 		t.Fatal("IsFilterFalsePositive")
 	}
 	few := WriteSet{ReadKeys: []Key{EncodeKey("a", int64(1))}}
-	if few.CompactReads() != nil || few.ReadFilter != nil || len(few.ReadKeys) != 1 {
+	if few.CompactReads(DefaultFilterFPRate) != nil || few.ReadFilter != nil || len(few.ReadKeys) != 1 {
 		t.Fatal("a few keys were filtered")
 	}
 }

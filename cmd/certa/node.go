@@ -40,6 +40,7 @@ type nodeFlags struct {
 	statementTimeout, idleInTxTimeout, authTimeout time.Duration
 	logSegmentBytes, maxConnections                int
 	maxWriteSet                                    byteSize
+	readFilterFPRate                               float64
 	usersFile, tlsCert, tlsKey                     string
 	requireTLS                                     bool
 	peerCert, peerKey, peerCA                      string
@@ -73,6 +74,7 @@ func runNode(args []string) error {
 	fs.IntVar(&f.logSegmentBytes, "log-segment-bytes", 64<<20, "size of one Raft log file; compaction frees whole files")
 	f.maxWriteSet = replica.DefaultMaxWriteSetBytes
 	fs.Var(&f.maxWriteSet, "max-writeset-size", "largest write set a transaction may commit (its row changes and keys, in bytes, or with KiB/MiB); larger ones get 54000 at COMMIT. At most 60MiB; give every node the same")
+	fs.Float64Var(&f.readFilterFPRate, "read-filter-fp-rate", writeset.DefaultFilterFPRate, "false-positive rate of the Bloom filters a serializable transaction that read many keys sends them in (above 0, at most 0.5): the share of rows it did not read that may still fail it")
 	fs.StringVar(&f.usersFile, "users-file", "", "`file` of users allowed to connect, one name:SCRAM-SHA-256$... line each (see 'certa passwd'); clients must then log in with SCRAM-SHA-256. Omit to accept any user name without a password (trust)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS with clients; needs --tls-key. Omit to refuse TLS (clients connect in the clear)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
@@ -176,6 +178,7 @@ func serveNode(ctx context.Context, f nodeFlags, logger *slog.Logger) error {
 		CommitTimeout:    f.commitTimeout,
 		StatementTimeout: f.statementTimeout,
 		MaxWriteSetBytes: int(f.maxWriteSet),
+		ReadFilterFPRate: f.readFilterFPRate,
 		JoinAddrs:        joinAddrs(f.join),
 		ObserveCommit:    api.ObserveCommit,
 		Logger:           logger,
