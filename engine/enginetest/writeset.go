@@ -18,6 +18,7 @@ var txTests = []subtest{
 	{"Rollback", testRollback},
 	{"ReadOnly", testReadOnly},
 	{"Reads", testReads},
+	{"ReadsCoverSelectedRows", testReadsCoverSelectedRows},
 }
 
 // Reads covers the rows a transaction read since TrackReads, also through

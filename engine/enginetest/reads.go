@@ -1,7 +1,6 @@
-package sqlite
+package enginetest
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -16,23 +15,23 @@ import (
 // Reads reports (its key, a range holding it, or its table read whole),
 // for random conditions on a single and a composite key, with constants
 // and parameters of every type a client sends: the reads are never
-// narrower than SQLite's own comparisons.
-func TestReadsCoverSelectedRows(t *testing.T) {
-	e := openTest(t, Config{})
-	e.ddl("CREATE TABLE s (id bigint PRIMARY KEY, v integer)")
-	e.ddl("CREATE TABLE c (a text, b integer, v integer, PRIMARY KEY (a, b))")
+// narrower than the engine's own comparisons.
+func testReadsCoverSelectedRows(t *testing.T, f Factory) {
+	n := open(t, f)
+	n.ddl("CREATE TABLE s (id bigint PRIMARY KEY, v integer)")
+	n.ddl("CREATE TABLE c (a text, b integer, v integer, PRIMARY KEY (a, b))")
 	var rows []string
 	for i := -6; i <= 6; i++ {
 		rows = append(rows, fmt.Sprintf("(%d, %d)", i*3, i%4))
 	}
-	e.commit("INSERT INTO s VALUES " + strings.Join(rows, ", "))
+	n.commit("INSERT INTO s VALUES " + strings.Join(rows, ", "))
 	rows = rows[:0]
 	for _, a := range []string{"", "a", "b", "ab", "5", "05"} {
 		for b := -2; b <= 2; b++ {
 			rows = append(rows, fmt.Sprintf("('%s', %d, %d)", a, b, b*b))
 		}
 	}
-	e.commit("INSERT INTO c VALUES " + strings.Join(rows, ", "))
+	n.commit("INSERT INTO c VALUES " + strings.Join(rows, ", "))
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	ints := []string{"-7", "-3", "0", "2", "3", "9", "18", "100"}
@@ -80,9 +79,9 @@ func TestReadsCoverSelectedRows(t *testing.T) {
 		return fmt.Sprintf("%s %s %s", col, []string{"=", "<", "<=", ">", ">="}[rng.IntN(5)], operand(col, args))
 	}
 	checked := map[string]int{}
-	for n := range 400 {
+	for iter := range 400 {
 		table, cols, key := "s", []string{"id", "v"}, "id"
-		if n%2 == 1 {
+		if iter%2 == 1 {
 			table, cols, key = "c", []string{"a", "b", "v"}, "a, b"
 		}
 		var args []any
@@ -91,18 +90,21 @@ func TestReadsCoverSelectedRows(t *testing.T) {
 			conds[i] = cond(cols, &args)
 		}
 		where := strings.Join(conds, " AND ")
-		tx := e.begin()
-		if err := tx.TrackReads(context.Background()); err != nil {
+		tx, err := n.e.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.TrackReads(ctx); err != nil {
 			t.Fatal(err)
 		}
 		sql := fmt.Sprintf("SELECT %s FROM %s WHERE %s", key, table, where)
-		got := &recorder{}
-		if err := tx.Exec(context.Background(), sql, got, args...); err != nil {
+		got := &result.Buffer{}
+		if err := tx.Exec(ctx, sql, got, args...); err != nil {
 			tx.Rollback()
 			checked["refused"]++
 			continue // a value SQLite or certa refuses: nothing read
 		}
-		reads, err := tx.Reads(context.Background())
+		reads, err := tx.Reads(ctx)
 		tx.Rollback()
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +114,7 @@ func TestReadsCoverSelectedRows(t *testing.T) {
 			grain = "keys"
 		}
 		checked[grain]++
-		for _, row := range got.rows {
+		for _, row := range got.Rows {
 			var k writeset.Key
 			if table == "s" {
 				k = writeset.EncodeKey("s", keyVal(row[0]))
@@ -138,6 +140,8 @@ func keyVal(v result.Value) any {
 	case int64, string:
 		return v
 	case int32:
+		return int64(v)
+	case int16:
 		return int64(v)
 	}
 	panic(fmt.Sprintf("key value %T", v))
