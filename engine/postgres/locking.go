@@ -22,8 +22,8 @@ import (
 
 // lockingSelect returns the rewrite of a SELECT that locks rows, nil for
 // any other statement, and refuses a lock of rows certa cannot name.
-func lockingSelect(sql string) (*pgparse.LockingSelect, error) {
-	lower := strings.ToLower(sql)
+// lower is sql in lower case (Exec computes it once for its checks).
+func lockingSelect(sql, lower string) (*pgparse.LockingSelect, error) {
 	if !strings.Contains(lower, "for") || !(strings.Contains(lower, "update") || strings.Contains(lower, "share")) {
 		return nil, nil // cheap: most statements lock nothing
 	}

@@ -50,13 +50,13 @@ type keyedRead struct {
 	args []any
 }
 
-// note records what the client statement sql, run with args, says of its
-// reads.
-func (l *readLog) note(sql string, args []any) {
+// note records what the client statement sql (lower: in lower case), run
+// with args, says of its reads.
+func (l *readLog) note(sql, lower string, args []any) {
 	if l.opaque {
 		return
 	}
-	if strings.Contains(strings.ToLower(sql), "search_path") {
+	if strings.Contains(lower, "search_path") {
 		l.opaque = true // however it is set
 		return
 	}

@@ -28,8 +28,7 @@ import (
 // namesSequenceWrite reports whether sql may take sequence values by
 // name: a transaction that ran it reads its sequence values at its end
 // (txLocksSQL) even if it wrote no rows.
-func namesSequenceWrite(sql string) bool {
-	lower := strings.ToLower(sql)
+func namesSequenceWrite(lower string) bool {
 	return strings.Contains(lower, "nextval") || strings.Contains(lower, "setval")
 }
 

@@ -176,12 +176,13 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if err := t.usable(); err != nil {
 		return err
 	}
+	lower := strings.ToLower(sql) // once, for the cheap checks below
 	if t.reads != nil {
-		t.reads.note(sql, args)
+		t.reads.note(sql, lower, args)
 	}
-	t.seqNamed = t.seqNamed || namesSequenceWrite(sql)
+	t.seqNamed = t.seqNamed || namesSequenceWrite(lower)
 	sql = withSessionSequences(t.seqs, sql)
-	if ls, err := lockingSelect(sql); err != nil {
+	if ls, err := lockingSelect(sql, lower); err != nil {
 		return err
 	} else if ls != nil {
 		return t.failed(t.runLocking(ctx, ls, w, args))
