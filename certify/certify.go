@@ -41,8 +41,9 @@ type Certifier struct {
 	// position of its last commit; shared likewise for the keys commits
 	// relied on (writeset.WriteSet.SharedKeys). commits and keyq hold the
 	// same commits in position order (commits[i] owns the next
-	// commits[i].n keys of keyq, then its commits[i].shared shared keys),
-	// so that pruning visits each recorded key once.
+	// commits[i].n keys of keyq, then its commits[i].shared shared keys,
+	// then its commits[i].index index keys, which only scans of ranges
+	// see), so that pruning visits each recorded key once.
 	keys    map[writeset.Key]uint64
 	shared  map[writeset.Key]uint64
 	commits fifo[commitRec]
@@ -68,6 +69,7 @@ type commitRec struct {
 	seqno  uint64
 	n      int // number of keys in keyq
 	shared int // number of shared keys in keyq after them
+	index  int // number of index keys in keyq after those
 }
 
 type ddlRec struct {
@@ -225,8 +227,9 @@ func (c *Certifier) readChanged(ws *writeset.WriteSet) Result {
 		return Result{Reason: ReadChanged, Table: key.Table(), Key: key, ConflictSeqno: at}
 	}
 	for _, r := range ws.ReadRanges {
-		if p := c.tableDDL[r.Table()]; p > snap && (!found || r.Table() < table) {
-			found, table, at = true, r.Table(), p
+		t := writeset.BaseTable(r.Table()) // an index's schema is its table's
+		if p := c.tableDDL[t]; p > snap && (!found || t < table) {
+			found, table, at = true, t, p
 		}
 	}
 	for _, k := range ws.ReadKeys {
@@ -261,7 +264,12 @@ func (c *Certifier) scanChanged(ws *writeset.WriteSet) Result {
 		if rec.seqno <= ws.Snapshot {
 			break
 		}
-		end -= rec.shared
+		for _, k := range c.keyq.buf[end-rec.index : end] {
+			if readsKey(ws, k, &res) {
+				res.ConflictSeqno = rec.seqno // index keys: newest first, so their last
+			}
+		}
+		end -= rec.index + rec.shared
 		written := c.keyq.buf[end-rec.n : end]
 		end -= rec.n
 		for _, k := range written {
@@ -281,6 +289,9 @@ func (c *Certifier) scanChanged(ws *writeset.WriteSet) Result {
 // one res holds (a range's before a filter's, then the smaller key); if so
 // it records k in res.
 func readsKey(ws *writeset.WriteSet, k writeset.Key, res *Result) bool {
+	if k == res.Key {
+		return false // found already, at a newer position
+	}
 	inRange := false
 	for _, r := range ws.ReadRanges {
 		if r.Contains(k) {
@@ -346,7 +357,7 @@ func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
 		panic(fmt.Sprintf("certify: commit of position %d after position %d", seqno, c.lastCommit))
 	}
 	c.committed, c.lastCommit = true, seqno
-	if len(ws.Keys) > 0 || len(ws.SharedKeys) > 0 {
+	if len(ws.Keys) > 0 || len(ws.SharedKeys) > 0 || len(ws.IndexKeys) > 0 {
 		for _, k := range ws.Keys {
 			c.keys[k] = seqno
 			c.tableWrite[k.Table()] = seqno
@@ -356,7 +367,8 @@ func (c *Certifier) Commit(ws *writeset.WriteSet, seqno uint64) {
 		}
 		c.keyq.push(ws.Keys...)
 		c.keyq.push(ws.SharedKeys...)
-		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys), shared: len(ws.SharedKeys)})
+		c.keyq.push(ws.IndexKeys...)
+		c.commits.push(commitRec{seqno: seqno, n: len(ws.Keys), shared: len(ws.SharedKeys), index: len(ws.IndexKeys)})
 	}
 	if ws.IsDDL() || ws.Schema != writeset.SchemaNone {
 		if len(ws.Tables) == 0 || ws.Schema == writeset.SchemaAll {
@@ -399,7 +411,7 @@ func (c *Certifier) prune() {
 				delete(c.shared, k)
 			}
 		}
-		c.keyq.drop(r.shared)
+		c.keyq.drop(r.shared + r.index)
 		c.commits.drop(1)
 	}
 	for c.ddls.len() > 0 {

@@ -129,7 +129,7 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 		fine = append(fine, k.Table())
 	}
 	for _, r := range ws.ReadRanges {
-		fine = append(fine, r.Table())
+		fine = append(fine, writeset.BaseTable(r.Table()))
 	}
 	for _, t := range slices.Sorted(slices.Values(fine)) {
 		for _, c := range n.commits {
@@ -160,7 +160,7 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 		if !between(c.seqno) {
 			continue
 		}
-		for _, k := range c.ws.Keys {
+		for _, k := range append(slices.Clone(c.ws.Keys), c.ws.IndexKeys...) {
 			last[k] = c.seqno
 			if slices.ContainsFunc(ws.ReadRanges, func(r writeset.KeyRange) bool { return r.Contains(k) }) {
 				inRange = append(inRange, k)
@@ -215,6 +215,7 @@ func cloneWS(ws *writeset.WriteSet) writeset.WriteSet {
 	c.SharedKeys = slices.Clone(ws.SharedKeys)
 	c.ReadKeys = slices.Clone(ws.ReadKeys)
 	c.ReadRanges = slices.Clone(ws.ReadRanges)
+	c.IndexKeys = slices.Clone(ws.IndexKeys)
 	return c
 }
 
@@ -270,6 +271,11 @@ func (g *history) writeSet(seqno uint64) writeset.WriteSet {
 	for _, k := range ws.Keys {
 		ws.Tables = append(ws.Tables, k.Table())
 	}
+	if g.rng.IntN(100) < 30 { // index entries of rows inserted or moved
+		for range 1 + g.rng.IntN(2) {
+			ws.IndexKeys = append(ws.IndexKeys, g.indexKey())
+		}
+	}
 	if g.rng.IntN(100) < 30 { // rows relied on (foreign keys' parents)
 		for range 1 + g.rng.IntN(2) {
 			k := g.key()
@@ -296,6 +302,16 @@ func (g *history) writeSet(seqno uint64) writeset.WriteSet {
 	return ws
 }
 
+// indexKey is an index entry of a few hot values of a few tables' columns.
+func (g *history) indexKey() writeset.Key {
+	t := oracleTables[g.rng.IntN(len(oracleTables))]
+	col := []string{"k", "j"}[g.rng.IntN(2)]
+	if g.rng.IntN(4) == 0 {
+		return writeset.IndexKey(t, col, fmt.Sprint(g.rng.IntN(3)))
+	}
+	return writeset.IndexKey(t, col, int64(g.rng.IntN(5)-1))
+}
+
 // reads gives ws a serializable transaction's reads at random grains.
 func (g *history) reads(ws *writeset.WriteSet) {
 	if g.rng.IntN(3) == 0 {
@@ -308,6 +324,9 @@ func (g *history) reads(ws *writeset.WriteSet) {
 	}
 	for range g.rng.IntN(3) {
 		t := oracleTables[g.rng.IntN(len(oracleTables))]
+		if g.rng.IntN(3) == 0 { // a range over an index
+			t = writeset.IndexTable(t, []string{"k", "j"}[g.rng.IntN(2)])
+		}
 		bound := func() []any {
 			switch g.rng.IntN(4) {
 			case 0:
@@ -327,6 +346,9 @@ func (g *history) reads(ws *writeset.WriteSet) {
 		var keys []writeset.Key
 		for range 1 + g.rng.IntN(6) {
 			keys = append(keys, g.key())
+		}
+		if g.rng.IntN(3) == 0 {
+			keys = append(keys, g.indexKey())
 		}
 		ws.ReadFilter = writeset.NewFilter(keys, 0.3)
 	}

@@ -36,17 +36,19 @@ var ErrCorrupt = errors.New("certify: corrupt saved certifier")
 //	  (length of the prefix shared with the previous key of this position,
 //	  rest of the key as a string); the shared length is exact (maximal)
 //	  (version 3) count of shared keys, then each as the keys are
+//	  (version 4) count of index keys, then each as the keys are
 //
 // Version 2 saves every commit in the window with all its keys, in position
 // order, as the certifier queues them: a key written again later appears
 // under each position and the last one counts. Saving is then one pass over
 // the queue, with no lookups and no sort (a window of millions of keys took
 // seconds to save in version 1, which saved each key only under its last
-// position). Version 3 adds each commit's shared keys. Load reads all three.
+// position). Version 3 adds each commit's shared keys, version 4 its index
+// keys. Load reads all four.
 // The same history has exactly one saved form.
 const (
 	magic   = "CRTW"
-	version = 3
+	version = 4
 
 	flagStarted   = 1
 	flagCommitted = 2
@@ -117,7 +119,7 @@ func (c *Certifier) appendBody(b []byte) []byte {
 	var keys []writeset.Key
 	for _, r := range commits {
 		b = binary.AppendUvarint(b, r.seqno-prevPos)
-		for _, n := range []int{r.n, r.shared} {
+		for _, n := range []int{r.n, r.shared, r.index} {
 			keys = append(keys[:0], keyq[:n]...)
 			keyq = keyq[n:]
 			b = appendKeys(b, keys)
@@ -399,10 +401,14 @@ func parseBody(b []byte, version byte) (*Certifier, error) {
 				c.keyq.push(k)
 			})
 		}
-		if written == 0 && shared == 0 {
+		index := 0
+		if version >= 4 {
+			index = p.keys(func(k writeset.Key) { c.keyq.push(k) })
+		}
+		if written == 0 && shared == 0 && index == 0 {
 			p.fail("position without keys")
 		}
-		c.commits.push(commitRec{seqno: pos, n: written, shared: shared})
+		c.commits.push(commitRec{seqno: pos, n: written, shared: shared, index: index})
 	}
 	if p.err == nil && len(p.b) != 0 {
 		p.fail("%d trailing bytes", len(p.b))

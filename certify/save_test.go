@@ -122,15 +122,16 @@ func TestLoadCorrupt(t *testing.T) {
 		{"trailing", append(bytes.Clone(body), 0)},
 		{"commit without start", []byte{8, flagCommitted, 0, 0, 0}},
 		{"commit after last", []byte{8, flagStarted | flagCommitted, 5, 6, 0, 0}},
-		{"key before window", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 12, 1, 0, 1, 'k', 0}},
-		{"key after last commit", []byte{8, flagStarted | flagCommitted, 20, 15, 0, 1, 16, 1, 0, 1, 'k', 0}},
-		{"position without keys", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 0}},
-		{"same position twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 0, 0, 1, 0, 1, 'j', 0}},
-		{"keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 0, 1, 'j', 0}},
-		{"shared keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 2, 0, 1, 'k', 0, 1, 'j'}},
-		{"key prefix not maximal", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 2, 'k', 'a', 0, 2, 'k', 'b', 0}},
-		{"key prefix too long", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 2, 1, 'b', 0}},
-		{"first key with prefix", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 1, 1, 0, 0}},
+		{"key before window", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 12, 1, 0, 1, 'k', 0, 0}},
+		{"key after last commit", []byte{8, flagStarted | flagCommitted, 20, 15, 0, 1, 16, 1, 0, 1, 'k', 0, 0}},
+		{"position without keys", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 0, 0}},
+		{"same position twice", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 0, 0, 0, 1, 0, 1, 'j', 0, 0}},
+		{"keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 0, 1, 'j', 0, 0}},
+		{"index keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 0, 2, 0, 1, 'k', 0, 1, 'j'}},
+		{"shared keys out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 0, 2, 0, 1, 'k', 0, 1, 'j', 0}},
+		{"key prefix not maximal", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 2, 'k', 'a', 0, 2, 'k', 'b', 0, 0}},
+		{"key prefix too long", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 2, 0, 1, 'k', 2, 1, 'b', 0, 0}},
+		{"first key with prefix", []byte{8, flagStarted | flagCommitted, 20, 20, 0, 1, 16, 1, 1, 0, 0, 0}},
 		{"tables out of order", []byte{8, flagStarted | flagCommitted, 20, 20, 2, 1, 'b', 16, 1, 'a', 16, 0}},
 		{"global before window", []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 3, 0, 0}},
 		{"non-minimal varint", []byte{0x88, 0x00, 0, 0, 0}},
@@ -142,7 +143,7 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	// The same framing of a good body loads (the cases above fail for
 	// their contents, not their framing).
-	ok := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 0, 1, 'p', 1, 1, 0, 1, 'j', 0}
+	ok := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 0, 1, 'p', 1, 0, 1, 'x', 1, 1, 0, 1, 'j', 0, 0}
 	c, err := Load(bytes.NewReader(frame(ok)))
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +153,7 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	// Version 1 (still read) saved each key under its last position only;
 	// version 2 saves every commit with its keys, and the last one counts;
-	// version 3 adds shared keys.
+	// version 3 adds shared keys, version 4 index keys.
 	twice := []byte{8, flagStarted | flagCommitted, 20, 20, 0, 2, 16, 1, 0, 1, 'k', 1, 1, 0, 1, 'k'}
 	if _, err := Load(bytes.NewReader(frameVersion(1, twice))); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("version 1, key twice: err = %v", err)
@@ -164,6 +165,12 @@ func TestLoadCorrupt(t *testing.T) {
 	noShared := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 1, 0, 1, 'j'}
 	for _, v := range []byte{1, 2} {
 		if c, err = Load(bytes.NewReader(frameVersion(v, noShared))); err != nil || c.Len() != 3 {
+			t.Fatalf("version %d: err = %v", v, err)
+		}
+	}
+	noIndex := []byte{8, flagStarted | flagCommitted | flagGlobal, 20, 20, 13, 1, 1, 'a', 16, 2, 16, 2, 0, 2, 'k', 'a', 1, 1, 'b', 1, 0, 1, 'p', 1, 1, 0, 1, 'j', 0}
+	for _, v := range []byte{3} {
+		if c, err = Load(bytes.NewReader(frameVersion(v, noIndex))); err != nil || c.Len() != 4 {
 			t.Fatalf("version %d: err = %v", v, err)
 		}
 	}

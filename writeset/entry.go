@@ -11,13 +11,15 @@ const (
 // The first byte of every log entry: its kind, and for batches the
 // encoding of their write sets. Entries written before write sets had a
 // Schema field (kindBatchV1), ReadTables (kindBatchV2), SharedKeys
-// (kindBatchV3) or finer reads (kindBatchV4) still decode.
+// (kindBatchV3), finer reads (kindBatchV4) or index keys (kindBatchV5)
+// still decode.
 const (
 	kindBatchV1 byte = 1
 	kindBatchV2 byte = 3
 	kindBatchV3 byte = 4
 	kindBatchV4 byte = 5
 	kindBatchV5 byte = 6
+	kindBatchV6 byte = 7
 )
 
 // Member is what the cluster knows about one node besides its Raft identity:
@@ -41,7 +43,7 @@ func EncodeBatch(ws []*WriteSet) []byte {
 		size += w.Size()
 	}
 	b := make([]byte, 0, size) // one allocation: entries can be tens of MB
-	b = append(b, kindBatchV5)
+	b = append(b, kindBatchV6)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = w.Append(b)
@@ -73,7 +75,7 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 	}
 	e := DecodedEntry{Kind: b[0]}
 	switch e.Kind {
-	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5:
+	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6:
 		kind := e.Kind
 		e.Kind = KindBatch
 		d := decoder{b: b[1:]}

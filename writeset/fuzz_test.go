@@ -102,7 +102,7 @@ func FuzzDecodeEntry(f *testing.F) {
 			if !bytes.Equal(enc, b) {
 				t.Fatalf("canonical input %x re-encodes as %x", b, enc)
 			}
-		} else if len(enc) >= len(b) && b[0] == kindBatchV5 { // V1 to V4 re-encode with more bytes per write set
+		} else if len(enc) >= len(b) && b[0] == kindBatchV6 { // V1 to V5 re-encode with more bytes per write set
 			t.Fatalf("non-canonical input %x re-encodes no shorter: %x", b, enc)
 		}
 	})
@@ -118,7 +118,7 @@ type strict struct {
 }
 
 func canonical(b []byte, walk func(*strict)) bool {
-	s := &strict{b: b, ok: true, kind: kindBatchV5}
+	s := &strict{b: b, ok: true, kind: kindBatchV6}
 	walk(s)
 	return s.ok && len(s.b) == 0
 }
@@ -182,6 +182,9 @@ func (s *strict) writeSet() {
 			s.schema() // no filter: one zero byte
 		}
 	}
+	if s.kind >= kindBatchV6 {
+		s.list() // IndexKeys
+	}
 }
 
 func (s *strict) schema() {
@@ -200,9 +203,9 @@ func (s *strict) entry() {
 	kind := s.b[0]
 	s.b = s.b[1:]
 	switch kind {
-	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5:
-		// Earlier kinds decode, but re-encode as V5: not canonical.
-		s.ok = s.ok && kind == kindBatchV5
+	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6:
+		// Earlier kinds decode, but re-encode as V6: not canonical.
+		s.ok = s.ok && kind == kindBatchV6
 		s.kind = kind
 		n := s.uvarint()
 		for i := uint64(0); i < n && s.ok; i++ {

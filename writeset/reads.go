@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"sort"
+	"strings"
 )
 
 // A serializable transaction's reads travel in its write set at three
@@ -34,6 +35,30 @@ type KeyRange struct {
 // [a] is every key whose first column is a. Values are as for EncodeKey.
 func KeyRangeOf(table string, lo, hi []any) KeyRange {
 	return KeyRange{Lo: EncodeKey(table, lo...), Hi: EncodeKey(table, hi...)}
+}
+
+// indexSep separates a table's name from its column's in the name of an
+// index table: a byte table names do not hold in practice (a name that
+// did would only share keys with it, which costs aborts, never misses).
+const indexSep = "\x01"
+
+// IndexTable names the keys of the index entries of table's column
+// (IndexKey), as the table of keys and ranges.
+func IndexTable(table, column string) string { return table + indexSep + column }
+
+// IndexKey is the index entry of a row of table whose column holds value
+// (as for EncodeKey).
+func IndexKey(table, column string, value any) Key {
+	return EncodeKey(IndexTable(table, column), value)
+}
+
+// BaseTable is the table an index table (IndexTable) belongs to, and any
+// other table itself: its schema changes are the index's.
+func BaseTable(table string) string {
+	if i := strings.Index(table, indexSep); i >= 0 {
+		return table[:i]
+	}
+	return table
 }
 
 // Table returns the table of r.

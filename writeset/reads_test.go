@@ -163,3 +163,17 @@ func TestKeyRangePrefix(t *testing.T) {
 		t.Error("open upper end after a prefix")
 	}
 }
+
+// An index table's keys are its own, and ranges over them hold the
+// entries of its values; its base table is the table's.
+func TestIndexTable(t *testing.T) {
+	it := IndexTable("t", "k")
+	if BaseTable(it) != "t" || BaseTable("t") != "t" || IndexKey("t", "k", int64(5)).Table() != it {
+		t.Fatal("index table names")
+	}
+	r := KeyRangeOf(it, []any{int64(1)}, []any{int64(9)})
+	if !r.Contains(IndexKey("t", "k", int64(5))) || r.Contains(IndexKey("t", "k", int64(10))) ||
+		r.Contains(IndexKey("t", "j", int64(5))) || r.Contains(EncodeKey("t", int64(5))) {
+		t.Fatal("range over an index table")
+	}
+}

@@ -55,6 +55,14 @@ type WriteSet struct {
 	ReadKeys   []Key
 	ReadRanges []KeyRange
 	ReadFilter *Filter
+	// IndexKeys are the index entries the transaction's rows take: for
+	// every row it inserts, and every row whose indexed column it
+	// changes, IndexKey(table, column, new value), sorted and without
+	// duplicates. They are certified only against serializable reads of
+	// index ranges (ReadRanges over IndexTable names), never against each
+	// other: they tell a reader of `WHERE k BETWEEN ...` that a row came
+	// into its range (a phantom).
+	IndexKeys []Key
 }
 
 // Schema is what a transaction's own schema statements changed.
@@ -92,6 +100,10 @@ func (w *WriteSet) Normalize() {
 	}
 	if len(w.ReadKeys) > 0 || len(w.ReadRanges) > 0 {
 		w.normalizeReads()
+	}
+	if len(w.IndexKeys) > 0 {
+		sort.Slice(w.IndexKeys, func(i, j int) bool { return w.IndexKeys[i] < w.IndexKeys[j] })
+		w.IndexKeys = dedup(w.IndexKeys)
 	}
 }
 
@@ -240,7 +252,12 @@ func (w *WriteSet) Append(b []byte) []byte {
 	for _, k := range w.SharedKeys {
 		b = appendString(b, string(k))
 	}
-	return w.appendReads(b)
+	b = w.appendReads(b)
+	b = binary.AppendUvarint(b, uint64(len(w.IndexKeys)))
+	for _, k := range w.IndexKeys {
+		b = appendString(b, string(k))
+	}
+	return b
 }
 
 // Size returns the length of w's binary encoding (Append), without encoding it.
@@ -263,7 +280,11 @@ func (w *WriteSet) Size() int {
 	for _, k := range w.SharedKeys {
 		n += stringSize(len(k))
 	}
-	return n + w.readsSize()
+	n += w.readsSize() + uvarintSize(uint64(len(w.IndexKeys)))
+	for _, k := range w.IndexKeys {
+		n += stringSize(len(k))
+	}
+	return n
 }
 
 func stringSize(n int) int { return uvarintSize(uint64(n)) + n }
@@ -278,12 +299,12 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV5) }
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV6) }
 
 // decode decodes one write set in the encoding of entries of kind: those
 // written before the Schema field existed (kindBatchV1), ReadTables
-// (kindBatchV2), SharedKeys (kindBatchV3) or ReadKeys, ReadRanges and
-// ReadFilter (kindBatchV4) lack them.
+// (kindBatchV2), SharedKeys (kindBatchV3), ReadKeys, ReadRanges and
+// ReadFilter (kindBatchV4) or IndexKeys (kindBatchV5) lack them.
 func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
@@ -330,6 +351,14 @@ func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	}
 	if kind >= kindBatchV5 {
 		d.reads(&w)
+	}
+	if kind >= kindBatchV6 {
+		if n := d.count(); n > 0 {
+			w.IndexKeys = make([]Key, n)
+			for i := range w.IndexKeys {
+				w.IndexKeys[i] = Key(d.string())
+			}
+		}
 	}
 	if d.err != nil {
 		return WriteSet{}, nil, d.err

@@ -34,6 +34,8 @@ func samples() []WriteSet {
 			ReadRanges: []KeyRange{KeyRangeOf("t", []any{int64(1)}, []any{int64(9)}), KeyRangeOf("t", []any{int64(20)}, nil)}},
 		{Origin: "n2", TxID: 12, Snapshot: 11, Keys: []Key{EncodeKey("t", int64(5))}, Tables: []string{"t"},
 			ReadFilter: NewFilter([]Key{EncodeKey("v", int64(1))}, 0.01)},
+		{Origin: "n3", TxID: 13, Snapshot: 12, Keys: []Key{EncodeKey("t", int64(6))}, Tables: []string{"t"},
+			IndexKeys: []Key{IndexKey("t", "k", int64(3)), IndexKey("t", "name", "x")}},
 	}
 }
 
@@ -141,7 +143,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != kindBatchV5 {
+		if b[0] != kindBatchV6 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -199,7 +201,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 7, 0xff} {
+	for _, k := range []byte{0, 8, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -323,13 +325,13 @@ func TestNormalize(t *testing.T) {
 func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
 	for _, c := range []struct {
 		kind byte
-		cut  int // bytes of the V5 encoding's end the older one lacks
-	}{{kindBatchV1, 6}, {kindBatchV2, 5}, {kindBatchV3, 4}, {kindBatchV4, 3}} {
+		cut  int // bytes of the V6 encoding's end the older one lacks
+	}{{kindBatchV1, 7}, {kindBatchV2, 6}, {kindBatchV3, 5}, {kindBatchV4, 4}, {kindBatchV5, 1}} {
 		var old []byte
 		var want []WriteSet
 		for _, w := range samples() {
 			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 && c.kind < kindBatchV3 ||
-				len(w.SharedKeys) > 0 && c.kind < kindBatchV4 || len(w.ReadKeys)+len(w.ReadRanges) > 0 || w.ReadFilter != nil {
+				len(w.SharedKeys) > 0 && c.kind < kindBatchV4 || (len(w.ReadKeys)+len(w.ReadRanges) > 0 || w.ReadFilter != nil) && c.kind < kindBatchV5 || len(w.IndexKeys) > 0 {
 				continue
 			}
 			enc := w.Append(nil)
