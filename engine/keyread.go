@@ -52,7 +52,7 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any, s
 	}
 	prefixes := [][]any{nil}
 	for _, col := range cols {
-		if vals := equalValues(col, kr.Conds, args, same); vals != nil {
+		if vals := EqualValues(col, kr.Conds, args, same); vals != nil {
 			if len(prefixes)*len(vals) > maxKeyReads {
 				return nil, nil, false
 			}
@@ -65,7 +65,7 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any, s
 			prefixes = next
 			continue
 		}
-		lo, hi, bounded := intBounds(col, kr.Conds, args, same)
+		lo, hi, bounded := IntBounds(col, kr.Conds, args, same)
 		if !bounded && len(prefixes[0]) == 0 {
 			return nil, nil, false // no condition on the leading key column
 		}
@@ -123,9 +123,9 @@ func upsertKeys(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any,
 	return keys, nil, true
 }
 
-// equalValues returns the values the first usable = or IN condition on
+// EqualValues returns the values the first usable = or IN condition on
 // col allows, as keys hold them; nil if there is none.
-func equalValues(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) []any {
+func EqualValues(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) []any {
 	for _, kc := range conds {
 		if !same(kc.Column, col.Name) || kc.Op != "=" && kc.Op != "in" {
 			continue
@@ -146,10 +146,10 @@ func equalValues(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a
 	return nil
 }
 
-// intBounds returns the range the <, <=, >, >= and BETWEEN conditions on
+// IntBounds returns the range the <, <=, >, >= and BETWEEN conditions on
 // the integer column col allow (both ends included); bounded is false if
 // there is none.
-func intBounds(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) (lo, hi int64, bounded bool) {
+func IntBounds(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) (lo, hi int64, bounded bool) {
 	lo, hi = math.MinInt64, math.MaxInt64
 	if col.Kind != KeyInt {
 		return lo, hi, false

@@ -20,6 +20,7 @@ func testReadsCoverSelectedRows(t *testing.T, f Factory) {
 	n := open(t, f)
 	n.ddl("CREATE TABLE s (id bigint PRIMARY KEY, v integer)")
 	n.ddl("CREATE TABLE c (a text, b integer, v integer, PRIMARY KEY (a, b))")
+	n.ddl("CREATE INDEX s_v ON s (v)", "CREATE INDEX c_v ON c (v)")
 	var rows []string
 	for i := -6; i <= 6; i++ {
 		rows = append(rows, fmt.Sprintf("(%d, %d)", i*3, i%4))

@@ -65,6 +65,9 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err := changesetKeys(ws, tx.rowidTable()); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
+	if err := tx.indexKeys(ws); err != nil {
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+	}
 	if tx.fkWrites {
 		if err := tx.foreignKeyRows(ws); err != nil {
 			return nil, tx.classify(err)
@@ -92,6 +95,9 @@ func (tx *Tx) imagedWriteSet() (*writeset.WriteSet, error) {
 	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: tx.img.changeset()}
 	if err := changesetKeys(ws, nil); err != nil { // images are of tables with a primary key
+		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
+	}
+	if err := tx.indexKeys(ws); err != nil {
 		return nil, sqlerr.Wrap(err, sqlerr.Internal, "capture write set: %v", err)
 	}
 	// Rows an UPDATE left as they were certify too.

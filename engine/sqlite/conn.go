@@ -109,6 +109,9 @@ type tableInfo struct {
 	// fks are the table's foreign keys, refs those of other tables (or its
 	// own) that reference it (fkeys.go).
 	fks, refs []foreignKey
+	// indexCols are the columns that lead its indexes, by position
+	// (indexkeys.go); nil until read.
+	indexCols map[int]string
 	// defaults holds the columns' defaults as SQLite's expressions, by
 	// lower-cased name (none: no default), and identity the identity
 	// columns' kinds, identityAlways or identityByDefault (identity.go).

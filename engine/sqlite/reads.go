@@ -128,8 +128,9 @@ func (rs *readSet) addKeyRead(c *conn, kr *pgparse.KeyRead, rec *record, args []
 	if ok {
 		rs.keys = append(rs.keys, keys...)
 		rs.ranges = append(rs.ranges, ranges...)
+		return true
 	}
-	return ok
+	return !kr.Insert && rs.addIndexRead(c, ti, kr.Conds, args) // by an index (indexkeys.go)
 }
 
 // keyColumns describes ti's key columns in the order its keys list them:
