@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"certa/writeset"
@@ -162,7 +163,7 @@ func (n *naive) certify(ws *writeset.WriteSet, seqno uint64) Result {
 		}
 		for _, k := range append(slices.Clone(c.ws.Keys), c.ws.IndexKeys...) {
 			last[k] = c.seqno
-			if slices.ContainsFunc(ws.ReadRanges, func(r writeset.KeyRange) bool { return r.Contains(k) }) {
+			if slices.ContainsFunc(ws.ReadRanges, func(r writeset.KeyRange) bool { return naiveContains(r, k) }) {
 				inRange = append(inRange, k)
 			} else if ws.ReadFilter != nil && ws.ReadFilter.MayContain(k) {
 				inFilter = append(inFilter, k)
@@ -219,6 +220,29 @@ func cloneWS(ws *writeset.WriteSet) writeset.WriteSet {
 	return c
 }
 
+// naiveContains is KeyRange.Contains by another road: a prefix range
+// holds k if k starts with its lead and then one of the text values the
+// histories use that has the prefix.
+func naiveContains(r writeset.KeyRange, k writeset.Key) bool {
+	if r.Prefix == "" {
+		return r.Contains(k)
+	}
+	for _, s := range oracleTexts {
+		value := string(writeset.EncodeKey("", s)[1:])
+		if strings.HasPrefix(s, r.Prefix) && strings.HasPrefix(string(k), string(r.Lo)+value) {
+			return true
+		}
+	}
+	return false
+}
+
+// oracleTexts are the text values of keys, and oraclePrefixes the text
+// prefixes ranges select by.
+var (
+	oracleTexts    = []string{"0", "1", "2", "x", "a", "ab", "abc", "b", "xa"}
+	oraclePrefixes = []string{"a", "ab", "x", "1", "abcd"}
+)
+
 // history generates random write sets over a few hot keys of a few tables.
 type history struct {
 	rng *rand.Rand
@@ -231,9 +255,9 @@ func (g *history) key() writeset.Key {
 	t := oracleTables[g.rng.IntN(len(oracleTables))]
 	switch g.rng.IntN(10) {
 	case 0:
-		return writeset.EncodeKey(t, fmt.Sprint(g.rng.IntN(3)))
+		return writeset.EncodeKey(t, oracleTexts[g.rng.IntN(len(oracleTexts))])
 	case 1:
-		return writeset.EncodeKey(t, int64(g.rng.IntN(2)), "x")
+		return writeset.EncodeKey(t, int64(g.rng.IntN(2)), oracleTexts[g.rng.IntN(len(oracleTexts))])
 	case 2:
 		return writeset.EncodeKey(t, g.rng.Int64()) // cold
 	}
@@ -307,7 +331,7 @@ func (g *history) indexKey() writeset.Key {
 	t := oracleTables[g.rng.IntN(len(oracleTables))]
 	col := []string{"k", "j"}[g.rng.IntN(2)]
 	if g.rng.IntN(4) == 0 {
-		return writeset.IndexKey(t, col, fmt.Sprint(g.rng.IntN(3)))
+		return writeset.IndexKey(t, col, oracleTexts[g.rng.IntN(len(oracleTexts))])
 	}
 	return writeset.IndexKey(t, col, int64(g.rng.IntN(5)-1))
 }
@@ -338,7 +362,14 @@ func (g *history) reads(ws *writeset.WriteSet) {
 		}
 		lo, hi := bound(), bound()
 		r := writeset.KeyRangeOf(t, lo, hi)
-		if r.Contains(r.Lo) {
+		if g.rng.IntN(3) == 0 { // a text prefix, after an integer or not
+			var lead []any
+			if g.rng.IntN(2) == 0 {
+				lead = []any{int64(g.rng.IntN(2))}
+			}
+			r = writeset.KeyPrefixRange(t, lead, oraclePrefixes[g.rng.IntN(len(oraclePrefixes))])
+		}
+		if r.Prefix != "" || r.Contains(r.Lo) {
 			ws.ReadRanges = append(ws.ReadRanges, r)
 		}
 	}

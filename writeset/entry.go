@@ -11,8 +11,8 @@ const (
 // The first byte of every log entry: its kind, and for batches the
 // encoding of their write sets. Entries written before write sets had a
 // Schema field (kindBatchV1), ReadTables (kindBatchV2), SharedKeys
-// (kindBatchV3), finer reads (kindBatchV4) or index keys (kindBatchV5)
-// still decode.
+// (kindBatchV3), finer reads (kindBatchV4), index keys (kindBatchV5) or
+// prefix ranges (kindBatchV6) still decode.
 const (
 	kindBatchV1 byte = 1
 	kindBatchV2 byte = 3
@@ -20,6 +20,7 @@ const (
 	kindBatchV4 byte = 5
 	kindBatchV5 byte = 6
 	kindBatchV6 byte = 7
+	kindBatchV7 byte = 8
 )
 
 // Member is what the cluster knows about one node besides its Raft identity:
@@ -43,7 +44,7 @@ func EncodeBatch(ws []*WriteSet) []byte {
 		size += w.Size()
 	}
 	b := make([]byte, 0, size) // one allocation: entries can be tens of MB
-	b = append(b, kindBatchV6)
+	b = append(b, kindBatchV7)
 	b = binary.AppendUvarint(b, uint64(len(ws)))
 	for _, w := range ws {
 		b = w.Append(b)
@@ -75,7 +76,7 @@ func DecodeEntry(b []byte) (DecodedEntry, error) {
 	}
 	e := DecodedEntry{Kind: b[0]}
 	switch e.Kind {
-	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6:
+	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6, kindBatchV7:
 		kind := e.Kind
 		e.Kind = KindBatch
 		d := decoder{b: b[1:]}

@@ -118,7 +118,7 @@ type strict struct {
 }
 
 func canonical(b []byte, walk func(*strict)) bool {
-	s := &strict{b: b, ok: true, kind: kindBatchV6}
+	s := &strict{b: b, ok: true, kind: kindBatchV7}
 	walk(s)
 	return s.ok && len(s.b) == 0
 }
@@ -171,8 +171,11 @@ func (s *strict) writeSet() {
 	}
 	if s.kind >= kindBatchV5 {
 		s.list() // ReadKeys
-		n := s.uvarint()
-		for i := uint64(0); i < 2*n && s.ok; i++ {
+		n, per := s.uvarint(), uint64(2)
+		if s.kind >= kindBatchV7 {
+			per = 3 // and Prefix
+		}
+		for i := uint64(0); i < per*n && s.ok; i++ {
 			s.string() // ReadRanges' bounds
 		}
 		if s.ok && len(s.b) > 0 && s.b[0] != 0 {
@@ -203,9 +206,9 @@ func (s *strict) entry() {
 	kind := s.b[0]
 	s.b = s.b[1:]
 	switch kind {
-	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6:
-		// Earlier kinds decode, but re-encode as V6: not canonical.
-		s.ok = s.ok && kind == kindBatchV6
+	case kindBatchV1, kindBatchV2, kindBatchV3, kindBatchV4, kindBatchV5, kindBatchV6, kindBatchV7:
+		// Earlier kinds decode, but re-encode as V7: not canonical.
+		s.ok = s.ok && kind == kindBatchV7
 		s.kind = kind
 		n := s.uvarint()
 		for i := uint64(0); i < n && s.ok; i++ {

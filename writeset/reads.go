@@ -24,8 +24,14 @@ import (
 // keys that start with them. Engines give ranges with unequal ends only
 // over columns whose keys all encode as integers (other values'
 // encodings do not keep their order).
+//
+// A range with a Prefix (a text prefix predicate: k LIKE 'abc%') has
+// Lo = Hi and holds the keys that start with Lo and whose next value is
+// text that starts with Prefix (bytes of UTF-8): text keys encode their
+// length first, so those keys are no interval of bytes.
 type KeyRange struct {
 	Lo, Hi Key
+	Prefix string
 }
 
 // KeyRangeOf returns the range of table's keys whose leading primary-key
@@ -64,8 +70,19 @@ func BaseTable(table string) string {
 // Table returns the table of r.
 func (r KeyRange) Table() string { return r.Lo.Table() }
 
+// KeyPrefixRange returns the range of table's keys whose leading
+// primary-key values are lead and whose next value is text that starts
+// with prefix.
+func KeyPrefixRange(table string, lead []any, prefix string) KeyRange {
+	k := EncodeKey(table, lead...)
+	return KeyRange{Lo: k, Hi: k, Prefix: prefix}
+}
+
 // Contains reports whether key k (of any table) is in r.
 func (r KeyRange) Contains(k Key) bool {
+	if r.Prefix != "" {
+		return r.holdsPrefixed(k)
+	}
 	if k < r.Lo {
 		return false
 	}
@@ -75,10 +92,23 @@ func (r KeyRange) Contains(k Key) bool {
 	return k <= r.Hi
 }
 
+// holdsPrefixed is Contains of a range with a Prefix.
+func (r KeyRange) holdsPrefixed(k Key) bool {
+	if len(k) <= len(r.Lo) || k[:len(r.Lo)] != r.Lo || k[len(r.Lo)] != tagText {
+		return false
+	}
+	rest := string(k[len(r.Lo)+1:])
+	n, w := binary.Uvarint([]byte(rest[:min(len(rest), binary.MaxVarintLen64)]))
+	return w > 0 && n >= uint64(len(r.Prefix)) && strings.HasPrefix(rest[w:], r.Prefix)
+}
+
 // valid reports whether r's bounds name one table and r holds Lo (so it
-// is not empty).
+// is not empty), or for a Prefix range whether Lo = Hi names a table.
 func (r KeyRange) valid() bool {
 	t := r.Lo.Table()
+	if r.Prefix != "" {
+		return len(t) < len(r.Lo) && r.Hi == r.Lo
+	}
 	return len(t) < len(r.Lo) && len(t) < len(r.Hi) && r.Hi[:len(t)+1] == r.Lo[:len(t)+1] && r.Contains(r.Lo)
 }
 
@@ -184,7 +214,7 @@ func IsFilterFalsePositive(filtered []Key, key Key) bool {
 }
 
 // appendReads appends the encoding of w's ReadKeys, ReadRanges and
-// ReadFilter (kindBatchV5).
+// ReadFilter (kindBatchV7; kindBatchV5 and V6 had no Prefix).
 func (w *WriteSet) appendReads(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(w.ReadKeys)))
 	for _, k := range w.ReadKeys {
@@ -194,6 +224,7 @@ func (w *WriteSet) appendReads(b []byte) []byte {
 	for _, r := range w.ReadRanges {
 		b = appendString(b, string(r.Lo))
 		b = appendString(b, string(r.Hi))
+		b = appendString(b, r.Prefix)
 	}
 	if w.ReadFilter == nil {
 		return append(b, 0)
@@ -209,7 +240,7 @@ func (w *WriteSet) readsSize() int {
 	}
 	n += uvarintSize(uint64(len(w.ReadRanges)))
 	for _, r := range w.ReadRanges {
-		n += stringSize(len(r.Lo)) + stringSize(len(r.Hi))
+		n += stringSize(len(r.Lo)) + stringSize(len(r.Hi)) + stringSize(len(r.Prefix))
 	}
 	n++
 	if w.ReadFilter != nil {
@@ -228,7 +259,7 @@ func (w *WriteSet) ReadSize() int {
 	return n
 }
 
-func (d *decoder) reads(w *WriteSet) {
+func (d *decoder) reads(w *WriteSet, kind byte) {
 	if n := d.count(); n > 0 {
 		w.ReadKeys = make([]Key, n)
 		for i := range w.ReadKeys {
@@ -239,6 +270,9 @@ func (d *decoder) reads(w *WriteSet) {
 		w.ReadRanges = make([]KeyRange, n)
 		for i := range w.ReadRanges {
 			r := KeyRange{Lo: Key(d.string()), Hi: Key(d.string())}
+			if kind >= kindBatchV7 {
+				r.Prefix = d.string()
+			}
 			if d.err == nil && !r.valid() {
 				d.fail()
 			}

@@ -130,7 +130,7 @@ func (w *WriteSet) normalizeReads() {
 	}
 	sort.Slice(w.ReadRanges, func(i, j int) bool {
 		a, b := w.ReadRanges[i], w.ReadRanges[j]
-		return a.Lo < b.Lo || a.Lo == b.Lo && a.Hi < b.Hi
+		return a.Lo < b.Lo || a.Lo == b.Lo && (a.Hi < b.Hi || a.Hi == b.Hi && a.Prefix < b.Prefix)
 	})
 	ranges := dedup(w.ReadRanges)
 	w.ReadRanges = ranges[:0]
@@ -299,12 +299,13 @@ func uvarintSize(v uint64) int {
 
 // Decode decodes one write set from the front of b and returns the rest.
 // The write set does not alias b.
-func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV6) }
+func Decode(b []byte) (WriteSet, []byte, error) { return decode(b, kindBatchV7) }
 
 // decode decodes one write set in the encoding of entries of kind: those
 // written before the Schema field existed (kindBatchV1), ReadTables
 // (kindBatchV2), SharedKeys (kindBatchV3), ReadKeys, ReadRanges and
-// ReadFilter (kindBatchV4) or IndexKeys (kindBatchV5) lack them.
+// ReadFilter (kindBatchV4), IndexKeys (kindBatchV5) or ranges' Prefix
+// (kindBatchV6) lack them.
 func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 	d := decoder{b: b}
 	var w WriteSet
@@ -350,7 +351,7 @@ func decode(b []byte, kind byte) (WriteSet, []byte, error) {
 		}
 	}
 	if kind >= kindBatchV5 {
-		d.reads(&w)
+		d.reads(&w, kind)
 	}
 	if kind >= kindBatchV6 {
 		if n := d.count(); n > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -31,7 +32,8 @@ func samples() []WriteSet {
 			SharedKeys: []Key{EncodeKey("parent", int64(1)), EncodeKey("parent", int64(2))}},
 		{Origin: "n1", TxID: 11, Snapshot: 10, Keys: []Key{EncodeKey("t", int64(4))}, Tables: []string{"t"},
 			ReadTables: []string{"u"}, ReadKeys: []Key{EncodeKey("doctors", int64(1)), EncodeKey("doctors", int64(2))},
-			ReadRanges: []KeyRange{KeyRangeOf("t", []any{int64(1)}, []any{int64(9)}), KeyRangeOf("t", []any{int64(20)}, nil)}},
+			ReadRanges: []KeyRange{KeyRangeOf("t", []any{int64(1)}, []any{int64(9)}), KeyRangeOf("t", []any{int64(20)}, nil),
+				KeyPrefixRange("s", nil, "ab"), KeyPrefixRange(IndexTable("t", "name"), nil, "x")}},
 		{Origin: "n2", TxID: 12, Snapshot: 11, Keys: []Key{EncodeKey("t", int64(5))}, Tables: []string{"t"},
 			ReadFilter: NewFilter([]Key{EncodeKey("v", int64(1))}, 0.01)},
 		{Origin: "n3", TxID: 13, Snapshot: 12, Keys: []Key{EncodeKey("t", int64(6))}, Tables: []string{"t"},
@@ -143,7 +145,7 @@ func TestEncodeBatchDecodeEntry(t *testing.T) {
 	}
 	for _, batch := range [][]WriteSet{nil, ss[:1], ss[2:3], ss} {
 		b := EncodeBatch(ptrs(batch))
-		if b[0] != kindBatchV6 {
+		if b[0] != kindBatchV7 {
 			t.Fatalf("kind %d", b[0])
 		}
 		e, err := DecodeEntry(b)
@@ -201,7 +203,7 @@ func TestEncodeMember(t *testing.T) {
 }
 
 func TestDecodeEntryUnknownKind(t *testing.T) {
-	for _, k := range []byte{0, 8, 0xff} {
+	for _, k := range []byte{0, 9, 0xff} {
 		if _, err := DecodeEntry([]byte{k, 0}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("kind %d: err = %v", k, err)
 		}
@@ -326,12 +328,12 @@ func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
 	for _, c := range []struct {
 		kind byte
 		cut  int // bytes of the V6 encoding's end the older one lacks
-	}{{kindBatchV1, 7}, {kindBatchV2, 6}, {kindBatchV3, 5}, {kindBatchV4, 4}, {kindBatchV5, 1}} {
+	}{{kindBatchV1, 7}, {kindBatchV2, 6}, {kindBatchV3, 5}, {kindBatchV4, 4}, {kindBatchV5, 1}, {kindBatchV6, 0}} {
 		var old []byte
 		var want []WriteSet
 		for _, w := range samples() {
 			if w.Schema != SchemaNone && c.kind == kindBatchV1 || len(w.ReadTables) > 0 && c.kind < kindBatchV3 ||
-				len(w.SharedKeys) > 0 && c.kind < kindBatchV4 || (len(w.ReadKeys)+len(w.ReadRanges) > 0 || w.ReadFilter != nil) && c.kind < kindBatchV5 || len(w.IndexKeys) > 0 {
+				len(w.SharedKeys) > 0 && c.kind < kindBatchV4 || (len(w.ReadKeys) > 0 || w.ReadFilter != nil) && c.kind < kindBatchV5 || len(w.ReadRanges) > 0 || len(w.IndexKeys) > 0 && c.kind < kindBatchV6 {
 				continue
 			}
 			enc := w.Append(nil)
@@ -352,6 +354,47 @@ func TestDecodeEntryV1V2AndBadSchema(t *testing.T) {
 	for _, w := range []WriteSet{{Schema: SchemaAll + 1}, {DDL: "DROP TABLE t", Schema: SchemaTables}} {
 		if _, _, err := Decode(w.Append(nil)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%+v: err = %v", w, err)
+		}
+	}
+}
+
+// Before ranges had a Prefix (V5, V6), a range was its two bounds.
+func TestDecodeRangesWithoutPrefix(t *testing.T) {
+	w := WriteSet{Origin: "n1", ReadRanges: []KeyRange{KeyRangeOf("t", []any{int64(1)}, []any{int64(9)})}}
+	enc := w.Append(nil)
+	// ... Lo, Hi, Prefix "" (one zero byte), no filter (0), no IndexKeys (0).
+	v6 := append(bytes.Clone(enc[:len(enc)-3]), enc[len(enc)-2:]...)
+	for _, kind := range []byte{kindBatchV5, kindBatchV6} {
+		b := v6
+		if kind == kindBatchV5 {
+			b = b[:len(b)-1]
+		}
+		e, err := DecodeEntry(append([]byte{kind, 1}, b...))
+		if err != nil || len(e.Batch) != 1 || !equalWS(e.Batch[0], w) {
+			t.Fatalf("kind %d: %+v, %v", kind, e, err)
+		}
+	}
+}
+
+func TestKeyPrefixRangeContains(t *testing.T) {
+	r := KeyPrefixRange("t", []any{int64(1)}, "ab")
+	for _, c := range []struct {
+		key  Key
+		want bool
+	}{
+		{EncodeKey("t", int64(1), "ab"), true},
+		{EncodeKey("t", int64(1), "abc", int64(7)), true},
+		{EncodeKey("t", int64(1), "a"), false},
+		{EncodeKey("t", int64(1), "b"), false},
+		{EncodeKey("t", int64(1), "xab"), false},
+		{EncodeKey("t", int64(2), "abc"), false},
+		{EncodeKey("t", int64(1), []byte("abc")), false},
+		{EncodeKey("t", int64(1)), false},
+		{EncodeKey("u", int64(1), "abc"), false},
+		{EncodeKey("t", int64(1), strings.Repeat("ab", 200)), true},
+	} {
+		if got := r.Contains(c.key); got != c.want {
+			t.Errorf("Contains(%q) = %v", c.key, got)
 		}
 	}
 }
