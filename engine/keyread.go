@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"certa/pgparse"
 	"certa/writeset"
@@ -33,7 +34,8 @@ const maxKeyReads = 1000
 // KeyReads returns the keys or key ranges of table (named as write-set
 // keys name it, keyed by cols) that a statement with KeyRead kr, run with
 // args, read: the rows its conditions select on leading key columns (a
-// product of equal values, then a range of integers), or for an INSERT
+// product of equal values, then a range of integers or a text prefix
+// that LIKE selects), or for an INSERT
 // ... ON CONFLICT on the key, its rows' keys; a plain INSERT reads none.
 // ok is false when the conditions do not bound the rows by the key (no
 // condition on the leading column, a value not of its column's kind):
@@ -66,6 +68,14 @@ func KeyReads(kr *pgparse.KeyRead, table string, cols []KeyColumn, args []any, s
 			continue
 		}
 		lo, hi, bounded := IntBounds(col, kr.Conds, args, same)
+		if !bounded {
+			if text, ok := LikePrefix(col, kr.Conds, args, same); ok {
+				for _, p := range prefixes {
+					ranges = append(ranges, writeset.KeyPrefixRange(table, p, text))
+				}
+				return nil, ranges, true
+			}
+		}
 		if !bounded && len(prefixes[0]) == 0 {
 			return nil, nil, false // no condition on the leading key column
 		}
@@ -193,6 +203,47 @@ func IntBounds(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, 
 		bounded = true
 	}
 	return lo, hi, bounded
+}
+
+// LikePrefix returns the text every value of the text column col that
+// a LIKE condition on it selects starts with: the pattern up to its
+// first wildcard (% or _), with \ escaping the character after it, as
+// PostgreSQL's LIKE reads a pattern without ESCAPE. ok is false if there
+// is no such condition or its prefix is empty. LIKE compares characters
+// exactly whatever the column's (deterministic) collation, and so do
+// the keys.
+func LikePrefix(col KeyColumn, conds []pgparse.KeyCond, args []any, same func(a, b string) bool) (prefix string, ok bool) {
+	if col.Kind != KeyText {
+		return "", false
+	}
+	for _, kc := range conds {
+		if kc.Op != "like" || !same(kc.Column, col.Name) {
+			continue
+		}
+		v, usable := keyOperand(col, kc.Values[0], args)
+		pattern, _ := v.(string)
+		if !usable {
+			continue
+		}
+		var b strings.Builder
+	scan:
+		for i := 0; i < len(pattern); i++ {
+			switch pattern[i] {
+			case '%', '_':
+				break scan
+			case '\\':
+				i++
+				if i == len(pattern) {
+					break scan // PostgreSQL refuses the pattern
+				}
+			}
+			b.WriteByte(pattern[i])
+		}
+		if b.Len() > len(prefix) {
+			prefix = b.String() // the longest: every condition holds
+		}
+	}
+	return prefix, prefix != ""
 }
 
 // keyOperand returns o's value as a key of col holds it: an integer for a

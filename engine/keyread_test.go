@@ -13,7 +13,7 @@ import (
 // KeyReads turns a statement's key conditions into the keys or ranges it
 // read, or says it read the whole table.
 func TestKeyReads(t *testing.T) {
-	key, rng := writeset.EncodeKey, writeset.KeyRangeOf
+	key, rng, pre := writeset.EncodeKey, writeset.KeyRangeOf, writeset.KeyPrefixRange
 	intCol, textCol := KeyColumn{"id", KeyInt}, KeyColumn{"a", KeyText}
 	for _, c := range []struct {
 		sql    string
@@ -31,10 +31,18 @@ func TestKeyReads(t *testing.T) {
 		{"SELECT * FROM t WHERE id < -9223372036854775807", []KeyColumn{intCol}, nil, nil, []writeset.KeyRange{rng("t", nil, []any{int64(math.MinInt64)})}, true},
 		{"SELECT * FROM t WHERE id >= 5 AND id <= 4", []KeyColumn{intCol}, nil, nil, nil, true},
 		{"INSERT INTO t VALUES (1)", []KeyColumn{intCol}, nil, nil, nil, true},
+		{"SELECT * FROM t WHERE a LIKE 'ab%c_'", []KeyColumn{textCol}, nil, nil, []writeset.KeyRange{pre("t", nil, "ab")}, true},
+		{`SELECT * FROM t WHERE a LIKE $1 AND a LIKE 'a%'`, []KeyColumn{textCol}, []any{`a\%b\_c\\d\`}, nil, []writeset.KeyRange{pre("t", nil, `a%b_c\d`)}, true},
+		{"SELECT * FROM t WHERE a LIKE 'héllo' AND id = 1", []KeyColumn{textCol, intCol}, nil, nil, []writeset.KeyRange{pre("t", nil, "héllo")}, true},
+		{"SELECT * FROM t WHERE id IN (1, 2) AND a LIKE 'x%'", []KeyColumn{intCol, textCol}, nil, nil,
+			[]writeset.KeyRange{pre("t", []any{int64(1)}, "x"), pre("t", []any{int64(2)}, "x")}, true},
 		{"INSERT INTO t (id, v) VALUES ($1, 'a'), (7, $2) ON CONFLICT (id) DO NOTHING", []KeyColumn{intCol}, []any{int64(6), "b"},
 			[]writeset.Key{key("t", int64(6)), key("t", int64(7))}, nil, true},
 		// The whole table.
 		{"SELECT * FROM t WHERE a > 'x'", []KeyColumn{textCol}, nil, nil, nil, false},
+		{"SELECT * FROM t WHERE a LIKE '%x'", []KeyColumn{textCol}, nil, nil, nil, false},
+		{"SELECT * FROM t WHERE a LIKE $1", []KeyColumn{textCol}, []any{int64(1)}, nil, nil, false},
+		{"SELECT * FROM t WHERE id LIKE '1%'", []KeyColumn{intCol}, nil, nil, nil, false},
 		{"SELECT * FROM t WHERE id = $1", []KeyColumn{intCol}, []any{1.5}, nil, nil, false},
 		{"SELECT * FROM t WHERE id = $2", []KeyColumn{intCol}, []any{int64(1)}, nil, nil, false},
 		{"SELECT * FROM t WHERE id = 'x'", []KeyColumn{intCol}, nil, nil, nil, false},

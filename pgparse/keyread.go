@@ -11,7 +11,7 @@ import (
 // on rows that some conditions of its WHERE select: a SELECT from one
 // table, or an UPDATE or DELETE of one, whose WHERE is a conjunction
 // with conditions on plain columns compared with constants or parameters
-// (=, <, <=, >, >=, IN, BETWEEN). Rows outside what any one of Conds
+// (=, <, <=, >, >=, IN, BETWEEN, LIKE). Rows outside what any one of Conds
 // selects cannot change the statement's outcome, whatever the other
 // conjuncts say, so a serializable transaction may certify the keys or
 // key ranges Conds give instead of the whole table (engine.Tx.Reads). A
@@ -39,8 +39,9 @@ type KeyRead struct {
 }
 
 // KeyCond is one condition of a KeyRead's WHERE: Column Op Values, with
-// Op one of "=", "<", "<=", ">", ">=" (one value), "in" (the listed
-// values) or "between" (two: low, high).
+// Op one of "=", "<", "<=", ">", ">=", "like" (one value: the pattern,
+// which escapes with \), "in" (the listed values) or "between" (two:
+// low, high).
 type KeyCond struct {
 	Column string
 	Op     string
@@ -209,6 +210,13 @@ func keyCond(n *pg_query.Node, alias string) (KeyCond, bool) {
 			return KeyCond{}, false
 		}
 		return KeyCond{Column: col, Op: op, Values: []Operand{val}}, true
+	case pg_query.A_Expr_Kind_AEXPR_LIKE:
+		col, ok := plainColumn(e.Lexpr, alias)
+		val, isVal := operand(e.Rexpr) // not like_escape(...): an ESCAPE clause
+		if op != "~~" || !ok || !isVal || val.IsInt {
+			return KeyCond{}, false // NOT LIKE
+		}
+		return KeyCond{Column: col, Op: "like", Values: []Operand{val}}, true
 	case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_BETWEEN:
 		if (e.Kind == pg_query.A_Expr_Kind_AEXPR_IN) != (op == "=") || e.Kind == pg_query.A_Expr_Kind_AEXPR_BETWEEN && op != "BETWEEN" {
 			return KeyCond{}, false // NOT IN, NOT BETWEEN, BETWEEN SYMMETRIC

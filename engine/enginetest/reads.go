@@ -13,29 +13,32 @@ import (
 
 // Every row a serializable statement's WHERE selects is covered by what
 // Reads reports (its key, a range holding it, or its table read whole),
-// for random conditions on a single and a composite key, with constants
-// and parameters of every type a client sends: the reads are never
-// narrower than the engine's own comparisons.
+// for random conditions on a single and a composite key and on indexed
+// columns (LIKE patterns too), with constants and parameters of every
+// type a client sends: the reads are never narrower than the engine's
+// own comparisons.
 func testReadsCoverSelectedRows(t *testing.T, f Factory) {
 	n := open(t, f)
 	n.ddl("CREATE TABLE s (id bigint PRIMARY KEY, v integer)")
-	n.ddl("CREATE TABLE c (a text, b integer, v integer, PRIMARY KEY (a, b))")
-	n.ddl("CREATE INDEX s_v ON s (v)", "CREATE INDEX c_v ON c (v)")
+	n.ddl("CREATE TABLE c (a text, b integer, v integer, w varchar(10), PRIMARY KEY (a, b))")
+	n.ddl("CREATE INDEX s_v ON s (v)", "CREATE INDEX c_v ON c (v)", "CREATE INDEX c_w ON c (w)")
 	var rows []string
 	for i := -6; i <= 6; i++ {
 		rows = append(rows, fmt.Sprintf("(%d, %d)", i*3, i%4))
 	}
 	n.commit("INSERT INTO s VALUES " + strings.Join(rows, ", "))
 	rows = rows[:0]
-	for _, a := range []string{"", "a", "b", "ab", "5", "05"} {
+	texts := []string{"", "a", "b", "ab", "5", "05", "a%b", `a\b`, "é", "éa", "A"}
+	for i, a := range texts {
 		for b := -2; b <= 2; b++ {
-			rows = append(rows, fmt.Sprintf("('%s', %d, %d)", a, b, b*b))
+			rows = append(rows, fmt.Sprintf("('%s', %d, %d, '%s')", a, b, b*b, texts[(i+b+2)%len(texts)]))
 		}
 	}
 	n.commit("INSERT INTO c VALUES " + strings.Join(rows, ", "))
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	ints := []string{"-7", "-3", "0", "2", "3", "9", "18", "100"}
+	patterns := []string{"a%", "ab%", "a_", "a\\%%", `a\\%`, "a%b", "é%", "%", "_", "5", "A%", "a\\_%"}
 	operand := func(col string, args *[]any) string {
 		if rng.IntN(2) == 0 { // a parameter of some type
 			var v any
@@ -49,15 +52,15 @@ func testReadsCoverSelectedRows(t *testing.T, f Factory) {
 			case 3:
 				v = float64(rng.IntN(9)-4) + []float64{0, 0.5}[rng.IntN(2)]
 			case 4:
-				v = []string{"a", "ab", "5", ""}[rng.IntN(4)]
+				v = []string{"a", "ab", "5", "", "a%", "é%"}[rng.IntN(6)]
 			default:
 				v = nil
 			}
 			*args = append(*args, v)
 			return fmt.Sprintf("$%d", len(*args))
 		}
-		if col == "a" && rng.IntN(3) > 0 {
-			return "'" + []string{"a", "b", "ab", "5", "05", ""}[rng.IntN(6)] + "'"
+		if (col == "a" || col == "w") && rng.IntN(3) > 0 {
+			return "'" + texts[rng.IntN(len(texts))] + "'"
 		}
 		switch rng.IntN(5) {
 		case 0:
@@ -69,7 +72,16 @@ func testReadsCoverSelectedRows(t *testing.T, f Factory) {
 	}
 	cond := func(cols []string, args *[]any) string {
 		col := cols[rng.IntN(len(cols))]
-		switch rng.IntN(5) {
+		switch rng.IntN(6) {
+		case 5:
+			if col == "a" || col == "w" {
+				if rng.IntN(2) == 0 {
+					*args = append(*args, patterns[rng.IntN(len(patterns))])
+					return fmt.Sprintf("%s LIKE $%d", col, len(*args))
+				}
+				return fmt.Sprintf("%s LIKE '%s'", col, patterns[rng.IntN(len(patterns))])
+			}
+			fallthrough
 		case 0:
 			return fmt.Sprintf("%s IN (%s, %s)", col, operand(col, args), operand(col, args))
 		case 1:
@@ -83,7 +95,7 @@ func testReadsCoverSelectedRows(t *testing.T, f Factory) {
 	for iter := range 400 {
 		table, cols, key := "s", []string{"id", "v"}, "id"
 		if iter%2 == 1 {
-			table, cols, key = "c", []string{"a", "b", "v"}, "a, b"
+			table, cols, key = "c", []string{"a", "b", "v", "w"}, "a, b"
 		}
 		var args []any
 		conds := make([]string, 1+rng.IntN(3))

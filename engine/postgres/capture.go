@@ -31,6 +31,8 @@ type captured struct {
 	parents map[writeset.Key]bool
 	// locked are the keys of rows nested SELECTs locked for update.
 	locked []writeset.Key
+	// index are the index entries of rows inserted or moved (indexreads.go).
+	index []writeset.Key
 }
 
 // capture reads back what the capture triggers recorded of the
@@ -111,6 +113,13 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			if ch.op == opInsert || len(c.keys) == 0 || key != c.keys[len(c.keys)-1] {
 				c.keys = append(c.keys, key) // an update of the key writes both
 			}
+		}
+		if len(m.indexCols) > 0 && newCols != nil {
+			index, err := m.indexKeys(ch.op, oldCols, newCols)
+			if err != nil {
+				return c, fmt.Errorf("capture: index entries of %s: %w", m.sqlName(), err)
+			}
+			c.index = append(c.index, index...)
 		}
 		if !refs.empty() {
 			if err := c.refKeys(ctx, conn, ts, m, refs, ch.op, ch.newRow, oldCols, newCols); err != nil {

@@ -32,7 +32,8 @@ import (
 //   - every relation the statements name is a plain table (a view, a
 //     partitioned table, reads tables under other names);
 //   - every statement that names the table is a KeyRead on it whose
-//     values have its key columns' kinds (engine.KeyReads).
+//     values have its key columns' kinds (engine.KeyReads), or bound
+//     the rows by a column that leads an index (indexreads.go).
 //
 // Any other table the counts name is read whole. Foreign-key checks read
 // parents and children by key, which their shared keys certify already.
@@ -151,6 +152,11 @@ func (t *Tx) refine(ctx context.Context, l *readLog, read []uint32) (engine.Read
 			return engine.Reads{}, pgError(err)
 		}
 		keys, ranges, ok := t.keyReads(m, k)
+		if !ok && !k.kr.Insert {
+			if keys, ranges, ok, err = t.indexReads(ctx, m, k.kr.Conds, k.args); err != nil {
+				return engine.Reads{}, err
+			}
+		}
 		if !ok {
 			r.Tables = []string{m.keyTable()}
 			continue

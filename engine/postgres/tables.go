@@ -20,7 +20,12 @@ type tableMeta struct {
 	// key (readkeys.go): integers, strings compared byte for byte (text
 	// and varchar of a deterministic collation), or other.
 	pkKinds []engine.KeyKind
-	cols    []string // columns a row sets: not generated, not dropped
+	// indexCols are the columns that lead an index other than the
+	// primary key's, of the kinds above but other, in table order: a
+	// range of their values is read as a range of index entries
+	// (indexreads.go).
+	indexCols []engine.KeyColumn
+	cols      []string // columns a row sets: not generated, not dropped
 	// alwaysIdentity: a column is GENERATED ALWAYS AS IDENTITY, which an
 	// UPDATE can set only to DEFAULT (a new value): the applier replaces
 	// such a table's updated rows (apply.go).
@@ -150,7 +155,8 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 				UNION SELECT d.objid FROM pg_catalog.pg_depend d
 					WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
 					AND d.refobjid = c.oid AND d.refobjsubid = a.attnum AND d.deptype = 'i')),
-			a.atttypid, coalesce((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), true)
+			a.atttypid, coalesce((SELECT co.collisdeterministic FROM pg_catalog.pg_collation co WHERE co.oid = a.attcollation), true),
+			EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND NOT i.indisprimary AND i.indkey[0] = a.attnum)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 		WHERE c.oid = $1::oid ORDER BY a.attnum`, [][]byte{[]byte(rel)}, nil, nil, nil).Read()
@@ -171,14 +177,18 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		if string(row[5]) == "t" {
 			m.alwaysIdentity = true
 		}
+		var kind engine.KeyKind
+		switch typ := string(row[8]); {
+		case typ == "20" || typ == "21" || typ == "23": // int8, int2, int4
+			kind = engine.KeyInt
+		case (typ == "25" || typ == "1043") && string(row[9]) == "t": // text, varchar
+			kind = engine.KeyText
+		}
 		if ord, _ := strconv.Atoi(string(row[4])); ord > 0 {
-			keyAt[ord] = col
-			switch typ := string(row[8]); {
-			case typ == "20" || typ == "21" || typ == "23": // int8, int2, int4
-				kindAt[ord] = engine.KeyInt
-			case (typ == "25" || typ == "1043") && string(row[9]) == "t": // text, varchar
-				kindAt[ord] = engine.KeyText
-			}
+			keyAt[ord], kindAt[ord] = col, kind
+		}
+		if string(row[10]) == "t" && kind != engine.KeyOther {
+			m.indexCols = append(m.indexCols, engine.KeyColumn{Name: col, Kind: kind})
 		}
 		for _, seq := range strings.Split(string(row[7]), ",") {
 			if oid, err := strconv.ParseUint(seq, 10, 32); err == nil {

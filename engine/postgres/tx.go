@@ -451,7 +451,7 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 		return nil, t.failed(err)
 	}
 	ws := &writeset.WriteSet{Snapshot: t.snapshot, Keys: keys, Tables: tabs, Changes: appendRows(nil, c.rows), Schema: c.schema,
-		ReadTables: unseen, SharedKeys: c.shared}
+		ReadTables: unseen, SharedKeys: c.shared, IndexKeys: c.index}
 	ws.Normalize()
 	return ws, nil
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"zombiezen.com/go/sqlite"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // Index entries. A serializable transaction that reads rows by a range of
-// an indexed column (WHERE k BETWEEN 1 AND 9) must fail if a row came into
+// an indexed column (WHERE k BETWEEN 1 AND 9, or name LIKE 'ab%') must fail if a row came into
 // that range after its snapshot: an insert, or an update that moved a row
 // there. So every write set carries, for the rows it inserts and the rows
 // whose indexed columns it changes, their index entries
@@ -130,6 +131,10 @@ func (rs *readSet) addIndexRead(c *conn, ti *tableInfo, conds []pgparse.KeyCond,
 			where = quoteIdent(name) + " BETWEEN ? AND ?"
 			whereArgs = []any{lo, hi}
 			ranges = append(ranges, writeset.KeyRangeOf(index, []any{lo}, []any{hi}))
+		} else if prefix, ok := engine.LikePrefix(col, conds, args, strings.EqualFold); ok {
+			where = "substr(" + quoteIdent(name) + ", 1, ?) = ?" // characters, as LIKE compares them
+			whereArgs = []any{int64(utf8.RuneCountInString(prefix)), prefix}
+			ranges = append(ranges, writeset.KeyPrefixRange(index, nil, prefix))
 		} else {
 			continue
 		}

@@ -46,6 +46,9 @@ func TestReadsGrain(t *testing.T) {
 		{"SELECT * FROM c WHERE a = $1 AND b >= 2", []any{"x"}, nil, nil, []writeset.KeyRange{rng("c", []any{"x", int64(2)}, []any{"x"})}},
 		{"SELECT * FROM c WHERE a = 'x'", nil, nil, nil, []writeset.KeyRange{rng("c", []any{"x"}, []any{"x"})}},
 		{"SELECT * FROM r WHERE a = 'x' AND b = 1", nil, nil, []writeset.Key{key("r", int64(1), "x")}, nil},
+		{"SELECT * FROM c WHERE a LIKE 'x\\_y%'", nil, nil, nil, []writeset.KeyRange{writeset.KeyPrefixRange("c", nil, "x_y")}},
+		{"SELECT * FROM ch WHERE id LIKE 'a%'", nil, []string{"ch"}, nil, nil}, // char(n) pads
+		{"SELECT * FROM c WHERE a ILIKE 'x%'", nil, []string{"c"}, nil, nil},
 		// Whole tables.
 		{"SELECT * FROM t WHERE k = 1", nil, []string{"t"}, nil, nil},
 		{"SELECT * FROM t WHERE id = 1 OR id = 2", nil, []string{"t"}, nil, nil},

@@ -194,20 +194,36 @@ func testSerializableKeyGrain(t *testing.T, start startFunc) {
 		{"keys in a filter", []string{"SELECT value FROM kg WHERE id = 1", "INSERT INTO kg VALUES (1150, 0)"},
 			[]string{"SELECT count(*) FROM kg WHERE id IN (" + intList(1000, 1300) + ")", "UPDATE kg SET value = 0 WHERE id = 2"}, true, 0},
 	}
-	if strings.HasSuffix(t.Name(), "/sqlite") {
-		// A range of an indexed column: rows coming in (inserted, or
-		// moved by an update) and rows in it changing fail the reader.
-		cases = append(cases,
-			keyGrainCase{"index range phantom", []string{"SELECT value FROM kg WHERE id = 1", "INSERT INTO kg VALUES (40, 1500)"},
-				[]string{"SELECT count(*) FROM kg WHERE value BETWEEN 1000 AND 2000", "INSERT INTO kg VALUES (41, 3)"}, true, 0},
-			keyGrainCase{"index range moved into", []string{"SELECT value FROM kg WHERE id = 1", "UPDATE kg SET value = 1700 WHERE id = 1"},
-				[]string{"SELECT count(*) FROM kg WHERE value >= 1600 AND value < 1800", "INSERT INTO kg VALUES (42, 4)"}, true, 0},
-			keyGrainCase{"index range row changed", []string{"INSERT INTO kg VALUES (50, 777)", "UPDATE kg SET other = 5 WHERE id = 60"},
-				[]string{"SELECT count(*) FROM kg WHERE value = $1", "INSERT INTO kg VALUES (43, 5)"}, true, 888},
-			keyGrainCase{"index ranges apart", []string{"SELECT count(*) FROM kg WHERE value BETWEEN 5000 AND 6000", "INSERT INTO kg VALUES (44, 9000)"},
-				[]string{"SELECT count(*) FROM kg WHERE value BETWEEN 7000 AND 8000", "INSERT INTO kg VALUES (45, 5500)"}, false, 0},
-		)
-	}
+	// A range of an indexed column: rows coming in (inserted, or moved by
+	// an update) and rows in it changing fail the reader.
+	cases = append(cases,
+		keyGrainCase{"index range phantom", []string{"SELECT value FROM kg WHERE id = 1", "INSERT INTO kg VALUES (40, 1500)"},
+			[]string{"SELECT count(*) FROM kg WHERE value BETWEEN 1000 AND 2000", "INSERT INTO kg VALUES (41, 3)"}, true, 0},
+		keyGrainCase{"index range moved into", []string{"SELECT value FROM kg WHERE id = 1", "UPDATE kg SET value = 1700 WHERE id = 1"},
+			[]string{"SELECT count(*) FROM kg WHERE value >= 1600 AND value < 1800", "INSERT INTO kg VALUES (42, 4)"}, true, 0},
+		keyGrainCase{"index range row changed", []string{"INSERT INTO kg VALUES (50, 777)", "UPDATE kg SET other = 5 WHERE id = 60"},
+			[]string{"SELECT count(*) FROM kg WHERE value = $1", "INSERT INTO kg VALUES (43, 5)"}, true, 888},
+		keyGrainCase{"index ranges apart", []string{"SELECT count(*) FROM kg WHERE value BETWEEN 5000 AND 6000", "INSERT INTO kg VALUES (44, 9000)"},
+			[]string{"SELECT count(*) FROM kg WHERE value BETWEEN 7000 AND 8000", "INSERT INTO kg VALUES (45, 5500)"}, false, 0},
+	)
+	// Prefixes (LIKE 'ab%') of a text key and of an indexed text column.
+	mustExec(t, c.Conn(0), "CREATE TABLE kt (name text PRIMARY KEY, tag varchar(20), n integer)")
+	mustExec(t, c.Conn(0), "CREATE INDEX kt_tag ON kt (tag)")
+	mustExec(t, c.Conn(0), "INSERT INTO kt VALUES ('ab1', 'red-1', 0), ('cd1', 'blue-1', 0), ('ef1', 'green-1', 0)")
+	cases = append(cases,
+		keyGrainCase{"key prefix phantom", []string{"SELECT n FROM kt WHERE name = 'cd1'", "INSERT INTO kt VALUES ('abz', 'x', 0)"},
+			[]string{"SELECT count(*) FROM kt WHERE name LIKE 'ab%'", "INSERT INTO kt VALUES ('zz1', 'x', 0)"}, true, 0},
+		keyGrainCase{"key prefix row changed", []string{"SELECT n FROM kt WHERE name = 'cd1'", "UPDATE kt SET n = 1 WHERE name = 'ab1'"},
+			[]string{"SELECT count(*) FROM kt WHERE name LIKE 'a_1' AND n = 0", "INSERT INTO kt VALUES ('zz2', 'x', 0)"}, true, 0},
+		keyGrainCase{"key prefixes apart", []string{"SELECT count(*) FROM kt WHERE name LIKE 'cd%'", "INSERT INTO kt VALUES ('ef2', 'x', 0)"},
+			[]string{"SELECT count(*) FROM kt WHERE name LIKE 'gh%'", "INSERT INTO kt VALUES ('cd2', 'x', 0)"}, false, 0},
+		keyGrainCase{"index prefix phantom", []string{"SELECT n FROM kt WHERE name = 'cd1'", "INSERT INTO kt VALUES ('r2', 'red-2', 0)"},
+			[]string{"SELECT count(*) FROM kt WHERE tag LIKE 'red%'", "INSERT INTO kt VALUES ('zz3', 'x', 0)"}, true, 0},
+		keyGrainCase{"index prefix moved into", []string{"SELECT n FROM kt WHERE name = 'cd1'", "UPDATE kt SET tag = 'pink-9' WHERE name = 'ef1'"},
+			[]string{"SELECT count(*) FROM kt WHERE tag LIKE 'pink-%'", "INSERT INTO kt VALUES ('zz4', 'x', 0)"}, true, 0},
+		keyGrainCase{"index prefixes apart", []string{"SELECT count(*) FROM kt WHERE tag LIKE 'blue%'", "INSERT INTO kt VALUES ('g5', 'grey-5', 0)"},
+			[]string{"SELECT count(*) FROM kt WHERE tag LIKE 'gold%'", "INSERT INTO kt VALUES ('b5', 'blue-5', 0)"}, false, 0},
+	)
 	if strings.HasSuffix(t.Name(), "/postgres") {
 		for _, ddl := range []string{
 			"CREATE FUNCTION kg_total() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT sum(value) FROM kg); END $$",
