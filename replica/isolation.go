@@ -142,7 +142,10 @@ func readConflict(res certify.Result) error {
 		Message: "could not serialize access due to read/write dependencies among transactions",
 		Hint:    "The transaction might succeed if retried.",
 	}
+	column, byIndex := writeset.IndexColumn(res.Table)
 	switch {
+	case byIndex:
+		e.Detail = fmt.Sprintf("Another transaction, at seqno %d, after this transaction's snapshot, put a row of table %q into the range of its column %q that this transaction read (SERIALIZABLE).", res.ConflictSeqno, writeset.BaseTable(res.Table), column)
 	case res.Key != "":
 		e.Detail = fmt.Sprintf("A row of table %q that this transaction read (SERIALIZABLE) was written by another transaction at seqno %d, after this transaction's snapshot.", res.Table, res.ConflictSeqno)
 	case res.Table == "":
@@ -165,6 +168,6 @@ func (n *Node) explainReadConflict(err error, filtered []writeset.Key) error {
 	n.filterFalsePositives.Add(1)
 	e := *rc.err
 	e.Detail = fmt.Sprintf("A row of table %q was written by another transaction at seqno %d, after this transaction's snapshot; this transaction did not read it, but its %d rows read travelled as a Bloom filter that matched the row (a false positive, about %g%% of such rows).",
-		rc.res.Table, rc.res.ConflictSeqno, len(filtered), 100*n.cfg.ReadFilterFPRate)
+		writeset.BaseTable(rc.res.Table), rc.res.ConflictSeqno, len(filtered), 100*n.cfg.ReadFilterFPRate)
 	return &e
 }

@@ -64,6 +64,12 @@ func TestIsolationLevels(t *testing.T) {
 // not read, is counted as the filter's false positive and its DETAIL says
 // so; one on a key it read, or found at an exact grain, is left as it is.
 func TestExplainReadConflict(t *testing.T) {
+	// A row that came into an index range is said as its table and column.
+	e := sqlerr.As(readConflict(certify.Result{Reason: certify.ReadChanged, Table: writeset.IndexTable("items", "tag"),
+		Key: writeset.IndexKey("items", "tag", "red-7"), ConflictSeqno: 8}))
+	if want := `put a row of table "items" into the range of its column "tag"`; e == nil || !strings.Contains(e.Detail, want) {
+		t.Fatalf("index range conflict: %+v, want DETAIL with %s", e, want)
+	}
 	n := &Node{cfg: Config{ReadFilterFPRate: 0.01}}
 	read := []writeset.Key{writeset.EncodeKey("t", int64(1)), writeset.EncodeKey("t", int64(3))}
 	for _, c := range []struct {
@@ -73,6 +79,7 @@ func TestExplainReadConflict(t *testing.T) {
 		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: writeset.EncodeKey("t", int64(2)), ViaFilter: true, ConflictSeqno: 9}, true},
 		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: read[1], ViaFilter: true, ConflictSeqno: 9}, false},
 		{certify.Result{Reason: certify.ReadChanged, Table: "t", Key: writeset.EncodeKey("t", int64(2)), ConflictSeqno: 9}, false},
+		{certify.Result{Reason: certify.ReadChanged, Table: writeset.IndexTable("t", "tag"), Key: writeset.IndexKey("t", "tag", "x"), ViaFilter: true, ConflictSeqno: 9}, true},
 	} {
 		before := n.filterFalsePositives.Load()
 		err := n.explainReadConflict(readConflict(c.res), read)
@@ -81,7 +88,7 @@ func TestExplainReadConflict(t *testing.T) {
 			t.Fatalf("%+v: %v", c.res, err)
 		}
 		counted := n.filterFalsePositives.Load() > before
-		if counted != c.fp || strings.Contains(e.Detail, "false positive") != c.fp {
+		if counted != c.fp || strings.Contains(e.Detail, "false positive") != c.fp || strings.Contains(e.Detail, "\x01") {
 			t.Errorf("%+v: counted %v, detail %q", c.res, counted, e.Detail)
 		}
 	}

@@ -67,6 +67,15 @@ func BaseTable(table string) string {
 	return table
 }
 
+// IndexColumn returns the column whose index entries the index table t
+// (IndexTable) holds; ok is false for any other table.
+func IndexColumn(t string) (column string, ok bool) {
+	if i := strings.Index(t, indexSep); i >= 0 {
+		return t[i+len(indexSep):], true
+	}
+	return "", false
+}
+
 // Table returns the table of r.
 func (r KeyRange) Table() string { return r.Lo.Table() }
 

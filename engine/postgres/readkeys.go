@@ -61,7 +61,10 @@ func (l *readLog) note(sql, lower string, args []any) {
 		l.opaque = true // however it is set
 		return
 	}
-	if kr := pgparse.ParseKeyRead(sql); kr != nil {
+	// The parser reads string constants with standard_conforming_strings
+	// on; a session may have turned it off, which changes what a
+	// backslash in one means: such statements read their tables whole.
+	if kr := pgparse.ParseKeyRead(sql); kr != nil && !strings.Contains(sql, `\`) {
 		vals := make([]any, len(args))
 		for i, a := range args {
 			vals[i] = keyArg(a)

@@ -30,3 +30,15 @@ func TestKeyArg(t *testing.T) {
 		}
 	}
 }
+
+// A statement with a backslash in its text is not read by key: with
+// standard_conforming_strings off, the session's string constants are
+// not those the parser saw.
+func TestReadLogBackslash(t *testing.T) {
+	var l readLog
+	l.note(`SELECT * FROM t WHERE name LIKE 'ab%'`, "", nil)
+	l.note(`SELECT * FROM t WHERE name LIKE 'a\%'`, "", nil)
+	if l.opaque || len(l.keyed) != 1 || len(l.named) != 1 || l.named[0].Name != "t" {
+		t.Fatalf("readLog %+v", l)
+	}
+}
