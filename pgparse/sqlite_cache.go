@@ -176,7 +176,7 @@ func toSQLite(sql string, wantTemplate bool, consts []constant) (*SQLite, *templ
 	for _, h := range p.holes {
 		i, ok := index[h.loc]
 		neg := false
-		if !ok && h.loc < len(sql) && sql[h.loc] == '-' {
+		if !ok && h.loc >= 0 && h.loc < len(sql) && sql[h.loc] == '-' {
 			// A negative number: the parser makes "- 5" one constant,
 			// located at its minus.
 			for j, c := range consts {

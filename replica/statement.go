@@ -133,7 +133,13 @@ func isIdent(c byte) bool {
 func newStatement(sql string) statement {
 	s := statement{sql: strings.TrimSpace(sql), words: leadingWords(sql, 4)}
 	if len(s.words) == 0 {
-		s.kind = kindEmpty
+		// A statement that opens with no keyword ((SELECT 1) UNION ...,
+		// (VALUES (1))) is a query like any other; only whitespace and
+		// comments make an empty one.
+		s.kind = kindOther
+		if blank(sql) {
+			s.kind = kindEmpty
+		}
 		return s
 	}
 	switch s.words[0] {
@@ -216,6 +222,25 @@ var catalogRef = regexp.MustCompile(`(?i)(?:"|\b)(information_schema"?\s*\.|pg_\
 
 // leadingWords returns up to n leading keywords of sql, upper-cased,
 // skipping whitespace and comments.
+// blank reports whether sql holds nothing but whitespace and comments.
+func blank(sql string) bool {
+	for i := 0; i < len(sql); {
+		switch c := sql[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			i++
+		case strings.HasPrefix(sql[i:], "--"):
+			for i < len(sql) && sql[i] != '\n' {
+				i++
+			}
+		case strings.HasPrefix(sql[i:], "/*"):
+			i = skipBlockComment(sql, i)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func leadingWords(sql string, n int) []string {
 	var words []string
 	i := 0

@@ -24,6 +24,8 @@ func TestSplitStatements(t *testing.T) {
 		{"create table t (id int primary key); show certa.consistency", []string{"create table t (id int primary key)", "show certa.consistency"}, []kind{kindDDL, kindShow}},
 		{"START TRANSACTION ISOLATION LEVEL REPEATABLE READ", []string{"START TRANSACTION ISOLATION LEVEL REPEATABLE READ"}, []kind{kindBegin}},
 		{"/* only a comment */", nil, nil},
+		{"(SELECT 1 AS a) UNION (SELECT 2) ORDER BY 1; -- x\n(VALUES (1), (2))", []string{"(SELECT 1 AS a) UNION (SELECT 2) ORDER BY 1", "-- x\n(VALUES (1), (2))"}, []kind{kindOther, kindOther}},
+		{"/* c */ (TABLE t)", []string{"/* c */ (TABLE t)"}, []kind{kindOther}},
 	}
 	for _, c := range cases {
 		got := splitStatements(c.sql)
