@@ -265,9 +265,13 @@ func typeConditions(col pgparse.Column) [][2]string {
 		n := col.TypeMods[0]
 		named = append(named, [2]string{fmt.Sprintf("value too long for type character(%d)", n), fmt.Sprintf("length(%s) <= %d", q, n)})
 	case col.Type == "int4" || col.Type == "serial" || col.Type == "serial4":
-		named = append(named, [2]string{"integer out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt32, math.MaxInt32)})
+		named = append(named, integerSyntax(q, "integer"),
+			[2]string{"integer out of range", fmt.Sprintf("typeof(%s) <> 'integer' OR %s BETWEEN %d AND %d", q, q, math.MinInt32, math.MaxInt32)})
 	case col.Type == "int2" || col.Type == "smallserial" || col.Type == "serial2":
-		named = append(named, [2]string{"smallint out of range", fmt.Sprintf("%s BETWEEN %d AND %d", q, math.MinInt16, math.MaxInt16)})
+		named = append(named, integerSyntax(q, "smallint"),
+			[2]string{"smallint out of range", fmt.Sprintf("typeof(%s) <> 'integer' OR %s BETWEEN %d AND %d", q, q, math.MinInt16, math.MaxInt16)})
+	case col.Type == "int8" || col.Type == "bigserial" || col.Type == "serial8":
+		named = append(named, integerSyntax(q, "bigint"))
 	case col.Type == "bytea":
 		// Text given for a bytea column would be kept as text, not as
 		// the bytes PostgreSQL reads from it.
@@ -298,6 +302,13 @@ func typeConditions(col pgparse.Column) [][2]string {
 			fmt.Sprintf("typeof(%s) <> 'real' OR %s = round(%s, %d)", q, q, q, scale)})
 	}
 	return named
+}
+
+// integerSyntax is the constraint that refuses what an integer column's
+// affinity left a fraction or text ('34.5', 'abc'), which PostgreSQL's
+// integer input refuses: SQLite would keep it as it came.
+func integerSyntax(q, typ string) [2]string {
+	return [2]string{"invalid input syntax for type " + typ, fmt.Sprintf("typeof(%s) IN ('integer', 'null')", q)}
 }
 
 // byteaText names a bytea column's constraint (typeChecks).
@@ -346,7 +357,7 @@ func typeCheckCode(name string) string {
 		return sqlerr.StringDataRightTruncation
 	case name == "integer out of range", name == "smallint out of range", name == numericOverflow:
 		return sqlerr.NumericValueOutOfRange
-	case name == numericSyntax:
+	case name == numericSyntax, strings.HasPrefix(name, "invalid input syntax for type "):
 		return sqlerr.InvalidTextRepresentation
 	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText:
 		return sqlerr.FeatureNotSupported

@@ -14,13 +14,17 @@ import (
 // its integers are all 64 bits).
 func TestTypeLimits(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl(`CREATE TABLE t (id integer PRIMARY KEY, v varchar(5), c char(2), s smallint, "Odd col" character varying(3))`)
+	e.ddl(`CREATE TABLE t (id integer PRIMARY KEY, v varchar(5), c char(2), s smallint, "Odd col" character varying(3), b bigint)`)
 	for _, c := range []struct{ stmt, code, msg string }{
 		{"INSERT INTO t (id, v) VALUES (1, 'abcdef')", sqlerr.StringDataRightTruncation, "value too long for type character varying(5)"},
 		{"INSERT INTO t (id, c) VALUES (2, 'abc')", sqlerr.StringDataRightTruncation, "value too long for type character(2)"},
 		{`INSERT INTO t (id, "Odd col") VALUES (3, 'abcd')`, sqlerr.StringDataRightTruncation, "value too long for type character varying(3)"},
 		{"INSERT INTO t (id) VALUES (3000000000)", sqlerr.NumericValueOutOfRange, "integer out of range"},
 		{"INSERT INTO t (id, s) VALUES (4, 40000)", sqlerr.NumericValueOutOfRange, "smallint out of range"},
+		// Integer affinity keeps what is no integer as it came.
+		{"INSERT INTO t (id) VALUES ('34.5')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type integer"},
+		{"INSERT INTO t (id, s) VALUES (5, 'abc')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type smallint"},
+		{"INSERT INTO t (id, b) VALUES (6, 2.5)", sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint"},
 	} {
 		tx := e.begin()
 		code, err := execErr(tx, c.stmt)
@@ -36,7 +40,7 @@ func TestTypeLimits(t *testing.T) {
 		t.Errorf("added column: %s %v", code, err)
 	}
 	tx.Rollback()
-	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü', 'xy')")
+	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü', ' 12 ', 'xy')")
 	tx = e.begin()
 	if code, err := execErr(tx, "UPDATE t SET v = v || 'x'"); code != sqlerr.StringDataRightTruncation {
 		t.Errorf("update past the length: %s %v", code, err)
