@@ -56,9 +56,17 @@ func (c *conn) indexColumns(ti *tableInfo) (map[int]string, error) {
 }
 
 // indexKeys adds to ws the index entries of its row changes (from its
-// Changes). tx.mu is held.
+// Changes). tx.mu is held. A table the transaction created and has not
+// committed gives none when the Tx is set aside: no other transaction
+// can have read it.
 func (tx *Tx) indexKeys(ws *writeset.WriteSet) error {
 	c := tx.conn
+	// A schema statement dropped the table cache, or a Tx that ran some
+	// was set aside (its SQLite transaction rolled back): read the tables
+	// as the connection sees them now.
+	if err := c.refreshSchema(); err != nil {
+		return err
+	}
 	var cols map[int]string
 	var table string
 	return forEachRowChange(ws, func(ch *rowChange) error {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -296,5 +297,31 @@ func TestSchemaSavepointAfterPark(t *testing.T) {
 	e.commit("INSERT INTO other VALUES (2)") // parks tx
 	if err := tx.RollbackTo(ctx, 1); sqlerr.Code(err) != sqlerr.SerializationFailure || !strings.Contains(err.Error(), "before its first schema change") {
 		t.Fatalf("ROLLBACK TO a savepoint before the first schema change, after parking: %v", err)
+	}
+}
+
+// A schema transaction set aside by an apply (parked: its SQLite
+// transaction rolled back, its table cache dropped) gives its write set,
+// index entries of its rows included, without resuming.
+func TestParkedSchemaTransactionIndexKeys(t *testing.T) {
+	e := openTest(t, Config{SchemaGrace: 5 * time.Second})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+	e.ddl("CREATE INDEX t_v ON t (v)")
+	e.ddl("CREATE TABLE u (id integer PRIMARY KEY, v text)")
+	tx := e.begin()
+	defer tx.Rollback()
+	exec(t, tx, "INSERT INTO t VALUES (5, 'before')")
+	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	other := openTest(t, Config{})
+	other.ddl("CREATE TABLE u (id integer PRIMARY KEY, v text)")
+	e.apply(other.capture("INSERT INTO u VALUES (1, 'x')")) // parks tx
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := writeset.IndexKey("t", "v", "before"); !slices.Contains(ws.IndexKeys, want) {
+		t.Fatalf("index keys %q, want %q among them", ws.IndexKeys, want)
 	}
 }
