@@ -446,7 +446,7 @@ func described(sd *pgconn.StatementDescription) (params []result.Type, cols []re
 	for i, oid := range sd.ParamOIDs {
 		params[i] = result.TypeOf(oid)
 	}
-	if len(sd.Fields) > 0 {
+	if sd.Fields != nil { // a RowDescription, of no columns too (SELECT;)
 		cols = columns(sd.Fields, true)
 	}
 	return params, cols

@@ -298,7 +298,7 @@ func (c *conn) clientStatement(ctx context.Context, sql string, oids []uint32) (
 // returns its command tag.
 func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) (string, error) {
 	var cols []result.Column
-	if fields := rr.FieldDescriptions(); len(fields) > 0 {
+	if fields := rr.FieldDescriptions(); fields != nil { // of no columns too (SELECT;)
 		cols = columns(fields, wire)
 		if err := w.Columns(cols); err != nil {
 			rr.Close()
