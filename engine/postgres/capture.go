@@ -71,6 +71,14 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			return c, fmt.Errorf("capture: table oid %q", row[0])
 		}
 		m, err := ts.byRelOID(ctx, conn, uint32(rel))
+		if errors.Is(err, errNoTable) {
+			// The transaction dropped the table after changing its rows
+			// (it holds a lock on every table it wrote, so nobody else
+			// did): its schema statements, which travel in their
+			// places, create and drop it on every node, and the rows
+			// end with it.
+			continue
+		}
 		if err != nil {
 			return c, fmt.Errorf("capture: %w", err)
 		}

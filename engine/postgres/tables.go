@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -164,7 +165,7 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 		return nil, r.Err
 	}
 	if len(r.Rows) == 0 {
-		return nil, fmt.Errorf("table with oid %s does not exist", rel)
+		return nil, fmt.Errorf("table with oid %s: %w", rel, errNoTable)
 	}
 	m := &tableMeta{schema: string(r.Rows[0][0]), name: string(r.Rows[0][1]), temp: string(r.Rows[0][6]) == "t"}
 	keyAt := map[int]string{}
@@ -208,6 +209,9 @@ func (ts *tables) load(ctx context.Context, conn *pgconn.PgConn, rel string) (*t
 	ts.byOID[uint32(oid)], ts.byName[[2]string{m.schema, m.name}] = m, m
 	return m, nil
 }
+
+// errNoTable: no table has the oid asked for.
+var errNoTable = errors.New("no such table")
 
 // quoteIdent quotes name as an SQL identifier.
 func quoteIdent(name string) string {
