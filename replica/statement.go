@@ -35,13 +35,39 @@ type statement struct {
 }
 
 // splitStatements splits a query string on semicolons that are outside
-// quotes, comments and dollar-quoted strings, dropping empty statements
-// unless the whole string is empty.
+// quotes, comments, dollar-quoted strings, parentheses (a rule's actions)
+// and BEGIN ... END or CASE ... END (a BEGIN ATOMIC function body), as
+// psql splits a script, dropping empty statements unless the whole string
+// is empty.
 func splitStatements(sql string) []statement {
 	var out []statement
 	start := 0
+	parens, blocks, words := 0, 0, 0
 	for i := 0; i < len(sql); {
 		switch c := sql[i]; {
+		case c == '(':
+			parens++
+			i++
+		case c == ')':
+			parens = max(parens-1, 0)
+			i++
+		case isIdent(c) && !(c >= '0' && c <= '9'):
+			j := i
+			for j < len(sql) && isIdent(sql[j]) {
+				j++
+			}
+			// As psql counts: BEGIN or CASE after the statement's first
+			// word opens a block, END closes one.
+			words++
+			switch w := sql[i:j]; {
+			case (strings.EqualFold(w, "BEGIN") || strings.EqualFold(w, "CASE")) && words > 1:
+				blocks++
+			case strings.EqualFold(w, "END") && blocks > 0:
+				blocks--
+			}
+			i = j
+		case c == ';' && (parens > 0 || blocks > 0):
+			i++
 		case c == '\'' || c == '"':
 			i = skipQuoted(sql, i, c)
 		case c == '-' && strings.HasPrefix(sql[i:], "--"):
@@ -58,6 +84,7 @@ func splitStatements(sql string) []statement {
 			}
 			i++
 			start = i
+			parens, blocks, words = 0, 0, 0
 		default:
 			i++
 		}

@@ -26,6 +26,12 @@ func TestSplitStatements(t *testing.T) {
 		{"/* only a comment */", nil, nil},
 		{"(SELECT 1 AS a) UNION (SELECT 2) ORDER BY 1; -- x\n(VALUES (1), (2))", []string{"(SELECT 1 AS a) UNION (SELECT 2) ORDER BY 1", "-- x\n(VALUES (1), (2))"}, []kind{kindOther, kindOther}},
 		{"/* c */ (TABLE t)", []string{"/* c */ (TABLE t)"}, []kind{kindOther}},
+		// As psql splits: parentheses, BEGIN ATOMIC ... END, CASE ... END.
+		{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END; SELECT f()",
+			[]string{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END", "SELECT f()"}, []kind{kindDDL, kindOther}},
+		{"CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO u VALUES (1); DELETE FROM v); begin; end",
+			[]string{"CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO u VALUES (1); DELETE FROM v)", "begin", "end"}, []kind{kindDDL, kindBegin, kindCommit}},
+		{"SELECT CASE x WHEN 1 THEN 'a' END FROM t; SELECT ')'; SELECT 2", []string{"SELECT CASE x WHEN 1 THEN 'a' END FROM t", "SELECT ')'", "SELECT 2"}, []kind{kindOther, kindOther, kindOther}},
 	}
 	for _, c := range cases {
 		got := splitStatements(c.sql)

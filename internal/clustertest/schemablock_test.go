@@ -122,3 +122,25 @@ func TestSchemaBlockDropsWhatItMade(t *testing.T) {
 		c.WaitConverged(20 * time.Second)
 	})
 }
+
+// Statements whose text holds semicolons of its own, a function with a
+// BEGIN ATOMIC body and a rule of several actions, reach PostgreSQL
+// whole (psql sends each as one query) and replicate.
+func TestStatementsWithInnerSemicolons(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	a := c.Conn(0)
+	mustExec(t, a, "CREATE TABLE t (id integer PRIMARY KEY)")
+	mustExec(t, a, "CREATE TABLE audit (id integer, what text)")
+	mustExec(t, a, `CREATE FUNCTION twice(n integer) RETURNS integer LANGUAGE sql
+		BEGIN ATOMIC SELECT n; SELECT CASE WHEN n IS NULL THEN 0 ELSE n * 2 END; END`)
+	mustExec(t, a, `CREATE RULE t_audit AS ON INSERT TO t DO ALSO
+		(INSERT INTO audit VALUES (NEW.id, 'one'); INSERT INTO audit VALUES (NEW.id, 'two'))`)
+	mustExec(t, a, "INSERT INTO t VALUES (twice(3))")
+	for i := range c.Nodes {
+		conn := syncConn(t, c, i)
+		if got := values(t, conn, "SELECT id, what FROM audit ORDER BY what"); got != "6=one,6=two" {
+			t.Fatalf("node %d: audit %s", i+1, got)
+		}
+	}
+	c.WaitConverged(20 * time.Second)
+}
