@@ -108,7 +108,7 @@ func newCancelKey() cancelKey {
 // while the connection waits for input is ignored, as in PostgreSQL. Call
 // the returned func when the statement ends.
 func (c *conn) statementContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(c.ctx)
+	ctx, cancel := context.WithCancelCause(sqlerr.WithNotices(c.ctx, c.sendNotice))
 	c.stmtMu.Lock()
 	c.stmtCancel = cancel
 	if c.cancelPending {

@@ -394,7 +394,42 @@ func (c *conn) sendError(severity string, e *sqlerr.Error) {
 		Message:             e.Message,
 		Detail:              e.Detail,
 		Hint:                e.Hint,
+		Position:            e.Position,
+		InternalPosition:    e.InternalPosition,
+		InternalQuery:       e.InternalQuery,
 		Where:               e.Where,
+		SchemaName:          e.SchemaName,
+		TableName:           e.TableName,
+		ColumnName:          e.ColumnName,
+		DataTypeName:        e.DataTypeName,
+		ConstraintName:      e.ConstraintName,
+		File:                e.File,
+		Line:                e.Line,
+		Routine:             e.Routine,
+	})
+}
+
+// sendNotice sends a notice (sqlerr.WithNotices) with all its fields.
+func (c *conn) sendNotice(e *sqlerr.Error) {
+	c.send(&pgproto3.NoticeResponse{
+		Severity:            e.Severity,
+		SeverityUnlocalized: e.Severity,
+		Code:                e.Code,
+		Message:             e.Message,
+		Detail:              e.Detail,
+		Hint:                e.Hint,
+		Position:            e.Position,
+		InternalPosition:    e.InternalPosition,
+		InternalQuery:       e.InternalQuery,
+		Where:               e.Where,
+		SchemaName:          e.SchemaName,
+		TableName:           e.TableName,
+		ColumnName:          e.ColumnName,
+		DataTypeName:        e.DataTypeName,
+		ConstraintName:      e.ConstraintName,
+		File:                e.File,
+		Line:                e.Line,
+		Routine:             e.Routine,
 	})
 }
 

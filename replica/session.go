@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"certa/engine"
 	"certa/pgparse"
@@ -102,17 +103,29 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 		return w.Empty()
 	}
 	if len(stmts) > 1 && !s.inBlock && implicitBlock(stmts) {
-		return s.queryImplicit(ctx, stmts, w)
+		return s.queryImplicit(ctx, sql, stmts, w)
 	}
 	for _, st := range stmts {
 		if err := s.run(ctx, st, w); err != nil {
 			if s.inBlock {
 				s.failBlock()
 			}
-			return err
+			return inQuery(err, sql, st)
 		}
 	}
 	return nil
+}
+
+// inQuery returns err of statement st of the query string sql with its
+// position (in characters, from 1) counted in sql, as the client sent it.
+func inQuery(err error, sql string, st statement) error {
+	var e *sqlerr.Error
+	if st.at == 0 || !errors.As(err, &e) || e.Position == 0 {
+		return err
+	}
+	c := *e
+	c.Position += int32(utf8.RuneCountInString(sql[:st.at]))
+	return &c
 }
 
 // implicitBlock reports whether the statements of one query run as one
@@ -130,7 +143,7 @@ func implicitBlock(stmts []statement) bool {
 // queryImplicit runs stmts as one transaction, committed after the last
 // (not retried: it is several statements) and rolled back whole when one
 // fails.
-func (s *Session) queryImplicit(ctx context.Context, stmts []statement, w result.Writer) error {
+func (s *Session) queryImplicit(ctx context.Context, sql string, stmts []statement, w result.Writer) error {
 	s.inBlock = true
 	s.beginSettings()
 	s.beginReadOnly(pgparse.TxModes{}, false)
@@ -138,7 +151,7 @@ func (s *Session) queryImplicit(ctx context.Context, stmts []statement, w result
 	defer s.endTx()
 	for _, st := range stmts {
 		if err := s.run(ctx, st, w); err != nil {
-			return err
+			return inQuery(err, sql, st)
 		}
 	}
 	if tx := s.tx; tx != nil {

@@ -29,6 +29,7 @@ const (
 // statement is one statement of a query string.
 type statement struct {
 	sql   string
+	at    int // bytes before sql in its query string
 	kind  kind
 	words []string // first keywords, upper-cased (at most 4)
 	args  []any    // values of $1, $2, ... (extended query protocol)
@@ -80,6 +81,7 @@ func splitStatements(sql string) []statement {
 			i = skipDollarQuoted(sql, i)
 		case c == ';':
 			if s := newStatement(sql[start:i]); s.kind != kindEmpty {
+				s.at = start + len(sql[start:i]) - len(strings.TrimLeft(sql[start:i], " \t\n\r\f\v"))
 				out = append(out, s)
 			}
 			i++
@@ -90,6 +92,7 @@ func splitStatements(sql string) []statement {
 		}
 	}
 	if s := newStatement(sql[start:]); s.kind != kindEmpty {
+		s.at = start + len(sql[start:]) - len(strings.TrimLeft(sql[start:], " \t\n\r\f\v"))
 		out = append(out, s)
 	}
 	return out

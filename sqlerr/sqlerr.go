@@ -4,6 +4,7 @@
 package sqlerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -69,6 +70,21 @@ type Error struct {
 	// Where is the context the error arose in (PostgreSQL's CONTEXT:
 	// "COPY t, line 3").
 	Where string
+	// Position is where in the client's query text the error is: a
+	// character index from 1, 0 for none. InternalPosition is one in
+	// InternalQuery, a query PostgreSQL made (a function's body).
+	Position         int32
+	InternalPosition int32
+	InternalQuery    string
+	// The object the error is about, where PostgreSQL names it.
+	SchemaName, TableName, ColumnName, DataTypeName, ConstraintName string
+	// Where in PostgreSQL's source the error was raised.
+	File    string
+	Line    int32
+	Routine string
+	// Severity is a notice's (NOTICE, WARNING, INFO...); errors are sent
+	// as ERROR whatever it says.
+	Severity string
 	// Err is the underlying cause, if any; it is not shown to clients.
 	Err error
 }
@@ -81,6 +97,27 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Notices are messages a statement sends besides its result (NOTICE,
+// WARNING, INFO): an Error with a Severity. A session's front end puts a
+// function that sends them to the client in the context of each
+// statement it runs (WithNotices); an engine passes on what its server
+// says while it runs a client's statement (NoticesFrom).
+
+type noticesKey struct{}
+
+// WithNotices returns ctx carrying send, which sends a notice to the
+// client of the statement ctx runs. send is called on the goroutine that
+// runs the statement.
+func WithNotices(ctx context.Context, send func(*Error)) context.Context {
+	return context.WithValue(ctx, noticesKey{}, send)
+}
+
+// NoticesFrom returns the function ctx carries (WithNotices), or nil.
+func NoticesFrom(ctx context.Context) func(*Error) {
+	f, _ := ctx.Value(noticesKey{}).(func(*Error))
+	return f
+}
 
 // New returns an Error with a formatted message.
 func New(code, format string, args ...any) *Error {

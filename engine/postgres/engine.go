@@ -121,6 +121,9 @@ type Engine struct {
 
 	checkMu sync.Mutex
 	checker *pgconn.PgConn // CheckDDL's connection (as applierRole)
+	// checkerNotices passes on the notices of a trial of a client's
+	// schema statement on the checker (CheckDDL); held with checkMu.
+	checkerNotices noticeSink
 
 	gcMu   sync.Mutex
 	gcConn *pgconn.PgConn // gcLoop's (superuser) connection; nil while closed
@@ -256,8 +259,12 @@ func (e *Engine) connectAdmin(ctx context.Context, install bool) error {
 	if e.cfg.ApplierLogin != "" {
 		login, password = e.cfg.ApplierLogin, e.cfg.ClientPassword
 	}
-	for range 2 {
-		c, err := connectAs(ctx, e.cfg.DSN, login, password, map[string]string{"synchronous_commit": asyncCommit})
+	for i := range 2 {
+		var onNotice pgconn.NoticeHandler
+		if i == 1 { // the checker's: a trial's notices are its client's
+			onNotice = e.checkerNotices.handle
+		}
+		c, err := connectWith(ctx, e.cfg.DSN, login, password, map[string]string{"synchronous_commit": asyncCommit}, onNotice)
 		if err != nil {
 			closeAll()
 			return fmt.Errorf("connect as %s: %w", login, err)

@@ -41,6 +41,8 @@ type conn struct {
 	// tx is the transaction open on the connection, or nil: other work
 	// of its session (a SET's check, a description) runs inside it.
 	tx atomic.Pointer[Tx]
+	// notices passes on the notices of a client's statement (notices.go).
+	notices *noticeSink
 }
 
 // resetStatements undo what a client's statements may have left in the
@@ -238,12 +240,13 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 		return c, nil
 	}
 	p.mu.Unlock()
-	pg, err := connectAs(ctx, p.dsn, p.user, p.password, p.params)
+	notices := &noticeSink{}
+	pg, err := connectWith(ctx, p.dsn, p.user, p.password, p.params, notices.handle)
 	if err != nil {
 		p.slots <- struct{}{}
 		return nil, sqlerr.Wrap(err, "08006", "certa: cannot connect to the node's PostgreSQL: %v", err)
 	}
-	return &conn{p: p, pg: pg}, nil
+	return &conn{p: p, pg: pg, notices: notices}, nil
 }
 
 // connect opens a connection, as user if it is not empty, on which a context that ends cancels the
@@ -255,6 +258,12 @@ func connect(ctx context.Context, dsn, user string, params map[string]string) (*
 
 // connectAs is connect with a password for user, if it is not empty.
 func connectAs(ctx context.Context, dsn, user, password string, params map[string]string) (*pgconn.PgConn, error) {
+	return connectWith(ctx, dsn, user, password, params, nil)
+}
+
+// connectWith is connectAs with a handler of the notices the server
+// sends, if not nil.
+func connectWith(ctx context.Context, dsn, user, password string, params map[string]string, onNotice pgconn.NoticeHandler) (*pgconn.PgConn, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
@@ -268,6 +277,7 @@ func connectAs(ctx context.Context, dsn, user, password string, params map[strin
 	for k, v := range params {
 		cfg.RuntimeParams[k] = v
 	}
+	cfg.OnNotice = onNotice
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 10 * time.Second}
 	}

@@ -273,12 +273,14 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		werr   error // from the statement's result: PostgreSQL's, the writer's
 		commit string
 	)
+	stop := c.forwardNotices(ctx) // the statement's, read as its result begins
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
 		switch n {
 		case parts - 2:
 			var tag string
 			tag, werr = writeResult(rr, w, wire)
+			stop()
 			c.ran(tag)
 		case parts - 1:
 			commit = rr.Read().CommandTag.String()
@@ -287,6 +289,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 		}
 		n++
 	}
+	stop()
 	err = mrr.Close()
 	broken := c.pg.IsClosed()
 	switch {
@@ -336,7 +339,11 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	indexTables := droppedIndexTables(ctx, c, stmt)
 	pid, cancelled := c.PID(), new(atomic.Bool)
 	e.trackMaintenance(pid, cancelled, trialGrace)
+	// The trial's notices are the client's ("... does not exist,
+	// skipping"); the applier's run of it later sends none.
+	e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
 	sc, tables, err := checkSchemaChange(ctx, c, stmt)
+	e.checkerNotices.send = nil
 	e.untrack(pid)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
 	if err != nil {

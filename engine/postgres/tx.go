@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -181,13 +182,31 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 		t.reads.note(sql, lower, args)
 	}
 	t.seqNamed = t.seqNamed || namesSequenceWrite(lower)
+	client := sql
 	sql = withSessionSequences(t.seqs, sql)
 	if ls, err := lockingSelect(sql, lower); err != nil {
 		return err
 	} else if ls != nil {
-		return t.failed(t.runLocking(ctx, ls, w, args))
+		return t.failed(withoutPosition(t.runLocking(ctx, ls, w, args)))
 	}
-	return t.failed(t.e.localError(run(ctx, t.c, sql, w, args)))
+	err := t.e.localError(run(ctx, t.c, sql, w, args))
+	if sql != client {
+		err = withoutPosition(err)
+	}
+	return t.failed(err)
+}
+
+// withoutPosition returns err without the position in the query text it
+// may carry: the text PostgreSQL ran was certa's rewriting of the
+// client's, whose positions are not the client's.
+func withoutPosition(err error) error {
+	var e *sqlerr.Error
+	if !errors.As(err, &e) || e.Position == 0 {
+		return err
+	}
+	c := *e
+	c.Position = 0
+	return &c
 }
 
 // failed returns err, or the abort error if the applier aborted the
@@ -222,6 +241,7 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	if err != nil {
 		return err
 	}
+	defer c.forwardNotices(ctx)()
 	var rr *pgconn.ResultReader
 	if name != "" {
 		rr = c.pg.ExecPrepared(ctx, name, vals, paramFormats, formats)

@@ -119,7 +119,9 @@ func pgError(err error) error {
 		if code == codeNotLocal {
 			code = sqlerr.FeatureNotSupported // certa's own, for Tx.ExecLocal (notLocal)
 		}
-		return &sqlerr.Error{Code: code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint, Err: err}
+		e := noticeError(pe)
+		e.Code, e.Severity, e.Err = code, "", err
+		return e
 	}
 	var se *sqlerr.Error
 	if errors.As(err, &se) {

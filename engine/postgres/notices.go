@@ -1,0 +1,52 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/sqlerr"
+)
+
+// Notices. PostgreSQL sends NOTICE, WARNING and INFO messages while a
+// statement runs (RAISE NOTICE, "table ... does not exist, skipping").
+// Those of a client's statement reach the client as PostgreSQL sent them;
+// those of certa's own statements on the same backend (its resets, its
+// checks) do not: a connection passes notices on only while it runs a
+// client's statement (conn.forwardNotices).
+
+// noticeSink is where a pooled connection's notices go: send, while a
+// client's statement runs on it, else nowhere. pgconn calls handle on
+// the goroutine that reads the statement's result, which is the one that
+// set send.
+type noticeSink struct {
+	send func(*sqlerr.Error)
+}
+
+func (n *noticeSink) handle(_ *pgconn.PgConn, pn *pgconn.Notice) {
+	if n.send != nil {
+		n.send(noticeError((*pgconn.PgError)(pn)))
+	}
+}
+
+// forwardNotices passes c's notices on to the client whose statement ctx
+// runs (sqlerr.WithNotices) until the function it returns is called.
+func (c *conn) forwardNotices(ctx context.Context) (stop func()) {
+	if c.notices == nil {
+		return func() {}
+	}
+	c.notices.send = sqlerr.NoticesFrom(ctx)
+	return func() { c.notices.send = nil }
+}
+
+// noticeError is a notice (or an error) of PostgreSQL's with all its
+// fields.
+func noticeError(pe *pgconn.PgError) *sqlerr.Error {
+	return &sqlerr.Error{
+		Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint,
+		Position: pe.Position, InternalPosition: pe.InternalPosition, InternalQuery: pe.InternalQuery,
+		Where: pe.Where, SchemaName: pe.SchemaName, TableName: pe.TableName, ColumnName: pe.ColumnName,
+		DataTypeName: pe.DataTypeName, ConstraintName: pe.ConstraintName,
+		File: pe.File, Line: pe.Line, Routine: pe.Routine,
+	}
+}
