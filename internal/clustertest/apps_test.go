@@ -169,15 +169,7 @@ func runApp(t *testing.T, name, dir string, env []string, command ...string) {
 // one node and reading through another; every node must be alike
 // afterwards.
 func runAppSQLite(t *testing.T, name, dir string, env []string, command ...string) {
-	ref := pgserver.Start(t)
-	conn, err := pgclient.ConnectString(ctxT(t), ref.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
-		mustExec(t, conn, sql)
-	}
+	ref := referencePostgres(t)
 	addr := "127.0.0.1:" + strconv.Itoa(ref.Port)
 	runAppScenario(t, name+" on PostgreSQL", dir, env, addr, addr, command)
 	c := testcluster.Start(t, 3, testArgs...)
@@ -216,15 +208,7 @@ func TestAppPgbench(t *testing.T) {
 // PostgreSQL, so a scenario wrong there fails the test.
 func TestAppPgbenchSQLite(t *testing.T) {
 	pgbench := pgserver.Program(t, "pgbench")
-	ref := pgserver.Start(t)
-	refConn, err := pgclient.ConnectString(ctxT(t), ref.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer refConn.Close()
-	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
-		mustExec(t, refConn, sql)
-	}
+	ref := referencePostgres(t)
 	refInfo := "host=127.0.0.1 port=" + strconv.Itoa(ref.Port) + " user=certa dbname=certa sslmode=disable"
 	pgbenchRun(t, pgbench, refInfo, "-i", "-s", "1")
 	pgbenchRun(t, pgbench, refInfo, "-c", "4", "-T", "2")
@@ -299,7 +283,7 @@ func TestAppSysbenchSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sysbench not installed (%v): run .ci/deps first", err)
 	}
-	ref := pgserver.Start(t)
+	ref := referencePostgres(t)
 	c := testcluster.Start(t, 3, testArgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -322,14 +306,6 @@ func TestAppSysbenchSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		return got
-	}
-	refConn, err := pgclient.ConnectString(ctx, ref.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer refConn.Close()
-	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
-		mustExec(t, refConn, sql)
 	}
 	refAddr := "127.0.0.1:" + strconv.Itoa(ref.Port)
 	run(refAddr, "prepare")

@@ -15,7 +15,6 @@ import (
 
 	"certa/internal/catalogcorpus"
 	"certa/internal/pgclient"
-	"certa/internal/pgserver"
 	"certa/internal/testcluster"
 )
 
@@ -31,15 +30,7 @@ func TestCatalogAgainstPostgreSQL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// The reference is database certa of user certa, as on the cluster.
-	pg := pgserver.Start(t)
-	admin, err := pgclient.ConnectString(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
-		mustExec(t, admin, sql)
-	}
+	pg := referencePostgres(t)
 	ref, err := pgclient.ConnectExtended(ctx, fmt.Sprintf("postgres://certa@127.0.0.1:%d/certa?sslmode=disable", pg.Port))
 	if err != nil {
 		t.Fatal(err)

@@ -152,3 +152,19 @@ func migrateUnderLoad(t *testing.T, c *testcluster.Cluster, alter string) {
 		t.Fatal("the migration failed with 40001 20 times")
 	}
 }
+
+// referencePostgres starts a plain PostgreSQL server with what a client
+// finds on a cluster: database certa of superuser certa.
+func referencePostgres(t *testing.T) *pgserver.Server {
+	t.Helper()
+	ref := pgserver.Start(t)
+	conn, err := pgclient.ConnectString(ctxT(t), ref.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
+		mustExec(t, conn, sql)
+	}
+	return ref
+}

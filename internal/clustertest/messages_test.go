@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"certa/internal/pgclient"
-	"certa/internal/pgserver"
 )
 
 // messagesScript makes PostgreSQL send notices, warnings and errors with
@@ -48,15 +45,7 @@ func TestMessagesAsPostgreSQL(t *testing.T) {
 	c := startPostgresCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pg := pgserver.Start(t)
-	admin, err := pgclient.ConnectString(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	for _, sql := range []string{"CREATE ROLE certa SUPERUSER LOGIN", "CREATE DATABASE certa OWNER certa"} {
-		mustExec(t, admin, sql)
-	}
+	pg := referencePostgres(t)
 	run := func(host, port string) string {
 		cmd := exec.CommandContext(ctx, "psql", "-X", "-a", "-q", "host="+host+" port="+port+" user=certa dbname=certa sslmode=disable")
 		cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
