@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"zombiezen.com/go/sqlite"
 
@@ -233,6 +234,15 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		b := make([]byte, stmt.ColumnLen(i))
 		stmt.ColumnBytes(i, b)
 		return b
+	case bpchar:
+		// char(n) keeps what it was given; PostgreSQL pads it to n.
+		v := stmt.ColumnText(i)
+		if n := int(col.Mod) - 4; col.Mod > 4 && ct == sqlite.TypeText {
+			if short := n - utf8.RuneCountInString(v); short > 0 {
+				v += strings.Repeat(" ", short)
+			}
+		}
+		return v
 	default:
 		if col.Type != result.Text && isArrayType(col.Type) {
 			// An array as PostgreSQL prints it, however the client wrote it.
@@ -243,6 +253,9 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		return stmt.ColumnText(i)
 	}
 }
+
+// bpchar is the type of a char(n) column's values.
+var bpchar = result.Other(1042)
 
 // fixedScale writes the number in column i with scale decimals. The
 // numeric(p,s) column's CHECK constraints (typeChecks) keep only values

@@ -271,3 +271,14 @@ func TestOnConflictNoMatchingConstraint(t *testing.T) {
 	_, err := execErr(e.begin(), "INSERT INTO u VALUES (1, 'x') ON CONFLICT (e) DO NOTHING")
 	wantCode(t, err, "42P10")
 }
+
+// A char(n) column's values come back padded to n characters, as
+// PostgreSQL stores them; what SQLite computes from them is unpadded, as
+// PostgreSQL's char(n) to text is.
+func TestExecCharPadded(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE c (id integer PRIMARY KEY, code char(4), name character(3))")
+	e.commit("INSERT INTO c VALUES (1, 'ab', 'é'), (2, 'abcd', NULL)")
+	wantRows(t, e.query("SELECT code, name, code || '|' FROM c ORDER BY id"),
+		row("ab  ", "é  ", "ab|"), row("abcd", nil, "abcd|"))
+}
