@@ -209,13 +209,23 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 	}
 	switch col.Type {
 	case result.Int8, result.Int4, result.Int2:
-		if ct == sqlite.TypeFloat {
-			if f := stmt.ColumnFloat(i); f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+		switch ct {
+		case sqlite.TypeInteger:
+			return stmt.ColumnInt64(i)
+		case sqlite.TypeFloat:
+			f := stmt.ColumnFloat(i)
+			if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
 				return int64(f)
 			}
+			// A column typed by its first row (1 UNION SELECT 2.2): the
+			// value as it is, never cut to an integer.
+			return f
 		}
-		return stmt.ColumnInt64(i)
+		return numberOrText(stmt.ColumnText(i), true)
 	case result.Float8, result.Float4:
+		if ct == sqlite.TypeText || ct == sqlite.TypeBlob {
+			return numberOrText(stmt.ColumnText(i), false)
+		}
 		return stmt.ColumnFloat(i)
 	case result.Bool:
 		switch ct {
@@ -252,6 +262,21 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		}
 		return stmt.ColumnText(i)
 	}
+}
+
+// numberOrText reads text found in a number column as the number it is
+// (an integer if integer), or else leaves it text: SQLite would read it
+// as 0.
+func numberOrText(s string, integer bool) result.Value {
+	t := strings.TrimSpace(s)
+	if integer {
+		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return n
+		}
+	} else if f, err := strconv.ParseFloat(t, 64); err == nil {
+		return f
+	}
+	return s
 }
 
 // bpchar is the type of a char(n) column's values.

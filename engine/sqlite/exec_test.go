@@ -282,3 +282,13 @@ func TestExecCharPadded(t *testing.T) {
 	wantRows(t, e.query("SELECT code, name, code || '|' FROM c ORDER BY id"),
 		row("ab  ", "é  ", "ab|"), row("abcd", nil, "abcd|"))
 }
+
+// A column typed by its first row keeps every later row's value as it is:
+// 1 UNION 2.2 is not 1, 2.
+func TestExecMixedColumnKeepsValues(t *testing.T) {
+	e := openTest(t, Config{})
+	got := e.query("SELECT 1 AS two UNION SELECT 2.2 ORDER BY 1")
+	if len(got) != 2 || fmt.Sprint(got[1][0]) != "2.2" {
+		t.Fatalf("rows %v, want 1 and 2.2", got)
+	}
+}
