@@ -2,6 +2,9 @@ package pgparse
 
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"certa/sqlerr"
 )
 
 // Statements and their clauses, printed for SQLite.
@@ -133,6 +136,9 @@ func (p *printer) with(w *pg_query.WithClause) {
 		if cte.SearchClause != nil || cte.CycleClause != nil {
 			p.refuse("SEARCH and CYCLE clauses of WITH")
 		}
+		if w.Recursive {
+			p.checkRecursion(cte)
+		}
 		p.ident(cte.Ctename)
 		if len(cte.Aliascolnames) > 0 {
 			p.w("(")
@@ -151,6 +157,38 @@ func (p *printer) with(w *pg_query.WithClause) {
 		p.w(")")
 	})
 	p.w(" ")
+}
+
+// checkRecursion refuses what PostgreSQL refuses in a recursive query
+// (one that names itself), in its words: SQLite runs ORDER BY and LIMIT
+// there as a queue, which may never end.
+func (p *printer) checkRecursion(cte *pg_query.CommonTableExpr) {
+	s := cte.Ctequery.GetSelectStmt()
+	if s == nil || s.Op == pg_query.SetOperation_SETOP_NONE {
+		return
+	}
+	recursive := false
+	walkMessages(s.ProtoReflect(), func(m protoreflect.Message) {
+		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" && rv.Relname == cte.Ctename {
+			recursive = true
+		}
+	})
+	var what string
+	switch {
+	case !recursive:
+		return
+	case len(s.SortClause) > 0:
+		what = "ORDER BY"
+	case s.LimitOffset != nil:
+		what = "OFFSET"
+	case s.LimitCount != nil:
+		what = "LIMIT"
+	case len(s.LockingClause) > 0:
+		what = "FOR UPDATE/SHARE"
+	default:
+		return
+	}
+	p.fail(sqlerr.New(sqlerr.FeatureNotSupported, "%s in a recursive query is not implemented", what))
 }
 
 // stmt writes a statement nested in another (a WITH query).
