@@ -272,6 +272,10 @@ func typeConditions(col pgparse.Column) [][2]string {
 			[2]string{"smallint out of range", fmt.Sprintf("typeof(%s) <> 'integer' OR %s BETWEEN %d AND %d", q, q, math.MinInt16, math.MaxInt16)})
 	case col.Type == "int8" || col.Type == "bigserial" || col.Type == "serial8":
 		named = append(named, integerSyntax(q, "bigint"))
+	case col.Type == "date":
+		// SQLite keeps any text; PostgreSQL keeps a date (and reads more
+		// forms of one than the embedded engine does).
+		named = append(named, [2]string{dateForm, fmt.Sprintf("%s IS NULL OR %s IN ('infinity', '-infinity') OR date(%s) IS %s", q, q, q, q)})
 	case col.Type == "bytea":
 		// Text given for a bytea column would be kept as text, not as
 		// the bytes PostgreSQL reads from it.
@@ -310,6 +314,9 @@ func typeConditions(col pgparse.Column) [][2]string {
 func integerSyntax(q, typ string) [2]string {
 	return [2]string{"invalid input syntax for type " + typ, fmt.Sprintf("typeof(%s) IN ('integer', 'null')", q)}
 }
+
+// dateForm names a date column's constraint (typeChecks).
+const dateForm = "date value not in the form the embedded engine keeps: write it as YYYY-MM-DD (a valid date)"
 
 // byteaText names a bytea column's constraint (typeChecks).
 const byteaText = `bytea value given as text: write '\\x…'::bytea, or send it as a bytea parameter`
@@ -359,7 +366,7 @@ func typeCheckCode(name string) string {
 		return sqlerr.NumericValueOutOfRange
 	case name == numericSyntax, strings.HasPrefix(name, "invalid input syntax for type "):
 		return sqlerr.InvalidTextRepresentation
-	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText:
+	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText, name == dateForm:
 		return sqlerr.FeatureNotSupported
 	}
 	return ""

@@ -14,7 +14,7 @@ import (
 // its integers are all 64 bits).
 func TestTypeLimits(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl(`CREATE TABLE t (id integer PRIMARY KEY, v varchar(5), c char(2), s smallint, "Odd col" character varying(3), b bigint)`)
+	e.ddl(`CREATE TABLE t (id integer PRIMARY KEY, v varchar(5), c char(2), s smallint, "Odd col" character varying(3), b bigint, d date)`)
 	for _, c := range []struct{ stmt, code, msg string }{
 		{"INSERT INTO t (id, v) VALUES (1, 'abcdef')", sqlerr.StringDataRightTruncation, "value too long for type character varying(5)"},
 		{"INSERT INTO t (id, c) VALUES (2, 'abc')", sqlerr.StringDataRightTruncation, "value too long for type character(2)"},
@@ -25,6 +25,9 @@ func TestTypeLimits(t *testing.T) {
 		{"INSERT INTO t (id) VALUES ('34.5')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type integer"},
 		{"INSERT INTO t (id, s) VALUES (5, 'abc')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type smallint"},
 		{"INSERT INTO t (id, b) VALUES (6, 2.5)", sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint"},
+		// SQLite keeps any text in a date column.
+		{"INSERT INTO t (id, d) VALUES (7, '1997-02-29')", sqlerr.FeatureNotSupported, dateForm},
+		{"INSERT INTO t (id, d) VALUES (8, '02/28/1997')", sqlerr.FeatureNotSupported, dateForm},
 	} {
 		tx := e.begin()
 		code, err := execErr(tx, c.stmt)
@@ -40,7 +43,8 @@ func TestTypeLimits(t *testing.T) {
 		t.Errorf("added column: %s %v", code, err)
 	}
 	tx.Rollback()
-	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü', ' 12 ', 'xy')")
+	e.commit("INSERT INTO t VALUES (2147483647, 'abcde', 'ab', -32768, 'äöü', ' 12 ', '2024-02-29', 'xy')")
+	e.commit("INSERT INTO t (id, d) VALUES (10, current_date), (11, 'infinity'), (12, '2024-01-02'::date)")
 	tx = e.begin()
 	if code, err := execErr(tx, "UPDATE t SET v = v || 'x'"); code != sqlerr.StringDataRightTruncation {
 		t.Errorf("update past the length: %s %v", code, err)
