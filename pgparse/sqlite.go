@@ -40,6 +40,10 @@ type SQLite struct {
 	// the clause is not printed (SQLite has no row locks; the engine
 	// decides what it means).
 	Locking bool
+	// NoColumns is set for a query of no columns (SELECT;, SELECT FROM
+	// t): SQLite selects a NULL for each row, which the result leaves
+	// out.
+	NoColumns bool
 }
 
 // ResultColumn is one result column of a printed statement.
@@ -125,6 +129,7 @@ func print(sql string, holes bool, rels map[string]string) (*SQLite, *printer, e
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
 		out.Locking = len(n.SelectStmt.LockingClause) > 0
+		out.NoColumns = noColumns(n.SelectStmt)
 		p.selectStmt(n.SelectStmt, true)
 		out.Columns = p.resultColumns(n.SelectStmt)
 		out.Sources = renamedSources(n.SelectStmt)
@@ -145,6 +150,15 @@ func print(sql string, holes bool, rels map[string]string) (*SQLite, *printer, e
 	}
 	out.SQL, out.Params, out.Tables = p.b.String(), p.params, p.tables
 	return out, p, nil
+}
+
+// noColumns reports whether s is a query of no columns: a SELECT without
+// targets, or a set operation of such (its left operand says).
+func noColumns(s *pg_query.SelectStmt) bool {
+	for s.Op != pg_query.SetOperation_SETOP_NONE && s.Larg != nil {
+		s = s.Larg
+	}
+	return s.Op == pg_query.SetOperation_SETOP_NONE && len(s.TargetList) == 0 && len(s.ValuesLists) == 0
 }
 
 // parseError is PostgreSQL's parser's error as a client error.

@@ -285,6 +285,10 @@ func (p *printer) limit(s *pg_query.SelectStmt) {
 // targets writes a SELECT's or RETURNING's target list. Every target that
 // is not a plain column is named as PostgreSQL names it (colname.go).
 func (p *printer) targets(list []*pg_query.Node) {
+	if len(list) == 0 {
+		p.w("NULL") // SELECT FROM t: a column SQLite needs (SQLite.NoColumns)
+		return
+	}
 	p.list(list, func(n *pg_query.Node) {
 		rt := n.GetResTarget()
 		if rt == nil {

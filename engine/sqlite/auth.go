@@ -42,6 +42,9 @@ type record struct {
 	// when the statement was printed from PostgreSQL's parse tree and
 	// they are known from it (pgparse.SQLite.Columns).
 	columns []pgparse.ResultColumn
+	// noColumns: a query of no columns, whose one SQLite column (a NULL)
+	// the result leaves out (pgparse.SQLite.NoColumns).
+	noColumns bool
 	// sources names the source columns of renamed column references,
 	// by result column name (pgparse.SQLite.Sources).
 	sources map[string]string

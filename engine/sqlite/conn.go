@@ -284,6 +284,7 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	}
 	if printed != nil {
 		rec.columns, rec.params, rec.paramTables = printed.Columns, printed.Params, printed.Tables
+		rec.noColumns = printed.NoColumns
 		rec.sources = printed.Sources
 		return stmt, rec, printed.Rest + sql[len(sql)-n:], nil
 	}

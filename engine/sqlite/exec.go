@@ -57,7 +57,7 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 	if err := call(func() error { return w.Columns(cols) }); err != nil {
 		return 0, rows, err
 	}
-	vals := make([]result.Value, ncol)
+	vals := make([]result.Value, len(cols))
 	for hasRow {
 		for i, col := range cols {
 			vals[i] = columnValue(stmt, i, col)
@@ -114,6 +114,9 @@ func (c *conn) changes(rec *record) int {
 // transaction. Where the statement's parse tree says a column's name and
 // type (rec.columns), those are PostgreSQL's.
 func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Column, error) {
+	if rec.noColumns {
+		return []result.Column{}, nil
+	}
 	cols := make([]result.Column, stmt.ColumnCount())
 	pgCols := rec.columns
 	if len(pgCols) != len(cols) {

@@ -292,3 +292,21 @@ func TestExecMixedColumnKeepsValues(t *testing.T) {
 		t.Fatalf("rows %v, want 1 and 2.2", got)
 	}
 }
+
+// A query of no columns has rows of no values, as in PostgreSQL.
+func TestExecNoColumns(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id integer PRIMARY KEY)")
+	e.commit("INSERT INTO t VALUES (1), (2)")
+	for sql, rows := range map[string]int{"SELECT": 1, "SELECT FROM t": 2, "SELECT FROM t WHERE id > 1 UNION ALL SELECT": 2} {
+		tx := e.begin()
+		var buf result.Buffer
+		if err := tx.Exec(context.Background(), sql, &buf); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		tx.Rollback()
+		if buf.Cols == nil || len(buf.Cols) != 0 || len(buf.Rows) != rows || len(buf.Rows[0]) != 0 {
+			t.Fatalf("%s: %+v", sql, buf)
+		}
+	}
+}
