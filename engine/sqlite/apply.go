@@ -373,9 +373,16 @@ func missingTable(c *conn, tables []string) (string, error) {
 func applyChangeset(c *conn, changes []byte) (*changeConflict, error) {
 	var conflict *changeConflict
 	handler := func(ct sqlite.ConflictType, iter *sqlite.ChangesetIterator) sqlite.ConflictAction {
+		op, err := iter.Operation()
+		if err == nil && op.TableName == sequencesTable && (ct == sqlite.ChangesetNotFound || ct == sqlite.ChangesetData) {
+			// A block reserved (ReserveSequence) of a sequence a schema
+			// change dropped or made anew since: nothing to reserve, on
+			// every node alike; its grant is ignored (created differs).
+			return sqlite.ChangesetOmit
+		}
 		if conflict == nil {
 			conflict = &changeConflict{typ: ct}
-			if op, err := iter.Operation(); err == nil {
+			if err == nil {
 				conflict.table = op.TableName
 			}
 		}

@@ -212,3 +212,31 @@ func TestLegacyNullableKeyTableNotWritten(t *testing.T) {
 	tx.Rollback()
 	wantRows(t, e.query("SELECT count(*) FROM old"), row(int64(0)))
 }
+
+// A block reserved before a schema change dropped its sequence, or made
+// it anew, applies as nothing on every node: it is not a failure to
+// apply (every node's row is gone, or another).
+func TestReservationOfDroppedSequence(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE g (id SERIAL PRIMARY KEY, v text)")
+	ws, _, err := e.ReserveSequence(context.Background(), "g_id_seq")
+	if err != nil || ws == nil {
+		t.Fatalf("reserve: %v %v", ws, err)
+	}
+	again, _, err := e.ReserveSequence(context.Background(), "g_id_seq")
+	if err != nil || again == nil {
+		t.Fatalf("reserve: %v %v", again, err)
+	}
+	e.ddl("DROP TABLE g")
+	if items := e.apply(ws); items[0].Err != nil {
+		t.Fatalf("reservation of a dropped sequence: %v", items[0].Err)
+	}
+	e.ddl("CREATE TABLE g (id SERIAL PRIMARY KEY, v text)")
+	if items := e.apply(again); items[0].Err != nil {
+		t.Fatalf("reservation of a sequence made anew: %v", items[0].Err)
+	}
+	b := e.reserve("g_id_seq") // the new sequence's first block
+	if b.First != 1 {
+		t.Fatalf("new sequence's first block starts at %d", b.First)
+	}
+}

@@ -649,7 +649,9 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 	}
 	after := append([]rowValue(nil), row...)
 	after[3] = rowValue{kind: kindInt, i: first + count}
-	changed := []bool{false, false, false, true, false, false}
+	// created too (unchanged): the update then finds no row of a
+	// sequence made anew under the same name, and applies as nothing.
+	changed := []bool{false, false, false, true, true, false}
 	pkPos := []byte{1, 0, 0, 0, 0, 0}
 	b := []byte{'T'}
 	b = putVarint(b, uint64(len(row)))
