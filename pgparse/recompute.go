@@ -39,6 +39,9 @@ type Recompute struct {
 	Type string
 	// Domain: the default is Type's, a domain's (DomainDefault).
 	Domain bool
+	// Catalog: it reads a system catalog (pg_catalog's relations,
+	// information_schema's views), whose rows are each node's own.
+	Catalog bool
 	// Order: which rows it keeps, or what it computes of them, depends on
 	// their physical order (LIMIT, OFFSET, FETCH, DISTINCT ON,
 	// TABLESAMPLE, array_agg or row_number() without ORDER BY, or with an
@@ -69,6 +72,8 @@ func (r Recompute) Reason() string {
 		return "reads the time or the session it runs in"
 	case r.Order:
 		return "depends on the order this node stores rows in (LIMIT, OFFSET, DISTINCT ON, TABLESAMPLE, an aggregate or window function without ORDER BY, or with one that may tie)"
+	case r.Catalog:
+		return "reads the system catalogs, which differ from node to node (object ids, a session's temporary objects)"
 	}
 	return ""
 }
@@ -187,6 +192,10 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 	}
 	walkMessages(n.ProtoReflect(), func(m protoreflect.Message) {
 		switch v := m.Interface().(type) {
+		case *pg_query.RangeVar:
+			if v.Schemaname == "pg_catalog" || v.Schemaname == "information_schema" || v.Schemaname == "" && strings.HasPrefix(v.Relname, "pg_") {
+				r.Catalog = true
+			}
 		case *pg_query.FuncCall:
 			r.Funcs = append(r.Funcs, functionName(v.Funcname))
 			if v.Over == nil && orderSensitive(v) {

@@ -30,6 +30,11 @@ func TestRecomputes(t *testing.T) {
 		{"CREATE TABLE r AS SELECT * FROM t LIMIT 3", []Recompute{{What: "the query of CREATE TABLE AS", Order: true}}},
 		{"CREATE TABLE r AS SELECT DISTINCT ON (a) a, b FROM t", []Recompute{{What: "the query of CREATE TABLE AS", Order: true}}},
 		{"CREATE TABLE r AS SELECT DISTINCT a FROM t", []Recompute{{What: "the query of CREATE TABLE AS"}}},
+		// The catalogs are each node's own (the regression suite's
+		// create_index made a table of its temporary indexes' names).
+		{"CREATE TABLE r AS SELECT oid, relname FROM pg_class WHERE relname LIKE 'x%'", []Recompute{{What: "the query of CREATE TABLE AS", Catalog: true}}},
+		{"SELECT table_name INTO r FROM information_schema.tables", []Recompute{{What: "the query of SELECT INTO", Catalog: true}}},
+		{"CREATE MATERIALIZED VIEW m AS SELECT * FROM t JOIN pg_catalog.pg_namespace n ON n.nspname = t.s", []Recompute{{What: "the query of the materialized view", Catalog: true}}},
 		{"CREATE TABLE r AS SELECT * FROM t WITH NO DATA", nil},
 		{"CREATE MATERIALIZED VIEW m AS SELECT a, my.f(a) FROM t TABLESAMPLE SYSTEM (10)",
 			[]Recompute{{What: "the query of the materialized view", Funcs: []string{"my.f"}, Order: true}}},
