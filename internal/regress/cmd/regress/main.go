@@ -1,0 +1,93 @@
+// Command regress runs PostgreSQL 15's regression suite through node 1 of
+// a fresh 3-node certa cluster of each engine and through a plain
+// PostgreSQL, compares the outputs test by test and checks the cluster
+// after each test (package certa/internal/regress). It writes the outputs
+// and summary.txt to --out and prints the summary.
+//
+//	go run ./internal/regress/cmd/regress --source "$(.ci/pgregress-source)"
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"certa/internal/regress"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "regress:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg regress.Config
+	var engine, tests, certa string
+	flag.StringVar(&cfg.Source, "source", "", "PostgreSQL's src/test/regress directory (.ci/pgregress-source prints it)")
+	flag.StringVar(&engine, "engine", "both", "certa engine to run the tests through: sqlite, postgres or both")
+	flag.StringVar(&tests, "tests", "", "comma-separated tests to run, with the tests they need (test_setup, create_index and the dependencies parallel_schedule documents), in schedule order (default: the whole schedule)")
+	flag.DurationVar(&cfg.TestTimeout, "timeout-per-test", 120*time.Second, "psql is killed when a test runs longer")
+	flag.StringVar(&cfg.Out, "out", "/tmp/certa-regress", "directory for the outputs and the report (emptied first)")
+	flag.StringVar(&certa, "certa", "", "certa binary to run (default: built from this module into --out)")
+	flag.DurationVar(&cfg.LagBound, "lag-bound", 60*time.Second, "after each test, how long the other nodes may take to catch up with node 1 and agree on checksums")
+	flag.IntVar(&cfg.ChecksumEvery, "checksum-every", 1, "compare the nodes' checksums after every this many tests (and after the last)")
+	flag.DurationVar(&cfg.MaxDuration, "max-duration", 40*time.Minute, "bound on each target's run (plain PostgreSQL, each engine): tests not started by then are reported not run")
+	flag.Parse()
+	if cfg.Source == "" {
+		return fmt.Errorf("--source is required: the regress directory (run .ci/pgregress-source to fetch it)")
+	}
+	switch engine {
+	case "both":
+		cfg.Engines = regress.Engines
+	case "sqlite", "postgres":
+		cfg.Engines = []string{engine}
+	default:
+		return fmt.Errorf("--engine %q: sqlite, postgres or both", engine)
+	}
+	if tests != "" {
+		cfg.Tests = strings.Split(tests, ",")
+	}
+	var err error
+	if cfg.Source, err = filepath.Abs(cfg.Source); err != nil {
+		return err
+	}
+	if cfg.Out, err = filepath.Abs(cfg.Out); err != nil {
+		return err
+	}
+	cfg.Progress = os.Stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if certa == "" {
+		// Outside --out, which the run empties.
+		dir, err := os.MkdirTemp("", "certa-regress-bin-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		certa = filepath.Join(dir, "certa")
+		fmt.Fprintln(os.Stderr, "building certa")
+		if out, err := exec.Command("go", "build", "-o", certa, "certa/cmd/certa").CombinedOutput(); err != nil {
+			return fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+	cfg.Certa = certa
+	report, err := regress.Run(ctx, cfg)
+	if report != nil {
+		if werr := report.Write(); werr != nil && err == nil {
+			err = werr
+		}
+		fmt.Println()
+		report.WriteSummary(os.Stdout, false)
+		fmt.Printf("\ndetails: %s\n", filepath.Join(cfg.Out, "summary.txt"))
+	}
+	return err
+}

@@ -1,0 +1,13 @@
+// Package regress runs PostgreSQL 15's own regression suite
+// (src/test/regress) through certa and through a plain PostgreSQL, the way
+// pg_regress runs it: each test file fed to psql -X -a -q with
+// pg_regress's environment, one test after another in the order of
+// parallel_schedule. It compares the two outputs test by test (identical,
+// different only in messages, different) and, after each test, checks the
+// certa cluster: every node caught up with node 1, no unforeseen
+// conflicts, equal checksums.
+//
+// The command cmd/regress runs the whole schedule and writes a report;
+// regress_test.go keeps the tests listed in identical-<engine>.txt
+// identical. .ci/pgregress-source fetches the suite.
+package regress

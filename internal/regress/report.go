@@ -1,0 +1,139 @@
+package regress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Report is what a run saw.
+type Report struct {
+	Out     string
+	Tests   []string // in the order they ran
+	Plain   PlainReport
+	Engines []EngineReport
+}
+
+// PlainReport is the plain PostgreSQL's run.
+type PlainReport struct {
+	Runs    map[string]TestRun
+	Elapsed time.Duration
+	Stopped string // why it stopped before the last test, if it did
+}
+
+// EngineReport is one engine's run.
+type EngineReport struct {
+	Engine  string
+	Results []TestResult // in the order of Report.Tests
+	Elapsed time.Duration
+	Stopped string // why it stopped before the last test, if it did
+}
+
+// TestResult is one test through certa, compared with the plain
+// PostgreSQL.
+type TestResult struct {
+	Test     string
+	Class    Class
+	Diff     Difference // unless Identical
+	Note     string     // for Timeout and Error
+	Exit     int        // psql's exit status
+	Elapsed  time.Duration
+	Problems []Problem // the cluster's, seen after the test
+}
+
+// Tests returns the tests of class c.
+func (er EngineReport) Tests(c Class) []string {
+	var out []string
+	for _, r := range er.Results {
+		if r.Class == c {
+			out = append(out, r.Test)
+		}
+	}
+	return out
+}
+
+// Problems returns every cluster problem of the run.
+func (er EngineReport) Problems() []Problem {
+	var out []Problem
+	for _, r := range er.Results {
+		out = append(out, r.Problems...)
+	}
+	return out
+}
+
+// WriteSummary writes the counts per class, the tests of each class and
+// the cluster's problems; with details, also each test's first
+// differing lines.
+func (r *Report) WriteSummary(w io.Writer, details bool) {
+	fmt.Fprintf(w, "PostgreSQL regression suite through certa: %d tests, outputs in %s\n", len(r.Tests), r.Out)
+	fmt.Fprintf(w, "plain PostgreSQL: %d tests in %s", len(r.Plain.Runs), r.Plain.Elapsed.Round(time.Second))
+	if r.Plain.Stopped != "" {
+		fmt.Fprintf(w, " (%s)", r.Plain.Stopped)
+	}
+	fmt.Fprintln(w)
+	for _, er := range r.Engines {
+		fmt.Fprintf(w, "\n== %s: %s", er.Engine, er.Elapsed.Round(time.Second))
+		if er.Stopped != "" {
+			fmt.Fprintf(w, " (%s)", er.Stopped)
+		}
+		fmt.Fprintln(w)
+		var counts []string
+		for _, c := range Classes {
+			counts = append(counts, fmt.Sprintf("%s %d", c, len(er.Tests(c))))
+		}
+		fmt.Fprintf(w, "%s\n", strings.Join(counts, ", "))
+		for _, c := range Classes {
+			if ts := er.Tests(c); len(ts) > 0 {
+				fmt.Fprintf(w, "%s: %s\n", c, strings.Join(ts, " "))
+			}
+		}
+		ps := er.Problems()
+		fmt.Fprintf(w, "cluster problems: %d\n", len(ps))
+		for _, p := range ps {
+			fmt.Fprintf(w, "  after %s: %s: %s\n", p.Test, p.Kind, p.Detail)
+		}
+		if !details {
+			continue
+		}
+		for _, res := range er.Results {
+			if res.Class == Identical || res.Class == NotRun {
+				continue
+			}
+			fmt.Fprintf(w, "\n-- %s %s: %s", er.Engine, res.Test, res.Class)
+			if res.Note != "" {
+				fmt.Fprintf(w, " (%s)", res.Note)
+			}
+			fmt.Fprintf(w, ", first difference at line %d of the plain output\n", res.Diff.Line)
+			for _, l := range res.Diff.Want {
+				fmt.Fprintf(w, "   pg| %s\n", truncate(l, 160))
+			}
+			for _, l := range res.Diff.Got {
+				fmt.Fprintf(w, "certa| %s\n", truncate(l, 160))
+			}
+		}
+	}
+}
+
+// Write writes the report into its output directory: summary.txt (with
+// details) and, per engine, identical.txt (the tests that came out
+// identical, one a line).
+func (r *Report) Write() error {
+	f, err := os.Create(filepath.Join(r.Out, "summary.txt"))
+	if err != nil {
+		return err
+	}
+	r.WriteSummary(f, true)
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, er := range r.Engines {
+		list := strings.Join(er.Tests(Identical), "\n") + "\n"
+		if err := os.WriteFile(filepath.Join(r.Out, er.Engine, "identical.txt"), []byte(list), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
