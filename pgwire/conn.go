@@ -383,54 +383,29 @@ func (c *conn) flush() error {
 // sendError sends e as an ErrorResponse with the given severity ("ERROR"
 // ends the statement, "FATAL" the connection).
 func (c *conn) sendError(severity string, e *sqlerr.Error) {
-	code := e.Code
-	if code == "" {
-		code = sqlerr.Internal
+	r := errorResponse(severity, e)
+	if r.Code == "" {
+		r.Code = sqlerr.Internal
 	}
-	c.send(&pgproto3.ErrorResponse{
-		Severity:            severity,
-		SeverityUnlocalized: severity,
-		Code:                code,
-		Message:             e.Message,
-		Detail:              e.Detail,
-		Hint:                e.Hint,
-		Position:            e.Position,
-		InternalPosition:    e.InternalPosition,
-		InternalQuery:       e.InternalQuery,
-		Where:               e.Where,
-		SchemaName:          e.SchemaName,
-		TableName:           e.TableName,
-		ColumnName:          e.ColumnName,
-		DataTypeName:        e.DataTypeName,
-		ConstraintName:      e.ConstraintName,
-		File:                e.File,
-		Line:                e.Line,
-		Routine:             e.Routine,
-	})
+	c.send(&r)
 }
 
 // sendNotice sends a notice (sqlerr.WithNotices) with all its fields.
 func (c *conn) sendNotice(e *sqlerr.Error) {
-	c.send(&pgproto3.NoticeResponse{
-		Severity:            e.Severity,
-		SeverityUnlocalized: e.Severity,
-		Code:                e.Code,
-		Message:             e.Message,
-		Detail:              e.Detail,
-		Hint:                e.Hint,
-		Position:            e.Position,
-		InternalPosition:    e.InternalPosition,
-		InternalQuery:       e.InternalQuery,
-		Where:               e.Where,
-		SchemaName:          e.SchemaName,
-		TableName:           e.TableName,
-		ColumnName:          e.ColumnName,
-		DataTypeName:        e.DataTypeName,
-		ConstraintName:      e.ConstraintName,
-		File:                e.File,
-		Line:                e.Line,
-		Routine:             e.Routine,
-	})
+	n := pgproto3.NoticeResponse(errorResponse(e.Severity, e))
+	c.send(&n)
+}
+
+// errorResponse is every field of e, with the given severity.
+func errorResponse(severity string, e *sqlerr.Error) pgproto3.ErrorResponse {
+	return pgproto3.ErrorResponse{
+		Severity: severity, SeverityUnlocalized: severity, Code: e.Code,
+		Message: e.Message, Detail: e.Detail, Hint: e.Hint,
+		Position: e.Position, InternalPosition: e.InternalPosition, InternalQuery: e.InternalQuery,
+		Where: e.Where, SchemaName: e.SchemaName, TableName: e.TableName, ColumnName: e.ColumnName,
+		DataTypeName: e.DataTypeName, ConstraintName: e.ConstraintName,
+		File: e.File, Line: e.Line, Routine: e.Routine,
+	}
 }
 
 // setReadDeadline moves the read deadline and reports false if the server is
