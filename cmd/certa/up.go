@@ -81,6 +81,8 @@ func runUp(args []string) error {
 			a = append(a, sec.nodeArgs(id)...)
 		}
 		cmd := exec.Command(exe, a...)
+		// certa up killed outright takes its nodes with it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		out, _ := cmd.StdoutPipe()
 		cmd.Stderr = cmd.Stdout
 		if err := cmd.Start(); err != nil {

@@ -266,6 +266,9 @@ func (c *Cluster) start(i int, extra ...string) error {
 		cmd = c.cfg.Net.Command(i, c.cfg.Binary, args...)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// A test binary killed by its timeout runs no cleanup: the kernel
+	// ends the nodes with it (and each node's PostgreSQL with the node).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
