@@ -41,6 +41,12 @@ type Session struct {
 	// reported are changes of parameters the client is told about
 	// (ParameterStatus), not yet taken by TakeReported.
 	reported [][2]string
+	// pgStartup are the PostgreSQL parameters of the client's startup
+	// packet, as PostgreSQL read them: RESET returns to these, not to the
+	// server's defaults. pgDefaults are the server's defaults of reported
+	// parameters (reportedName) the session set, learnt at the first SET,
+	// for telling the client when one comes back.
+	pgStartup, pgDefaults map[string]string
 	// parsed caches Execute's parsing of the statements the client
 	// prepared: drivers execute the same few again and again.
 	parsed map[string]statement

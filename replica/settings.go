@@ -103,12 +103,32 @@ func (s *Session) restoreSettings(v sessionSettings) {
 	if s.defaultReadOnly != v.defaultReadOnly {
 		s.report("default_transaction_read_only", onOff(v.defaultReadOnly))
 	}
+	s.reportPostgres(s.pg, v.pg)
 	s.sessionSettings = v
+}
+
+// reportPostgres tells the client about the reported PostgreSQL
+// parameters whose values differ between from and to (a parameter not in
+// a map has the server's default).
+func (s *Session) reportPostgres(from, to map[string]string) {
+	for name, reported := range reportedName {
+		old, had := from[name]
+		now, has := to[name]
+		if !had {
+			old = s.pgDefaults[name]
+		}
+		if !has {
+			now = s.pgDefaults[name]
+		}
+		if old != now {
+			s.report(reported, now)
+		}
+	}
 }
 
 // reportedName is the spelling PostgreSQL reports a parameter under.
 var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle",
-	"default_transaction_read_only": "default_transaction_read_only"}
+	"default_transaction_read_only": "default_transaction_read_only", "standard_conforming_strings": "standard_conforming_strings"}
 
 func (s *Session) set(ctx context.Context, st statement, w result.Writer) error {
 	if len(st.words) > 1 && (st.words[1] == "TRANSACTION" || st.words[1] == "SESSION") {
@@ -310,9 +330,22 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 	if ps.Local && !s.inBlock {
 		return w.Complete(tag) // PostgreSQL warns and changes nothing
 	}
+	// RESET goes back to the value of the startup packet, as in
+	// PostgreSQL, where the pooled backend's RESET would give the
+	// server's default.
+	sql := st.sql
+	startup, fromStartup := s.pgStartup[ps.Name]
+	if ps.Reset && !ps.All && fromStartup {
+		sql = setConfigSQL(ps.Name, startup, ps.Local)
+	}
+	if _, reported := reportedName[ps.Name]; reported && !ps.All && !fromStartup {
+		if err := s.learnDefault(ctx, ps.Name); err != nil {
+			return err
+		}
+	}
 	var value string
 	if !ps.All {
-		v, err := s.es.Setting(s.engineCtx(ctx), st.sql, ps.Name)
+		v, err := s.es.Setting(s.engineCtx(ctx), sql, ps.Name)
 		if err != nil {
 			return err
 		}
@@ -332,15 +365,23 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		return w.Complete(tag)
 	}
 	if s.tx != nil {
-		if err := s.tx.Exec(ctx, st.sql, result.Discard); err != nil {
+		if err := s.tx.Exec(ctx, sql, result.Discard); err != nil {
 			return err
 		}
+		if ps.All {
+			for name, value := range s.pgStartup {
+				if err := s.tx.Exec(ctx, setConfigSQL(name, value, false), result.Discard); err != nil {
+					return err
+				}
+			}
+		}
 	}
+	before := s.pg
 	change := func(v *sessionSettings) {
 		switch {
 		case ps.All:
-			v.pg = nil
-		case ps.Reset:
+			v.pg = maps.Clone(s.pgStartup)
+		case ps.Reset && !fromStartup:
 			delete(v.pg, ps.Name)
 		default:
 			if v.pg == nil {
@@ -352,21 +393,51 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 			// certa's own timer too (PostgreSQL's form: 0, 5s, 1min...).
 			v.apply(ps.Name, pgTimeout(value, ps.Reset), s.node.cfg.StatementTimeout)
 		}
+		if ps.All {
+			value = v.pg[ps.Name]
+		}
 		if ps.All || ps.Name == "default_transaction_read_only" {
-			v.defaultReadOnly = !ps.All && value == "on"
+			v.defaultReadOnly = value == "on"
 		}
 		if ps.All || ps.Name == "default_transaction_isolation" {
-			v.defaultSerializable = !ps.All && value == "serializable"
+			v.defaultSerializable = value == "serializable"
 		}
 	}
 	change(&s.sessionSettings)
 	if s.block != nil && !ps.Local {
 		change(&s.block.session)
 	}
-	if name, ok := reportedName[ps.Name]; ok {
+	if ps.All {
+		s.reportPostgres(before, s.pg)
+	} else if name, ok := reportedName[ps.Name]; ok {
 		s.report(name, value)
 	}
 	return w.Complete(tag)
+}
+
+// learnDefault records the server's default of reported parameter name,
+// before the session first changes it (reportPostgres tells the client
+// when it comes back to it).
+func (s *Session) learnDefault(ctx context.Context, name string) error {
+	if _, ok := s.pgDefaults[name]; ok {
+		return nil
+	}
+	v, err := s.node.engine.Setting(s.engineCtx(ctx), "RESET "+name, name)
+	if err != nil {
+		return err
+	}
+	if s.pgDefaults == nil {
+		s.pgDefaults = map[string]string{}
+	}
+	s.pgDefaults[name] = v
+	return nil
+}
+
+// setConfigSQL is the statement that sets name to value as the startup
+// packet and set_config do (a list such as search_path's "a, b" is two
+// names).
+func setConfigSQL(name, value string, local bool) string {
+	return "SELECT pg_catalog.set_config(" + quoteText(name) + ", " + quoteText(value) + ", " + strconv.FormatBool(local) + ")"
 }
 
 // pgTimeout converts PostgreSQL's form of statement_timeout for the
@@ -393,8 +464,7 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 	for _, p := range settings {
 		name, value := strings.ToLower(p[0]), p[1]
 		if s.node.engine.RunsPostgreSQL() && !strings.HasPrefix(name, "certa.") {
-			set := "SELECT pg_catalog.set_config(" + quoteText(name) + ", " + quoteText(value) + ", false)"
-			v, err := s.es.Setting(s.engineCtx(ctx), set, name)
+			v, err := s.es.Setting(s.engineCtx(ctx), setConfigSQL(name, value, false), name)
 			if err != nil {
 				return err
 			}
@@ -411,6 +481,10 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 			if name == "statement_timeout" {
 				s.sessionSettings.apply(name, v, s.node.cfg.StatementTimeout)
 			}
+			if s.pgStartup == nil {
+				s.pgStartup = map[string]string{}
+			}
+			s.pgStartup[name] = v
 			if reported, ok := reportedName[name]; ok {
 				s.report(reported, v)
 			}

@@ -43,20 +43,68 @@ DROP TABLE msg_t;
 // it does from PostgreSQL itself: the same script gives the same output.
 func TestMessagesAsPostgreSQL(t *testing.T) {
 	c := startPostgresCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	pg := referencePostgres(t)
-	run := func(host, port string) string {
-		cmd := exec.CommandContext(ctx, "psql", "-X", "-a", "-q", "host="+host+" port="+port+" user=certa dbname=certa sslmode=disable")
-		cmd.Env = append(os.Environ(), "PGPASSWORD="+testPassword)
-		cmd.Stdin = strings.NewReader(messagesScript)
-		out, _ := cmd.CombinedOutput()
-		return string(out)
-	}
-	host, port, _ := strings.Cut(c.Nodes[0].PGAddr, ":")
-	got, want := run(host, port), run("127.0.0.1", fmt.Sprint(pg.Port))
-	if got != want {
+	got := psqlScript(t, c.Nodes[0].PGAddr, messagesScript)
+	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), messagesScript); got != want {
 		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
 	}
 	c.WaitConverged(20 * time.Second)
+}
+
+// settingsScript changes reported parameters (ParameterStatus) every way
+// a session can: SET, RESET to the startup packet's value, a block's
+// ROLLBACK, RESET ALL. psql reads string literals by the
+// standard_conforming_strings it was last told, so a missed report shows
+// as another string.
+const settingsScript = `SHOW datestyle;
+SELECT '2001-02-03 04:05'::timestamptz AS t;
+SET datestyle = iso;
+SET intervalstyle = sql_standard;
+SELECT '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours' AS i;
+RESET datestyle;
+SELECT '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours' AS i;
+BEGIN;
+SET TIME ZONE 'Asia/Tokyo';
+SET datestyle = 'German';
+SELECT '2001-02-03 04:05'::timestamptz AS t;
+ROLLBACK;
+SHOW timezone;
+SELECT '2001-02-03 04:05'::timestamptz AS t;
+SET standard_conforming_strings = off;
+SET escape_string_warning = off;
+SELECT 'a\b' AS s, 'it\'s' AS q;
+RESET ALL;
+SHOW datestyle;
+SHOW timezone;
+SHOW intervalstyle;
+SELECT 'a\b' AS s, '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours' AS i;
+`
+
+// Run-time parameters behave through the PostgreSQL engine as in
+// PostgreSQL: RESET returns to what the client's startup packet asked for
+// (PGDATESTYLE, PGTZ), not to the server's default, and every change of a
+// reported parameter reaches the client (psql parses strings by it).
+func TestSessionSettingsAsPostgreSQL(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	pg := referencePostgres(t)
+	env := []string{"PGDATESTYLE=Postgres, MDY", "PGTZ=America/New_York"}
+	got := psqlScript(t, c.Nodes[0].PGAddr, settingsScript, env...)
+	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), settingsScript, env...); got != want {
+		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
+	}
+}
+
+// psqlScript runs script with psql (echoing it, as pg_regress does) on
+// the server at addr, with env added to the environment, and returns
+// what psql printed.
+func psqlScript(t *testing.T, addr, script string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	host, port, _ := strings.Cut(addr, ":")
+	cmd := exec.CommandContext(ctx, "psql", "-X", "-a", "-q", "host="+host+" port="+port+" user=certa dbname=certa sslmode=disable")
+	cmd.Env = append(append(os.Environ(), "PGPASSWORD="+testPassword), env...)
+	cmd.Stdin = strings.NewReader(script)
+	out, _ := cmd.CombinedOutput()
+	return string(out)
 }
