@@ -21,6 +21,7 @@ const (
 	InvalidSavepoint             = "3B001" // invalid_savepoint_specification: no savepoint of that name
 	InvalidSchemaName            = "3F000" // a schema that does not exist
 	FeatureNotSupported          = "0A000"
+	InsufficientPrivilege        = "42501"
 	SyntaxError                  = "42601"
 	UndefinedTable               = "42P01"
 	UndefinedColumn              = "42703"

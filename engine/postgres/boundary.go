@@ -29,6 +29,10 @@ package postgres
 //     REPLICA or ALWAYS: it would fire on the applying nodes alone;
 //   - no table is UNLOGGED: PostgreSQL empties it on a node that crashes.
 //
+// certa's two triggers are internal (tgisinternal), as PostgreSQL's
+// foreign-key triggers are: psql's \d, information_schema and pg_dump
+// leave them out (certa.hide_trigger; DESIGN.md says what else follows).
+//
 // The event trigger certa_verify_capture (ddl_command_end, every tag,
 // ENABLE ALWAYS; its name sorts after certa_install_capture and
 // certa_local_ddl, so it sees what they did) keeps it at the end of every
@@ -87,11 +91,13 @@ BEGIN
 			WHEN cap.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc) AND cap.tgtype = 29 AND cap.tgenabled = 'O'
 				AND cap.tgqual IS NULL AND cap.tgattr = '' AND cap.tgconstraint = 0 AND cap.tgnargs = 0
 				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture'
-					WHEN cap.tgfoid <> certa.capture_fn(r.oid) THEN 'stale capture' END
+					WHEN cap.tgfoid <> certa.capture_fn(r.oid) THEN 'stale capture'
+					WHEN NOT cap.tgisinternal THEN 'visible capture' END
 			ELSE 'changed capture' END, 'certa_capture'::name),
 		(CASE WHEN grd.oid IS NULL THEN 'no guard'
 			WHEN grd.tgfoid = 'certa.refuse_truncate'::regproc AND grd.tgtype = 34 AND grd.tgenabled = 'O'
-				AND grd.tgqual IS NULL AND grd.tgattr = '' AND grd.tgconstraint = 0 AND grd.tgnargs = 0 THEN NULL
+				AND grd.tgqual IS NULL AND grd.tgattr = '' AND grd.tgconstraint = 0 AND grd.tgnargs = 0
+				THEN CASE WHEN NOT grd.tgisinternal THEN 'visible guard' END
 			ELSE 'changed guard' END, 'certa_no_truncate'),
 		(CASE WHEN r.relpersistence = 'u' THEN 'unlogged' END, NULL)
 	) f (fault, trg)
@@ -101,14 +107,25 @@ BEGIN
 		CASE WHEN t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
 		t.tgname
 	FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid
-	WHERE NOT t.tgisinternal AND t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
-		AND (t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc))
+	WHERE t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
+		-- certa's are internal: one renamed is still borrowed.
+		AND (NOT t.tgisinternal AND t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc))
 	UNION ALL
 	SELECT r.oid, r.relkind, 'replica rule', w.rulename
 	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
 	WHERE w.ev_enabled IN ('R', 'A');
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.hide_trigger(rel oid, trg name, hidden bool) RETURNS void LANGUAGE sql
+	SET search_path = pg_catalog, pg_temp AS $f$
+	-- Marked internal, certa's triggers are left out of psql's \d,
+	-- information_schema.triggers and pg_dump, as PostgreSQL's own are
+	-- (a snapshot's tables get theirs again when the engine opens the
+	-- restored database). Run by the superuser (certa.verify_capture, the
+	-- bootstrap): a catalog row.
+	UPDATE pg_trigger SET tgisinternal = hidden WHERE tgrelid = rel AND tgname = trg AND tgisinternal <> hidden
+$f$;
+REVOKE EXECUTE ON FUNCTION certa.hide_trigger(oid, name, bool) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION certa.equip_tables(tag text, touched oid[], scope oid[]) RETURNS void LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
 DECLARE
@@ -118,7 +135,7 @@ BEGIN
 	-- A partitioned table's certa_capture first: its clones cannot be
 	-- replaced, they go with it.
 	FOR f IN SELECT * FROM certa.capture_faults(scope) ORDER BY kind = 'p' AND trg = 'certa_capture' DESC LOOP
-		IF f.fault NOT IN ('no capture', 'stale capture', 'no guard', 'partitioned capture')
+		IF f.fault NOT IN ('no capture', 'stale capture', 'no guard', 'partitioned capture', 'visible capture', 'visible guard')
 			AND (f.rel = ANY (touched) OR EXISTS (SELECT 1 FROM pg_partition_ancestors(f.rel) a WHERE a.relid = ANY (touched))) THEN
 			PERFORM certa.refuse_fault(tag, f.fault, f.rel, f.trg);
 		END IF;
@@ -127,10 +144,16 @@ BEGIN
 			-- before it in this loop): the partitions get their own.
 			EXECUTE format('DROP TRIGGER IF EXISTS certa_capture ON %s', f.rel::regclass);
 			again := again || ARRAY(SELECT p.relid::oid FROM pg_partition_tree(f.rel) p);
+		ELSIF f.fault IN ('visible capture', 'visible guard') THEN
+			PERFORM certa.hide_trigger(f.rel, f.trg, true);
 		ELSIF f.fault IN ('no capture', 'changed capture', 'stale capture') THEN
+			PERFORM certa.hide_trigger(f.rel, f.trg, false); -- PostgreSQL replaces no internal trigger
 			EXECUTE format('CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', f.rel::regclass, certa.capture_fn(f.rel));
+			PERFORM certa.hide_trigger(f.rel, f.trg, true);
 		ELSIF f.fault IN ('no guard', 'changed guard') THEN
+			PERFORM certa.hide_trigger(f.rel, f.trg, false);
 			EXECUTE format('CREATE OR REPLACE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', f.rel::regclass);
+			PERFORM certa.hide_trigger(f.rel, f.trg, true);
 		END IF;
 		-- Left as they are: the other faults of tables the statement did
 		-- not change.
