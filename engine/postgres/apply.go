@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -76,13 +77,23 @@ func planRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowCh
 		}
 		// Consecutive inserts (or deletes) of one table go in one
 		// statement: a bulk INSERT ... SELECT took a round trip per row.
-		n := 1
-		if r.op == opInsert || r.op == opDelete && !m.wholeRow() {
-			for n < len(rows) && n < maxBatchRows && rows[n].op == r.op && rows[n].schema == r.schema && rows[n].table == r.table {
+		// A table without a key takes any consecutive changes of its own
+		// in two (planWholeRows).
+		n, limit := 1, maxBatchRows
+		sameOp := func(op byte) bool { return op == r.op || m.wholeRow() }
+		if m.wholeRow() {
+			limit = maxWholeRows
+		}
+		if r.op == opInsert || r.op == opDelete || m.wholeRow() {
+			for n < len(rows) && n < limit && sameOp(rows[n].op) && rows[n].schema == r.schema && rows[n].table == r.table {
 				n++
 			}
 		}
-		plan = append(plan, planRun(m, rows[:n])...)
+		if m.wholeRow() {
+			plan = append(plan, planWholeRows(m, rows[:n])...)
+		} else {
+			plan = append(plan, planRun(m, rows[:n])...)
+		}
 		rows = rows[n:]
 	}
 	return plan, nil
@@ -90,6 +101,11 @@ func planRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowCh
 
 // maxBatchRows bounds the rows of one statement of the applier.
 const maxBatchRows = 1000
+
+// maxWholeRows bounds the changes of a table without a key taken together
+// (planWholeRows): each batch reads the whole table once, so a batch is
+// as large as a transaction's changes usually are.
+const maxWholeRows = 100_000
 
 // planRun returns the statements that apply rows of one table: inserts or
 // deletes (one statement for all), or one update. Each changes the table
@@ -116,14 +132,6 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	if len(m.pk) == 1 {
 		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s = ANY (ARRAY(SELECT %s FROM %s))", t, quoteIdents(pk), src.cols(pk), src.many(1))
 	}
-	// A row of a table without a key: one whose values are the old row's,
-	// one at a time.
-	oneRow := func(n int) string {
-		return fmt.Sprintf("ctid = (SELECT ctid FROM ONLY %s r WHERE %s LIMIT 1)", t, src.sameRow("r", n))
-	}
-	if m.wholeRow() {
-		del = fmt.Sprintf("DELETE FROM ONLY %s WHERE %s", t, oneRow(1))
-	}
 	one := func(sql string, arg []byte, n int) rowStatement {
 		return rowStatement{sql: sql, args: [][]byte{arg}, rows: n, what: what}
 	}
@@ -133,25 +141,73 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 	switch {
 	case r.op == opInsert:
 		return []rowStatement{one(insert, newRows(), len(rows))}
-	case r.op == opDelete && m.wholeRow():
-		return []rowStatement{one(del, r.oldKey, 1)}
 	case r.op == opDelete && len(rows) == 1:
 		return []rowStatement{one(delOne, r.oldKey, 1)}
 	case r.op == opDelete:
 		return []rowStatement{one(del, oldKeys(), len(rows))}
-	case m.alwaysIdentity && m.wholeRow():
-		return []rowStatement{one(del, r.oldKey, 1), one(insert, newRows(), 1)}
 	case m.alwaysIdentity:
 		// As a delete and an insert: no trigger, no foreign-key check
 		// runs in between (session_replication_role = replica).
 		return []rowStatement{one(delOne, r.oldKey, 1), one(insert, newRows(), 1)}
 	}
 	where := fmt.Sprintf("(%s) = (SELECT %s FROM %s)", quoteIdents(pk), src.cols(pk), src.one(2))
-	if m.wholeRow() {
-		where = oneRow(2)
-	}
 	update := fmt.Sprintf("UPDATE ONLY %s SET (%s) = (SELECT %s FROM %s) WHERE %s", t, quoteIdents(cols), src.cols(cols), src.one(1), where)
 	return []rowStatement{{sql: update, args: [][]byte{r.newRow, r.oldKey}, rows: 1, what: what}}
+}
+
+// planWholeRows returns the statements that apply consecutive changes of
+// one table without a key (DESIGN.md, "Tables without a primary key"):
+// rows are their values alone, and identical rows cannot be told apart,
+// so the changes are a multiset's. An update is its old row out and its
+// new row in; a row put in and taken out again within rows cancels out.
+// What is left is one DELETE of the old rows (each value as many times as
+// it goes, found in one scan of the table) and one INSERT of the new: the
+// table is read once per batch, not once per row.
+func planWholeRows(m *tableMeta, rows []rowChange) []rowStatement {
+	t := m.sqlName()
+	src := jsonSource(t)
+	if hasRecord(rows[0]) {
+		src = recordSource(t)
+	}
+	added := map[string]int{} // rows put in and not (yet) taken out
+	var outs, ins []rowChange
+	for _, r := range rows {
+		if r.op != opInsert {
+			if k := string(r.oldKey); added[k] > 0 {
+				added[k]--
+			} else {
+				outs = append(outs, r)
+			}
+		}
+		if r.op != opDelete {
+			added[string(r.newRow)]++
+			ins = append(ins, r)
+		}
+	}
+	var keep []rowChange
+	for i := len(ins) - 1; i >= 0; i-- { // the last ones put in stay
+		if k := string(ins[i].newRow); added[k] > 0 {
+			added[k]--
+			keep = append(keep, ins[i])
+		}
+	}
+	slices.Reverse(keep)
+	var plan []rowStatement
+	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
+	if len(outs) > 0 {
+		// Each value's rows numbered, as many taken as go: the rows found
+		// by ctid (a TID scan), the table read once through a hash join.
+		del := fmt.Sprintf(`WITH want AS (SELECT %s AS img, pg_catalog.count(*) AS k FROM pg_catalog.jsonb_array_elements($1::pg_catalog.jsonb) e GROUP BY 1),
+found AS (SELECT r.ctid AS id, w.k, pg_catalog.row_number() OVER (PARTITION BY w.img) AS n FROM ONLY %s r JOIN want w ON %s OPERATOR(pg_catalog.=) w.img)
+DELETE FROM ONLY %s WHERE ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM found WHERE n OPERATOR(pg_catalog.<=) k))`,
+			src.image("e.value"), t, src.rowImage("r"), t)
+		plan = append(plan, rowStatement{sql: del, args: [][]byte{jsonArray(outs, func(r rowChange) []byte { return r.oldKey })}, rows: len(outs), what: what})
+	}
+	if len(keep) > 0 {
+		insert := fmt.Sprintf("INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %s", t, quoteIdents(m.cols), src.cols(m.cols), src.many(1))
+		plan = append(plan, rowStatement{sql: insert, args: [][]byte{jsonArray(keep, func(r rowChange) []byte { return r.newRow })}, rows: len(keep), what: what})
+	}
+	return plan
 }
 
 // rowSource is how the applier's statements read rows of table t from a
@@ -161,7 +217,11 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 type rowSource struct {
 	one, many func(n int) string
 	cols      func(names []string) string
-	sameRow   func(alias string, n int) string
+	// image is the text that tells a row of a table without a key from
+	// another (the values as written, numeric's scale included, which
+	// jsonb's = would not compare): of the row in JSON object json, and
+	// of table row alias.
+	image, rowImage func(string) string
 }
 
 // jsonSource reads rows as JSON objects of their columns, through
@@ -175,8 +235,11 @@ func jsonSource(t string) rowSource {
 			return fmt.Sprintf("pg_catalog.jsonb_populate_recordset(NULL::%s, $%d::pg_catalog.jsonb)", t, n)
 		},
 		cols: quoteIdents,
-		sameRow: func(alias string, n int) string {
-			return fmt.Sprintf("certa.row_jsonb(%s) = $%d::pg_catalog.jsonb", alias, n)
+		image: func(json string) string {
+			return fmt.Sprintf("%s::pg_catalog.text", json)
+		},
+		rowImage: func(alias string) string {
+			return fmt.Sprintf("certa.row_jsonb(%s)::pg_catalog.text", alias)
 		},
 	}
 }
@@ -203,8 +266,9 @@ func recordSource(t string) rowSource {
 			}
 			return strings.Join(q, ", ")
 		},
-		sameRow: func(alias string, n int) string {
-			return fmt.Sprintf("certa.row_text(%s) = %s", alias, text(fmt.Sprintf("$%d::pg_catalog.jsonb", n)))
+		image: text,
+		rowImage: func(alias string) string {
+			return fmt.Sprintf("certa.row_text(%s)", alias)
 		},
 	}
 }
