@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -45,8 +46,33 @@ func noticeError(pe *pgconn.PgError) *sqlerr.Error {
 	return &sqlerr.Error{
 		Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail, Hint: pe.Hint,
 		Position: pe.Position, InternalPosition: pe.InternalPosition, InternalQuery: pe.InternalQuery,
-		Where: pe.Where, SchemaName: pe.SchemaName, TableName: pe.TableName, ColumnName: pe.ColumnName,
+		Where: withoutCertaContext(pe.Where), SchemaName: pe.SchemaName, TableName: pe.TableName, ColumnName: pe.ColumnName,
 		DataTypeName: pe.DataTypeName, ConstraintName: pe.ConstraintName,
 		File: pe.File, Line: pe.Line, Routine: pe.Routine,
 	}
+}
+
+// withoutCertaContext drops from an error's CONTEXT its innermost
+// entries that are certa's own functions (a refusal raised in
+// certa.refuse_fault, called by certa.equip_tables, called by the event
+// trigger): they say nothing to the client, whose own frames (its
+// function, its statement), which follow, stay.
+func withoutCertaContext(where string) string {
+	lines := strings.Split(where, "\n")
+	i := 0
+	for i < len(lines) {
+		switch l := lines[i]; {
+		case strings.HasPrefix(l, "PL/pgSQL function certa."), strings.HasPrefix(l, `SQL function "`) && strings.Contains(l, "certa."):
+			i++
+		case strings.HasPrefix(l, `SQL statement "SELECT certa.`):
+			// Its text may run over several lines, to the closing quote.
+			for i < len(lines) && !strings.HasSuffix(lines[i], `"`) {
+				i++
+			}
+			i++
+		default:
+			return strings.Join(lines[i:], "\n")
+		}
+	}
+	return ""
 }

@@ -130,3 +130,18 @@ func TestCommitAtPosition(t *testing.T) {
 		t.Fatalf("the aborted transaction's next statement: %v, want 40001", err)
 	}
 }
+
+// certa's own frames leave an error's CONTEXT; the client's stay.
+func TestWithoutCertaContext(t *testing.T) {
+	for _, c := range []struct{ where, want string }{
+		{"", ""},
+		{"PL/pgSQL function certa.refuse_uncaptured() line 6 at RAISE", ""},
+		{"PL/pgSQL function certa.refuse_fault(text,text,regclass,name) line 7 at RAISE\nSQL statement \"SELECT certa.refuse_fault(tag, f.fault, f.rel, f.trg)\"\nPL/pgSQL function certa.equip_tables(text,oid[],oid[]) line 11 at PERFORM\nSQL statement \"SELECT certa.equip_tables(tg_tag, touched,\n\t\tSELECT 1\n\t\tUNION ALL SELECT 2)\"\nPL/pgSQL function certa.verify_capture() line 66 at PERFORM\nSQL statement \"CREATE UNLOGGED TABLE t (a int)\"\nPL/pgSQL function run_ddl(text) line 3 at EXECUTE",
+			"SQL statement \"CREATE UNLOGGED TABLE t (a int)\"\nPL/pgSQL function run_ddl(text) line 3 at EXECUTE"},
+		{"PL/pgSQL function f() line 2 at RAISE\nPL/pgSQL function certa.x() line 1 at PERFORM", "PL/pgSQL function f() line 2 at RAISE\nPL/pgSQL function certa.x() line 1 at PERFORM"},
+	} {
+		if got := withoutCertaContext(c.where); got != c.want {
+			t.Errorf("withoutCertaContext(%q) = %q, want %q", c.where, got, c.want)
+		}
+	}
+}

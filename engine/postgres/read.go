@@ -254,7 +254,7 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	}
 	c.prepareReset(ctx)
 	b := &pgconn.Batch{}
-	parts := 3 // BEGIN, [the settings,] the statement, COMMIT
+	parts := 4 // BEGIN, [the settings,] the statement, the check, COMMIT
 	b.ExecParams(readOnlySQL, nil, nil, nil, nil)
 	if set := settingsSQL(ctx); set != "" {
 		b.ExecParams(strings.TrimPrefix(set, "; "), nil, nil, nil, nil)
@@ -265,23 +265,31 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	} else {
 		b.ExecParams(sql, vals, oids, paramFormats, formats)
 	}
+	b.ExecParams(refuseUncapturedSQL, nil, nil, nil, nil)
 	b.ExecParams("COMMIT", nil, nil, nil, nil)
 	c.queueReset(b) // after the COMMIT (conn.resets)
 	mrr := c.pg.ExecBatch(ctx, b)
 	var (
 		n      int   // results read
 		werr   error // from the statement's result: PostgreSQL's, the writer's
+		cerr   error // the check's
 		commit string
 	)
 	stop := c.forwardNotices(ctx) // the statement's, read as its result begins
 	for mrr.NextResult() {
 		rr := mrr.ResultReader()
 		switch n {
-		case parts - 2:
+		case parts - 3:
 			var tag string
 			tag, werr = writeResult(rr, w, wire)
 			stop()
 			c.ran(tag)
+		case parts - 2:
+			if werr == nil {
+				_, cerr = rr.Close()
+			} else {
+				rr.Close()
+			}
 		case parts - 1:
 			commit = rr.Read().CommandTag.String()
 		default:
@@ -295,6 +303,8 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	switch {
 	case werr != nil:
 		err = werr
+	case cerr != nil:
+		err = pgError(cerr)
 	case commit == "COMMIT":
 		// It committed: an error after the COMMIT is the reset's, which
 		// runs again alone (the client's DEALLOCATE ALL, before it in the
@@ -321,6 +331,10 @@ func (e *Engine) readPipelined(ctx context.Context, s *Session, sql string, w re
 	}
 	return err
 }
+
+// refuseUncapturedSQL fails a read-only transaction that made a table
+// certa cannot replicate (errUncaptured), before its COMMIT.
+const refuseUncapturedSQL = "SELECT certa.refuse_uncaptured()"
 
 // CheckDDL runs a schema statement in a transaction it rolls back, as
 // the applier will run it (runSchemaChange): what PostgreSQL refuses is

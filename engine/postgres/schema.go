@@ -224,6 +224,34 @@ CREATE OR REPLACE FUNCTION certa.global_changes() RETURNS bigint LANGUAGE sql VO
 	FROM unnest(ARRAY['pg_authid', 'pg_auth_members', 'pg_database', 'pg_db_role_setting', 'pg_tablespace',
 		'pg_shdescription', 'pg_shseclabel', 'pg_parameter_acl', 'pg_replication_origin', 'pg_subscription']::regclass[]) AS r
 $f$;
+CREATE OR REPLACE FUNCTION certa.uncaptured_tables() RETURNS text LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	-- Every permanent table has certa_no_truncate (boundary.go); one
+	-- without it was made where no event trigger fired. Looked for only
+	-- when the backend made a relation since it last sent its statistics
+	-- (its count of pg_class rows inserted, mostly 0).
+	IF pg_stat_get_xact_tuples_inserted('pg_class'::regclass) = 0 THEN
+		RETURN NULL;
+	END IF;
+	RETURN (SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+			AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
+			AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate'));
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.refuse_uncaptured() RETURNS void LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	made text := certa.uncaptured_tables();
+BEGIN
+	IF made IS NOT NULL THEN
+		RAISE EXCEPTION 'certa: this transaction made table % where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS or SELECT INTO): the table and its rows would stay on this node', made
+			USING ERRCODE = '0A000', HINT = 'Send CREATE TABLE ... AS (or SELECT ... INTO) as a statement of its own, without EXPLAIN: it then runs on every node.';
+	END IF;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.unpermitted_global_changes() RETURNS bigint LANGUAGE sql VOLATILE
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 	SELECT certa.global_changes() - coalesce((SELECT m.permitted FROM certa.global_marks m

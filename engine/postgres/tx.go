@@ -436,7 +436,7 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	b := &pgconn.Batch{}
 	b.ExecParams("SET CONSTRAINTS ALL IMMEDIATE", nil, nil, nil, nil)
 	b.ExecParams(captureSQL, nil, nil, nil, nil)
-	b.ExecParams(globalChangesSQL+strconv.FormatInt(t.globalBase, 10), nil, nil, nil, nil)
+	b.ExecParams(globalChangesSQL+strconv.FormatInt(t.globalBase, 10)+", certa.uncaptured_tables()", nil, nil, nil, nil)
 	counted, err := t.queueCalled(ctx, b)
 	if err != nil {
 		return nil, t.failed(err)
@@ -447,6 +447,9 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	}
 	if string(res[2].Rows[0][0]) != "0" {
 		return nil, errGlobalChange
+	}
+	if loose := res[2].Rows[0][1]; loose != nil {
+		return nil, errUncaptured(string(loose))
 	}
 	called := counted && string(res[3].Rows[0][0]) == "t"
 	c, err := captureRows(ctx, t.c.pg, &t.c.ts, res[1].Rows)
@@ -484,6 +487,21 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 // PostgreSQL counts them per backend, in its statistics: the count
 // the transaction began with (Tx.globalBase, a number) follows.
 const globalChangesSQL = "SELECT certa.unpermitted_global_changes() - "
+
+// errUncaptured refuses a transaction after which tables exist without
+// certa's triggers: made where no event trigger fires (EXPLAIN ANALYZE
+// runs CREATE TABLE AS and SELECT INTO in the executor, outside the
+// statements event triggers see; PostgreSQL even allows it in a read-only
+// transaction), they and their rows would stay on this node.
+// certa.uncaptured_tables looks only when the backend made a relation;
+// read-only transactions run certa.refuse_uncaptured, which says the
+// same, before they commit.
+func errUncaptured(tables string) error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported,
+		"certa: this transaction made table %s where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS or SELECT INTO): the table and its rows would stay on this node", tables)
+	e.Hint = "Send CREATE TABLE ... AS (or SELECT ... INTO) as a statement of its own, without EXPLAIN: it then runs on every node."
+	return e
+}
 
 // errGlobalChange refuses a transaction that changed the server's shared
 // catalogs where no node but this one would see it.

@@ -437,3 +437,35 @@ func TestPostgresEngineSettingsAndDump(t *testing.T) {
 		t.Fatalf("restored rows %s, cluster %s", got, want)
 	}
 }
+
+// EXPLAIN ANALYZE runs CREATE TABLE AS and SELECT INTO in the executor,
+// where no event trigger fires (and PostgreSQL allows it in a read-only
+// transaction): the table and its rows stayed on the node that ran it,
+// acknowledged. Every such form is now refused on its own, in a block and
+// in a DO block, no node keeps a table, and the temporary form (which is
+// the session's own) still runs.
+func TestExplainAnalyzeMakesNoLoneTable(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	a := c.Conn(0)
+	for _, sql := range []string{
+		"EXPLAIN ANALYZE CREATE TABLE lone1 AS SELECT 1 AS a",
+		"EXPLAIN (ANALYZE, COSTS OFF) SELECT 1 AS a INTO lone2",
+		"DO $$ BEGIN EXECUTE 'EXPLAIN ANALYZE CREATE TABLE lone3 AS SELECT 1 AS a'; END $$",
+	} {
+		mustFail(t, a, "0A000", sql)
+	}
+	mustExec(t, a, "BEGIN")
+	mustExec(t, a, "EXPLAIN ANALYZE CREATE TABLE lone4 AS SELECT 1 AS a")
+	mustFail(t, a, "0A000", "COMMIT")
+	mustExec(t, a, "EXPLAIN ANALYZE CREATE TEMP TABLE own AS SELECT 1 AS a")
+	if got := values(t, a, "SELECT a, a FROM own"); got != "1=1" {
+		t.Fatalf("temporary table made by EXPLAIN ANALYZE holds %q", got)
+	}
+	mustExec(t, a, "CREATE TABLE shared1 AS SELECT 1 AS a")
+	for i := range 3 {
+		if got := values(t, syncConn(t, c, i), "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'lone%' OR relname LIKE 'shared%' ORDER BY 1"); got != "shared1=r" {
+			t.Errorf("node %d has tables %q, want shared1 alone", i+1, got)
+		}
+	}
+	c.WaitConverged(20 * time.Second)
+}
