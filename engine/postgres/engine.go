@@ -110,6 +110,12 @@ type Engine struct {
 	pool atomic.Pointer[pool] // replaced by Restore
 
 	applyMu sync.Mutex     // held by Apply; guards applier and its tables
+	// dumping is held shared from Snapshot to its Release, while pg_dump
+	// may read the database, and by Apply to apply a schema change: pg_dump
+	// reads the catalogs at its snapshot but formats types and
+	// expressions from the current ones, so a type dropped meanwhile came
+	// out as "???" and the snapshot did not restore.
+	dumping sync.RWMutex
 	applier *pgconn.PgConn // as applierRole
 	applyTS tables
 	// appliedUpTo is the applied seqno, as the last Apply left it (or the

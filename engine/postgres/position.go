@@ -38,6 +38,14 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	if e.closed.Load() {
 		return errClosed
 	}
+	for _, it := range items {
+		if changesSchema(it.WS) {
+			// After the snapshots being dumped are written (engine.dumping).
+			e.dumping.Lock()
+			defer e.dumping.Unlock()
+			break
+		}
+	}
 	var err error
 	deadline := time.Now().Add(reconnectTimeout)
 	for {

@@ -451,3 +451,56 @@ func TestRestoreCancelledLeavesEngineServing(t *testing.T) {
 		t.Errorf("after Restore (%v): %v rows, want 200000", restoreErr, rows[0][0])
 	}
 }
+
+// A schema change applied while a snapshot is being dumped waits until the
+// dump is written: pg_dump reads the catalogs at its snapshot but formats
+// types from the current ones, so a domain over a type dropped meanwhile
+// came out as "???" and the snapshot did not restore (the regression
+// suite's domain test stopped a node that way).
+func TestSnapshotHoldsSchemaChanges(t *testing.T) {
+	srv := startOneServer(t)
+	fac := &factory{srv: srv, dbs: map[engine.Engine]string{}}
+	a, b := fac.Open(t).(*Engine), fac.Open(t).(*Engine)
+	ctx := context.Background()
+	seqno := uint64(0)
+	apply := func(sql string) error {
+		seqno++
+		items := []engine.ApplyItem{{Seqno: seqno, WS: &writeset.WriteSet{DDL: ddlText(sql)}}}
+		if err := a.Apply(ctx, items, seqno); err != nil {
+			return err
+		}
+		return items[0].Err
+	}
+	for round := range 3 {
+		for _, sql := range []string{"CREATE DOMAIN posint AS int CHECK (VALUE > 0)", "CREATE DOMAIN posints AS posint[]",
+			"CREATE TABLE holds (id int PRIMARY KEY, p posints)"} {
+			if err := apply(sql); err != nil {
+				t.Fatalf("%s: %v", sql, err)
+			}
+		}
+		snap, err := a.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped := make(chan error, 1)
+		go func() { dropped <- apply("DROP DOMAIN posint CASCADE") }()
+		var buf bytes.Buffer
+		_, err = snap.WriteTo(&buf)
+		snap.Release()
+		if err != nil {
+			t.Fatalf("round %d: WriteTo: %v", round, err)
+		}
+		if err := <-dropped; err != nil {
+			t.Fatalf("round %d: DROP DOMAIN: %v", round, err)
+		}
+		if err := b.Restore(ctx, &buf); err != nil {
+			t.Fatalf("round %d: the snapshot does not restore: %v", round, err)
+		}
+		if got := query(t, b, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'holds'::regclass AND attname = 'p'"); len(got) != 1 || got[0][0] != "posints" {
+			t.Fatalf("round %d: restored column p %v, want posints", round, got)
+		}
+		if err := apply("DROP TABLE holds"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -54,6 +54,7 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 		conn.Close(ctx)
 		return nil, pgError(err)
 	}
+	e.dumping.RLock() // until Release: no schema change is applied meanwhile
 	return &snapshot{e: e, conn: conn, id: string(res[1].Rows[0][0])}, nil
 }
 
@@ -77,7 +78,10 @@ func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
 
 // Release ends the exporting transaction.
 func (s *snapshot) Release() {
-	s.once.Do(func() { s.conn.Close(context.Background()) })
+	s.once.Do(func() {
+		s.conn.Close(context.Background())
+		s.e.dumping.RUnlock()
+	})
 }
 
 type countingWriter struct {
