@@ -347,6 +347,9 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if e.closed.Load() {
 		return engine.DDL{}, errClosed
 	}
+	// Run in a transaction on every node, as PostgreSQL runs no
+	// CONCURRENTLY: the same objects, with stronger locks meanwhile.
+	stmt, _ = pgparse.WithoutConcurrently(stmt)
 	e.checkMu.Lock()
 	defer e.checkMu.Unlock()
 	c := e.checker

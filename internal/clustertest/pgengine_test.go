@@ -469,3 +469,29 @@ func TestExplainAnalyzeMakesNoLoneTable(t *testing.T) {
 	}
 	c.WaitConverged(20 * time.Second)
 }
+
+// Migration tools build indexes CONCURRENTLY (Django's
+// AddIndexConcurrently, Rails' algorithm: :concurrently): on its own such
+// a statement runs on every node, without the word (in a transaction, as
+// certa runs schema changes), and in a transaction block PostgreSQL's own
+// refusal stands.
+func TestConcurrentlyOutsideBlocks(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	a := c.Conn(0)
+	mustExec(t, a, "CREATE TABLE ci (id int PRIMARY KEY, v text, w int)")
+	mustExec(t, a, "INSERT INTO ci VALUES (1, 'a', 1), (2, 'a', 2)")
+	mustExec(t, a, "CREATE INDEX CONCURRENTLY ci_v ON ci (v)")
+	mustExec(t, a, "CREATE INDEX CONCURRENTLY IF NOT EXISTS ci_v ON ci (v)")
+	mustFail(t, a, "23505", "CREATE UNIQUE INDEX CONCURRENTLY ci_u ON ci (v)")
+	mustExec(t, a, "CREATE UNIQUE INDEX CONCURRENTLY ci_w ON ci (w)")
+	mustExec(t, a, "DROP INDEX CONCURRENTLY ci_v")
+	mustExec(t, a, "BEGIN")
+	mustFail(t, a, "25001", "CREATE INDEX CONCURRENTLY ci_x ON ci (v)")
+	mustExec(t, a, "ROLLBACK")
+	for i := range 3 {
+		if got := values(t, syncConn(t, c, i), "SELECT indexrelid::regclass::text, indisvalid::text FROM pg_index WHERE indrelid = 'ci'::regclass ORDER BY 1"); got != "ci_pkey=true,ci_w=true" {
+			t.Errorf("node %d has indexes %q", i+1, got)
+		}
+	}
+	c.WaitConverged(20 * time.Second)
+}
