@@ -167,7 +167,7 @@ func parseError(err error) error {
 	if strings.Contains(msg, "not yet implemented") || strings.Contains(msg, "not supported") {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "%s", msg)
 	}
-	return sqlerr.New(sqlerr.SyntaxError, "%s", msg)
+	return syntaxError(err)
 }
 
 // printer writes one statement. The first failure is kept in err and

@@ -108,6 +108,16 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 	if len(stmts) == 0 {
 		return w.Empty()
 	}
+	if len(stmts) > 1 {
+		// PostgreSQL parses the whole string first: a statement it
+		// cannot parse runs none of them.
+		if err := pgparse.CheckSyntax(sql); err != nil {
+			if s.inBlock {
+				s.failBlock()
+			}
+			return err
+		}
+	}
 	if len(stmts) > 1 && !s.inBlock && implicitBlock(stmts) {
 		return s.queryImplicit(ctx, sql, stmts, w)
 	}
@@ -126,11 +136,22 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 // position (in characters, from 1) counted in sql, as the client sent it.
 func inQuery(err error, sql string, st statement) error {
 	var e *sqlerr.Error
-	if st.at == 0 || !errors.As(err, &e) || e.Position == 0 {
+	if !errors.As(err, &e) || e.Position == 0 {
 		return err
 	}
 	c := *e
 	c.Position += int32(utf8.RuneCountInString(sql[:st.at]))
+	if e.Code == sqlerr.SyntaxError {
+		// The statement went to the engine cut from its query string,
+		// without its semicolon ("at end of input"): PostgreSQL's parser
+		// says the error as PostgreSQL, which saw the whole string, says
+		// it. The engine's stays where it says the same (its source
+		// location is the server's own).
+		var whole *sqlerr.Error
+		if errors.As(pgparse.CheckSyntax(sql), &whole) && (whole.Message != c.Message || whole.Position != c.Position) {
+			return whole
+		}
+	}
 	return &c
 }
 

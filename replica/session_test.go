@@ -292,23 +292,23 @@ func TestTransactionStatus(t *testing.T) {
 	runSteps(t, s, []sessionStep{
 		{"INSERT FAIL", "!23505", 'I'},
 		{"ROLLBACK", "ROLLBACK", 'I'},
-		{"INSERT 1; INSERT FAIL; INSERT 2", "!23505", 'I'},
-		{"INSERT 7; INSERT 8", "INSERT 0 1", 'I'},
+		{"INSERT INTO t VALUES (1); INSERT INTO \"FAIL\" VALUES (0); INSERT INTO t VALUES (2)", "!23505", 'I'},
+		{"INSERT INTO t VALUES (7); INSERT INTO t VALUES (8)", "INSERT 0 1", 'I'},
 		{"BEGIN", "BEGIN", 'T'},
 		{"BEGIN", "BEGIN", 'T'},
 		{"SET application_name = 'x'", "SET", 'T'},
-		{"INSERT 3; INSERT FAIL; INSERT 4", "!23505", 'E'},
+		{"INSERT INTO t VALUES (3); INSERT INTO \"FAIL\" VALUES (0); INSERT INTO t VALUES (4)", "!23505", 'E'},
 		{"INSERT 5", "!25P02", 'E'},
 		{"BEGIN", "!25P02", 'E'},
 		{"SET application_name = 'y'", "!25P02", 'E'},
 		{"SHOW application_name", "!25P02", 'E'},
 		{"ROLLBACK", "ROLLBACK", 'I'},
 		{"SHOW application_name", "SHOW", 'I'},
-		{"BEGIN; INSERT 6; COMMIT", "COMMIT", 'I'},
+		{"BEGIN; INSERT INTO t VALUES (6); COMMIT", "COMMIT", 'I'},
 	})
 	// A query's statements outside a block are one transaction, as in
 	// PostgreSQL: all or nothing.
-	want := []string{"INSERT 7,INSERT 8", "INSERT 6"}
+	want := []string{"INSERT INTO t VALUES (7),INSERT INTO t VALUES (8)", "INSERT INTO t VALUES (6)"}
 	got := make([]string, len(e.committed))
 	for i, c := range e.committed {
 		got[i] = strings.Join(c, ",")
@@ -340,8 +340,8 @@ func TestSettingsFollowTheTransaction(t *testing.T) {
 		{[]string{"BEGIN", "SET application_name = 'x'", "ROLLBACK"}, "application_name", ""},
 		{[]string{"BEGIN", "SET application_name = 'x'", "COMMIT"}, "application_name", "x"},
 		{[]string{"BEGIN", "SET application_name = 'y'", "INSERT FAIL", "COMMIT"}, "application_name", "x"},
-		{[]string{"SET application_name = 'z'; INSERT FAIL"}, "application_name", "x"},
-		{[]string{"SET application_name = 'z'; INSERT 1"}, "application_name", "z"},
+		{[]string{"SET application_name = 'z'; INSERT INTO \"FAIL\" VALUES (0)"}, "application_name", "x"},
+		{[]string{"SET application_name = 'z'; INSERT INTO t VALUES (1)"}, "application_name", "z"},
 		{[]string{"SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "local"},
 		{[]string{"BEGIN", "SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "sync"},
 		{[]string{"COMMIT"}, "certa.consistency", "local"},

@@ -14,7 +14,9 @@ import (
 // every field psql shows in verbose mode: positions (in a statement, in a
 // query string of two, in a function's query), context, detail, hint,
 // the names of schema, table, column and constraint, and the source
-// location.
+// location; and syntax errors at a statement's semicolon, where a query
+// string of several statements with one PostgreSQL cannot parse runs
+// none of them.
 const messagesScript = `\set VERBOSITY verbose
 DROP TABLE IF EXISTS msg_nothing;
 DO $$ BEGIN RAISE NOTICE 'hello %', 42; RAISE WARNING 'careful' USING DETAIL = 'a detail', HINT = 'a hint'; END $$;
@@ -34,6 +36,10 @@ ROLLBACK;
 \set VERBOSITY default
 SELECT
   1 + 'x';
+SELECT 1 + ;
+SELECT 1 AS one \; SELECT 2 +;
+INSERT INTO msg_t VALUES (7, 7) \; SELEC 1;
+SELECT count(*) FROM msg_t WHERE id = 7;
 DROP FUNCTION msg_f();
 DROP TABLE msg_t;
 `

@@ -1,0 +1,34 @@
+package pgparse
+
+import (
+	"testing"
+
+	"certa/sqlerr"
+)
+
+// PostgreSQL's parser says where a query string goes wrong, over all of
+// its statements.
+func TestCheckSyntax(t *testing.T) {
+	for _, c := range []struct {
+		sql, msg string
+		pos      int32
+	}{
+		{"SELECT 1", "", 0},
+		{"SELECT 1 + ;", `syntax error at or near ";"`, 12},
+		{"SELECT 1 AS one ; SELECT 2 +;", `syntax error at or near ";"`, 29},
+		{"SELECT 'é' ; SELEC 2", `syntax error at or near "SELEC"`, 14},
+		{"SELECT 1 +", "syntax error at end of input", 11},
+	} {
+		err := CheckSyntax(c.sql)
+		if c.msg == "" {
+			if err != nil {
+				t.Errorf("CheckSyntax(%q) = %v", c.sql, err)
+			}
+			continue
+		}
+		se, ok := err.(*sqlerr.Error)
+		if !ok || se.Code != sqlerr.SyntaxError || se.Message != c.msg || se.Position != c.pos {
+			t.Errorf("CheckSyntax(%q) = %#v, want 42601 %q at %d", c.sql, err, c.msg, c.pos)
+		}
+	}
+}
