@@ -86,7 +86,8 @@ const codeNotLocal = "0A0C1"
 //     SELECT locked for update (op 'L'; locking.go), as a key to certify.
 //   - certa.capture_row: the row trigger. A table whose rows JSON cannot
 //     carry exactly (certa.exact_rows: json keeps its text, jsonb its
-//     JSON null, at any depth) gets certa.capture_row_exact, which adds
+//     JSON null, an array its bounds, at any depth) gets
+//     certa.capture_row_exact, which adds
 //     each row's record text under recordKey (rows.go); certa.capture_fn
 //     names the one a table needs. Both record only what clients
 //     (certa.is_client) do, so a
@@ -301,33 +302,12 @@ END
 $f$;
 CREATE OR REPLACE FUNCTION certa.capture_row() RETURNS trigger LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
-DECLARE
-	new_row jsonb;
-	col name;
-	based_at_1 boolean;
 BEGIN
 	IF NOT certa.is_client() THEN
 		RETURN NULL;
 	END IF;
-	IF TG_OP <> 'DELETE' THEN
-		new_row := to_jsonb(NEW);
-		-- JSON keeps no array's bounds: an array whose lower bound is not
-		-- 1 would be stored as [1:n] on the other nodes. Only a row with
-		-- an array at its top level has its array columns looked at.
-		IF jsonb_path_exists(new_row, 'strict $.* ? (@.type() == "array")') THEN
-			FOR col IN SELECT a.attname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-				WHERE a.attrelid = TG_RELID AND a.attnum > 0 AND NOT a.attisdropped AND t.typcategory = 'A'
-			LOOP
-				EXECUTE format('SELECT coalesce(array_dims(($1).%I) ~ ''^(\[1:[0-9]+\])+$'', true)', col) INTO based_at_1 USING NEW;
-				IF NOT based_at_1 THEN
-					RAISE EXCEPTION 'certa: column % of %.% cannot be replicated exactly: it holds an array whose lower bound is not 1', col, TG_TABLE_SCHEMA, TG_TABLE_NAME
-						USING ERRCODE = '0A000', HINT = 'Store arrays with lower bound 1 (PostgreSQL''s default), with the offset in a column of its own.';
-				END IF;
-			END LOOP;
-		END IF;
-	END IF;
 	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, left(TG_OP, 1),
-		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, new_row);
+		CASE WHEN TG_OP <> 'INSERT' THEN to_jsonb(OLD) END, CASE WHEN TG_OP <> 'DELETE' THEN to_jsonb(NEW) END);
 	RETURN NULL;
 END
 $f$;
@@ -358,7 +338,9 @@ CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sq
 		) s (oid)
 		WHERE ty.depth < 8
 	)
-	SELECT EXISTS (SELECT 1 FROM ty WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype))
+	-- JSON keeps neither json's text nor an array's bounds ([0:2]={1,2,3}).
+	SELECT EXISTS (SELECT 1 FROM ty JOIN pg_type t ON t.oid = ty.oid
+		WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype) OR t.typcategory = 'A' AND t.typelem <> 0)
 $f$;
 CREATE OR REPLACE FUNCTION certa.capture_fn(rel oid) RETURNS regproc LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
