@@ -479,8 +479,11 @@ BEGIN
 		IF tg_tag IN (` + localTags + `) THEN
 			RETURN; -- it runs here if it changes temporary objects alone (certa.local_ddl)
 		END IF;
+		-- codeNotLocal: a schema statement of the client's that Tx.ExecLocal
+		-- tried here (its text names a temporary object: CREATE FUNCTION
+		-- whose body makes a temporary table) is then replicated instead.
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
-			USING ERRCODE = '0A000',
+			USING ERRCODE = '` + codeNotLocal + `',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
 	END IF;
 	-- A login role other than certa_client acts as it through the setting

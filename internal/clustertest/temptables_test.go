@@ -162,6 +162,21 @@ func TestPostgresEngineTemporaryTablesPsql(t *testing.T) {
 	if got := values(t, syncConn(t, c, 0), "SELECT id, name FROM items ORDER BY id"); got != "1=x,2=y,3=z,4=w" {
 		t.Fatalf("node 1 after a block with a SET: items %q", got)
 	}
+	// Schema statements whose text names temporary objects but which
+	// change replicated ones (a function whose body makes a temporary
+	// table, a rule of a replicated table) are replicated, also from a
+	// session with a temporary table (the regression suite's transactions
+	// and subselect tests).
+	out = psqlRun(t, c, 1, "CREATE TEMP TABLE tt (a int)",
+		"CREATE FUNCTION make_temp() RETURNS text LANGUAGE plpgsql AS $$ BEGIN CREATE TEMP TABLE made (f float); RETURN 'made'; END $$",
+		"CREATE RULE temp_note AS ON UPDATE TO items DO ALSO SELECT 1",
+		"SELECT make_temp()", "SELECT count(*) FROM made")
+	if out != "made\n0\n" {
+		t.Fatalf("psql:\n%s", out)
+	}
+	if got := values(t, syncConn(t, c, 0), "SELECT proname, (SELECT count(*) FROM pg_rules WHERE rulename = 'temp_note') FROM pg_proc WHERE proname = 'make_temp'"); got != "make_temp=1" {
+		t.Fatalf("node 1: function and rule %q", got)
+	}
 }
 
 // What a psql session leaves in its PostgreSQL session stays its own:
