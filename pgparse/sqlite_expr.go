@@ -319,6 +319,15 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 		case "||":
 			p.hintKind(l, "text")
 			p.hintKind(r, "text")
+			if p.typeOf(l) == "bool" || p.typeOf(r) == "bool" {
+				// A boolean made text is true or false, not SQLite's 1.
+				p.w("(")
+				p.textOf(l)
+				p.w(" || ")
+				p.textOf(r)
+				p.w(")")
+				return
+			}
 		case "->", "->>":
 		default:
 			p.hintColumn(l, r)
@@ -350,6 +359,17 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 		}
 		p.refuse("operator " + op)
 	}
+}
+
+// textOf prints n, a boolean as PostgreSQL writes it as text.
+func (p *printer) textOf(n *pg_query.Node) {
+	if p.typeOf(n) != "bool" {
+		p.expr(n)
+		return
+	}
+	p.w("pg_cast(")
+	p.expr(n)
+	p.w(", 'text:bool')")
 }
 
 func (p *printer) binary(l *pg_query.Node, op string, r *pg_query.Node) {
@@ -476,11 +496,27 @@ func (p *printer) typeCast(tc *pg_query.TypeCast) {
 	}
 	p.w("pg_cast(")
 	p.expr(tc.Arg)
-	p.w(", '", kind, "'")
+	p.w(", '", kind+castSource(kind, p.typeOf(tc.Arg)), "'")
 	for _, m := range mods {
 		p.w(", ", strconv.FormatInt(m, 10))
 	}
 	p.w(")")
+}
+
+// castSource is what pg_cast must know of the type of its argument, as a
+// suffix of its target kind, where SQLite's value does not say it:
+// ":bool" for a boolean made text (SQLite holds 1, PostgreSQL writes
+// true), ":float" for a float made an integer (rounded half to even, as
+// PostgreSQL's rint; a REAL is otherwise taken as numeric, rounded half
+// away from zero).
+func castSource(kind, from string) string {
+	switch {
+	case (kind == "text" || kind == "varchar") && from == "bool":
+		return ":bool"
+	case (kind == "int2" || kind == "int4" || kind == "int8") && (from == "float8" || from == "float4"):
+		return ":float"
+	}
+	return ""
 }
 
 // typeString writes a type name as CastKind reads it: its last name,

@@ -38,6 +38,9 @@ const castFunction = "pg_cast"
 type castTarget struct {
 	kind string
 	mods []int64
+	// from is what the printer knew of the argument's type where SQLite's
+	// value does not say it (pgparse.castSource): "bool", "float" or "".
+	from string
 }
 
 // rewriteCasts returns sql with every CAST rewritten to pg_cast, or the
@@ -58,7 +61,7 @@ func rewriteCasts(sql string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		target := castTarget{kind, mods}
+		target := castTarget{kind: kind, mods: mods}
 		expr, err := rewriteCasts(sql[c.Expr.Start:c.Expr.End])
 		if err != nil {
 			return "", err
@@ -88,6 +91,7 @@ func registerCast(c *conn) error {
 				return sqlite.Value{}, nil
 			}
 			target := castTarget{kind: args[1].Text()}
+			target.kind, target.from, _ = strings.Cut(target.kind, ":") // pgparse.castSource
 			for _, a := range args[2:] {
 				target.mods = append(target.mods, a.Int64())
 			}
@@ -114,6 +118,9 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 	switch target.kind {
 	case "int2", "int4", "int8":
 		bits := map[string]int{"int2": 16, "int4": 32, "int8": 64}[target.kind]
+		if target.from == "float" && v.Type() == sqlite.TypeFloat {
+			v = sqlite.FloatValue(math.RoundToEven(v.Float())) // PostgreSQL's rint
+		}
 		return castInt(v, bits)
 	case "numeric":
 		return castNumeric(v, target.mods)
@@ -133,6 +140,9 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 		}
 	case "text", "varchar":
 		s := castText(v)
+		if target.from == "bool" && v.Type() == sqlite.TypeInteger {
+			s = strconv.FormatBool(v.Int64() != 0)
+		}
 		if n := target.mods; len(n) == 1 && utf8.RuneCountInString(s) > int(n[0]) {
 			s = string([]rune(s)[:n[0]]) // an explicit cast truncates
 		}

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"testing"
 
 	"certa/result"
@@ -47,6 +48,26 @@ func TestCastColumns(t *testing.T) {
 	wantRows(t, r.rows, row(true, "3.00", int64(8), "2024-01-01 08:00:00+00"))
 	if code, err := execErr(tx, "SELECT CAST('12abc' AS integer)"); code != sqlerr.InvalidTextRepresentation {
 		t.Errorf("12abc: %s %v", code, err)
+	}
+}
+
+// A cast that fails on a row fails the statement before that row reaches
+// the client (the row would hold a NULL where the value failed), in a
+// transaction and in a read alike.
+func TestFailedCastSendsNoRow(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE vals (id int PRIMARY KEY, v text)")
+	e.commit("INSERT INTO vals VALUES (1, '7'), (2, 'x')")
+	tx := e.begin()
+	r := &recorder{}
+	err := tx.Exec(context.Background(), "SELECT id, v::int FROM vals ORDER BY id", r)
+	if sqlerr.Code(err) != sqlerr.InvalidTextRepresentation || len(r.rows) != 1 {
+		t.Errorf("in a transaction: rows %v, error %v; want the first row and 22P02", r.rows, err)
+	}
+	r = &recorder{}
+	err = e.Read(context.Background(), "SELECT '02/28/1997'::date", r)
+	if sqlerr.Code(err) != sqlerr.FeatureNotSupported || len(r.rows) != 0 {
+		t.Errorf("read: rows %v, error %v; want no row and 0A000", r.rows, err)
 	}
 }
 

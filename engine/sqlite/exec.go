@@ -59,6 +59,12 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 	}
 	vals := make([]result.Value, len(cols))
 	for hasRow {
+		if c.funcErr != nil {
+			// One of our functions failed computing this row (its value
+			// is a NULL): the row is not sent, and the caller fails the
+			// statement with the function's error (takeFuncErr).
+			return 0, rows, c.funcErr
+		}
 		for i, col := range cols {
 			vals[i] = columnValue(stmt, i, col)
 		}

@@ -32,9 +32,9 @@ func TestDifferentialCasts(t *testing.T) {
 	mustExec(t, ref, "SET TimeZone = 'UTC'")
 	node := c.Conn(0)
 	casts := map[string][]string{
-		"integer":                  {"'42'", "' 42 '", "'-7'", "'+7'", "'12abc'", "''", "'4.5'", "2.5", "-2.5", "3.5", "0.5", "1e10", "NULL", "'2147483648'", "7"},
+		"integer":                  {"'42'", "' 42 '", "'-7'", "'+7'", "'12abc'", "''", "'4.5'", "2.5", "-2.5", "3.5", "0.5", "1e10", "NULL", "'2147483648'", "7", "2.5::float8", "3.5::float8", "(-2.5)::float8", "0.5::real"},
 		"smallint":                 {"70000", "'-32768'", "'32768'", "1.5"},
-		"bigint":                   {"'9223372036854775807'", "'9223372036854775808'", "' 1 '", "'1 2'"},
+		"bigint":                   {"'9223372036854775807'", "'9223372036854775808'", "' 1 '", "'1 2'", "'4.5'::float8"},
 		"int4":                     {"'3'"},
 		"numeric(10,2)":            {"'3.14159'", "3.145", "-3.145", "'12.50'", "3", "'abc'", "123456789", "99999999.995", "NULL"},
 		"numeric(5)":               {"12345.5", "'-2.5'"},
@@ -42,7 +42,7 @@ func TestDifferentialCasts(t *testing.T) {
 		"decimal(4,1)":             {"'1.25'"},
 		"double precision":         {"'abc'", "'1.5'", "' -2 '", "'Infinity'", "3"},
 		"float8":                   {"'1e308'"},
-		"text":                     {"42", "'abc'", "2.5", "1e20", "0.1", "-0.25"},
+		"text":                     {"42", "'abc'", "2.5", "1e20", "0.1", "-0.25", "true", "false", "1 < 2", "NULL::boolean"},
 		"varchar(2)":               {"'abc'", "'ab'", "12345"},
 		"character varying(3)":     {"'abcdef'"},
 		"boolean":                  {"'yes'", "'no'", "'t'", "'f'", "'on'", "'off'", "'of'", "'1'", "'0'", "'maybe'", "' TRUE '", "'o'", "1", "0", "2", "2.5", "NULL"},
@@ -76,7 +76,10 @@ func TestDifferentialCasts(t *testing.T) {
 	// Nested, and inside a statement that writes.
 	mustExec(t, node, "CREATE TABLE ct (id int PRIMARY KEY, n numeric(8,2), b boolean, ts timestamptz)")
 	mustExec(t, node, "INSERT INTO ct VALUES (CAST(CAST('7' AS int) AS int), CAST('2.345' AS numeric(8,2)), CAST('yes' AS boolean), CAST('2024-01-01 10:00:00+02' AS timestamptz))")
-	if got := values(t, node, "SELECT id, n || ' ' || b || ' ' || ts FROM ct"); got != "7=2.35 1 2024-01-01 08:00:00+00" {
+	// (A boolean column's value made text in an expression is SQLite's 1
+	// on the embedded engine, which does not know the column's type
+	// there: known, not asserted here.)
+	if got := values(t, node, "SELECT id, n || ' ' || (b IS TRUE) || ' ' || ts FROM ct"); got != "7=2.35 true 2024-01-01 08:00:00+00" {
 		t.Errorf("stored casts: %s", got)
 	}
 	mustFail(t, node, "22P02", "INSERT INTO ct (id) VALUES (CAST('x8' AS int))")
