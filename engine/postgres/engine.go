@@ -109,7 +109,7 @@ type Engine struct {
 	cfg  Config
 	pool atomic.Pointer[pool] // replaced by Restore
 
-	applyMu sync.Mutex     // held by Apply; guards applier and its tables
+	applyMu sync.Mutex // held by Apply; guards applier and its tables
 	// dumping is held shared from Snapshot to its Release, while pg_dump
 	// may read the database, and by Apply to apply a schema change: pg_dump
 	// reads the catalogs at its snapshot but formats types and
