@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -35,6 +38,9 @@ func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error 
 
 func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error {
 	pg := t.c.pg
+	if err := refuseTemporaryNames(ctx, pg, sql); err != nil {
+		return err
+	}
 	if _, err := pg.Exec(ctx, "SAVEPOINT certa_schema").ReadAll(); err != nil {
 		return pgError(err)
 	}
@@ -134,4 +140,34 @@ func (t *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result.
 	}
 	params, cols := described(sd)
 	return params, cols, nil
+}
+
+// refuseTemporaryNames refuses a block's schema statement that names a
+// temporary relation of the session (CREATE TABLE t (LIKE temp_t)): it
+// runs in the client's session here and on the other nodes without that
+// relation, where it would fail or mean another table. (A statement sent
+// on its own is tried by CheckDDL on a connection with no temporary
+// relations, which PostgreSQL refuses there.)
+func refuseTemporaryNames(ctx context.Context, pg *pgconn.PgConn, sql string) error {
+	names := pgparse.Relations(sql)
+	if len(names) == 0 {
+		return nil
+	}
+	list, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	r := pg.ExecParams(ctx, `SELECT n FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) n
+		JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(n) WHERE c.relpersistence = 't' LIMIT 1`,
+		[][]byte{list}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return pgError(r.Err)
+	}
+	if len(r.Rows) == 0 {
+		return nil
+	}
+	e := sqlerr.New(sqlerr.FeatureNotSupported,
+		"certa: %s names temporary table %s, which only this session has: the other nodes would run it without it", pgparse.SchemaTag(sql), r.Rows[0][0])
+	e.Hint = "Name permanent tables in schema statements of a transaction block, or make the new object temporary too."
+	return e
 }

@@ -81,6 +81,16 @@ func TestPostgresEngineTemporaryTables(t *testing.T) {
 	if _, err := a.Exec(ctx, "CREATE TEMP VIEW big AS SELECT * FROM orders WHERE amount > 15"); pgclient.SQLState(err) != "0A000" {
 		t.Fatalf("temporary view of a replicated table: %v, want 0A000", err)
 	}
+	// Refused: a replicated table made LIKE a temporary one in a block
+	// (the regression suite's copy2 test; the other nodes failed it).
+	must("BEGIN")
+	if _, err := a.Exec(ctx, "CREATE TABLE like_staging (LIKE staging)"); pgclient.SQLState(err) != "0A000" {
+		t.Fatalf("replicated table LIKE a temporary one, in a block: %v, want 0A000", err)
+	}
+	must("ROLLBACK")
+	if _, err := a.Exec(ctx, "CREATE TABLE like_staging (LIKE staging)"); pgclient.SQLState(err) != "42P01" {
+		t.Fatalf("replicated table LIKE a temporary one, on its own: %v, want 42P01 (the other nodes have no staging)", err)
+	}
 
 	want := "1=10.00,2=25.50,3=30.00,4=40.00,100=1.00,101=1.00,102=1.00"
 	for i := range c.Nodes {
