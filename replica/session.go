@@ -132,6 +132,14 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 	return nil
 }
 
+// warn sends the client a WARNING, as PostgreSQL does for transaction
+// control that has nothing to do (sqlerr.WithNotices).
+func warn(ctx context.Context, code, msg string) {
+	if send := sqlerr.NoticesFrom(ctx); send != nil {
+		send(&sqlerr.Error{Severity: "WARNING", Code: code, Message: msg})
+	}
+}
+
 // inQuery returns err of statement st of the query string sql with its
 // position (in characters, from 1) counted in sql, as the client sent it.
 func inQuery(err error, sql string, st statement) error {
@@ -318,7 +326,9 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		if s.failed {
 			return errInFailedBlock
 		}
-		if !s.inBlock {
+		if s.inBlock {
+			warn(ctx, sqlerr.ActiveTransaction, "there is already a transaction in progress")
+		} else {
 			s.inBlock = true
 			s.beginSettings()
 			var m pgparse.TxModes
@@ -331,8 +341,14 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 		}
 		return w.Complete("BEGIN")
 	case kindCommit:
+		if !s.inBlock {
+			warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
+		}
 		return s.commitBlock(ctx, w)
 	case kindRollback:
+		if !s.inBlock {
+			warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
+		}
 		s.endTx()
 		return w.Complete("ROLLBACK")
 	case kindRefused:

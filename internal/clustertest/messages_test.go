@@ -14,9 +14,10 @@ import (
 // every field psql shows in verbose mode: positions (in a statement, in a
 // query string of two, in a function's query), context, detail, hint,
 // the names of schema, table, column and constraint, and the source
-// location; and syntax errors at a statement's semicolon, where a query
+// location; syntax errors at a statement's semicolon, where a query
 // string of several statements with one PostgreSQL cannot parse runs
-// none of them.
+// none of them; the warnings of COMMIT, ROLLBACK and BEGIN that have no
+// transaction to end, or one already.
 const messagesScript = `\set VERBOSITY verbose
 DROP TABLE IF EXISTS msg_nothing;
 DO $$ BEGIN RAISE NOTICE 'hello %', 42; RAISE WARNING 'careful' USING DETAIL = 'a detail', HINT = 'a hint'; END $$;
@@ -40,6 +41,12 @@ SELECT 1 + ;
 SELECT 1 AS one \; SELECT 2 +;
 INSERT INTO msg_t VALUES (7, 7) \; SELEC 1;
 SELECT count(*) FROM msg_t WHERE id = 7;
+COMMIT;
+ROLLBACK;
+BEGIN;
+BEGIN;
+COMMIT;
+SELECT 1 AS a \; COMMIT;
 DROP FUNCTION msg_f();
 DROP TABLE msg_t;
 `
