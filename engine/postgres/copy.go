@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
+	"strings"
 
 	"certa/engine"
 	"certa/pgparse"
@@ -13,11 +15,13 @@ import (
 
 // runCopy runs a COPY to or from the client on c: the data goes through
 // w's Copier (pgwire's) as PostgreSQL takes or gives it. The client is
-// asked for COPY FROM's data at once (pgconn reads it as soon as it sends
-// the statement; a COPY PostgreSQL refuses fails after it, and pgwire
-// discards what the client still sends); it is told of COPY TO's data
-// only once PostgreSQL sends some, so a refused COPY TO is a plain error.
-// Rows copied in fire the capture triggers like any insert.
+// asked for COPY FROM's data only once PostgreSQL took the statement
+// (probeCopyFrom): psql running a script sends the lines that follow a
+// COPY FROM stdin as its data once asked, and a COPY PostgreSQL refuses
+// (a generated column, a WHERE on one) swallowed the script's next
+// statements. It is told of COPY TO's data only once PostgreSQL sends
+// some, so a refused COPY TO is a plain error. Rows copied in fire the
+// capture triggers like any insert.
 func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result.Writer) error {
 	copier, ok := w.(result.Copier)
 	if !ok {
@@ -32,6 +36,9 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 		format = 1
 	}
 	if cp.From {
+		if err := probeCopyFrom(ctx, c, sql); err != nil {
+			return err
+		}
 		in, err := copier.CopyIn(format, columns)
 		if err != nil {
 			return engine.CopierError(err)
@@ -55,6 +62,33 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 	}
 	return w.Complete(tag.String())
 }
+
+// probeCopyFrom has PostgreSQL check COPY FROM STDIN sql in a savepoint
+// it rolls back: the statement is sent and, once PostgreSQL asks for
+// data, ended with CopyFail. PostgreSQL's refusal of the statement itself
+// is returned; the CopyFail's own error is not. One round trip more per
+// COPY FROM (a bulk load).
+func probeCopyFrom(ctx context.Context, c *conn, sql string) error {
+	if _, err := c.pg.Exec(ctx, "SAVEPOINT certa_copy").ReadAll(); err != nil {
+		return pgError(err)
+	}
+	_, err := c.pg.CopyFrom(ctx, probeReader{}, sql)
+	if _, rerr := c.pg.Exec(context.WithoutCancel(ctx), "ROLLBACK TO SAVEPOINT certa_copy; RELEASE SAVEPOINT certa_copy").ReadAll(); rerr != nil {
+		return pgError(rerr)
+	}
+	if err == nil || strings.Contains(err.Error(), errProbe.Error()) {
+		return nil
+	}
+	return pgError(err)
+}
+
+// errProbe ends probeCopyFrom's COPY, as its CopyFail message.
+var errProbe = errors.New("certa: probe of COPY FROM, no data")
+
+// probeReader is COPY data that fails at once (CopyFail).
+type probeReader struct{}
+
+func (probeReader) Read([]byte) (int, error) { return 0, errProbe }
 
 // copyColumns returns the number of columns the copy carries: those
 // listed, else the table's (not generated ones), or the query's.

@@ -121,3 +121,36 @@ func psqlScript(t *testing.T, addr, script string, env ...string) string {
 	out, _ := cmd.CombinedOutput()
 	return string(out)
 }
+
+// copyScript has COPY FROM stdin that PostgreSQL refuses before it asks
+// for data (no data follows them in the script) and ones it takes.
+const copyScript = `CREATE TABLE cp_t (a int PRIMARY KEY, b int GENERATED ALWAYS AS (a * 2) STORED);
+COPY cp_t (a, b) FROM stdin;
+COPY cp_t FROM stdin WHERE b <> 10;
+COPY cp_nope FROM stdin;
+SELECT count(*) FROM cp_t;
+COPY cp_t FROM stdin;
+1
+2
+\.
+COPY cp_t FROM stdin WHERE a > 3;
+3
+4
+\.
+SELECT * FROM cp_t ORDER BY a;
+DROP TABLE cp_t;
+`
+
+// A COPY FROM stdin that PostgreSQL refuses fails before the client is
+// asked for data: psql running a script then goes on with the next
+// statement, as with PostgreSQL, rather than send the script's next
+// lines as the COPY's data.
+func TestCopyScriptAsPostgreSQL(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	pg := referencePostgres(t)
+	got := psqlScript(t, c.Nodes[0].PGAddr, copyScript)
+	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), copyScript); got != want {
+		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
+	}
+	c.WaitConverged(20 * time.Second)
+}
