@@ -319,7 +319,7 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 		case "||":
 			p.hintKind(l, "text")
 			p.hintKind(r, "text")
-			if p.typeOf(l) == "bool" || p.typeOf(r) == "bool" {
+			if p.knownType(l) == "bool" || p.knownType(r) == "bool" {
 				// A boolean made text is true or false, not SQLite's 1.
 				p.w("(")
 				p.textOf(l)
@@ -361,9 +361,30 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 	}
 }
 
+// knownType is the type of expression n where the printer can tell it
+// without the columns' types (which only a catalog query's printer
+// has: typeOf): a constant, a cast, a boolean expression; "" otherwise.
+func (p *printer) knownType(n *pg_query.Node) string {
+	if p.cat != nil {
+		return p.typeOf(n)
+	}
+	switch e := n.GetNode().(type) {
+	case *pg_query.Node_AConst, *pg_query.Node_TypeCast, *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest:
+		return p.typeOf(n)
+	case *pg_query.Node_AExpr:
+		if e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && comparison[operator(e.AExpr.Name)] {
+			return "bool"
+		}
+	}
+	return ""
+}
+
+// comparison are the operators whose result is a boolean.
+var comparison = map[string]bool{"=": true, "<>": true, "!=": true, "<": true, "<=": true, ">": true, ">=": true}
+
 // textOf prints n, a boolean as PostgreSQL writes it as text.
 func (p *printer) textOf(n *pg_query.Node) {
-	if p.typeOf(n) != "bool" {
+	if p.knownType(n) != "bool" {
 		p.expr(n)
 		return
 	}
@@ -496,7 +517,7 @@ func (p *printer) typeCast(tc *pg_query.TypeCast) {
 	}
 	p.w("pg_cast(")
 	p.expr(tc.Arg)
-	p.w(", '", kind+castSource(kind, p.typeOf(tc.Arg)), "'")
+	p.w(", '", kind+castSource(kind, p.knownType(tc.Arg)), "'")
 	for _, m := range mods {
 		p.w(", ", strconv.FormatInt(m, 10))
 	}

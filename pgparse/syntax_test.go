@@ -32,3 +32,18 @@ func TestCheckSyntax(t *testing.T) {
 		}
 	}
 }
+
+// Casts of any expression print without the columns' types (the embedded
+// engine's queries have none): a cast of a subquery in an upsert's SET
+// panicked the printer, which asked for them.
+func TestCastsOfAnyExpression(t *testing.T) {
+	for _, sql := range []string{
+		"INSERT INTO t (a, b) VALUES (1, 2) ON CONFLICT (a) DO UPDATE SET b = (SELECT max(b) FROM t)::int + 1",
+		"SELECT (SELECT b FROM t LIMIT 1)::text, a::text || ' ' || (a > 1), (a = 1)::text FROM t",
+		"UPDATE t SET b = (SELECT count(*) FROM u WHERE u.a = t.a)::int",
+	} {
+		if _, err := ToSQLite(sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}
