@@ -106,7 +106,14 @@ func ToSQLiteReplacing(sql string, rels map[string]string) (*SQLite, error) {
 // print is ToSQLite that also returns its printer, which notes where the
 // constants went if holes is set (sqlite_cache.go), and reads rels as
 // ToSQLiteReplacing says.
-func print(sql string, holes bool, rels map[string]string) (*SQLite, *printer, error) {
+func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printer, err error) {
+	defer func() {
+		// A bug of the printer fails the statement, not the session
+		// (pgwire closes a connection whose handler panicked).
+		if r := recover(); r != nil {
+			s, p, err = nil, nil, sqlerr.New(sqlerr.Internal, "certa could not translate this statement for the embedded engine (a bug; please report it): %v", r)
+		}
+	}()
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, nil, parseError(err)
@@ -124,7 +131,7 @@ func print(sql string, holes bool, rels map[string]string) (*SQLite, *printer, e
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p := &printer{recordHoles: holes, replaced: rels}
+	p = &printer{recordHoles: holes, replaced: rels}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
