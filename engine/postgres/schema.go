@@ -226,20 +226,31 @@ CREATE OR REPLACE FUNCTION certa.global_changes() RETURNS bigint LANGUAGE sql VO
 		'pg_shdescription', 'pg_shseclabel', 'pg_parameter_acl', 'pg_replication_origin', 'pg_subscription']::regclass[]) AS r
 $f$;
 CREATE OR REPLACE FUNCTION certa.uncaptured_tables() RETURNS text LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp AS $f$
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+	-- The transaction's xid, to tell its own rows of pg_class by their
+	-- xmin (its subtransactions' too: a visible row whose xmin is in
+	-- progress is this transaction's).
+	epoch bigint := (pg_current_xact_id()::text::bigint >> 32) << 32;
 BEGIN
 	-- Every permanent table has certa_no_truncate (boundary.go); one
-	-- without it was made where no event trigger fired. Looked for only
-	-- when the backend made a relation since it last sent its statistics
-	-- (its count of pg_class rows inserted, mostly 0).
+	-- without it was made where no event trigger fired. A materialized
+	-- view has no trigger to miss: one this transaction made is its own
+	-- doing only where certa permitted no schema statement in it. Looked
+	-- for only when the backend made a relation since it last sent its
+	-- statistics (its count of pg_class rows inserted, mostly 0).
 	IF pg_stat_get_xact_tuples_inserted('pg_class'::regclass) = 0 THEN
 		RETURN NULL;
 	END IF;
-	RETURN (SELECT string_agg(c.oid::regclass::text, ', ' ORDER BY c.oid)
+	RETURN (SELECT string_agg(CASE c.relkind WHEN 'm' THEN 'materialized view ' ELSE 'table ' END || c.oid::regclass::text, ', ' ORDER BY c.oid)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+		WHERE c.relpersistence = 'p'
 			AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_%'
-			AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate'));
+			AND (c.relkind IN ('r', 'p')
+				AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate')
+			OR c.relkind = 'm'
+				AND pg_xact_status((epoch + c.xmin::text::bigint - CASE WHEN epoch + c.xmin::text::bigint > pg_current_xact_id()::text::bigint THEN 4294967296 ELSE 0 END)::text::xid8) = 'in progress'
+				AND NOT EXISTS (SELECT 1 FROM certa.global_marks m WHERE m.xid = pg_current_xact_id())));
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.refuse_uncaptured() RETURNS void LANGUAGE plpgsql VOLATILE
@@ -248,7 +259,7 @@ DECLARE
 	made text := certa.uncaptured_tables();
 BEGIN
 	IF made IS NOT NULL THEN
-		RAISE EXCEPTION 'certa: this transaction made table % where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS or SELECT INTO): the table and its rows would stay on this node', made
+		RAISE EXCEPTION 'certa: this transaction made % where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS, SELECT INTO or CREATE MATERIALIZED VIEW): it and its rows would stay on this node', made
 			USING ERRCODE = '0A000', HINT = 'Send CREATE TABLE ... AS (or SELECT ... INTO) as a statement of its own, without EXPLAIN: it then runs on every node.';
 	END IF;
 END

@@ -498,7 +498,7 @@ const globalChangesSQL = "SELECT certa.unpermitted_global_changes() - "
 // same, before they commit.
 func errUncaptured(tables string) error {
 	e := sqlerr.New(sqlerr.FeatureNotSupported,
-		"certa: this transaction made table %s where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS or SELECT INTO): the table and its rows would stay on this node", tables)
+		"certa: this transaction made %s where certa cannot see it (EXPLAIN ANALYZE of CREATE TABLE AS, SELECT INTO or CREATE MATERIALIZED VIEW): it and its rows would stay on this node", tables)
 	e.Hint = "Send CREATE TABLE ... AS (or SELECT ... INTO) as a statement of its own, without EXPLAIN: it then runs on every node."
 	return e
 }

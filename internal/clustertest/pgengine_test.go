@@ -451,6 +451,7 @@ func TestExplainAnalyzeMakesNoLoneTable(t *testing.T) {
 		"EXPLAIN ANALYZE CREATE TABLE lone1 AS SELECT 1 AS a",
 		"EXPLAIN (ANALYZE, COSTS OFF) SELECT 1 AS a INTO lone2",
 		"DO $$ BEGIN EXECUTE 'EXPLAIN ANALYZE CREATE TABLE lone3 AS SELECT 1 AS a'; END $$",
+		"EXPLAIN ANALYZE CREATE MATERIALIZED VIEW lone5 AS SELECT 1 AS a",
 	} {
 		mustFail(t, a, "0A000", sql)
 	}
@@ -462,9 +463,10 @@ func TestExplainAnalyzeMakesNoLoneTable(t *testing.T) {
 		t.Fatalf("temporary table made by EXPLAIN ANALYZE holds %q", got)
 	}
 	mustExec(t, a, "CREATE TABLE shared1 AS SELECT 1 AS a")
+	mustExec(t, a, "CREATE MATERIALIZED VIEW shared2 AS SELECT 1 AS a")
 	for i := range 3 {
-		if got := values(t, syncConn(t, c, i), "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'lone%' OR relname LIKE 'shared%' ORDER BY 1"); got != "shared1=r" {
-			t.Errorf("node %d has tables %q, want shared1 alone", i+1, got)
+		if got := values(t, syncConn(t, c, i), "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'lone%' OR relname LIKE 'shared%' ORDER BY 1"); got != "shared1=r,shared2=m" {
+			t.Errorf("node %d has tables %q, want shared1 and shared2 alone", i+1, got)
 		}
 	}
 	c.WaitConverged(20 * time.Second)
