@@ -33,6 +33,20 @@ type CopyOption struct {
 	List  []string
 }
 
+// Freeze reports whether the COPY has the FREEZE option (unless set off).
+func (c Copy) Freeze() bool {
+	for _, o := range c.Options {
+		if strings.EqualFold(o.Name, "freeze") {
+			switch strings.ToLower(o.Value) {
+			case "false", "off", "0", "no":
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}
+
 // ParseCopy returns the COPY of sql if sql is one COPY statement to or
 // from the client; ok is false for anything else (a COPY of a file or a
 // program is the server's). Cheap for other statements: COPY must come

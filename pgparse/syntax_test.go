@@ -47,3 +47,18 @@ func TestCastsOfAnyExpression(t *testing.T) {
 		}
 	}
 }
+
+func TestCopyFreeze(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"COPY t FROM STDIN":                            false,
+		"COPY t FROM STDIN WITH (FREEZE)":              true,
+		"copy t from stdin with (freeze on)":           true,
+		"COPY t FROM STDIN (FORMAT csv, FREEZE false)": false,
+		"COPY t FROM STDIN FREEZE":                     true,
+	} {
+		c, ok := ParseCopy(sql)
+		if !ok || c.Freeze() != want {
+			t.Errorf("%s: Freeze %v (parsed %v), want %v", sql, c.Freeze(), ok, want)
+		}
+	}
+}

@@ -35,10 +35,12 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 	if cp.Binary {
 		format = 1
 	}
-	if cp.From {
+	if cp.From && !cp.Freeze() {
 		if err := probeCopyFrom(ctx, c, sql); err != nil {
 			return err
 		}
+	}
+	if cp.From {
 		in, err := copier.CopyIn(format, columns)
 		if err != nil {
 			return engine.CopierError(err)
@@ -64,6 +66,8 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 }
 
 // probeCopyFrom has PostgreSQL check COPY FROM STDIN sql in a savepoint
+// (not COPY FREEZE, which PostgreSQL takes only in the subtransaction
+// that made or emptied the table: pgbench -i)
 // it rolls back: the statement is sent and, once PostgreSQL asks for
 // data, ended with CopyFail. PostgreSQL's refusal of the statement itself
 // is returned; the CopyFail's own error is not. One round trip more per
