@@ -230,8 +230,10 @@ CREATE OR REPLACE FUNCTION certa.uncaptured_tables() RETURNS text LANGUAGE plpgs
 DECLARE
 	-- The transaction's xid, to tell its own rows of pg_class by their
 	-- xmin (its subtransactions' too: a visible row whose xmin is in
-	-- progress is this transaction's).
-	epoch bigint := (pg_current_xact_id()::text::bigint >> 32) << 32;
+	-- progress is this transaction's). _if_assigned: asking for it would
+	-- give every read an xid, and its COMMIT a WAL flush.
+	cur bigint;
+	epoch bigint;
 BEGIN
 	-- Every permanent table has certa_no_truncate (boundary.go); one
 	-- without it was made where no event trigger fired. A materialized
@@ -242,6 +244,8 @@ BEGIN
 	IF pg_stat_get_xact_tuples_inserted('pg_class'::regclass) = 0 THEN
 		RETURN NULL;
 	END IF;
+	cur := pg_current_xact_id_if_assigned()::text::bigint; -- NULL: it wrote no catalog row
+	epoch := (cur >> 32) << 32;
 	RETURN (SELECT string_agg(CASE c.relkind WHEN 'm' THEN 'materialized view ' ELSE 'table ' END || c.oid::regclass::text, ', ' ORDER BY c.oid)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relpersistence = 'p'
@@ -249,8 +253,8 @@ BEGIN
 			AND (c.relkind IN ('r', 'p')
 				AND NOT EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate')
 			OR c.relkind = 'm'
-				AND pg_xact_status((epoch + c.xmin::text::bigint - CASE WHEN epoch + c.xmin::text::bigint > pg_current_xact_id()::text::bigint THEN 4294967296 ELSE 0 END)::text::xid8) = 'in progress'
-				AND NOT EXISTS (SELECT 1 FROM certa.global_marks m WHERE m.xid = pg_current_xact_id())));
+				AND pg_xact_status((epoch + c.xmin::text::bigint - CASE WHEN epoch + c.xmin::text::bigint > cur THEN 4294967296 ELSE 0 END)::text::xid8) = 'in progress'
+				AND NOT EXISTS (SELECT 1 FROM certa.global_marks m WHERE m.xid::text::bigint = cur)));
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.refuse_uncaptured() RETURNS void LANGUAGE plpgsql VOLATILE
