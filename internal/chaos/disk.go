@@ -13,8 +13,13 @@ import (
 
 // diskBytes is the size of each node's data directory in the disk
 // scenario: room for a minute or two of the workloads, so filling it
-// leaves the node out of space and freeing it leaves plenty.
-const diskBytes = 512 << 20
+// leaves the node out of space and freeing it leaves plenty. A node keeps
+// free a log segment (64 MiB) and twice its newest snapshot (raftlog's
+// reserve) besides its database, the database's WAL, two snapshots and the
+// log: after a minute of CI's load (an 80 MiB database) that is about
+// 650 MiB, so with 512 MiB a node refused entries for good once the
+// filler was gone, rightly, and never caught up.
+const diskBytes = 1 << 30
 
 // disks are the nodes' data directories, each on a tmpfs of its own.
 type disks struct {
