@@ -41,7 +41,9 @@ type Engine interface {
 	// touches (nil: unknown, to be treated as every table). It refuses, with
 	// a *sqlerr.Error, statements that would break replication, such as a
 	// table without a primary key (42P16), and those it finds would fail
-	// (others fail at their position, as an item of Apply).
+	// (others fail at their position, as an item of Apply). It returns
+	// ErrRunAsTransaction for a statement the engine replicates by its
+	// rows rather than as a statement.
 	CheckDDL(ctx context.Context, stmt string) (DDL, error)
 
 	// Apply applies certified write sets in order in one engine transaction
@@ -307,6 +309,12 @@ type TableChecksum struct {
 	Rows  int64  `json:"rows"`
 	Sum   string `json:"checksum"`
 }
+
+// ErrRunAsTransaction is CheckDDL's answer for a schema statement the
+// engine replicates as a transaction, its rows carried as any other's
+// (the PostgreSQL engine's CREATE TABLE AS): run it in a Tx of its own
+// (Tx.Exec), as any other statement.
+var ErrRunAsTransaction = errors.New("the statement runs as a transaction")
 
 // ErrNotReadOnly is Read's answer for a statement it does not run.
 var ErrNotReadOnly = errors.New("statement is not read-only")

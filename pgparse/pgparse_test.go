@@ -344,6 +344,8 @@ func TestSchemaTag(t *testing.T) {
 		"CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql": "CREATE FUNCTION",
 		"CREATE EXTENSION IF NOT EXISTS pgcrypto":                    "CREATE EXTENSION",
 		"create sequence s":                                          "CREATE SEQUENCE",
+		"CREATE TABLE t AS SELECT 1 WITH NO DATA":                    "CREATE TABLE AS",
+		"create materialized view m as select 1 with no data":        "CREATE MATERIALIZED VIEW",
 	} {
 		if got := SchemaTag(sql); got != want {
 			t.Errorf("SchemaTag(%q) = %q, want %q", sql, got, want)

@@ -38,6 +38,13 @@ func treeTag(n *pg_query.Node) string {
 		return "CREATE TABLE"
 	case *pg_query.Node_IndexStmt:
 		return "CREATE INDEX"
+	case *pg_query.Node_CreateTableAsStmt:
+		// PostgreSQL's tag once it made a table or view without rows
+		// (WITH NO DATA; IF NOT EXISTS that found one).
+		if n.CreateTableAsStmt.Objtype == pg_query.ObjectType_OBJECT_MATVIEW {
+			return "CREATE MATERIALIZED VIEW"
+		}
+		return "CREATE TABLE AS"
 	case *pg_query.Node_ViewStmt:
 		return "CREATE VIEW"
 	case *pg_query.Node_CreateSeqStmt:

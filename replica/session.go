@@ -741,6 +741,9 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 		return s.tx.ExecSchema(ctx, st.sql, w)
 	}
 	ddl, err := s.node.engine.CheckDDL(s.engineCtx(ctx), st.sql)
+	if errors.Is(err, engine.ErrRunAsTransaction) {
+		return s.autocommit(ctx, st, w)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,6 +34,9 @@ func newBoundaryFixture(t *testing.T, e *Engine) *boundaryFixture {
 // ddl replicates a schema statement sent on its own.
 func (f *boundaryFixture) ddl(stmt string) error {
 	d, err := f.e.CheckDDL(context.Background(), stmt)
+	if errors.Is(err, engine.ErrRunAsTransaction) {
+		return f.statement(stmt) // as the session runs it
+	}
 	if err != nil {
 		return err
 	}

@@ -347,6 +347,9 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if e.closed.Load() {
 		return engine.DDL{}, errClosed
 	}
+	if _, ok := pgparse.ParseTableCopy(stmt); ok {
+		return engine.DDL{}, engine.ErrRunAsTransaction // its rows travel (Tx.Exec)
+	}
 	// Run in a transaction on every node, as PostgreSQL runs no
 	// CONCURRENTLY: the same objects, with stronger locks meanwhile.
 	stmt, _ = pgparse.WithoutConcurrently(stmt)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -24,6 +25,14 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 	check := func(stmt string, wantCode string) {
 		t.Helper()
 		_, err := e.CheckDDL(ctx, stmt)
+		if strings.HasPrefix(stmt, "CREATE TABLE r") {
+			// Its rows travel (TestTableCopy); a statement of an older
+			// node's log is still applied, or refused, as one.
+			if !errors.Is(err, engine.ErrRunAsTransaction) {
+				t.Fatalf("CheckDDL %s: %v, want ErrRunAsTransaction", stmt, err)
+			}
+			return
+		}
 		if sqlerr.Code(err) != wantCode && !(wantCode == "" && err == nil) {
 			t.Fatalf("CheckDDL %s: %v, want %q", stmt, err, wantCode)
 		}

@@ -508,7 +508,7 @@ BEGIN
 		RAISE EXCEPTION 'certa: schema changes run as role certa_client, which owns the replicated objects, not as %', session_user
 			USING ERRCODE = '42501', HINT = 'RESET ROLE first.';
 	END IF;
-	IF tg_tag IN ('CREATE TABLE AS', 'SELECT INTO', 'CREATE MATERIALIZED VIEW', 'REFRESH MATERIALIZED VIEW') THEN
+	IF tg_tag IN ('CREATE MATERIALIZED VIEW', 'REFRESH MATERIALIZED VIEW') THEN
 		RAISE EXCEPTION 'certa: % cannot run inside a transaction block: the rows it copies are not replicated, and another node would copy other rows', tg_tag
 			USING ERRCODE = '0A000',
 			HINT = 'Run it on its own, outside a transaction block: it then runs in total order on every node.';
@@ -524,7 +524,21 @@ CREATE OR REPLACE FUNCTION certa.check_ddl() RETURNS event_trigger LANGUAGE plpg
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	r record;
+	filled boolean;
 BEGIN
+	-- The engine runs a client's CREATE TABLE AS and SELECT INTO WITH NO
+	-- DATA, then inserts the rows (tablecopy.go): rows the statement wrote
+	-- itself were written before any capture could see them.
+	IF tg_tag IN ('CREATE TABLE AS', 'SELECT INTO') AND certa.is_client() AND certa.permitted() THEN
+		FOR r IN SELECT d.objid FROM pg_event_trigger_ddl_commands() d WHERE d.classid = 'pg_class'::regclass LOOP
+			EXECUTE format('SELECT EXISTS (SELECT FROM %s)', r.objid::regclass) INTO filled;
+			IF filled THEN
+				RAISE EXCEPTION 'certa: % cannot fill a table here: the rows it copies are not replicated, and another node would copy other rows', tg_tag
+					USING ERRCODE = '0A000',
+					HINT = 'Send it as a statement of its own, or create the table WITH NO DATA and fill it with INSERT ... SELECT.';
+			END IF;
+		END LOOP;
+	END IF;
 	FOR r IN SELECT DISTINCT c.oid, n.nspname, c.relname, c.relkind, c.relpersistence
 		FROM pg_event_trigger_ddl_commands() d
 		JOIN pg_class c ON c.oid = CASE WHEN d.object_type = 'index' THEN (SELECT indrelid FROM pg_index WHERE indexrelid = d.objid) ELSE d.objid END

@@ -177,6 +177,9 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if err := t.usable(); err != nil {
 		return err
 	}
+	if tc, ok := pgparse.ParseTableCopy(sql); ok && len(args) == 0 {
+		return t.runSchema(ctx, sql, tc, w) // SELECT INTO, and CREATE TABLE AS (CheckDDL)
+	}
 	lower := strings.ToLower(sql) // once, for the cheap checks below
 	if t.reads != nil {
 		t.reads.note(sql, lower, args)

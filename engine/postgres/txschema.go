@@ -24,11 +24,23 @@ func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error 
 	if err := t.usable(); err != nil {
 		return err
 	}
+	tc, _ := pgparse.ParseTableCopy(sql)
+	return t.runSchema(ctx, sql, tc, w)
+}
+
+// runSchema is ExecSchema; the caller holds t.mu. A CREATE TABLE AS or
+// SELECT INTO that fills a replicated table (tc) runs as execTableCopy.
+func (t *Tx) runSchema(ctx context.Context, sql string, tc *pgparse.TableCopy, w result.Writer) error {
 	if t.reads != nil {
 		t.reads.opaque = true // the schema its statements read may change
 	}
 	var buf result.Buffer
-	err := t.execSchema(ctx, sql, &buf)
+	var err error
+	if tc != nil {
+		err = t.execTableCopy(ctx, tc, &buf)
+	} else {
+		_, err = t.execSchema(ctx, sql, &buf)
+	}
 	t.c.ts.reset()
 	if err != nil {
 		return t.failed(err)
@@ -36,17 +48,19 @@ func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error 
 	return buf.Replay(w)
 }
 
-func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error {
+// execSchema returns the tables the statement made or changed, as
+// certa.ddl_tables notes them.
+func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]string, error) {
 	pg := t.c.pg
 	if err := refuseTemporaryNames(ctx, pg, sql); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := pg.Exec(ctx, "SAVEPOINT certa_schema").ReadAll(); err != nil {
-		return pgError(err)
+		return nil, pgError(err)
 	}
-	undo := func(err error) error {
+	undo := func(err error) ([]string, error) {
 		pg.Exec(context.WithoutCancel(ctx), "ROLLBACK TO SAVEPOINT certa_schema; RELEASE SAVEPOINT certa_schema").ReadAll()
-		return err
+		return nil, err
 	}
 	token := []byte(t.e.token)
 	indexTables := droppedIndexTables(ctx, pg, sql)
@@ -93,9 +107,9 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) error 
 		return undo(err)
 	}
 	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_schema").ReadAll(); err != nil {
-		return pgError(err)
+		return nil, pgError(err)
 	}
-	return nil
+	return tables, nil
 }
 
 // interleaveNew gives the sequences the transaction made this node's

@@ -227,10 +227,16 @@ func TestPostgresEngineSchemaInBlock(t *testing.T) {
 	mustExec(t, a, "COMMIT")
 	mustFail(t, b, "40001", "COMMIT")
 
-	// Refused inside a block: its rows would not be replicated.
+	// Inside a block too: its rows travel as the block's.
 	mustExec(t, a, "BEGIN")
-	mustFail(t, a, "0A000", "CREATE TABLE copy AS SELECT * FROM author")
-	mustExec(t, a, "ROLLBACK")
+	mustExec(t, a, "CREATE TABLE copy AS SELECT * FROM author")
+	mustExec(t, a, "COMMIT")
+	if n, err := syncConn(t, c, 1).QueryInt(ctxT(t), "SELECT count(*) FROM (SELECT * FROM copy EXCEPT ALL SELECT * FROM author) d"); err != nil || n != 0 {
+		t.Fatalf("rows of copy on another node that author lacks: %d, %v; want none", n, err)
+	}
+	if n, err := syncConn(t, c, 1).QueryInt(ctxT(t), "SELECT count(*) FROM copy"); err != nil || n == 0 {
+		t.Fatalf("rows of copy on another node: %d, %v; want those of author", n, err)
+	}
 
 	// A migration of a table another node is writing.
 	migrateUnderLoad(t, c, "ALTER TABLE book ADD COLUMN pages int NOT NULL DEFAULT 0")
