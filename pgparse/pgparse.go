@@ -334,6 +334,16 @@ func tokenAt(toks []*pg_query.ScanToken, offset int32) *pg_query.ScanToken {
 	return nil
 }
 
+// nextToken returns the token after t among toks, nil if none.
+func nextToken(toks []*pg_query.ScanToken, t *pg_query.ScanToken) *pg_query.ScanToken {
+	for i, u := range toks {
+		if u == t && i+1 < len(toks) {
+			return toks[i+1]
+		}
+	}
+	return nil
+}
+
 // elementEnd returns the end of the last token of the table element that
 // starts at offset: the element ends before the first comma or closing
 // parenthesis outside its own parentheses.

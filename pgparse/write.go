@@ -55,7 +55,8 @@ func (it *Item) bare(n *pg_query.Node) {
 	}
 }
 
-// SetItem is one column a SET assigns. Its Span is known only for DEFAULT.
+// SetItem is one column a SET assigns. Its Span is known only for DEFAULT
+// and a string constant (Str).
 type SetItem struct {
 	Column string
 	Item
@@ -161,6 +162,18 @@ func (w *Write) addSet(targets []*pg_query.Node, scan func() []*pg_query.ScanTok
 		}
 		it := SetItem{Column: rt.Name}
 		it.bare(val)
+		if it.Str != nil {
+			// The constant's span: one string token (not 'a' 'b' on
+			// two lines, which PostgreSQL joins).
+			c := val.GetAConst()
+			toks := scan()
+			t := tokenAt(toks, c.Location)
+			if t == nil || t.Token != pg_query.Token_SCONST || nextToken(toks, t).GetToken() == pg_query.Token_SCONST {
+				it.Str = nil
+			} else {
+				it.Span = Span{int(t.Start), int(t.End)}
+			}
+		}
 		if d := val.GetSetToDefault(); d != nil {
 			t := tokenAt(scan(), d.Location)
 			if t == nil {

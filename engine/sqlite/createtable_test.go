@@ -26,8 +26,10 @@ func TestTypeLimits(t *testing.T) {
 		{"INSERT INTO t (id, s) VALUES (5, 'abc')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type smallint"},
 		{"INSERT INTO t (id, b) VALUES (6, 2.5)", sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint"},
 		// SQLite keeps any text in a date column.
-		{"INSERT INTO t (id, d) VALUES (7, '1997-02-29')", sqlerr.FeatureNotSupported, dateForm},
-		{"INSERT INTO t (id, d) VALUES (8, '02/28/1997')", sqlerr.FeatureNotSupported, dateForm},
+		// (A constant is read as a date first: storedform.go.)
+		{"INSERT INTO t (id, d) VALUES (7, '1997-02-29')", sqlerr.DatetimeFieldOverflow, `date/time field value out of range: "1997-02-29"`},
+		{"INSERT INTO t (id, d) VALUES (8, '02/28/1997')", sqlerr.FeatureNotSupported, `date input "02/28/1997" is not in a form the embedded engine reads: write it as ISO 8601 (2024-01-31 13:45:00+02)`},
+		{"INSERT INTO t (id, d) VALUES (9, '1997-02-2' || '9')", sqlerr.FeatureNotSupported, dateForm},
 	} {
 		tx := e.begin()
 		code, err := execErr(tx, c.stmt)
@@ -248,4 +250,34 @@ func TestColumnDefaults(t *testing.T) {
 	wantRows(t, e.query("SELECT n FROM d WHERE id = 2"), row(int64(10)))
 	_, err := e.CheckDDL(context.Background(), "ALTER TABLE d ADD COLUMN e timestamptz DEFAULT now()")
 	wantCode(t, err, sqlerr.FeatureNotSupported)
+}
+
+// String constants given a date, time, timestamp, timestamptz or uuid
+// column are stored in the form the engine keeps (the form parameters and
+// casts are stored in): one instant is one text, whatever form it was
+// written in, and a form the engine does not read is refused as the
+// parameter would be.
+func TestStoredForms(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, local timestamp, d date, tm time, u uuid)")
+	e.commit("INSERT INTO ev VALUES (1, '2006-08-13 12:34:56', '2006-08-13T12:34:56', '2006-08-13', '12:34:56.50', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')",
+		"INSERT INTO ev (id, at) VALUES (2, '2006-08-13 14:34:56+02'), (3, 'Infinity')")
+	e.commit("UPDATE ev SET local = '2006-08-13 12:34:56+05' WHERE id = 2")
+	wantRows(t, e.query("SELECT id, at::text, local::text, tm::text, u::text FROM ev ORDER BY id"),
+		row(int64(1), "2006-08-13 12:34:56+00", "2006-08-13 12:34:56", "12:34:56.5", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+		row(int64(2), "2006-08-13 12:34:56+00", "2006-08-13 12:34:56", nil, nil),
+		row(int64(3), "infinity", nil, nil, nil))
+	wantRows(t, e.query("SELECT count(*) FROM ev WHERE at = '2006-08-13 12:34:56+00'"), row(int64(2)))
+	for stmt, code := range map[string]string{
+		"INSERT INTO ev (id, at) VALUES (4, 'Jan 31 2024')": sqlerr.FeatureNotSupported,
+		"INSERT INTO ev (id, d) VALUES (5, '2024-02-30')":   sqlerr.DatetimeFieldOverflow,
+		"UPDATE ev SET u = 'not-a-uuid' WHERE id = 1":       sqlerr.InvalidTextRepresentation,
+		"INSERT INTO ev (id, tm) VALUES (6, '25:61:00')":    sqlerr.DatetimeFieldOverflow,
+	} {
+		tx := e.begin()
+		if got, err := execErr(tx, stmt); got != code {
+			t.Errorf("%s: %s %v, want %s", stmt, got, err, code)
+		}
+		tx.Rollback()
+	}
 }

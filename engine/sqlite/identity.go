@@ -42,14 +42,18 @@ import (
 // read and rewritten once, not at every execution.
 
 // rewriteWrite returns what SQLite runs for the client statement sql:
-// sql itself, or, when it says DEFAULT or OVERRIDING, the statement
-// checked (checkIdentity) and rewritten. parsed is true when sql was read
+// sql with its constants for time and uuid columns in their stored form
+// (storedForms), and, when it says DEFAULT or OVERRIDING, checked
+// (checkIdentity) and rewritten. parsed is true when sql was read
 // and checked. c's table cache must be fresh (refreshSchema).
 func (c *conn) rewriteWrite(sql string) (run string, parsed bool, err error) {
 	switch firstKeyword(sql) {
 	case "INSERT", "UPDATE", "WITH":
 	default:
 		return sql, false, nil
+	}
+	if sql, err = c.storedForms(sql); err != nil { // storedform.go
+		return "", false, err
 	}
 	if !hasKeyword(sql, "DEFAULT") && !hasKeyword(sql, "OVERRIDING") {
 		return sql, false, nil

@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"slices"
+	"strings"
+
+	"certa/pgparse"
+	"certa/pgtext"
+	"certa/result"
+	"certa/sqlerr"
+)
+
+// Values of dates, times, timestamps and uuids are kept as text in
+// PostgreSQL's output form (the guide's "Types"): a parameter of such a
+// column is parsed and stored in that form, and so is a cast. A string
+// constant an INSERT or UPDATE gives such a column went in as written:
+// '2006-08-13 12:34:56' and '2006-08-13 14:34:56+02' in a timestamptz
+// column stayed two texts for one instant, each equal to neither the
+// other nor the same instant sent as a parameter, and read back as
+// written. storedForms writes such constants in the stored form before
+// the statement is prepared, or refuses them as the parameter would be.
+
+// storedForms returns sql with the string constants it gives, as an
+// INSERT's values or an UPDATE's SET, to a date, time, timestamp,
+// timestamptz or uuid column written in the form the engine keeps. c's
+// table cache must be fresh.
+func (c *conn) storedForms(sql string) (string, error) {
+	if !strings.Contains(sql, "'") {
+		return sql, nil
+	}
+	w, _ := pgparse.ParseWrite(sql)
+	if w == nil {
+		return sql, nil
+	}
+	ti, err := c.table(w.Table)
+	if err != nil || !ti.exists {
+		return sql, err
+	}
+	kept := false
+	for _, typ := range ti.types {
+		kept = kept || hasStoredForm(typ)
+	}
+	if !kept {
+		return sql, nil
+	}
+	type edit struct {
+		at   pgparse.Span
+		text string
+	}
+	var edits []edit
+	visit := func(col string, it pgparse.Item) error {
+		typ := ti.types[strings.ToLower(col)]
+		if it.Str == nil || !hasStoredForm(typ) {
+			return nil
+		}
+		form, err := storedForm(typ, *it.Str)
+		if err != nil {
+			return err
+		}
+		if form != *it.Str {
+			edits = append(edits, edit{it.Span, quoteLiteral(form)})
+		}
+		return nil
+	}
+	targets := insertTargets(w, ti)
+	for _, row := range w.Rows {
+		for i, it := range row {
+			if i < len(targets) {
+				if err := visit(targets[i], it); err != nil {
+					return "", err
+				}
+			}
+		}
+	}
+	for _, it := range w.Set {
+		if err := visit(it.Column, it.Item); err != nil {
+			return "", err
+		}
+	}
+	// Last first: the spans before an edit stay where they were.
+	slices.SortFunc(edits, func(a, b edit) int { return b.at.Start - a.at.Start })
+	for _, e := range edits {
+		sql = sql[:e.at.Start] + e.text + sql[e.at.End:]
+	}
+	return sql, nil
+}
+
+// hasStoredForm reports whether values of typ are kept in one text form.
+func hasStoredForm(typ result.Type) bool {
+	switch typ {
+	case result.Date, result.Time, result.Timestamp, result.Timestamptz, result.UUID:
+		return true
+	}
+	return false
+}
+
+// storedForm is s, given a column of typ, in the form the engine keeps:
+// as the cast to typ makes it (casts.go).
+func storedForm(typ result.Type, s string) (string, error) {
+	if typ == result.UUID {
+		if u, ok := parseUUID(s); ok {
+			return u, nil
+		}
+		return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type uuid: %q", s)
+	}
+	if inf := strings.ToLower(strings.TrimSpace(s)); inf == "infinity" || inf == "-infinity" {
+		return inf, nil
+	}
+	t, err := pgtext.ParseTime(typ, s)
+	if err != nil {
+		return "", err
+	}
+	return pgtext.FormatTime(typ, t), nil
+}
