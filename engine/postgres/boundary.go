@@ -27,7 +27,10 @@ package postgres
 //     table);
 //   - no trigger (but PostgreSQL's internal ones) or rule is enabled
 //     REPLICA or ALWAYS: it would fire on the applying nodes alone;
-//   - no table is UNLOGGED: PostgreSQL empties it on a node that crashes.
+//   - no table is UNLOGGED: PostgreSQL empties it on a node that crashes;
+//   - no table has a column whose type PostgreSQL writes out but does not
+//     read in (pg_node_tree, the statistics types; in an array, a domain,
+//     a composite or a range too): its rows could not be applied.
 //
 // certa's two triggers are internal (tgisinternal), as PostgreSQL's
 // foreign-key triggers are: psql's \d, information_schema and pg_dump
@@ -113,7 +116,15 @@ BEGIN
 	UNION ALL
 	SELECT r.oid, r.relkind, 'replica rule', w.rulename
 	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
-	WHERE w.ev_enabled IN ('R', 'A');
+	WHERE w.ev_enabled IN ('R', 'A')
+	UNION ALL
+	-- Values PostgreSQL writes out but does not read back in: the other
+	-- nodes could not apply the table's rows (nor a snapshot restore it).
+	SELECT r.oid, r.relkind, 'unreadable type', NULL
+	FROM rels r
+	WHERE r.oid IN (SELECT certa.tables_holding(ARRAY(SELECT t.oid FROM pg_type t
+		WHERE t.typinput::text IN ('pg_node_tree_in', 'pg_ndistinct_in', 'pg_dependencies_in', 'pg_mcv_list_in',
+			'brin_bloom_summary_in', 'brin_minmax_multi_summary_in'))));
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.hide_trigger(rel oid, trg name, hidden bool) RETURNS void LANGUAGE sql
@@ -177,6 +188,9 @@ BEGIN
 		RAISE EXCEPTION 'certa: % % of table % cannot be enabled REPLICA or ALWAYS: it would fire only on the nodes that apply the table''s rows, not where they are written',
 			CASE fault WHEN 'replica rule' THEN 'rule' ELSE 'trigger' END, quote_ident(trg), rel
 			USING ERRCODE = '0A000', HINT = 'The other nodes apply rows as the origin wrote them. Enable it as an ordinary one (ENABLE TRIGGER, ENABLE RULE): it fires where the client writes, and what it changes is replicated.';
+	WHEN 'unreadable type' THEN
+		RAISE EXCEPTION 'certa: table % cannot have a column of a type whose values PostgreSQL does not read back (pg_node_tree, the statistics types): its rows could not be applied on the other nodes', rel
+			USING ERRCODE = '0A000', HINT = 'Keep such values as text (cast them: relpartbound::text).';
 	WHEN 'borrowed' THEN
 		RAISE EXCEPTION 'certa: trigger % of table % cannot call certa''s trigger functions: they are certa''s own', quote_ident(trg), rel
 			USING ERRCODE = '0A000', HINT = keep;

@@ -198,6 +198,10 @@ func TestBoundaryRefusals(t *testing.T) {
 		"ALTER TABLE acct ENABLE REPLICA RULE skip",
 		"CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY)",
 		"ALTER TABLE acct SET UNLOGGED",
+		// Values PostgreSQL does not read back.
+		"CREATE TABLE scratch (id int PRIMARY KEY, plan pg_node_tree)",
+		"CREATE TABLE scratch AS SELECT oid AS id, relpartbound FROM pg_class",
+		"ALTER TABLE acct ADD COLUMN stats pg_ndistinct",
 		// A partition: its own triggers, and the clone of its table's.
 		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
 		"DROP TRIGGER certa_no_truncate ON meas1",
