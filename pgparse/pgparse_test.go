@@ -346,6 +346,7 @@ func TestSchemaTag(t *testing.T) {
 		"create sequence s":                                          "CREATE SEQUENCE",
 		"CREATE TABLE t AS SELECT 1 WITH NO DATA":                    "CREATE TABLE AS",
 		"create materialized view m as select 1 with no data":        "CREATE MATERIALIZED VIEW",
+		"REFRESH MATERIALIZED VIEW CONCURRENTLY m":                   "REFRESH MATERIALIZED VIEW",
 	} {
 		if got := SchemaTag(sql); got != want {
 			t.Errorf("SchemaTag(%q) = %q, want %q", sql, got, want)

@@ -38,6 +38,8 @@ func treeTag(n *pg_query.Node) string {
 		return "CREATE TABLE"
 	case *pg_query.Node_IndexStmt:
 		return "CREATE INDEX"
+	case *pg_query.Node_RefreshMatViewStmt:
+		return "REFRESH MATERIALIZED VIEW"
 	case *pg_query.Node_CreateTableAsStmt:
 		// PostgreSQL's tag once it made a table or view without rows
 		// (WITH NO DATA; IF NOT EXISTS that found one).

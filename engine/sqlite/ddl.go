@@ -45,14 +45,17 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	return engine.DDL{}, err
 }
 
-// unsupportedDDL returns the first word of a schema statement SQLite has
-// no counterpart of.
+// unsupportedDDL names a schema statement SQLite has no counterpart of.
 func unsupportedDDL(stmt string) (string, bool) {
 	word, _, _ := strings.Cut(strings.TrimSpace(stmt), " ")
 	word = strings.ToUpper(word)
 	switch word {
 	case "GRANT", "REVOKE":
 		return word, true
+	case "REFRESH", "CREATE":
+		if tag := pgparse.SchemaTag(stmt); tag == "REFRESH MATERIALIZED VIEW" || tag == "CREATE MATERIALIZED VIEW" {
+			return tag, true
+		}
 	}
 	return "", false
 }

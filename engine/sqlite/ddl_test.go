@@ -62,6 +62,8 @@ func TestCheckDDLRefusals(t *testing.T) {
 		{"INSERT INTO t VALUES (1, 'a')", sqlerr.FeatureNotSupported, "CREATE, ALTER and DROP"},
 		{"BEGIN", sqlerr.FeatureNotSupported, ""},
 		{"ATTACH 'x.db' AS x", sqlerr.FeatureNotSupported, "ATTACH"},
+		{"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t", sqlerr.FeatureNotSupported, "CREATE MATERIALIZED VIEW is not supported"},
+		{"refresh materialized view mv", sqlerr.FeatureNotSupported, "REFRESH MATERIALIZED VIEW is not supported"},
 		{"CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER PRIMARY KEY)", sqlerr.SyntaxError, "one statement"},
 		{"CREATE TABLE t (id INTEGER PRIMARY KEY)", sqlerr.DuplicateTable, "already exists"},
 		{"DROP TABLE nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},

@@ -315,7 +315,7 @@ func (tx *Tx) schemaRollbackTo(sp savepoint) (done bool, err error) {
 
 func errUnsupportedDDL(word string) *sqlerr.Error {
 	err := sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded SQLite engine", word)
-	err.Hint = "The PostgreSQL engine (--engine postgres) runs GRANT and REVOKE."
+	err.Hint = "The PostgreSQL engine (--engine postgres) runs " + word + "."
 	return err
 }
 
