@@ -34,7 +34,8 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 // certa.local_drop check it at their end): those objects are the
 // session's own and are never replicated.
 const localTags = `'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIEW', 'CREATE SEQUENCE', 'CREATE INDEX',
-	'ALTER TABLE', 'ALTER VIEW', 'ALTER SEQUENCE', 'ALTER INDEX', 'DROP TABLE', 'DROP VIEW', 'DROP SEQUENCE', 'DROP INDEX', 'COMMENT'`
+	'ALTER TABLE', 'ALTER VIEW', 'ALTER SEQUENCE', 'ALTER INDEX', 'DROP TABLE', 'DROP VIEW', 'DROP SEQUENCE', 'DROP INDEX', 'COMMENT',
+	'CREATE RULE', 'DROP RULE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER'`
 
 // codeNotLocal is the SQLSTATE with which the event triggers refuse a
 // client's schema statement that changes a replicated object: one of
@@ -588,8 +589,14 @@ BEGIN
 	END IF;
 	-- A client's statement that certa did not permit: it stays on this
 	-- node, in this session, only if it changed temporary objects alone.
+	-- A rule or a trigger has no schema of its own: its table's counts.
 	IF NOT dropped AND NOT EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands())
-		OR EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d WHERE d.schema_name IS DISTINCT FROM 'pg_temp') THEN
+		OR EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands() d WHERE CASE d.classid
+			WHEN 'pg_rewrite'::regclass THEN NOT EXISTS (SELECT 1 FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+				WHERE r.oid = d.objid AND c.relnamespace = pg_my_temp_schema())
+			WHEN 'pg_trigger'::regclass THEN NOT EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+				WHERE g.oid = d.objid AND c.relnamespace = pg_my_temp_schema())
+			ELSE d.schema_name IS DISTINCT FROM 'pg_temp' END) THEN
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '` + codeNotLocal + `',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
@@ -631,7 +638,11 @@ BEGIN
 		END IF;
 		RETURN;
 	END IF;
-	IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE d.schema_name IS NOT NULL AND NOT d.is_temporary) THEN
+	-- A dropped rule names no schema and is never temporary: its
+	-- identity names its table's ("r on pg_temp.t").
+	IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d
+		WHERE CASE WHEN d.object_type = 'rule' THEN d.object_identity !~ ' on pg_temp\.[^.]+$'
+			ELSE d.schema_name IS NOT NULL AND NOT d.is_temporary END) THEN
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '` + codeNotLocal + `',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';

@@ -166,6 +166,47 @@ func TestTemporaryTables(t *testing.T) {
 		t.Fatalf("describe: %v %v", cols, err)
 	}
 
+	// Rules and triggers of a temporary table are the session's too; of a
+	// replicated table, not.
+	for _, sql := range []string{
+		"CREATE RULE tt_upd AS ON UPDATE TO tt DO INSTEAD NOTHING",
+		"CREATE TRIGGER tt_trg BEFORE UPDATE ON tt FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()",
+		"ALTER TRIGGER tt_trg ON tt RENAME TO tt_trg2",
+		"DROP TRIGGER tt_trg2 ON tt",
+		"DROP RULE tt_upd ON tt",
+	} {
+		if ran, err := f.local(s1, sql); !ran || err != nil {
+			t.Fatalf("%s: ran %v, %v; want it run here", sql, ran, err)
+		}
+	}
+	if ran, err := f.local(s1, "CREATE RULE tt_upd AS ON UPDATE TO tt DO INSTEAD NOTHING"); !ran || err != nil {
+		t.Fatalf("rule made again: ran %v, %v", ran, err)
+	}
+	for _, sql := range []string{
+		"CREATE RULE real_upd AS ON UPDATE TO real DO INSTEAD NOTHING",
+		"CREATE TRIGGER real_trg BEFORE UPDATE ON real FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()",
+		"DROP RULE IF EXISTS nope ON real",
+	} {
+		if ran, err := f.local(s1, sql); ran || err != nil {
+			t.Errorf("%s: ran %v, %v; want it left to replicate", sql, ran, err)
+		}
+	}
+	if rows := mustRead(t, s1, "SELECT (SELECT count(*) FROM pg_rewrite WHERE rulename = 'real_upd') + (SELECT count(*) FROM pg_trigger WHERE tgname = 'real_trg')"); rows[0][0] != int64(0) {
+		t.Fatalf("a rule or trigger of a replicated table was made locally")
+	}
+	if ran, err := f.local(s1, "DROP RULE tt_upd ON tt"); !ran || err != nil {
+		t.Fatalf("DROP RULE of the temporary table's: ran %v, %v", ran, err)
+	}
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE RULE real_del AS ON DELETE TO real DO INSTEAD NOTHING")}); err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := f.local(s1, "DROP RULE real_del ON real"); ran || err != nil {
+		t.Fatalf("DROP RULE of a replicated table's: ran %v, %v; want it left to replicate", ran, err)
+	}
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("DROP RULE real_del ON real")}); err != nil {
+		t.Fatal(err)
+	}
+
 	// Shadowing: the temporary table takes the name, as in PostgreSQL.
 	if ran, err := f.local(s1, "CREATE TEMPORARY TABLE shadow (id int PRIMARY KEY)"); !ran || err != nil {
 		t.Fatalf("shadowing table: ran %v, %v", ran, err)
