@@ -165,6 +165,9 @@ func TestBoundaryRefusals(t *testing.T) {
 		"CREATE FUNCTION run_ddl_immutable(stmt text) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN run_ddl(stmt); END $$",
 		"CREATE TABLE holder (id int PRIMARY KEY)",
 		"CREATE VIEW acct_v AS SELECT * FROM acct",
+		// Types that hold a type PostgreSQL does not read back.
+		"CREATE DOMAIN tree AS pg_node_tree",
+		"CREATE TYPE pair AS (n int, stats pg_ndistinct)",
 	)
 	if err := f.statement("INSERT INTO holder VALUES (1)"); err != nil {
 		t.Fatal(err)
@@ -202,6 +205,8 @@ func TestBoundaryRefusals(t *testing.T) {
 		"CREATE TABLE scratch (id int PRIMARY KEY, plan pg_node_tree)",
 		"CREATE TABLE scratch AS SELECT oid AS id, relpartbound FROM pg_class",
 		"ALTER TABLE acct ADD COLUMN stats pg_ndistinct",
+		"CREATE TABLE scratch (id int PRIMARY KEY, t tree)",
+		"CREATE TABLE scratch (id int PRIMARY KEY, p pair[])",
 		// A partition: its own triggers, and the clone of its table's.
 		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
 		"DROP TRIGGER certa_no_truncate ON meas1",
