@@ -261,12 +261,13 @@ func TestStoredForms(t *testing.T) {
 	e := openTest(t, Config{})
 	e.ddl("CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, local timestamp, d date, tm time, u uuid)")
 	e.commit("INSERT INTO ev VALUES (1, '2006-08-13 12:34:56', '2006-08-13T12:34:56', '2006-08-13', '12:34:56.50', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')",
-		"INSERT INTO ev (id, at) VALUES (2, '2006-08-13 14:34:56+02'), (3, 'Infinity')")
+		"INSERT INTO ev (id, at) VALUES (2, '2006-08-13 14:34:56+02'), (3, 'Infinity'), (4, '2024-01-01 00:00+00')")
 	e.commit("UPDATE ev SET local = '2006-08-13 12:34:56+05' WHERE id = 2")
 	wantRows(t, e.query("SELECT id, at::text, local::text, tm::text, u::text FROM ev ORDER BY id"),
 		row(int64(1), "2006-08-13 12:34:56+00", "2006-08-13 12:34:56", "12:34:56.5", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
 		row(int64(2), "2006-08-13 12:34:56+00", "2006-08-13 12:34:56", nil, nil),
-		row(int64(3), "infinity", nil, nil, nil))
+		row(int64(3), "infinity", nil, nil, nil),
+		row(int64(4), "2024-01-01 00:00:00+00", nil, nil, nil))
 	wantRows(t, e.query("SELECT count(*) FROM ev WHERE at = '2006-08-13 12:34:56+00'"), row(int64(2)))
 	for stmt, code := range map[string]string{
 		"INSERT INTO ev (id, at) VALUES (4, 'Jan 31 2024')": sqlerr.FeatureNotSupported,
