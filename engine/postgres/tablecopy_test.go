@@ -51,7 +51,9 @@ func TestTableCopy(t *testing.T) {
 			var buf result.Buffer
 			exec := tx.Exec
 			if st[:6] == "CREATE" {
-				exec = func(ctx context.Context, sql string, w result.Writer, _ ...any) error { return tx.ExecSchema(ctx, sql, w) }
+				exec = func(ctx context.Context, sql string, w result.Writer, _ ...any) error {
+					return tx.ExecSchema(ctx, sql, w)
+				}
 			}
 			if err := exec(ctx, st, &buf); err != nil {
 				t.Fatalf("%s: %v", st, err)
@@ -93,7 +95,7 @@ func TestTableCopy(t *testing.T) {
 
 	// Errors point into the client's text.
 	for sql, at := range map[string]int32{
-		"SELECT 'é', nope INTO tê FROM src":           13,
+		"SELECT 'é', nope INTO tê FROM src":            13,
 		"CREATE TABLE tê AS SELECT 'é', nope FROM src": 32,
 	} {
 		tx, err := s.Begin(ctx)
