@@ -113,22 +113,32 @@ func numericInputs(w *pgparse.Write, ti *tableInfo) (params []int, err error) {
 		}
 		return nil
 	}
+	if err := eachInput(w, ti, check); err != nil {
+		return nil, err
+	}
+	return params, nil
+}
+
+// eachInput calls f with each value an INSERT's VALUES or an UPDATE's
+// (or ON CONFLICT's) SET gives a column of ti, and that column's name,
+// until f fails.
+func eachInput(w *pgparse.Write, ti *tableInfo, f func(col string, it pgparse.Item) error) error {
 	targets := insertTargets(w, ti)
 	for _, row := range w.Rows {
 		for i, it := range row {
 			if i < len(targets) {
-				if err := check(targets[i], it); err != nil {
-					return nil, err
+				if err := f(targets[i], it); err != nil {
+					return err
 				}
 			}
 		}
 	}
 	for _, it := range w.Set {
-		if err := check(it.Column, it.Item); err != nil {
-			return nil, err
+		if err := f(it.Column, it.Item); err != nil {
+			return err
 		}
 	}
-	return params, nil
+	return nil
 }
 
 // checkNumericArgs refuses text bound to a parameter numericInputs found

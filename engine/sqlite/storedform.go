@@ -62,20 +62,8 @@ func (c *conn) storedForms(sql string) (string, error) {
 		}
 		return nil
 	}
-	targets := insertTargets(w, ti)
-	for _, row := range w.Rows {
-		for i, it := range row {
-			if i < len(targets) {
-				if err := visit(targets[i], it); err != nil {
-					return "", err
-				}
-			}
-		}
-	}
-	for _, it := range w.Set {
-		if err := visit(it.Column, it.Item); err != nil {
-			return "", err
-		}
+	if err := eachInput(w, ti, visit); err != nil {
+		return "", err
 	}
 	// Last first: the spans before an edit stay where they were.
 	slices.SortFunc(edits, func(a, b edit) int { return b.at.Start - a.at.Start })
