@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -71,11 +72,33 @@ func (t *Tx) runLocking(ctx context.Context, ls *pgparse.LockingSelect, w result
 }
 
 // lockWriter passes a statement's result on without its last extra
-// columns, which it keeps (as text: table oid, row as JSON).
+// columns, which it keeps (as text: table oid, row as JSON). It takes
+// PostgreSQL's values as they are when w does (result.WireWriter), so the
+// client's columns keep their types and formats; the extra columns come
+// in text, or in binary when the client asked binary for every column.
 type lockWriter struct {
 	w      result.Writer
 	extra  int
 	locked []string
+	binary bool // the extra columns come in binary
+}
+
+// WireFormats asks for the client's formats and text for the extra
+// columns: a list of one format per column grows by the extra ones, and
+// one format for all (or none) stays as it is.
+func (l *lockWriter) WireFormats() ([]int16, bool) {
+	formats, ok := result.WireFormats(l.w)
+	if !ok {
+		return nil, false
+	}
+	switch len(formats) {
+	case 0:
+	case 1:
+		l.binary = formats[0] == 1
+	default:
+		formats = append(formats[:len(formats):len(formats)], make([]int16, l.extra)...)
+	}
+	return formats, true
 }
 
 func (l *lockWriter) Columns(cols []result.Column) error {
@@ -84,11 +107,29 @@ func (l *lockWriter) Columns(cols []result.Column) error {
 
 func (l *lockWriter) Row(vals []result.Value) error {
 	n := len(vals) - l.extra
-	for _, v := range vals[n:] {
-		s, _ := v.(string)
-		l.locked = append(l.locked, s)
+	for i, v := range vals[n:] {
+		l.locked = append(l.locked, l.text(i, v))
 	}
 	return l.w.Row(vals[:n])
+}
+
+// text returns the extra column i's value v as text: the binary form of
+// the table's oid is 4 bytes, of the row's jsonb a version byte and text.
+func (l *lockWriter) text(i int, v result.Value) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case result.Wire:
+		switch {
+		case !l.binary:
+			return string(v)
+		case i%2 == 0 && len(v) == 4:
+			return strconv.FormatUint(uint64(binary.BigEndian.Uint32(v)), 10)
+		case i%2 == 1 && len(v) > 0:
+			return string(v[1:])
+		}
+	}
+	return ""
 }
 
 func (l *lockWriter) Complete(tag string) error { return l.w.Complete(tag) }

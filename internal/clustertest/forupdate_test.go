@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"testing"
 
 	"certa/internal/pgclient"
@@ -52,4 +53,57 @@ func testSelectForUpdateCertifies(t *testing.T, start startFunc) {
 	values(t, a, "SELECT id, balance FROM acc WHERE id = 2 FOR SHARE")
 	mustExec(t, b, "UPDATE acc SET balance = 1 WHERE id = 2")
 	mustExec(t, a, "COMMIT")
+}
+
+// A SELECT ... FOR UPDATE, which certa runs rewritten to learn the rows it
+// locks, answers as the same SELECT without the lock: the same column
+// types (cid, tid and xid among them, which psql aligns by type) and
+// values, through the simple protocol (text) and the extended one (pgx
+// asks binary for the columns whose type it knows).
+func TestSelectForUpdateKeepsColumns(t *testing.T) {
+	c := startPostgresCluster(t, 3)
+	simple := c.Conn(0)
+	extended, err := pgclient.ConnectExtended(ctxT(t), "postgres://certa@"+c.Nodes[0].PGAddr+"/certa?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extended.Close()
+	mustExec(t, simple, "CREATE TABLE lk (id integer PRIMARY KEY, name text, tags text[], at timestamptz)")
+	mustExec(t, simple, "INSERT INTO lk VALUES (1, 'a', '{x,y}', '2026-01-02 03:04:05+00'), (2, NULL, NULL, NULL)")
+	const cols = "SELECT ctid, cmin, xmin, id, name, tags, at FROM lk ORDER BY id"
+	for name, conn := range map[string]*pgclient.Conn{"simple": simple, "extended": extended} {
+		mustExec(t, conn, "BEGIN")
+		plain, err := conn.QueryDescribed(ctxT(t), cols)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		locked, err := conn.QueryDescribed(ctxT(t), cols+" FOR UPDATE")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fmt.Sprint(locked.OIDs) != fmt.Sprint(plain.OIDs) || fmt.Sprint(locked.Names) != fmt.Sprint(plain.Names) {
+			t.Errorf("%s: FOR UPDATE describes %v %v, without it %v %v", name, locked.Names, locked.OIDs, plain.Names, plain.OIDs)
+		}
+		if fmt.Sprint(locked.Rows) != fmt.Sprint(plain.Rows) {
+			t.Errorf("%s: FOR UPDATE returns %v, without it %v", name, locked.Rows, plain.Rows)
+		}
+		decoded, err := conn.Query(ctxT(t), cols+" FOR UPDATE")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, _ := conn.Query(ctxT(t), cols)
+		if fmt.Sprint(decoded) != fmt.Sprint(want) {
+			t.Errorf("%s: FOR UPDATE decodes to %v, without it %v", name, decoded, want)
+		}
+		mustExec(t, conn, "COMMIT")
+	}
+
+	// The lock still certifies: a commit of a locked row meanwhile fails
+	// the reader, whose rows came in binary.
+	mustExec(t, extended, "BEGIN")
+	if _, err := extended.Query(ctxT(t), cols+" FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, syncConn(t, c, 1), "UPDATE lk SET name = 'b' WHERE id = 2")
+	mustFail(t, extended, "40001", "COMMIT")
 }
