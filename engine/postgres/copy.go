@@ -40,6 +40,7 @@ func runCopy(ctx context.Context, c *conn, cp pgparse.Copy, sql string, w result
 			return err
 		}
 	}
+	defer c.forwardNotices(ctx)() // the statement's (its triggers'), not the probe's
 	if cp.From {
 		in, err := copier.CopyIn(format, columns)
 		if err != nil {

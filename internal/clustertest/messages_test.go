@@ -123,7 +123,9 @@ func psqlScript(t *testing.T, addr, script string, env ...string) string {
 }
 
 // copyScript has COPY FROM stdin that PostgreSQL refuses before it asks
-// for data (no data follows them in the script) and ones it takes.
+// for data (no data follows them in the script) and ones it takes, and
+// COPYs whose triggers send notices (once: not also for the probe of a
+// COPY FROM).
 const copyScript = `CREATE TABLE cp_t (a int PRIMARY KEY, b int GENERATED ALWAYS AS (a * 2) STORED);
 COPY cp_t (a, b) FROM stdin;
 COPY cp_t FROM stdin WHERE b <> 10;
@@ -138,13 +140,23 @@ COPY cp_t FROM stdin WHERE a > 3;
 4
 \.
 SELECT * FROM cp_t ORDER BY a;
+CREATE FUNCTION cp_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE '% % %', TG_WHEN, TG_OP, TG_LEVEL; RETURN NULL; END $$;
+CREATE TRIGGER cp_row AFTER INSERT OR UPDATE ON cp_t FOR EACH ROW EXECUTE FUNCTION cp_note();
+CREATE TRIGGER cp_stmt BEFORE INSERT ON cp_t FOR EACH STATEMENT EXECUTE FUNCTION cp_note();
+COPY cp_t FROM stdin;
+5
+\.
+COPY (INSERT INTO cp_t VALUES (6) RETURNING a) TO stdout;
+COPY (UPDATE cp_t SET a = a + 10 WHERE a > 4 RETURNING a, b) TO stdout;
 DROP TABLE cp_t;
+DROP FUNCTION cp_note();
 `
 
 // A COPY FROM stdin that PostgreSQL refuses fails before the client is
 // asked for data: psql running a script then goes on with the next
 // statement, as with PostgreSQL, rather than send the script's next
-// lines as the COPY's data.
+// lines as the COPY's data. Notices a COPY's triggers send reach psql.
 func TestCopyScriptAsPostgreSQL(t *testing.T) {
 	c := startPostgresCluster(t, 3)
 	pg := referencePostgres(t)
