@@ -27,7 +27,6 @@ package postgres
 //     table);
 //   - no trigger (but PostgreSQL's internal ones) or rule is enabled
 //     REPLICA or ALWAYS: it would fire on the applying nodes alone;
-//   - no table is UNLOGGED: PostgreSQL empties it on a node that crashes;
 //   - no table has a column whose type PostgreSQL writes out but does not
 //     read in (pg_node_tree, the statistics types; in an array, a domain,
 //     a composite or a range too): its rows could not be applied.
@@ -69,10 +68,9 @@ package postgres
 // A database made before this existed is mended when the engine opens it
 // (the last statements here): partitioned tables' row triggers go (their
 // clones with them), and every table gets the triggers it lacks, enabled
-// 'O'. A table's other faults (an UNLOGGED table, a trigger enabled
-// ALWAYS) stay until a statement changes that table, which is then
-// refused until it mends them too (SET LOGGED, ENABLE TRIGGER), one table
-// at a time.
+// 'O'. A table's other faults (a trigger enabled ALWAYS) stay until a
+// statement changes that table, which is then refused until it mends
+// them too (ENABLE TRIGGER), one table at a time.
 const boundarySQL = `
 CREATE OR REPLACE FUNCTION certa.capture_faults(scope oid[]) RETURNS TABLE (rel oid, kind "char", fault text, trg name)
 	LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $f$
@@ -81,7 +79,7 @@ BEGIN
 	-- and so is a PL/pgSQL query with a parameter whose custom plans
 	-- look cheaper than its generic one (4 times the cost, measured).
 	RETURN QUERY WITH rels AS (
-		SELECT c.oid, c.relkind, c.relpersistence FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		SELECT c.oid, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.oid = ANY (scope) AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't'
 			AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_toast%'
 	)
@@ -101,8 +99,7 @@ BEGIN
 			WHEN grd.tgfoid = 'certa.refuse_truncate'::regproc AND grd.tgtype = 34 AND grd.tgenabled = 'O'
 				AND grd.tgqual IS NULL AND grd.tgattr = '' AND grd.tgconstraint = 0 AND grd.tgnargs = 0
 				THEN CASE WHEN NOT grd.tgisinternal THEN 'visible guard' END
-			ELSE 'changed guard' END, 'certa_no_truncate'),
-		(CASE WHEN r.relpersistence = 'u' THEN 'unlogged' END, NULL)
+			ELSE 'changed guard' END, 'certa_no_truncate')
 	) f (fault, trg)
 	WHERE f.fault IS NOT NULL
 	UNION ALL
@@ -203,9 +200,6 @@ DECLARE
 	keep constant text := 'certa_capture and certa_no_truncate replicate the table''s changes: they stay as certa made them (not disabled, dropped, renamed, replaced, or enabled REPLICA or ALWAYS), else its changes would stay on one node.';
 BEGIN
 	CASE fault
-	WHEN 'unlogged' THEN
-		RAISE EXCEPTION 'certa: table % cannot be UNLOGGED: PostgreSQL empties an unlogged table on a node that crashes, and the nodes would differ', rel
-			USING ERRCODE = '0A000', HINT = 'Create it as an ordinary (logged) table.';
 	WHEN 'replica trigger', 'replica rule' THEN
 		RAISE EXCEPTION 'certa: % % of table % cannot be enabled REPLICA or ALWAYS: it would fire only on the nodes that apply the table''s rows, not where they are written',
 			CASE fault WHEN 'replica rule' THEN 'rule' ELSE 'trigger' END, quote_ident(trg), rel

@@ -320,6 +320,9 @@ func (e *Engine) install(ctx context.Context, admin *pgconn.PgConn) error {
 			return err
 		}
 	}
+	if err := checkIntact(ctx, admin); err != nil {
+		return err
+	}
 	// Roles and parameter privileges are the server's: nodes that share
 	// one server (--postgres-dsn, a database each) may create or change
 	// them at the same moment (retryShared). The bootstrap is idempotent.

@@ -72,6 +72,9 @@ const codeNotLocal = "0A0C1"
 //     applied seqno.
 //   - certa.failed: the seqnos of write sets that failed at apply (the
 //     same on every node), written in the same transaction.
+//   - certa.intact: one row in an unlogged table, which PostgreSQL
+//     empties with the client's unlogged tables after a crash
+//     (unlogged.go).
 //   - certa.capture: the rows a transaction changed, as its capture
 //     triggers record them, read back before it commits. Clients may read
 //     it, not change it (the trigger function is SECURITY DEFINER): a
@@ -214,7 +217,7 @@ END $r$;
 DROP SEQUENCE IF EXISTS certa.capture_seq_seq;
 GRANT SELECT ON certa.applied, certa.capture, certa.node_slots TO certa_client;
 CREATE TABLE IF NOT EXISTS certa.token (token text NOT NULL);
-CREATE UNLOGGED TABLE IF NOT EXISTS certa.permits (xid xid8 NOT NULL DEFAULT pg_current_xact_id(), nonce text NOT NULL);
+` + intactSQL + `CREATE UNLOGGED TABLE IF NOT EXISTS certa.permits (xid xid8 NOT NULL DEFAULT pg_current_xact_id(), nonce text NOT NULL);
 CREATE UNLOGGED TABLE IF NOT EXISTS certa.global_marks (
 	xid xid8 PRIMARY KEY DEFAULT pg_current_xact_id(),
 	permitted bigint NOT NULL DEFAULT 0,

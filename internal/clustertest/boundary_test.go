@@ -72,8 +72,6 @@ func TestBoundaryCluster(t *testing.T) {
 		"ALTER TABLE acct ENABLE ALWAYS RULE skip",
 		"ALTER TABLE acct ENABLE REPLICA RULE skip",
 		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
-		"CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY)",
-		"ALTER TABLE acct SET UNLOGGED",
 	}
 	for k, stmt := range refused {
 		i := k % len(c.Nodes)
