@@ -35,7 +35,11 @@ const canonicalOutput = `SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET Int
 // session's own and are never replicated.
 const localTags = `'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIEW', 'CREATE SEQUENCE', 'CREATE INDEX',
 	'ALTER TABLE', 'ALTER VIEW', 'ALTER SEQUENCE', 'ALTER INDEX', 'DROP TABLE', 'DROP VIEW', 'DROP SEQUENCE', 'DROP INDEX', 'COMMENT',
-	'CREATE RULE', 'DROP RULE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER'`
+	'CREATE RULE', 'DROP RULE', 'CREATE TRIGGER', 'ALTER TRIGGER', 'DROP TRIGGER',
+	'CREATE FUNCTION', 'ALTER FUNCTION', 'DROP FUNCTION', 'CREATE PROCEDURE', 'ALTER PROCEDURE', 'DROP PROCEDURE',
+	'CREATE AGGREGATE', 'ALTER AGGREGATE', 'DROP AGGREGATE', 'CREATE TYPE', 'ALTER TYPE', 'DROP TYPE',
+	'CREATE DOMAIN', 'ALTER DOMAIN', 'DROP DOMAIN', 'CREATE OPERATOR', 'ALTER OPERATOR', 'DROP OPERATOR',
+	'CREATE COLLATION', 'ALTER COLLATION', 'DROP COLLATION'`
 
 // codeNotLocal is the SQLSTATE with which the event triggers refuse a
 // client's schema statement that changes a replicated object: one of
@@ -613,6 +617,8 @@ BEGIN
 			WHEN 'pg_rewrite'::regclass THEN d.objid IN (SELECT r.oid FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = pg_my_temp_schema())
 			WHEN 'pg_trigger'::regclass THEN d.objid IN (SELECT g.oid FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid WHERE c.relnamespace = pg_my_temp_schema())
 			WHEN 'pg_type'::regclass THEN d.objid IN (SELECT oid FROM pg_type WHERE typnamespace = pg_my_temp_schema())
+			WHEN 'pg_proc'::regclass THEN d.objid IN (SELECT oid FROM pg_proc WHERE pronamespace = pg_my_temp_schema())
+			WHEN 'pg_operator'::regclass THEN d.objid IN (SELECT oid FROM pg_operator WHERE oprnamespace = pg_my_temp_schema())
 			ELSE false END
 		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT IN ('pg_catalog', 'information_schema')
 		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT LIKE 'pg\_temp\_%'

@@ -17,8 +17,9 @@ import (
 //
 // Local transactions run on pooled backends, one per transaction. A
 // transaction that leaves temporary objects on its backend (a temporary
-// table, view, sequence or index: they are the session's own and never
-// replicated) pins that backend to the session: the session's later
+// table, view, sequence or index, or a function, type, operator made in
+// pg_temp: they are the session's own and never replicated) pins that
+// backend to the session: the session's later
 // transactions, reads and descriptions run there, and the backend goes
 // back to the pool only once its temporary objects are gone (a later
 // transaction dropped them), or is closed with the session. A backend
@@ -59,9 +60,19 @@ var _ engine.Session = (*Session)(nil)
 func (e *Engine) NewSession() engine.Session { return &Session{e: e} }
 
 // tempsSQL lists the relations in the backend's temporary schema (none
-// when it never made one), in the round trip that ends a transaction.
+// when it never made one), in the round trip that ends a transaction,
+// and one NULL more if the schema holds other objects (a function, a
+// type, an operator... made in pg_temp), which are the session's too.
 // Qualified: it runs under whatever search_path a client's function left.
-const tempsSQL = `SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_my_temp_schema() <> 0 AND c.relnamespace = pg_catalog.pg_my_temp_schema()`
+const tempsSQL = `SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_my_temp_schema() <> 0 AND c.relnamespace = pg_catalog.pg_my_temp_schema()
+	UNION ALL SELECT NULL WHERE pg_catalog.pg_my_temp_schema() <> 0 AND (
+		EXISTS (SELECT FROM pg_catalog.pg_proc WHERE pronamespace = pg_catalog.pg_my_temp_schema())
+		OR EXISTS (SELECT FROM pg_catalog.pg_type WHERE typnamespace = pg_catalog.pg_my_temp_schema() AND typrelid = 0)
+		OR EXISTS (SELECT FROM pg_catalog.pg_operator WHERE oprnamespace = pg_catalog.pg_my_temp_schema())
+		OR EXISTS (SELECT FROM pg_catalog.pg_collation WHERE collnamespace = pg_catalog.pg_my_temp_schema())
+		OR EXISTS (SELECT FROM pg_catalog.pg_conversion WHERE connamespace = pg_catalog.pg_my_temp_schema())
+		OR EXISTS (SELECT FROM pg_catalog.pg_ts_config WHERE cfgnamespace = pg_catalog.pg_my_temp_schema())
+		OR EXISTS (SELECT FROM pg_catalog.pg_ts_dict WHERE dictnamespace = pg_catalog.pg_my_temp_schema()))`
 
 // errLost is what every call of a session whose pinned backend was lost
 // fails with: its temporary tables are gone, and carrying on without
@@ -194,12 +205,20 @@ func (s *Session) keepsState() bool {
 type tempState struct {
 	checked bool     // false: not looked at (the work could not make any)
 	names   []string // the relations there
+	others  bool     // objects there that are not relations
 }
+
+// held reports whether the backend holds temporary objects.
+func (ts tempState) held() bool { return len(ts.names) > 0 || ts.others }
 
 // readTemps reads tempsSQL's result.
 func readTemps(rows [][][]byte) tempState {
 	ts := tempState{checked: true}
 	for _, r := range rows {
+		if r[0] == nil {
+			ts.others = true
+			continue
+		}
 		ts.names = append(ts.names, string(r[0]))
 	}
 	return ts
@@ -214,11 +233,11 @@ func readTemps(rows [][][]byte) tempState {
 // any more goes back to the pool.
 func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempState) {
 	c.seqState = false // reset with the end of the transaction
-	if len(temps.names) > 0 {
+	if temps.held() {
 		c.hadTemps = true
 	}
 	if s == nil {
-		c.release(broken || aborted || len(temps.names) > 0 || c.keeps != "")
+		c.release(broken || aborted || temps.held() || c.keeps != "")
 		return
 	}
 	s.mu.Lock()
@@ -233,7 +252,7 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 			e.setPinned(pid, false)
 		}
 		c.release(true)
-	case temps.checked && len(temps.names) > 0 || c.keeps != "" && !pinned:
+	case temps.checked && temps.held() || c.keeps != "" && !pinned:
 		if s.closed {
 			c.release(true)
 			return

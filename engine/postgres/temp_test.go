@@ -462,3 +462,49 @@ func TestTemporaryTablesBruteForceAbort(t *testing.T) {
 		t.Fatalf("the session after losing its backend: %v, want 57P01", err)
 	}
 }
+
+// Functions, types and operators made in pg_temp are the session's as
+// its temporary tables are: they pin its backend (they were left on a
+// pooled one, where the session lost them and the next session found
+// them), and no other session sees them.
+func TestTemporaryFunctionsAndTypes(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	s1, s2 := e.NewSession(), e.NewSession()
+	defer s1.Close()
+	defer s2.Close()
+	for _, sql := range []string{
+		"CREATE FUNCTION pg_temp.whoami() RETURNS text LANGUAGE sql AS $$ SELECT 'temp' $$",
+		"CREATE DOMAIN pg_temp.nonempty AS text CHECK (VALUE <> '')",
+		"CREATE OPERATOR pg_temp.@@ (leftarg = int4, rightarg = int4, procedure = int4mi)",
+	} {
+		if ran, err := f.local(s1, sql); !ran || err != nil {
+			t.Fatalf("%s: ran %v, %v", sql, ran, err)
+		}
+		// Another session's work meanwhile, on whatever backend is free.
+		// PostgreSQL's answer when the session has no temporary schema.
+		if _, err := read(s2, "SELECT pg_temp.whoami()"); sqlerr.Code(err) != "3F000" {
+			t.Fatalf("another session calls pg_temp.whoami(): %v, want 3F000", err)
+		}
+		if rows := mustRead(t, s1, "SELECT pg_temp.whoami()"); rows[0][0] != "temp" {
+			t.Fatalf("after %s: the session's function answers %v", sql, rows)
+		}
+	}
+	if _, err := read(s1, "SELECT ''::pg_temp.nonempty"); sqlerr.Code(err) != "23514" {
+		t.Fatalf("the session's domain: %v, want its check's 23514", err)
+	}
+	if rows := mustRead(t, s1, "SELECT 5 OPERATOR(pg_temp.@@) 3"); rows[0][0] != int64(2) {
+		t.Fatalf("the session's operator: %v", rows)
+	}
+	if _, err := read(s2, "SELECT ''::pg_temp.nonempty"); sqlerr.Code(err) != "3F000" {
+		t.Fatalf("another session uses pg_temp.nonempty: %v, want 3F000", err)
+	}
+	// A temporary function may not depend on a replicated type: a
+	// replicated DROP TYPE would fail on this node alone.
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TYPE mood AS ENUM ('ok', 'sad')")}); err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := f.local(s1, "CREATE FUNCTION pg_temp.cheer(m mood) RETURNS text LANGUAGE sql AS $$ SELECT 'ok' $$"); !ran || sqlerr.Code(err) != "0A000" {
+		t.Fatalf("temporary function of a replicated type: ran %v, %v; want 0A000", ran, err)
+	}
+}
