@@ -54,12 +54,14 @@ func failedSeqnos(ctx context.Context, conn *pgconn.PgConn, from, to uint64) (ma
 // (certa.commit_at, certa.record_failed).
 //
 // afterDDL, if not nil, runs after each DDL item that succeeded, in its
-// savepoint: its error fails the batch.
-func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
+// savepoint: its error fails the batch. makeWay, if not nil, lets a
+// schema statement drop other sessions' temporary objects that stand in
+// its way (tempdeps.go), and logs what it drops.
+func applyItems(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error, makeWay *tempWay) (err error) {
 	if applyPipelined(ctx, conn, ts, items, upTo, token) {
 		return nil
 	}
-	return applyOneByOne(ctx, conn, ts, items, upTo, token, afterDDL)
+	return applyOneByOne(ctx, conn, ts, items, upTo, token, afterDDL, makeWay)
 }
 
 // recordSQL records a seqno as applied ($1, with the token $2).
@@ -122,7 +124,7 @@ func applyPipelined(ctx context.Context, conn *pgconn.PgConn, ts *tables, items 
 
 // applyOneByOne applies items as applyItems does, a statement at a time,
 // each item in a savepoint of its own.
-func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error) (err error) {
+func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items []engine.ApplyItem, upTo uint64, token string, afterDDL func(context.Context, *pgconn.PgConn) error, makeWay *tempWay) (err error) {
 	if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL session_replication_role = replica").ReadAll(); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
@@ -136,7 +138,7 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 		if _, err := conn.Exec(ctx, "SAVEPOINT certa_item").ReadAll(); err != nil {
 			return fmt.Errorf("apply: %w", err)
 		}
-		ierr := applyItem(ctx, conn, ts, it)
+		ierr := applyItem(ctx, conn, ts, it, makeWay)
 		if ierr == nil && changesSchema(it.WS) && afterDDL != nil {
 			if err := afterDDL(ctx, conn); err != nil {
 				return fmt.Errorf("apply: after the schema change at seqno %d: %w", it.Seqno, err)
@@ -177,20 +179,20 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 }
 
 // applyItem applies one write set: its DDL statement, or its rows.
-func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem) error {
+func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem, makeWay *tempWay) error {
 	if it.WS.IsDDL() {
 		ts.reset()
 		sc, err := decodeSchemaChange(it.WS.DDL)
 		if err != nil {
 			return err
 		}
-		return runSchemaChange(ctx, conn, sc, true)
+		return runSchemaChange(ctx, conn, sc, true, makeWay)
 	}
 	rows, err := decodeRows(it.WS.Changes)
 	if err != nil {
 		return err
 	}
-	return applyRows(ctx, conn, ts, rows)
+	return applyRows(ctx, conn, ts, rows, makeWay)
 }
 
 // changesSchema reports whether ws changes the schema: a DDL write set, or

@@ -55,7 +55,7 @@ func TestApplyItems(t *testing.T) {
 	w2 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (2, 'a')") // same unique v
 	w3 := captureTx(t, origin, &ts, false, "INSERT INTO t VALUES (3, 'c')")
 	items := []engine.ApplyItem{{Seqno: 1, WS: w1}, {Seqno: 2, WS: w2}, {Seqno: 3, WS: w3}}
-	if err := applyItems(ctx, replica, &tsr, items, 3, testToken, nil); err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 3, testToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if items[0].Err != nil || sqlerr.Code(items[1].Err) != sqlerr.UniqueViolation || items[2].Err != nil {
@@ -77,7 +77,7 @@ func TestApplyItems(t *testing.T) {
 		{Seqno: 5, WS: &writeset.WriteSet{DDL: ddlText("CREATE TABLE t (x int)")}},
 		{Seqno: 6, WS: &writeset.WriteSet{DDL: ddlText("CREATE TABLE u (id bigint PRIMARY KEY)")}},
 	}
-	if err := applyItems(ctx, replica, &tsr, items, 6, testToken, nil); err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 6, testToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sqlerr.Code(items[0].Err) != sqlerr.SerializationFailure || sqlerr.Code(items[1].Err) != "42P07" || items[2].Err != nil {
@@ -86,7 +86,7 @@ func TestApplyItems(t *testing.T) {
 	if n := mustExec(t, replica, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'u'::regclass AND tgname = 'certa_capture'")[0].Rows[0][0]; string(n) != "1" {
 		t.Fatalf("table made by the applier has %s capture triggers", n)
 	}
-	if err := applyItems(ctx, replica, &tsr, nil, 8, testToken, nil); err != nil {
+	if err := applyItems(ctx, replica, &tsr, nil, 8, testToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := appliedSeqno(ctx, replica); n != 8 {
@@ -103,7 +103,7 @@ func TestApplyItems(t *testing.T) {
 	mustExec(t, o.admin, asClient("CREATE TABLE u (id bigint PRIMARY KEY)"))
 	var tsc tables
 	w := captureTx(t, r.client, &tsc, true, "INSERT INTO u VALUES (1), (2)")
-	if err := applyItems(ctx, o.applier, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1, testToken, nil); err != nil {
+	if err := applyItems(ctx, o.applier, &ts, []engine.ApplyItem{{Seqno: 1, WS: w}}, 1, testToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := rowsOf(t, o.admin, "u"); !slices.Equal(got, []string{"(1)", "(2)"}) {
@@ -119,7 +119,7 @@ func TestApplyItems(t *testing.T) {
 	w11 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'q' WHERE id = 20")
 	w12 := captureTx(t, origin, &ts, true, "INSERT INTO t VALUES (12, 'm')", "DELETE FROM t WHERE id = 30")
 	items = []engine.ApplyItem{{Seqno: 10, WS: w10}, {Seqno: 11, WS: w11}, {Seqno: 12, WS: w12}}
-	if err := applyItems(ctx, replica, &tsr, items, 12, testToken, nil); err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 12, testToken, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if items[0].Err != nil || sqlerr.Code(items[1].Err) != sqlerr.SerializationFailure || items[2].Err != nil {
@@ -134,7 +134,7 @@ func TestApplyItems(t *testing.T) {
 	// And without a failure, the batch applies whole.
 	w13 := captureTx(t, origin, &ts, false, "UPDATE t SET v = 'n' WHERE id = 10", "DELETE FROM t WHERE id = 12", "INSERT INTO t VALUES (13, 'o')")
 	items = []engine.ApplyItem{{Seqno: 13, WS: w13}}
-	if err := applyItems(ctx, replica, &tsr, items, 14, testToken, nil); err != nil || items[0].Err != nil {
+	if err := applyItems(ctx, replica, &tsr, items, 14, testToken, nil, nil); err != nil || items[0].Err != nil {
 		t.Fatalf("apply: %v, item: %v", err, items[0].Err)
 	}
 	if got := rowsOf(t, replica, "t"); !slices.Equal(got, []string{"(1,a)", "(10,n)", "(13,o)", "(3,c)"}) {
@@ -182,7 +182,7 @@ func TestWholeRowTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := applyRows(ctx, replica, &tsr, rows); err != nil {
+		if err := applyRows(ctx, replica, &tsr, rows, nil); err != nil {
 			t.Fatalf("%q: %v", stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")

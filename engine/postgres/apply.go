@@ -22,8 +22,9 @@ var errRowMismatch = errors.New("row changes no longer match the table's rows")
 // through jsonb_populate_record, which reads each in its column's type.
 //
 // A schema statement among the rows (opSchema) runs as the client role,
-// which then owns what it makes, as a DDL write set's does.
-func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) error {
+// which then owns what it makes, as a DDL write set's does (with makeWay:
+// runSchemaChange).
+func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange, makeWay *tempWay) error {
 	for len(rows) > 0 {
 		if rows[0].op == opSchema {
 			ts.reset()
@@ -31,7 +32,7 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 			if err != nil {
 				return err
 			}
-			if err := runSchemaChange(ctx, conn, sc, true); err != nil {
+			if err := runSchemaChange(ctx, conn, sc, true, makeWay); err != nil {
 				return err
 			}
 			rows = rows[1:]

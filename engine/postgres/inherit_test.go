@@ -39,7 +39,7 @@ func TestInheritedTablesApply(t *testing.T) {
 		w := captureTx(t, o.client, &ts, true, stmts...)
 		seqno++
 		items := []engine.ApplyItem{{Seqno: seqno, WS: w}}
-		if err := applyItems(ctx, r.applier, &tsr, items, seqno, testToken, nil); err != nil || items[0].Err != nil {
+		if err := applyItems(ctx, r.applier, &tsr, items, seqno, testToken, nil, nil); err != nil || items[0].Err != nil {
 			t.Fatalf("%s: %v %v", stmts, err, items[0].Err)
 		}
 		for _, table := range []string{"ONLY p", "c", "ONLY kp", "kc"} {

@@ -37,7 +37,7 @@ func TestJSONColumnsKeepTheirText(t *testing.T) {
 		w := captureTx(t, o.client, &ts, true, stmts...)
 		seqno++
 		items := []engine.ApplyItem{{Seqno: seqno, WS: w}}
-		if err := applyItems(ctx, r.applier, &tsr, items, seqno, testToken, nil); err != nil || items[0].Err != nil {
+		if err := applyItems(ctx, r.applier, &tsr, items, seqno, testToken, nil, nil); err != nil || items[0].Err != nil {
 			t.Fatalf("%v: %v, %v", stmts, err, items[0].Err)
 		}
 		for _, table := range []string{"j", "k", "ja"} {

@@ -154,7 +154,7 @@ func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
 // applyRun applies items as rows in one transaction recording upTo; an
 // item that changes the schema makes every connection drop its table cache.
 func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
-	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.token, e.interleaveNew)
+	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.token, e.interleaveNew, &tempWay{log: e.cfg.Logger, list: e.listTempDependents})
 	if err == nil {
 		e.appliedUpTo = upTo
 	}

@@ -117,7 +117,7 @@ func TestApplierCallsItsOwnFunctions(t *testing.T) {
 	} {
 		w := captureTx(t, o.client, &ts, true, stmts...)
 		items := []engine.ApplyItem{{Seqno: uint64(i + 1), WS: w}}
-		if err := applyItems(ctx, r.applier, &tsr, items, uint64(i+1), testToken, nil); err != nil || items[0].Err != nil {
+		if err := applyItems(ctx, r.applier, &tsr, items, uint64(i+1), testToken, nil, nil); err != nil || items[0].Err != nil {
 			t.Fatalf("%s: %v %v", stmts, err, items[0].Err)
 		}
 		if got, want := rowsOf(t, r.admin, "t"), rowsOf(t, o.admin, "t"); !slices.Equal(got, want) {

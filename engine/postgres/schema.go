@@ -128,16 +128,17 @@ const codeNotLocal = "0A0C1"
 //     (tables.go).
 //   - certa_refuse_ddl lets a client's unpermitted statement of localTags
 //     through, and the event triggers certa_local_ddl and certa_local_drop
-//     keep it only if every object it changed is temporary and none of
-//     them depends on a replicated object (else codeNotLocal, or 0A000);
-//     they refuse replicated schema changes that touch a temporary
-//     object (session.go, DESIGN.md: temporary tables).
+//     keep it only if every object it changed is temporary (else
+//     codeNotLocal); they refuse replicated schema changes that touch a
+//     temporary object (session.go, DESIGN.md: temporary tables). A
+//     temporary object may depend on a replicated one: the applier makes
+//     way for a replicated change it stands in the way of (tempdeps.go).
 func bootstrapSQL(login string) string {
 	attr, logins := "LOGIN", "'certa_client'"
 	if login != "" {
 		attr, logins = "NOLOGIN", quoteLiteral(login)
 	}
-	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL)
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL + dropTempObjectSQL)
 }
 
 // applierSQL makes applierRole (schema.go) with the rights it needs:
@@ -579,7 +580,6 @@ CREATE OR REPLACE FUNCTION certa.local_ddl() RETURNS event_trigger LANGUAGE plpg
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	dropped boolean := current_setting('certa.local_drop', true) = 'on';
-	dep text;
 BEGIN
 	PERFORM set_config('certa.local_drop', '', true);
 	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
@@ -607,27 +607,6 @@ BEGIN
 		RAISE EXCEPTION 'certa: % cannot run here: schema changes are replicated as statements of their own', tg_tag
 			USING ERRCODE = '` + codeNotLocal + `',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
-	END IF;
-	SELECT INTO dep pg_describe_object(d.classid, d.objid, d.objsubid) || ' depends on ' || pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)
-		FROM pg_depend d
-		WHERE d.deptype IN ('n', 'a') AND CASE d.classid
-			WHEN 'pg_class'::regclass THEN d.objid IN (SELECT oid FROM pg_class WHERE relnamespace = pg_my_temp_schema())
-			WHEN 'pg_attrdef'::regclass THEN d.objid IN (SELECT a.oid FROM pg_attrdef a JOIN pg_class c ON c.oid = a.adrelid WHERE c.relnamespace = pg_my_temp_schema())
-			WHEN 'pg_constraint'::regclass THEN d.objid IN (SELECT k.oid FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid WHERE c.relnamespace = pg_my_temp_schema())
-			WHEN 'pg_rewrite'::regclass THEN d.objid IN (SELECT r.oid FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = pg_my_temp_schema())
-			WHEN 'pg_trigger'::regclass THEN d.objid IN (SELECT g.oid FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid WHERE c.relnamespace = pg_my_temp_schema())
-			WHEN 'pg_type'::regclass THEN d.objid IN (SELECT oid FROM pg_type WHERE typnamespace = pg_my_temp_schema())
-			WHEN 'pg_proc'::regclass THEN d.objid IN (SELECT oid FROM pg_proc WHERE pronamespace = pg_my_temp_schema())
-			WHEN 'pg_operator'::regclass THEN d.objid IN (SELECT oid FROM pg_operator WHERE oprnamespace = pg_my_temp_schema())
-			ELSE false END
-		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT IN ('pg_catalog', 'information_schema')
-		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT LIKE 'pg\_temp\_%'
-		AND (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT LIKE 'pg\_toast%'
-		LIMIT 1;
-	IF dep IS NOT NULL THEN
-		RAISE EXCEPTION 'certa: a temporary object cannot depend on a replicated one: %', dep
-			USING ERRCODE = '0A000',
-			HINT = 'A replicated schema change of that object would fail on this node alone. Copy what you need instead (a column as text, a value instead of nextval of a replicated sequence, a temporary table instead of a view).';
 	END IF;
 	-- A statement prepared on this backend (conn.clientStatement) finds
 	-- its tables again: a new temporary one may now come first.

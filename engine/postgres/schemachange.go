@@ -112,8 +112,11 @@ func applySettings(ctx context.Context, conn *pgconn.PgConn, settings map[string
 // (the applier's own, for the rows that follow in its transaction). Each
 // part is a message of its own; the role is reset whatever the statement
 // did. An error of the statement is PostgreSQL's (*pgconn.PgError), or
-// errNodeDependent's (refuseNodeDependent).
-func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, restore bool) error {
+// errNodeDependent's (refuseNodeDependent). With makeWay (the applier's),
+// a statement that fails runs again once other sessions' temporary
+// objects that depend on replicated ones are dropped (tempdeps.go), if
+// there were any.
+func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, restore bool, makeWay *tempWay) error {
 	var before map[string]string
 	if restore {
 		var err error
@@ -127,8 +130,8 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, 
 	if err := applySettings(ctx, conn, sc.Settings); err != nil {
 		return err
 	}
-	if r := conn.ExecParams(ctx, sc.SQL, nil, nil, nil, nil).Read(); r.Err != nil {
-		return r.Err
+	if err := execSchemaStatement(ctx, conn, sc.SQL, makeWay); err != nil {
+		return err
 	}
 	if err := refuseNodeDependent(ctx, conn, sc.SQL); err != nil {
 		return err

@@ -241,7 +241,7 @@ func TestTemporaryTables(t *testing.T) {
 	if rows := mustRead(t, s1, "SELECT count(*) FROM real JOIN tt USING (id)"); rows[0][0] != int64(2) {
 		t.Fatalf("a refused statement changed rows: %v", rows)
 	}
-	// What a temporary object may be, and what it may not depend on.
+	// What a temporary object may be, and depend on.
 	for _, c := range []struct{ sql, code string }{
 		{"CREATE INDEX ON tt (v)", ""},
 		{"ALTER TABLE tt ADD COLUMN w int", ""},
@@ -251,10 +251,10 @@ func TestTemporaryTables(t *testing.T) {
 		{"CREATE TEMP SEQUENCE ts", ""},
 		{"CREATE VIEW tv AS SELECT * FROM tt", ""}, // temporary, as it reads one
 		{"TRUNCATE tt", ""},
-		{"CREATE TEMP VIEW rv AS SELECT * FROM real", "0A000"},
-		{"CREATE TEMP TABLE inh () INHERITS (real)", "0A000"},
+		{"CREATE TEMP VIEW rv AS SELECT * FROM real", ""},
+		{"CREATE TEMP TABLE inh () INHERITS (real)", ""},
 		{"CREATE TEMP TABLE l (LIKE real INCLUDING DEFAULTS)", ""},
-		{"CREATE TEMP TABLE ls (LIKE counted INCLUDING DEFAULTS)", "0A000"}, // nextval of a replicated sequence
+		{"CREATE TEMP TABLE ls (LIKE counted INCLUDING DEFAULTS)", ""}, // nextval of a replicated sequence
 		{"CREATE TEMP TABLE lc (LIKE counted)", ""},
 		{"ALTER TABLE l ALTER COLUMN v SET DEFAULT 'x'", ""},
 		{"CREATE TEMP TABLE fk (id int REFERENCES real)", "42P16"}, // PostgreSQL's own refusal
@@ -499,12 +499,73 @@ func TestTemporaryFunctionsAndTypes(t *testing.T) {
 	if _, err := read(s2, "SELECT ''::pg_temp.nonempty"); sqlerr.Code(err) != "3F000" {
 		t.Fatalf("another session uses pg_temp.nonempty: %v, want 3F000", err)
 	}
-	// A temporary function may not depend on a replicated type: a
-	// replicated DROP TYPE would fail on this node alone.
-	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TYPE mood AS ENUM ('ok', 'sad')")}); err != nil {
-		t.Fatal(err)
+
+}
+
+// A temporary object may depend on replicated ones. A replicated schema
+// change it stands in the way of fails on its own node as in PostgreSQL
+// (CheckDDL sees every session's temporary objects); applied from another
+// node, it wins: the session's dependent objects are dropped, the change
+// applies, and the session's other temporary objects stay.
+func TestTemporaryObjectsGiveWay(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	for _, ddl := range []string{
+		"CREATE TABLE real (id int PRIMARY KEY, v text)",
+		"CREATE TYPE mood AS ENUM ('ok', 'sad')",
+		"CREATE FUNCTION twice(i int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT 2 * i $$",
+		"CREATE SEQUENCE tickets",
+	} {
+		if err := f.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if ran, err := f.local(s1, "CREATE FUNCTION pg_temp.cheer(m mood) RETURNS text LANGUAGE sql AS $$ SELECT 'ok' $$"); !ran || sqlerr.Code(err) != "0A000" {
-		t.Fatalf("temporary function of a replicated type: ran %v, %v; want 0A000", ran, err)
+	s := e.NewSession()
+	defer s.Close()
+	for _, sql := range []string{
+		"CREATE TEMP TABLE moods (m mood, n int DEFAULT nextval('tickets'))",
+		"CREATE INDEX ON moods (twice(n))",
+		"CREATE TEMP VIEW rv AS SELECT id, v FROM real",
+		"CREATE FUNCTION pg_temp.cheer(m mood) RETURNS text LANGUAGE sql AS $$ SELECT 'cheer' $$",
+		"CREATE TEMP TABLE alone (id int)",
+	} {
+		if ran, err := f.local(s, sql); !ran || err != nil {
+			t.Fatalf("%s: ran %v, %v", sql, ran, err)
+		}
+	}
+	f.exec(s, "INSERT INTO moods VALUES ('ok', 1)")
+	ctx := context.Background()
+	for _, c := range []struct{ ddl, code string }{
+		{"DROP TYPE mood", "2BP01"},
+		{"ALTER TABLE real ALTER COLUMN v TYPE varchar(20)", "0A000"},
+		{"DROP FUNCTION twice(int)", "2BP01"},
+		{"DROP SEQUENCE tickets", "2BP01"},
+	} {
+		// On this node, as in PostgreSQL.
+		if _, err := e.CheckDDL(ctx, c.ddl); sqlerr.Code(err) != c.code {
+			t.Fatalf("%s beside the session's temporary objects: %v, want %s", c.ddl, err, c.code)
+		}
+	}
+	// From another node: applied.
+	for _, c := range []struct{ ddl, gone string }{
+		{"ALTER TABLE real ALTER COLUMN v TYPE varchar(20)", "rv"},
+		{"DROP TYPE mood", "moods"},
+		{"DROP FUNCTION twice(int)", ""},
+		{"DROP SEQUENCE tickets", ""},
+	} {
+		if err := f.apply(&writeset.WriteSet{DDL: ddlText(c.ddl)}); err != nil {
+			t.Fatalf("%s applied beside another session's temporary objects: %v", c.ddl, err)
+		}
+		if c.gone != "" {
+			if _, err := read(s, "SELECT * FROM "+c.gone); sqlerr.Code(err) != "42P01" {
+				t.Fatalf("after %s: %s %v, want it dropped", c.ddl, c.gone, err)
+			}
+		}
+	}
+	if _, err := read(s, "SELECT pg_temp.cheer('ok')"); sqlerr.Code(err) != "42883" {
+		t.Fatalf("the temporary function of the dropped type: %v, want it dropped", err)
+	}
+	if rows := mustRead(t, s, "SELECT count(*) FROM alone"); rows[0][0] != int64(0) {
+		t.Fatalf("the session's other temporary table: %v", rows)
 	}
 }
