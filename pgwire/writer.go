@@ -26,6 +26,9 @@ var _ result.WireWriter = (*resultWriter)(nil)
 // WireFormats: the simple query protocol's results are all text.
 func (w *resultWriter) WireFormats() ([]int16, bool) { return nil, true }
 
+// SimpleQuery: resultWriter writes the results of a simple Query.
+func (w *resultWriter) SimpleQuery() bool { return true }
+
 // fieldType returns a column's type OID and pg_type.typlen (-1 also for
 // the fixed-width types certa has no Type of: not known here).
 func fieldType(col result.Column) (oid uint32, size int16) {

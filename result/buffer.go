@@ -19,6 +19,9 @@ type Buffer struct {
 	// to be replayed to one (BufferFor).
 	TakesWire bool
 	Formats   []int16
+	// Simple makes it a SimpleQueryWriter that says so, for a result to
+	// be replayed to one (BufferFor).
+	Simple bool
 
 	// copier, if w of BufferFor is one: COPY data cannot be held back.
 	copier Copier
@@ -28,13 +31,14 @@ type Buffer struct {
 var _ WireWriter = (*Buffer)(nil)
 
 // BufferFor returns an empty Buffer that takes Wire values, in the same
-// formats, if w does, and carries COPY data to and from w's client at once
+// formats, if w does, writes a simple Query's results if w does, and
+// carries COPY data to and from w's client at once
 // if w is a Copier (only the rest is held back): what it keeps can be
 // replayed to w.
 func BufferFor(w Writer) *Buffer {
 	formats, ok := WireFormats(w)
 	c, _ := w.(Copier)
-	return &Buffer{TakesWire: ok, Formats: formats, copier: c}
+	return &Buffer{TakesWire: ok, Formats: formats, Simple: SimpleQuery(w), copier: c}
 }
 
 // ErrCopyOnce is the error of a second COPY through one Buffer: the
@@ -77,6 +81,9 @@ func (b *Buffer) takeCopier() (Copier, error) {
 
 // WireFormats implements WireWriter.
 func (b *Buffer) WireFormats() ([]int16, bool) { return b.Formats, b.TakesWire }
+
+// SimpleQuery: see Simple.
+func (b *Buffer) SimpleQuery() bool { return b.Simple }
 
 func (b *Buffer) Columns(cols []Column) error {
 	b.Cols = append([]Column{}, cols...)

@@ -147,6 +147,25 @@ type WireWriter interface {
 	WireFormats() (formats []int16, ok bool)
 }
 
+// SimpleQueryWriter is a WireWriter of a statement the client sent in a
+// simple Query message. PostgreSQL answers such a statement otherwise
+// than the same one through Parse, Bind and Execute: a rule's DO INSTEAD
+// SELECT returns its rows to the first alone, and only the second shows
+// in pg_cursors as an unnamed portal. An engine that runs PostgreSQL
+// itself runs it the way the client sent it.
+type SimpleQueryWriter interface {
+	WireWriter
+	// SimpleQuery reports whether the statement came in a simple Query.
+	SimpleQuery() bool
+}
+
+// SimpleQuery reports whether w writes the results of a statement the
+// client sent in a simple Query message.
+func SimpleQuery(w Writer) bool {
+	sw, ok := w.(SimpleQueryWriter)
+	return ok && sw.SimpleQuery()
+}
+
 // Copier is a Writer that carries COPY data between the client and an
 // engine that runs PostgreSQL itself (COPY ... FROM STDIN, TO STDOUT).
 type Copier interface {

@@ -51,6 +51,12 @@ func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writ
 	if sqlerr.Code(err) == "25006" {
 		return engine.ErrNotReadOnly
 	}
+	if err != nil && s.lostWith(err) {
+		// Its backend went before the engine saw it go (recover
+		// checks pg_stat_activity, which shows a backend ended a moment
+		// ago): the session's answer is errLost's, as after.
+		return errLost()
+	}
 	if err != nil {
 		return err
 	}
@@ -396,7 +402,7 @@ func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, stmt string) (sche
 		return schemaChange{}, "", err
 	}
 	sc := schemaChange{Settings: settings, SQL: stmt}
-	if err := runSchemaChange(ctx, c, sc, false); err != nil {
+	if err := runSchemaChange(ctx, c, sc, false, nil); err != nil {
 		return schemaChange{}, "", err
 	}
 	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()

@@ -277,6 +277,17 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 	}
 }
 
+// lostWith reports whether err, of work on s's backend, says the
+// connection was lost and s has lost its pinned backend with it.
+func (s *Session) lostWith(err error) bool {
+	if s == nil || !connLost(err) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
+
 // localNames returns the session's temporary relations (nil s: none).
 func (s *Session) localNames() []string {
 	if s == nil {

@@ -245,6 +245,9 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 		return err
 	}
 	defer c.forwardNotices(ctx)()
+	if name == "" && len(args) == 0 && result.SimpleQuery(w) {
+		return runSimple(ctx, c, sql, w)
+	}
 	var rr *pgconn.ResultReader
 	if name != "" {
 		rr = c.pg.ExecPrepared(ctx, name, vals, paramFormats, formats)
@@ -253,6 +256,23 @@ func run(ctx context.Context, c *conn, sql string, w result.Writer, args []any) 
 	}
 	tag, err := writeResult(rr, w, wire)
 	c.ran(tag)
+	return err
+}
+
+// runSimple runs a statement the client sent in a simple Query message
+// as one (result.SimpleQuery), in text, and reports each result
+// PostgreSQL sends for it to w.
+func runSimple(ctx context.Context, c *conn, sql string, w result.Writer) error {
+	mrr := c.pg.Exec(ctx, sql)
+	var err error
+	for err == nil && mrr.NextResult() {
+		var tag string
+		tag, err = writeResult(mrr.ResultReader(), w, true)
+		c.ran(tag)
+	}
+	if cerr := mrr.Close(); err == nil && cerr != nil {
+		err = resultChanged(pgError(cerr))
+	}
 	return err
 }
 

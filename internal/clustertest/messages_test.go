@@ -54,15 +54,7 @@ DROP TABLE msg_t;
 // What PostgreSQL tells a client besides results (notices, warnings,
 // every field of an error) reaches psql through the PostgreSQL engine as
 // it does from PostgreSQL itself: the same script gives the same output.
-func TestMessagesAsPostgreSQL(t *testing.T) {
-	c := startPostgresCluster(t, 3)
-	pg := referencePostgres(t)
-	got := psqlScript(t, c.Nodes[0].PGAddr, messagesScript)
-	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), messagesScript); got != want {
-		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
-	}
-	c.WaitConverged(20 * time.Second)
-}
+func TestMessagesAsPostgreSQL(t *testing.T) { samePsqlOutput(t, messagesScript) }
 
 // settingsScript changes reported parameters (ParameterStatus) every way
 // a session can: SET, RESET to the startup packet's value, a block's
@@ -98,13 +90,21 @@ SELECT 'a\b' AS s, '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours
 // (PGDATESTYLE, PGTZ), not to the server's default, and every change of a
 // reported parameter reaches the client (psql parses strings by it).
 func TestSessionSettingsAsPostgreSQL(t *testing.T) {
+	samePsqlOutput(t, settingsScript, "PGDATESTYLE=Postgres, MDY", "PGTZ=America/New_York")
+}
+
+// samePsqlOutput runs script with psql (psqlScript) through node 1 of a
+// 3-node cluster on the PostgreSQL engine and on a plain PostgreSQL, and
+// fails unless both print the same; then the nodes must converge.
+func samePsqlOutput(t *testing.T, script string, env ...string) {
+	t.Helper()
 	c := startPostgresCluster(t, 3)
 	pg := referencePostgres(t)
-	env := []string{"PGDATESTYLE=Postgres, MDY", "PGTZ=America/New_York"}
-	got := psqlScript(t, c.Nodes[0].PGAddr, settingsScript, env...)
-	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), settingsScript, env...); got != want {
+	got := psqlScript(t, c.Nodes[0].PGAddr, script, env...)
+	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), script, env...); got != want {
 		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
 	}
+	c.WaitConverged(20 * time.Second)
 }
 
 // psqlScript runs script with psql (echoing it, as pg_regress does) on
@@ -157,12 +157,34 @@ DROP FUNCTION cp_note();
 // asked for data: psql running a script then goes on with the next
 // statement, as with PostgreSQL, rather than send the script's next
 // lines as the COPY's data. Notices a COPY's triggers send reach psql.
-func TestCopyScriptAsPostgreSQL(t *testing.T) {
-	c := startPostgresCluster(t, 3)
-	pg := referencePostgres(t)
-	got := psqlScript(t, c.Nodes[0].PGAddr, copyScript)
-	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), copyScript); got != want {
-		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
-	}
-	c.WaitConverged(20 * time.Second)
-}
+func TestCopyScriptAsPostgreSQL(t *testing.T) { samePsqlOutput(t, copyScript) }
+
+// rulesScript writes through rules whose actions answer rows: a DO
+// INSTEAD SELECT, a DO ALSO SELECT, and a rule of several actions, on
+// their own and in a block. PostgreSQL returns those rows to a simple
+// Query (psql) and not through Parse/Bind/Execute.
+const rulesScript = `CREATE TABLE rl_src (i int PRIMARY KEY);
+INSERT INTO rl_src VALUES (1), (2);
+CREATE TABLE rl_instead (a int);
+CREATE RULE rl_instead_ins AS ON INSERT TO rl_instead DO INSTEAD SELECT i FROM rl_src ORDER BY i;
+CREATE TABLE rl_also (a int PRIMARY KEY);
+CREATE RULE rl_also_ins AS ON INSERT TO rl_also DO ALSO SELECT new.a * 10 AS tenfold;
+CREATE TABLE rl_multi (a int PRIMARY KEY);
+CREATE RULE rl_multi_ins AS ON INSERT TO rl_multi DO ALSO (SELECT 'one' AS first; INSERT INTO rl_src VALUES (new.a + 100));
+INSERT INTO rl_instead VALUES (5);
+INSERT INTO rl_also VALUES (5);
+INSERT INTO rl_multi VALUES (5);
+BEGIN;
+INSERT INTO rl_instead VALUES (6);
+INSERT INTO rl_also VALUES (6) RETURNING a;
+WITH t AS (DELETE FROM rl_also WHERE a = 5 RETURNING *) INSERT INTO rl_instead SELECT * FROM t;
+COMMIT;
+SELECT * FROM rl_src ORDER BY i;
+SELECT * FROM rl_also ORDER BY a;
+DROP TABLE rl_src, rl_instead, rl_also, rl_multi;
+`
+
+// Rows a rule's action answers reach psql through the PostgreSQL engine
+// as from PostgreSQL: certa runs a statement sent in a simple Query as
+// one, not through the extended protocol, which drops them.
+func TestRuleResultsAsPostgreSQL(t *testing.T) { samePsqlOutput(t, rulesScript) }
