@@ -5,7 +5,10 @@
 // parallel_schedule. It compares the two outputs test by test (identical,
 // different only in messages, different) and, after each test, checks the
 // certa cluster: every node caught up with node 1, no unforeseen
-// conflicts, equal checksums.
+// conflicts, equal checksums. The report reads each difference's cause
+// from its diff (causes.go: a superuser's privilege, roles, a refusal of
+// certa's, numbers only...) and names the tests that differ only where
+// a superuser, several databases or two-phase commit is needed.
 //
 // The command cmd/regress runs the whole schedule and writes a report;
 // regress_test.go keeps the tests listed in identical-<engine>.txt

@@ -79,10 +79,11 @@ func mkdirs(mode os.FileMode, dirs ...string) error {
 }
 
 // writeDiff writes diff -u of the two outputs to path, for people to read
-// (the classification is Compare's).
-func writeDiff(want, got, path string) {
+// and DiffCauses (the classification is Compare's), and returns it.
+func writeDiff(want, got, path string) []byte {
 	out, _ := exec.Command("diff", "-u", want, got).Output()
 	os.WriteFile(path, out, 0o644)
+	return out
 }
 
 // freePort returns a free loopback TCP port.

@@ -39,6 +39,7 @@ type TestResult struct {
 	Class    Class
 	Diff     Difference // unless Identical
 	Note     string     // for Timeout and Error
+	Causes   []Cause    // of its differences, unless Identical (DiffCauses)
 	Exit     int        // psql's exit status
 	Elapsed  time.Duration
 	Problems []Problem // the cluster's, seen after the test
@@ -90,6 +91,7 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 				fmt.Fprintf(w, "%s: %s\n", c, strings.Join(ts, " "))
 			}
 		}
+		er.writeCauses(w)
 		ps := er.Problems()
 		fmt.Fprintf(w, "cluster problems: %d\n", len(ps))
 		for _, p := range ps {
@@ -106,7 +108,11 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 			if res.Note != "" {
 				fmt.Fprintf(w, " (%s)", res.Note)
 			}
-			fmt.Fprintf(w, ", first difference at line %d of the plain output\n", res.Diff.Line)
+			fmt.Fprintf(w, ", first difference at line %d of the plain output", res.Diff.Line)
+			if len(res.Causes) > 0 {
+				fmt.Fprintf(w, "; causes: %s", joinCauses(res.Causes))
+			}
+			fmt.Fprintln(w)
 			for _, l := range res.Diff.Want {
 				fmt.Fprintf(w, "   pg| %s\n", truncate(l, 160))
 			}
@@ -115,6 +121,48 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 			}
 		}
 	}
+}
+
+// writeCauses writes how many of the tests that differ (in messages or
+// more) have each cause, and which differ only for causes the suite's
+// issue excuses (Cause.Excused).
+func (er EngineReport) writeCauses(w io.Writer) {
+	counts := map[Cause]int{}
+	var excused []string
+	for _, res := range er.Results {
+		if res.Class != Messages && res.Class != Differs {
+			continue
+		}
+		all := len(res.Causes) > 0
+		for _, c := range res.Causes {
+			counts[c]++
+			all = all && c.Excused()
+		}
+		if all {
+			excused = append(excused, res.Test)
+		}
+	}
+	var parts []string
+	for _, c := range Causes {
+		if counts[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "tests that differ, by cause (one may have several): %s\n", strings.Join(parts, ", "))
+	}
+	if len(excused) > 0 {
+		fmt.Fprintf(w, "differ only where a superuser, several databases or two-phase commit is needed: %s\n", strings.Join(excused, " "))
+	}
+}
+
+// joinCauses writes causes as a list.
+func joinCauses(cs []Cause) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Write writes the report into its output directory: summary.txt (with

@@ -272,7 +272,8 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 		res.Class, res.Note = Error, fmt.Sprintf("psql exited %d (the plain PostgreSQL's: 0): lost its connection?", run.Exit)
 	}
 	if res.Class != Identical {
-		writeDiff(filepath.Join(plainResults(cfg.Out), t+".out"), outFile, filepath.Join(diffs, t+".diff"))
+		diff := writeDiff(filepath.Join(plainResults(cfg.Out), t+".out"), outFile, filepath.Join(diffs, t+".diff"))
+		res.Causes = DiffCauses(diff)
 	}
 	return res
 }
