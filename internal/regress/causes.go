@@ -52,7 +52,7 @@ var causePatterns = []struct {
 }{
 	{CauseTwoPhase, regexp.MustCompile(`PREPARE TRANSACTION is not supported|prepared transactions are disabled`)},
 	{CauseDatabases, regexp.MustCompile(`(CREATE|DROP|ALTER) (DATABASE|TABLESPACE)|database "regression_|tablespace "regress_`)},
-	{CauseSuperuser, regexp.MustCompile(`must be superuser|permission denied for language (c|internal)|access to library|` +
+	{CauseSuperuser, regexp.MustCompile(`[Mm]ust be superuser|permission denied for language (c|internal)|access to library|` +
 		`permission denied to set parameter|permission denied for (table|view|function) pg_|` +
 		`permission denied for column "[^"]*" of relation "pg_|aggregate transition data type cannot be internal|` +
 		`no privileges were granted for "pg_|only superusers? (can|may)`)},
