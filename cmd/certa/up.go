@@ -112,7 +112,7 @@ func runUp(args []string) error {
 		status.Transport = &http.Transport{TLSClientConfig: sec.status}
 		scheme = "https"
 	}
-	if err := waitForCluster(ctx, status, scheme, *portBase, *nodes); err != nil {
+	if err := waitForCluster(ctx, status, scheme, *portBase, *nodes, exited); err != nil {
 		stopAll(procs)
 		return err
 	}
@@ -165,8 +165,9 @@ func stopAll(procs []*child) {
 }
 
 // waitForCluster polls every node's status until all of them report the
-// whole membership and a leader, and take clients.
-func waitForCluster(ctx context.Context, status *http.Client, scheme string, portBase, n int) error {
+// whole membership and a leader, and take clients. A node that exits
+// meanwhile (its ports taken, its data directory refused) ends the wait.
+func waitForCluster(ctx context.Context, status *http.Client, scheme string, portBase, n int, exited <-chan string) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		ready := 0
@@ -203,6 +204,8 @@ func waitForCluster(ctx context.Context, status *http.Client, scheme string, por
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case id := <-exited:
+			return fmt.Errorf("%s exited before the cluster came up (its log above says why; if its ports are taken, choose others with --port-base)", id)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -3,6 +3,7 @@ package clustertest
 import (
 	"bytes"
 	"math/rand/v2"
+	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -100,3 +101,28 @@ func TestUpSecure(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// `certa up` whose first node cannot start (another process holds its
+// client port) says so and exits at once, stopping the others, rather
+// than wait out its 90 s for a cluster that cannot come up.
+func TestUpNodeCannotStart(t *testing.T) {
+	var taken net.Listener
+	for taken == nil || taken.Addr().(*net.TCPAddr).Port > 65000 { // certa up uses base+100, base+200
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		taken = l
+	}
+	base := taken.Addr().(*net.TCPAddr).Port
+	start := time.Now()
+	out, err := exec.Command(testcluster.Binary(t), "up", "--data-dir", t.TempDir(), "--port-base", itoa(base)).CombinedOutput()
+	if err == nil {
+		t.Fatalf("certa up with a port taken succeeded:\n%s", out)
+	}
+	if !strings.Contains(string(out), "node1 exited before the cluster came up") || !strings.Contains(string(out), "address already in use") {
+		t.Fatalf("certa up does not say which node failed and why:\n%s", out)
+	}
+	t.Logf("certa up gave up after %v", time.Since(start).Round(time.Millisecond))
+}
