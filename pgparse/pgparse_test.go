@@ -312,8 +312,8 @@ func TestParseSet(t *testing.T) {
 		ok   bool
 	}{
 		{"SET search_path = a, public", Set{Name: "search_path"}, true},
-		{"set local TimeZone to 'UTC'", Set{Name: "timezone", Local: true}, true},
-		{"SET TIME ZONE 'Asia/Tokyo'", Set{Name: "timezone"}, true},
+		{"set local TimeZone to 'UTC'", Set{Name: "timezone", Local: true, Value: "UTC"}, true},
+		{"SET TIME ZONE 'Asia/Tokyo'", Set{Name: "timezone", Value: "Asia/Tokyo"}, true},
 		{"SET application_name TO DEFAULT", Set{Name: "application_name", Reset: true}, true},
 		{"RESET datestyle", Set{Name: "datestyle", Reset: true}, true},
 		{"RESET ALL", Set{Reset: true, All: true}, true},

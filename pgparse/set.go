@@ -12,6 +12,9 @@ type Set struct {
 	Local bool   // SET LOCAL
 	Reset bool   // RESET name, SET name TO DEFAULT
 	All   bool   // RESET ALL
+	// Value is the value set when it is one string or name (SET ROLE r,
+	// SET SESSION AUTHORIZATION 'u', SET search_path TO s), else "".
+	Value string
 }
 
 // ParseSet returns the SET or RESET of sql if sql is one such statement
@@ -28,6 +31,11 @@ func ParseSet(sql string) (s Set, ok bool) {
 	s = Set{Name: strings.ToLower(vs.Name), Local: vs.IsLocal}
 	switch vs.Kind {
 	case pg_query.VariableSetKind_VAR_SET_VALUE, pg_query.VariableSetKind_VAR_SET_CURRENT:
+		if len(vs.Args) == 1 {
+			if c := vs.Args[0].GetAConst(); c != nil && c.GetSval() != nil {
+				s.Value = c.GetSval().Sval
+			}
+		}
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
 		s.Reset = true
 	case pg_query.VariableSetKind_VAR_RESET_ALL:

@@ -140,6 +140,10 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 		if ps, ok := pgparse.ParseSet(st.sql); ok && !strings.HasPrefix(ps.Name, "certa.") && ps.Name != "client_encoding" {
 			return s.setPostgres(ctx, st, ps, w)
 		}
+	} else if ps, ok := pgparse.ParseSet(st.sql); ok && (ps.Name == "role" || ps.Name == "session_authorization") {
+		if err := s.checkOwnRole(ps); err != nil {
+			return err
+		}
 	}
 	name, value, local, err := parseSet(st.sql)
 	if err != nil {
@@ -171,12 +175,31 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 	return w.Complete("SET")
 }
 
+// checkOwnRole refuses a SET ROLE or SET SESSION AUTHORIZATION that
+// would make the session another role's, over an engine without roles
+// but the client's own (the embedded one's catalogs show that one): as
+// PostgreSQL refuses a role that does not exist. Setting its own, NONE or
+// DEFAULT changes nothing.
+func (s *Session) checkOwnRole(ps pgparse.Set) error {
+	if ps.Reset || ps.Value == s.user || ps.Name == "role" && strings.EqualFold(ps.Value, "none") {
+		return nil
+	}
+	e := sqlerr.New(sqlerr.UndefinedObject, "role %q does not exist", ps.Value)
+	e.Hint = "The embedded engine has one role, the user the client logged in as; the PostgreSQL engine (--engine postgres) has PostgreSQL's roles."
+	return e
+}
+
 // setConfig runs SELECT set_config(name, value, is_local) as SET (SET
 // LOCAL) runs, and returns the value as PostgreSQL does.
 func (s *Session) setConfig(st statement, w result.Writer) error {
 	sc, ok := pgparse.ParseSetConfig(st.sql)
 	if !ok {
 		return sqlerr.New(sqlerr.Internal, "set_config: statement not understood")
+	}
+	if name := strings.ToLower(sc.Name); !s.node.engine.RunsPostgreSQL() && (name == "role" || name == "session_authorization") {
+		if err := s.checkOwnRole(pgparse.Set{Name: name, Value: sc.Value}); err != nil {
+			return err
+		}
 	}
 	if err := s.setValue(sc.Name, sc.Value, sc.Local); err != nil {
 		return err

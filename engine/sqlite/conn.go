@@ -242,6 +242,11 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		if err != nil && !errors.Is(err, pgparse.ErrNotPrinted) {
 			return nil, record{}, "", err
 		}
+		if printed == nil {
+			if err := refuseExplain(sql); err != nil {
+				return nil, record{}, "", err
+			}
+		}
 	}
 	if printed != nil {
 		sql = printed.SQL
@@ -266,6 +271,9 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		printed, sql = again, again.SQL
 		c.rec = record{}
 		stmt, n, err = c.c.PrepareTransient(sql)
+	}
+	if err != nil && printed == nil {
+		err = notEmbedded(text, err)
 	}
 	rec = c.rec
 	rec.uncached = len(rels) > 0

@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/sqlerr"
 )
 
@@ -131,6 +132,37 @@ func mapErr(err error) error {
 		}
 	}
 	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)
+}
+
+// notEmbedded turns SQLite's syntax error for a statement that
+// PostgreSQL's parser takes (CREATE ROLE, NOTIFY, DO, CALL...) into what
+// it is: a command the embedded engine does not have, not a mistake of
+// the client's.
+func notEmbedded(text string, err error) error {
+	if sqlite.ErrCode(err).ToPrimary() != sqlite.ResultError || !strings.Contains(sqliteMessage(err), "syntax error") {
+		return err
+	}
+	cmd, ok := pgparse.ParseCommand(text)
+	if !ok {
+		return err
+	}
+	return errNotEmbedded(cmd.Words)
+}
+
+// errNotEmbedded refuses a command the embedded engine does not have.
+func errNotEmbedded(words string) *sqlerr.Error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by the embedded SQLite engine", words)
+	e.Hint = "The PostgreSQL engine (--engine postgres) runs it."
+	return e
+}
+
+// refuseExplain refuses EXPLAIN, which SQLite would answer with its own
+// plan (its program's instructions), nothing like PostgreSQL's.
+func refuseExplain(sql string) error {
+	if cmd, ok := pgparse.ParseCommand(sql); ok && cmd.Kind == "ExplainStmt" {
+		return errNotEmbedded("EXPLAIN")
+	}
+	return nil
 }
 
 // missingName is the name in SQLite's "no such table: x" or "no such

@@ -1,0 +1,41 @@
+package pgparse
+
+import (
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+)
+
+// Command is what a statement is, as PostgreSQL's parser reads it.
+type Command struct {
+	// Kind is the parse tree's statement node, as pg_query names it
+	// (SelectStmt, CreateRoleStmt, ExplainStmt, NotifyStmt...).
+	Kind string
+	// Words are its leading keywords, upper case (at most two): CREATE
+	// ROLE, NOTIFY, SECURITY LABEL. For messages.
+	Words string
+}
+
+// ParseCommand returns what the first statement of sql is, if
+// PostgreSQL's parser takes sql.
+func ParseCommand(sql string) (Command, bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) == 0 || tree.Stmts[0].Stmt == nil {
+		return Command{}, false
+	}
+	kind := strings.TrimPrefix(fmt.Sprintf("%T", tree.Stmts[0].Stmt.Node), "*pg_query.Node_")
+	var words []string
+	if scan, err := pg_query.Scan(sql); err == nil {
+		for _, t := range scan.Tokens {
+			if isComment(t) {
+				continue
+			}
+			if len(words) == 2 || t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD {
+				break
+			}
+			words = append(words, strings.ToUpper(sql[t.Start:t.End]))
+		}
+	}
+	return Command{Kind: kind, Words: strings.Join(words, " ")}, true
+}

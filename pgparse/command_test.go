@@ -1,0 +1,38 @@
+package pgparse
+
+import "testing"
+
+func TestParseCommand(t *testing.T) {
+	for sql, want := range map[string]Command{
+		"SELECT 1":                                 {"SelectStmt", "SELECT"},
+		"CREATE ROLE r":                            {"CreateRoleStmt", "CREATE ROLE"},
+		"/* c */ NOTIFY x":                         {"NotifyStmt", "NOTIFY"},
+		"EXPLAIN (COSTS OFF) SELECT 1":             {"ExplainStmt", "EXPLAIN"},
+		"SECURITY LABEL ON TABLE t IS 'x'":         {"SecLabelStmt", "SECURITY LABEL"},
+		"DO $$ BEGIN END $$":                       {"DoStmt", "DO"},
+		"create unique index i on t (a); select 1": {"IndexStmt", "CREATE UNIQUE"},
+	} {
+		got, ok := ParseCommand(sql)
+		if !ok || got != want {
+			t.Errorf("ParseCommand(%q) = %+v, %v; want %+v", sql, got, ok, want)
+		}
+	}
+	if _, ok := ParseCommand("SELEC 1"); ok {
+		t.Error("ParseCommand took what PostgreSQL's parser refuses")
+	}
+}
+
+func TestParseSetValue(t *testing.T) {
+	for sql, want := range map[string]Set{
+		"SET ROLE r2":                       {Name: "role", Value: "r2"},
+		"SET SESSION AUTHORIZATION 'u'":     {Name: "session_authorization", Value: "u"},
+		"SET LOCAL search_path TO s":        {Name: "search_path", Local: true, Value: "s"},
+		"RESET ROLE":                        {Name: "role", Reset: true},
+		"SET SESSION AUTHORIZATION DEFAULT": {Name: "session_authorization", Reset: true},
+		"SET search_path TO a, b":           {Name: "search_path"},
+	} {
+		if got, ok := ParseSet(sql); !ok || got != want {
+			t.Errorf("ParseSet(%q) = %+v, %v; want %+v", sql, got, ok, want)
+		}
+	}
+}
