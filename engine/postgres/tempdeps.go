@@ -72,12 +72,15 @@ BEGIN
 	IF id.schema IS NULL OR id.schema !~ '^pg_temp_[0-9]+$' THEN
 		RETURN NULL;
 	END IF;
-	kind := CASE catalog
-		WHEN 'pg_class'::regclass THEN (SELECT CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'i' THEN 'INDEX' WHEN 'I' THEN 'INDEX'
-			WHEN 'S' THEN 'SEQUENCE' WHEN 'm' THEN 'MATERIALIZED VIEW' WHEN 'c' THEN 'TYPE' ELSE 'TABLE' END FROM pg_class c WHERE c.oid = obj)
-		WHEN 'pg_type'::regclass THEN (SELECT CASE t.typtype WHEN 'd' THEN 'DOMAIN' ELSE 'TYPE' END FROM pg_type t WHERE t.oid = obj)
-		WHEN 'pg_proc'::regclass THEN (SELECT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' WHEN 'a' THEN 'AGGREGATE' ELSE 'FUNCTION' END FROM pg_proc p WHERE p.oid = obj)
-		WHEN 'pg_operator'::regclass THEN 'OPERATOR'
+	-- By the object's identity (the catalog caches), not a scan of the
+	-- catalogs, which the applier's snapshot may predate.
+	kind := CASE id.type
+		WHEN 'table' THEN 'TABLE' WHEN 'partitioned table' THEN 'TABLE' WHEN 'foreign table' THEN 'FOREIGN TABLE'
+		WHEN 'view' THEN 'VIEW' WHEN 'materialized view' THEN 'MATERIALIZED VIEW'
+		WHEN 'index' THEN 'INDEX' WHEN 'partitioned index' THEN 'INDEX' WHEN 'sequence' THEN 'SEQUENCE'
+		WHEN 'type' THEN 'TYPE' WHEN 'composite type' THEN 'TYPE'
+		WHEN 'function' THEN 'FUNCTION' WHEN 'procedure' THEN 'PROCEDURE' WHEN 'aggregate' THEN 'AGGREGATE'
+		WHEN 'operator' THEN 'OPERATOR'
 		END;
 	IF kind IS NULL THEN
 		RETURN NULL;
