@@ -17,12 +17,16 @@ type Command struct {
 	Words string
 }
 
-// ParseCommand returns what the first statement of sql is, if
-// PostgreSQL's parser takes sql.
-func ParseCommand(sql string) (Command, bool) {
+// ParseCommand returns what the first statement of sql is, or the error
+// PostgreSQL's parser gives for sql (a client error: 42601 with its
+// position).
+func ParseCommand(sql string) (Command, error) {
 	tree, err := pg_query.Parse(sql)
-	if err != nil || len(tree.Stmts) == 0 || tree.Stmts[0].Stmt == nil {
-		return Command{}, false
+	if err != nil {
+		return Command{}, parseError(err)
+	}
+	if len(tree.Stmts) == 0 || tree.Stmts[0].Stmt == nil {
+		return Command{}, ErrNotPrinted
 	}
 	kind := strings.TrimPrefix(fmt.Sprintf("%T", tree.Stmts[0].Stmt.Node), "*pg_query.Node_")
 	var words []string
@@ -37,5 +41,5 @@ func ParseCommand(sql string) (Command, bool) {
 			words = append(words, strings.ToUpper(sql[t.Start:t.End]))
 		}
 	}
-	return Command{Kind: kind, Words: strings.Join(words, " ")}, true
+	return Command{Kind: kind, Words: strings.Join(words, " ")}, nil
 }

@@ -1,6 +1,11 @@
 package pgparse
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"certa/sqlerr"
+)
 
 func TestParseCommand(t *testing.T) {
 	for sql, want := range map[string]Command{
@@ -12,13 +17,13 @@ func TestParseCommand(t *testing.T) {
 		"DO $$ BEGIN END $$":                       {"DoStmt", "DO"},
 		"create unique index i on t (a); select 1": {"IndexStmt", "CREATE UNIQUE"},
 	} {
-		got, ok := ParseCommand(sql)
-		if !ok || got != want {
-			t.Errorf("ParseCommand(%q) = %+v, %v; want %+v", sql, got, ok, want)
+		got, err := ParseCommand(sql)
+		if err != nil || got != want {
+			t.Errorf("ParseCommand(%q) = %+v, %v; want %+v", sql, got, err, want)
 		}
 	}
-	if _, ok := ParseCommand("SELEC 1"); ok {
-		t.Error("ParseCommand took what PostgreSQL's parser refuses")
+	if _, err := ParseCommand("DROP OPERATOR;"); sqlerr.Code(err) != sqlerr.SyntaxError || !strings.Contains(err.Error(), `at or near ";"`) {
+		t.Errorf("ParseCommand of what PostgreSQL's parser refuses: %v, want its syntax error", err)
 	}
 }
 

@@ -272,8 +272,8 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		c.rec = record{}
 		stmt, n, err = c.c.PrepareTransient(sql)
 	}
-	if err != nil && printed == nil {
-		err = notEmbedded(text, err)
+	if err != nil {
+		err = notEmbedded(text, printed != nil, err)
 	}
 	rec = c.rec
 	rec.uncached = len(rels) > 0

@@ -134,17 +134,26 @@ func mapErr(err error) error {
 	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)
 }
 
-// notEmbedded turns SQLite's syntax error for a statement that
-// PostgreSQL's parser takes (CREATE ROLE, NOTIFY, DO, CALL...) into what
-// it is: a command the embedded engine does not have, not a mistake of
-// the client's.
-func notEmbedded(text string, err error) error {
-	if sqlite.ErrCode(err).ToPrimary() != sqlite.ResultError || !strings.Contains(sqliteMessage(err), "syntax error") {
+// notEmbedded turns SQLite's syntax error for text into what it is. If
+// PostgreSQL's parser refuses text too, its error is the client's (with
+// PostgreSQL's message and position). Else text is PostgreSQL that SQLite
+// does not take: a command the embedded engine does not have (CREATE
+// ROLE, NOTIFY, DO...), or, printed for SQLite (printed), a form of a
+// query SQLite has not (a whole-row comparison, count(t.*), a data
+// change inside WITH): 0A000 either way, not a mistake of the client's.
+func notEmbedded(text string, printed bool, err error) error {
+	msg := sqliteMessage(err)
+	if sqlite.ErrCode(err).ToPrimary() != sqlite.ResultError || !strings.Contains(msg, "syntax error") {
 		return err
 	}
-	cmd, ok := pgparse.ParseCommand(text)
-	if !ok {
-		return err
+	cmd, perr := pgparse.ParseCommand(text)
+	switch {
+	case perr != nil:
+		return perr
+	case printed:
+		e := sqlerr.New(sqlerr.FeatureNotSupported, "this statement uses a form the embedded SQLite engine does not support (SQLite: %s)", msg)
+		e.Hint = "The PostgreSQL engine (--engine postgres) runs it."
+		return e
 	}
 	return errNotEmbedded(cmd.Words)
 }
@@ -159,7 +168,7 @@ func errNotEmbedded(words string) *sqlerr.Error {
 // refuseExplain refuses EXPLAIN, which SQLite would answer with its own
 // plan (its program's instructions), nothing like PostgreSQL's.
 func refuseExplain(sql string) error {
-	if cmd, ok := pgparse.ParseCommand(sql); ok && cmd.Kind == "ExplainStmt" {
+	if cmd, err := pgparse.ParseCommand(sql); err == nil && cmd.Kind == "ExplainStmt" {
 		return errNotEmbedded("EXPLAIN")
 	}
 	return nil

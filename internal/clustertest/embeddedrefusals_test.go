@@ -13,7 +13,8 @@ import (
 // answered with SQLite's "syntax error" for SQL PostgreSQL takes, nor
 // run as something else: EXPLAIN would return SQLite's program. A role
 // other than the client's own cannot be taken, as PostgreSQL refuses a
-// role that does not exist; a real syntax error stays PostgreSQL's.
+// role that does not exist; a real syntax error stays PostgreSQL's, and a
+// query SQLite cannot run as printed is refused (0A000), not 42601.
 func TestEmbeddedRefusesWhatItHasNot(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
 	conn := c.Conn(0)
@@ -50,6 +51,12 @@ func TestEmbeddedRefusesWhatItHasNot(t *testing.T) {
 	mustExec(t, conn, "SET ROLE certa")
 	mustExec(t, conn, "RESET ROLE")
 	mustFail(t, conn, "42601", "SELEC 1")
+	mustFail(t, conn, "42601", "DROP OPERATOR") // PostgreSQL's parser refuses it too
+	// A query PostgreSQL takes and SQLite cannot run as printed.
+	_, err := conn.Exec(ctxT(t), "SELECT count(b.*) FROM t a LEFT JOIN t b USING (id)")
+	if code, msg, _, _ := pgclient.ErrorFields(err); code != "0A000" || !strings.Contains(msg, "embedded SQLite engine does not support") {
+		t.Errorf("a query SQLite cannot run: %v, want 0A000", err)
+	}
 	if got := values(t, conn, "SELECT count(*), count(*) FROM t"); got != "0=0" {
 		t.Fatalf("after the refusals: %s", got)
 	}
