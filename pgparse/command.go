@@ -29,17 +29,5 @@ func ParseCommand(sql string) (Command, error) {
 		return Command{}, ErrNotPrinted
 	}
 	kind := strings.TrimPrefix(fmt.Sprintf("%T", tree.Stmts[0].Stmt.Node), "*pg_query.Node_")
-	var words []string
-	if scan, err := pg_query.Scan(sql); err == nil {
-		for _, t := range scan.Tokens {
-			if isComment(t) {
-				continue
-			}
-			if len(words) == 2 || t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD {
-				break
-			}
-			words = append(words, strings.ToUpper(sql[t.Start:t.End]))
-		}
-	}
-	return Command{Kind: kind, Words: strings.Join(words, " ")}, nil
+	return Command{Kind: kind, Words: leadingWords(sql, false)}, nil
 }

@@ -17,13 +17,20 @@ func SchemaTag(sql string) string {
 			return tag
 		}
 	}
+	return leadingWords(sql, true)
+}
+
+// leadingWords returns the first two words of sql, upper case, skipping
+// comments: keywords, and identifiers too if identifiers is set; it stops
+// at anything else.
+func leadingWords(sql string, identifiers bool) string {
 	var words []string
 	if scan, err := pg_query.Scan(sql); err == nil {
 		for _, t := range scan.Tokens {
-			if len(words) == 2 || isComment(t) {
+			if isComment(t) {
 				continue
 			}
-			if t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD && t.Token != pg_query.Token_IDENT {
+			if len(words) == 2 || t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD && !(identifiers && t.Token == pg_query.Token_IDENT) {
 				break
 			}
 			words = append(words, strings.ToUpper(sql[t.Start:t.End]))

@@ -61,11 +61,13 @@ func (e *Engine) NewSession() engine.Session { return &Session{e: e} }
 
 // tempsSQL lists the relations in the backend's temporary schema (none
 // when it never made one), in the round trip that ends a transaction,
-// and one NULL more if the schema holds other objects (a function, a
-// type, an operator... made in pg_temp), which are the session's too.
+// or, when it holds none, one NULL if it holds other objects (a function,
+// a type, an operator... made in pg_temp), which are the session's too:
+// a session with temporary tables, pinned anyway, is spared that look.
 // Qualified: it runs under whatever search_path a client's function left.
 const tempsSQL = `SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_my_temp_schema() <> 0 AND c.relnamespace = pg_catalog.pg_my_temp_schema()
-	UNION ALL SELECT NULL WHERE pg_catalog.pg_my_temp_schema() <> 0 AND (
+	UNION ALL SELECT NULL WHERE pg_catalog.pg_my_temp_schema() <> 0
+		AND NOT EXISTS (SELECT FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema()) AND (
 		EXISTS (SELECT FROM pg_catalog.pg_proc WHERE pronamespace = pg_catalog.pg_my_temp_schema())
 		OR EXISTS (SELECT FROM pg_catalog.pg_type WHERE typnamespace = pg_catalog.pg_my_temp_schema() AND typrelid = 0)
 		OR EXISTS (SELECT FROM pg_catalog.pg_operator WHERE oprnamespace = pg_catalog.pg_my_temp_schema())
