@@ -580,10 +580,27 @@ CREATE OR REPLACE FUNCTION certa.local_ddl() RETURNS event_trigger LANGUAGE plpg
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	dropped boolean := current_setting('certa.local_drop', true) = 'on';
+	made text;
+	tmp text;
 BEGIN
 	PERFORM set_config('certa.local_drop', '', true);
 	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
 		RETURN; -- the node's own work
+	END IF;
+	-- An object outside pg_temp that depends on a temporary one (a
+	-- function taking a temporary table's row type) goes with the
+	-- session here, as in PostgreSQL, but the other nodes cannot make it,
+	-- and this node's checks of later statements would find it.
+	SELECT d.object_identity, pg_describe_object(p.refclassid, p.refobjid, 0) INTO made, tmp
+		FROM pg_event_trigger_ddl_commands() d
+		JOIN pg_depend p ON p.classid = d.classid AND p.objid = d.objid AND p.deptype = 'n'
+		WHERE d.schema_name <> 'pg_temp' -- rules and triggers have none: their table's counts
+			AND (pg_identify_object(p.refclassid, p.refobjid, 0)).schema LIKE 'pg\_temp\_%'
+		LIMIT 1;
+	IF made IS NOT NULL THEN
+		RAISE EXCEPTION 'certa: % depends on %, which is temporary: it cannot be replicated', made, tmp
+			USING ERRCODE = '0A000',
+			HINT = 'Make it temporary too (in schema pg_temp), or make what it depends on permanent.';
 	END IF;
 	IF NOT certa.is_client() OR certa.permitted() THEN
 		-- Replicated (CheckDDL, the applier, a schema statement of a

@@ -106,6 +106,22 @@ func applySettings(ctx context.Context, conn *pgconn.PgConn, settings map[string
 	return conn.ExecParams(ctx, applySettingsSQL, [][]byte{b}, nil, nil, nil).Read().Err
 }
 
+// bodiesUnchecked returns settings with check_function_bodies off. A
+// routine's body is checked once, where the client's session runs it
+// (Tx.ExecLocal tries every routine definition there): under the
+// session's names, which the checker and the appliers lack (its
+// temporary tables). Run again elsewhere, it is not checked: PostgreSQL
+// resolves its names when it is called, as it does for a routine made
+// in another session.
+func bodiesUnchecked(settings map[string]string) map[string]string {
+	out := make(map[string]string, len(settings)+1)
+	for k, v := range settings {
+		out[k] = v
+	}
+	out["check_function_bodies"] = "off"
+	return out
+}
+
 // runSchemaChange runs sc in the transaction open on conn, as the client
 // role (which then owns what it makes, and which the event triggers see),
 // under sc's settings. With restore, the settings are set back afterwards
@@ -127,7 +143,7 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, 
 	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole).ReadAll(); err != nil {
 		return err
 	}
-	if err := applySettings(ctx, conn, sc.Settings); err != nil {
+	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
 		return err
 	}
 	if err := execSchemaStatement(ctx, conn, sc.SQL, makeWay); err != nil {

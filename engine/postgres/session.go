@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"certa/engine"
+	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
 )
@@ -304,8 +305,13 @@ func (s *Session) localNames() []string {
 // temporary objects, from its words: TEMP, TEMPORARY or pg_temp, or the
 // name of one of temps. It only spares statements that cannot be local
 // a try on the session's backend (Tx.ExecLocal); PostgreSQL's event
-// triggers decide.
+// triggers decide. A routine definition is always tried: PostgreSQL
+// checks its body there, under the session's names (a temporary table
+// of the session's the body reads), and nowhere else (runSchemaChange).
 func mayBeLocal(sql string, temps []string) bool {
+	if isRoutineDefinition(sql) {
+		return true
+	}
 	for _, w := range identifiers(sql) {
 		switch strings.ToLower(w) {
 		case "temp", "temporary", "pg_temp":
@@ -316,6 +322,16 @@ func mayBeLocal(sql string, temps []string) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// isRoutineDefinition reports whether sql is CREATE [OR REPLACE]
+// FUNCTION or PROCEDURE.
+func isRoutineDefinition(sql string) bool {
+	switch pgparse.SchemaTag(sql) {
+	case "CREATE FUNCTION", "CREATE PROCEDURE":
+		return true
 	}
 	return false
 }
@@ -384,7 +400,10 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 		return false, nil
 	}
 	pg := t.c.pg
-	t.c.hadTemps = true // it may make some: the session's statements run unnamed from now on
+	// It may make some: the session's statements run unnamed from now on,
+	// unless it is undone.
+	hadTemps := t.c.hadTemps
+	t.c.hadTemps = true
 	// No event trigger fires for roles and databases: a statement that
 	// changed a shared catalog (ALTER ROLE ... SET search_path = pg_temp)
 	// is not local either, as the count of such changes tells.
@@ -396,6 +415,7 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 	// undo rolls the statement back; what it changed in shared catalogs
 	// stays counted, so the transaction's base moves past it (WriteSet).
 	undo := func() {
+		t.c.hadTemps = hadTemps
 		res, err := pg.Exec(context.WithoutCancel(ctx),
 			"ROLLBACK TO SAVEPOINT certa_local; RELEASE SAVEPOINT certa_local; SELECT certa.global_changes()").ReadAll()
 		if err == nil && len(res) == 3 {

@@ -569,3 +569,84 @@ func TestTemporaryObjectsGiveWay(t *testing.T) {
 		t.Fatalf("the session's other temporary table: %v", rows)
 	}
 }
+
+// A routine's body is checked where the client's session runs it, under
+// its names: one that reads the session's temporary table is made, on its
+// own or in a block, and applied on a node that has no such table (it
+// had failed there: the nodes diverged), as PostgreSQL makes it for a
+// session that has the table. A body that does not check in the session
+// fails there. A routine whose signature names a temporary type is
+// refused: the other nodes could not make it.
+func TestRoutinesOfTemporaryObjects(t *testing.T) {
+	fac := &factory{srv: startOneServer(t), dbs: map[engine.Engine]string{}}
+	f := &tempFixture{t: t, e: fac.Open(t).(*Engine)}
+	other := &tempFixture{t: t, e: fac.Open(t).(*Engine)}
+	ctx := context.Background()
+	s := f.e.NewSession()
+	defer s.Close()
+	if ran, err := f.local(s, "CREATE TEMP TABLE tt1 (f1 int)"); !ran || err != nil {
+		t.Fatalf("CREATE TEMP TABLE: ran %v, %v", ran, err)
+	}
+	f.exec(s, "INSERT INTO tt1 VALUES (1), (2)")
+
+	// On its own, as the replica's session sends it.
+	alone := "CREATE FUNCTION count_tt1() RETURNS int8 AS 'SELECT count(*) FROM tt1' LANGUAGE sql"
+	if ran, err := f.local(s, alone); ran || err != nil {
+		t.Fatalf("%s tried in the session: ran %v, %v, want it replicated", alone, ran, err)
+	}
+	ddl, err := f.e.CheckDDL(ctx, alone)
+	if err != nil {
+		t.Fatalf("CheckDDL(%s): %v", alone, err)
+	}
+	for _, node := range []*tempFixture{f, other} {
+		if err := node.apply(&writeset.WriteSet{DDL: ddl.Statement}); err != nil {
+			t.Fatalf("%s applied: %v", alone, err)
+		}
+	}
+	if rows := mustRead(t, s, "SELECT count_tt1()"); rows[0][0] != int64(2) {
+		t.Fatalf("count_tt1() in the session: %v", rows)
+	}
+
+	// In a block.
+	inBlock := "CREATE FUNCTION sum_tt1() RETURNS int8 LANGUAGE sql AS $$ SELECT sum(f1) FROM tt1 $$"
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := tx.ExecLocal(ctx, inBlock, result.Discard); ran || err != nil {
+		t.Fatalf("%s tried in the block: ran %v, %v", inBlock, ran, err)
+	}
+	if err := tx.ExecSchema(ctx, inBlock, result.Discard); err != nil {
+		t.Fatalf("%s in the block: %v", inBlock, err)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitWS(tx, ws); err != nil {
+		t.Fatalf("the block's commit: %v", err)
+	}
+	if err := other.apply(ws); err != nil {
+		t.Fatalf("the block applied on a node without tt1: %v", err)
+	}
+	if rows := mustRead(t, s, "SELECT sum_tt1()"); rows[0][0] != int64(3) {
+		t.Fatalf("sum_tt1() in the session: %v", rows)
+	}
+
+	// Checked in the session: PostgreSQL's error, with its position.
+	bad := "CREATE FUNCTION bad() RETURNS int8 AS 'SELECT count(*) FROM nowhere' LANGUAGE sql"
+	if ran, err := f.local(s, bad); !ran || sqlerr.Code(err) != "42P01" {
+		t.Fatalf("%s: ran %v, %v, want 42P01", bad, ran, err)
+	}
+
+	// A signature that names the session's temporary type.
+	for _, sql := range []string{
+		"CREATE FUNCTION takes_tt1(v tt1) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+		"CREATE FUNCTION gives_tt1() RETURNS SETOF tt1 LANGUAGE sql AS 'SELECT * FROM tt1'",
+	} {
+		ran, err := f.local(s, sql)
+		if !ran || sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "which is temporary") {
+			t.Fatalf("%s: ran %v, %v, want 0A000", sql, ran, err)
+		}
+	}
+}
