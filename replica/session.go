@@ -340,17 +340,33 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 			s.beginIsolation(m, ok)
 		}
 		return w.Complete("BEGIN")
-	case kindCommit:
+	case kindCommit, kindRollback:
+		chain := chained(st.words)
 		if !s.inBlock {
+			if chain {
+				return sqlerr.New(sqlerr.NoActiveTransaction, "%s can only be used in transaction blocks", strings.Join(st.words, " "))
+			}
 			warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
 		}
-		return s.commitBlock(ctx, w)
-	case kindRollback:
-		if !s.inBlock {
-			warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
+		readOnly, serializable := s.txReadOnly, s.txSerializable
+		if st.kind == kindCommit {
+			if err := s.commitBlock(ctx, w); err != nil {
+				return err
+			}
+		} else {
+			s.endTx()
+			if err := w.Complete("ROLLBACK"); err != nil {
+				return err
+			}
 		}
-		s.endTx()
-		return w.Complete("ROLLBACK")
+		if chain {
+			// As PostgreSQL's AND CHAIN: a new block, with the modes of
+			// the one that ended, unless its COMMIT failed.
+			s.inBlock = true
+			s.beginSettings()
+			s.txReadOnly, s.txSerializable = readOnly, serializable
+		}
+		return nil
 	case kindRefused:
 		return sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by certa", strings.Join(st.words, " "))
 	case kindSavepoint:

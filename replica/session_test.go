@@ -197,12 +197,34 @@ func TestSavepointCommandsNeverEndTheBlock(t *testing.T) {
 		{"BEGIN", "BEGIN", 'T'},
 		{"RELEASE nosuch", "!3B001", 'E'},
 		{"COMMIT", "ROLLBACK", 'I'},
-		{"BEGIN", "BEGIN", 'T'},
-		{"COMMIT AND CHAIN", "!0A000", 'E'},
-		{"ROLLBACK", "ROLLBACK", 'I'},
 	})
 	if len(e.committed) != 0 || e.open != 0 {
 		t.Fatalf("committed %v, %d transactions open; want nothing", e.committed, e.open)
+	}
+}
+
+// COMMIT AND CHAIN and ROLLBACK AND CHAIN end the block and start another
+// (TestReadOnlyTransactionsAsPostgreSQL: with its modes), as in
+// PostgreSQL 15: after a failed block too, never outside one.
+func TestAndChain(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"COMMIT AND CHAIN", "!25P01", 'I'},
+		{"ROLLBACK AND CHAIN", "!25P01", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"INSERT 1", "INSERT 0 1", 'T'},
+		{"COMMIT AND CHAIN", "COMMIT", 'T'},
+		{"INSERT 2", "INSERT 0 1", 'T'},
+		{"INSERT FAIL", "!23505", 'E'},
+		{"COMMIT AND CHAIN", "ROLLBACK", 'T'},
+		{"INSERT 3", "INSERT 0 1", 'T'},
+		{"ROLLBACK AND CHAIN", "ROLLBACK", 'T'},
+		{"INSERT 4", "INSERT 0 1", 'T'},
+		{"COMMIT AND NO CHAIN", "COMMIT", 'I'},
+	})
+	want := [][]string{{"INSERT 1"}, {"INSERT 4"}}
+	if len(e.committed) != 2 || !slices.Equal(e.committed[0], want[0]) || !slices.Equal(e.committed[1], want[1]) || e.open != 0 {
+		t.Fatalf("committed %q, %d transactions open; want %q", e.committed, e.open, want)
 	}
 }
 

@@ -22,7 +22,7 @@ const (
 	kindDDL
 	kindCatalog   // a query on pg_catalog or information_schema
 	kindSavepoint // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT]
-	kindRefused   // transaction control certa does not do (AND CHAIN, two-phase commit)
+	kindRefused   // transaction control certa does not do (two-phase commit)
 	kindOther     // queries and DML: run by the engine
 )
 
@@ -230,13 +230,21 @@ func endKind(words []string) kind {
 		return end
 	case rest[0] == "TO" && words[0] == "ROLLBACK":
 		return kindSavepoint
-	case rest[0] == "AND" && len(rest) > 1 && rest[1] == "NO":
-		return end // AND NO CHAIN is the plain form
-	case rest[0] == "AND" || rest[0] == "PREPARED":
+	case rest[0] == "AND" && len(rest) > 1 && (rest[1] == "NO" || rest[1] == "CHAIN"):
+		return end // AND NO CHAIN is the plain form; AND CHAIN: chained
+	case rest[0] == "PREPARED":
 		return kindRefused
 	}
 	// Anything else is not PostgreSQL syntax: the engine refuses it.
 	return kindOther
+}
+
+// chained reports whether a COMMIT or ROLLBACK statement (kindCommit,
+// kindRollback) says AND CHAIN: a new block follows at once, with the
+// same modes.
+func chained(words []string) bool {
+	n := len(words)
+	return n >= 2 && words[n-2] == "AND" && words[n-1] == "CHAIN"
 }
 
 // IsCatalogQuery reports whether a session sends sql to the engine's

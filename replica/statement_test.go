@@ -91,7 +91,7 @@ func TestTransactionControlKinds(t *testing.T) {
 		"SAVEPOINT a": kindSavepoint, "release a": kindSavepoint, "RELEASE SAVEPOINT a": kindSavepoint,
 		"ROLLBACK TO a": kindSavepoint, "rollback to savepoint a": kindSavepoint,
 		"ROLLBACK WORK TO SAVEPOINT a": kindSavepoint, "ROLLBACK TRANSACTION TO a": kindSavepoint,
-		"COMMIT AND CHAIN": kindRefused, "ROLLBACK AND CHAIN": kindRefused,
+		"COMMIT AND CHAIN": kindCommit, "ROLLBACK AND CHAIN": kindRollback, "end and chain": kindCommit,
 		"COMMIT PREPARED 'x'": kindRefused, "ROLLBACK PREPARED 'x'": kindRefused, "PREPARE TRANSACTION 'x'": kindRefused,
 		"ABORT TO a": kindOther, "PREPARE q AS SELECT 1": kindOther,
 	} {

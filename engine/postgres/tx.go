@@ -61,8 +61,10 @@ var _ engine.Tx = (*Tx)(nil)
 // connection is the client role's, so the capture triggers record its
 // changes. It also reads the base of the count of shared catalog rows
 // changed (globalChangesSQL), and the calls of the hidden lockers'
-// functions (fnCallsSQL) follow, before FROM.
-const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT coalesce(max(seqno), 0), certa.global_changes()`
+// functions (fnCallsSQL) follow, before FROM. READ WRITE: whether the
+// transaction is read-only is the session's to say (SetReadOnly), not
+// the default_transaction_read_only a pinned backend was given.
+const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ, READ WRITE; SELECT coalesce(max(seqno), 0), certa.global_changes()`
 
 // settingsSQL returns the statement (with a leading "; ") that applies the
 // session settings ctx carries to the transaction, or "".
