@@ -637,7 +637,11 @@ BEGIN
 		RETURN;
 	END IF;
 	IF NOT certa.is_client() OR certa.permitted() THEN
-		IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE d.original AND d.is_temporary) THEN
+		-- The checker and the appliers have no temporary objects but those
+		-- the statement made itself (REFRESH MATERIALIZED VIEW
+		-- CONCURRENTLY's, which it drops): only a block's statement, in
+		-- the client's session, could drop one of the session's.
+		IF certa.is_client() AND EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d WHERE d.original AND d.is_temporary) THEN
 			RAISE EXCEPTION 'certa: % of a temporary object cannot be replicated: temporary objects belong to one session of one node', tg_tag
 				USING ERRCODE = '0A000', HINT = 'Send it on its own, or in a transaction block, as a statement of its own.';
 		END IF;

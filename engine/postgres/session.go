@@ -396,7 +396,9 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 	if err := t.usable(); err != nil {
 		return false, err
 	}
-	if !mayBeLocal(sql, t.s.localNames()) {
+	// A block that made temporary objects may name them (t.s's names are
+	// the last transaction's): its schema statements are all tried.
+	if !mayBeLocal(sql, t.s.localNames()) && !t.madeLocal {
 		return false, nil
 	}
 	pg := t.c.pg
@@ -444,6 +446,7 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_local").ReadAll(); err != nil {
 		return true, t.failed(pgError(err))
 	}
+	t.madeLocal = true
 	return true, buf.Replay(w)
 }
 

@@ -650,3 +650,60 @@ func TestRoutinesOfTemporaryObjects(t *testing.T) {
 		}
 	}
 }
+
+// A block that made a temporary table may index it: the block's later
+// schema statements are tried in the session whatever they name (they
+// were replicated and refused: "names temporary table").
+func TestTemporaryTableIndexedInItsBlock(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	s := e.NewSession()
+	defer s.Close()
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{"CREATE TEMP TABLE tidv (id int)", "create index on tidv (id)"} {
+		if ran, err := tx.ExecLocal(ctx, sql, result.Discard); !ran || err != nil {
+			t.Fatalf("%s in the block: ran %v, %v", sql, ran, err)
+		}
+	}
+	if err := f.commit(tx); err != nil {
+		t.Fatal(err)
+	}
+	if rows := mustRead(t, s, "SELECT count(*) FROM pg_indexes WHERE tablename = 'tidv'"); rows[0][0] != int64(1) {
+		t.Fatalf("indexes of tidv: %v", rows)
+	}
+}
+
+// REFRESH MATERIALIZED VIEW CONCURRENTLY makes temporary tables of its
+// own and drops them: replicated, it runs (it was refused: "DROP TABLE of
+// a temporary object cannot be replicated").
+func TestRefreshConcurrently(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	for _, ddl := range []string{
+		"CREATE TABLE base (id int PRIMARY KEY, v int)",
+		"CREATE MATERIALIZED VIEW mv AS SELECT id, v FROM base",
+		"CREATE UNIQUE INDEX ON mv (id)",
+	} {
+		if err := f.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	s := e.NewSession()
+	defer s.Close()
+	f.exec(s, "INSERT INTO base VALUES (1, 10), (2, 20)")
+	refresh := "REFRESH MATERIALIZED VIEW CONCURRENTLY mv"
+	ddl, err := e.CheckDDL(context.Background(), refresh)
+	if err != nil {
+		t.Fatalf("CheckDDL(%s): %v", refresh, err)
+	}
+	if err := f.apply(&writeset.WriteSet{DDL: ddl.Statement}); err != nil {
+		t.Fatalf("%s applied: %v", refresh, err)
+	}
+	if rows := mustRead(t, s, "SELECT sum(v) FROM mv"); fmt.Sprint(rows[0][0]) != "30" {
+		t.Fatalf("mv after the refresh: %v", rows)
+	}
+}

@@ -42,6 +42,9 @@ type Tx struct {
 	// statistics (PostgreSQL flushes them when idle, not at each end),
 	// plus what ExecLocal undid (a savepoint rolled back keeps its counts).
 	globalBase int64
+	// madeLocal: ExecLocal kept a statement (the transaction made or
+	// changed temporary objects, which later ones may name).
+	madeLocal bool
 	// seqs are the session's sequence values (seqstate.go), nil for
 	// none; seqNamed is set once a statement named nextval or setval.
 	seqs     *engine.SequenceValues
