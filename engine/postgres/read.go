@@ -376,6 +376,9 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		if cancelled.Load() {
 			return engine.DDL{}, errTrialCancelled(err)
 		}
+		if inSession(err) {
+			return engine.DDL{}, engine.ErrRunAsTransaction // Tx.Exec runs it as a block's
+		}
 		return engine.DDL{}, pgError(err)
 	}
 	ddl := engine.DDL{Statement: sc.encode(), Tables: indexTables}

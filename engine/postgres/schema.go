@@ -47,6 +47,12 @@ const localTags = `'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIE
 // from other refusals; pgError reports it to clients as 0A000.
 const codeNotLocal = "0A0C1"
 
+// codeInSession is the SQLSTATE with which certa's trigger refuses a
+// statement CheckDDL tries that must run in the client's session
+// instead: a TRUNCATE of a table with a TRUNCATE trigger, which the
+// applier would not fire. CheckDDL answers engine.ErrRunAsTransaction.
+const codeInSession = "0A0C2"
+
 // bootstrapSQL returns the statements that make what certa keeps in a
 // database, idempotently. login is the role local transactions log in as
 // when it is not certa_client itself (an operator's server: dsn.go);
@@ -447,14 +453,14 @@ BEGIN
 		RAISE EXCEPTION 'certa: TRUNCATE cannot run here: it is replicated as a statement of its own'
 			USING ERRCODE = '` + codeNotLocal + `', HINT = 'Send TRUNCATE as a statement of its own (not inside a function or DO block).';
 	END IF;
-	-- On its own, TRUNCATE runs on every node as the applier, whose
-	-- session fires no user trigger: a TRUNCATE trigger would fire
-	-- nowhere. (In a transaction block it fires on the origin, in the
-	-- client's session; a schema statement that writes rows is refused.)
+	-- Tried by CheckDDL, TRUNCATE runs on every node as the applier,
+	-- whose session fires no user trigger: a TRUNCATE trigger would fire
+	-- nowhere. It runs in the client's session instead, as in a block
+	-- (a schema statement that writes rows is refused there).
 	IF NOT certa.is_client() AND EXISTS (SELECT 1 FROM pg_trigger t
 			WHERE t.tgrelid = TG_RELID AND NOT t.tgisinternal AND t.tgname NOT LIKE 'certa\_%' AND t.tgtype & 32 <> 0 AND t.tgenabled <> 'D') THEN
-		RAISE EXCEPTION 'certa: TRUNCATE of %.% cannot run on its own: the table has a TRUNCATE trigger, which a replicated TRUNCATE does not fire', TG_TABLE_SCHEMA, TG_TABLE_NAME
-			USING ERRCODE = '0A000', HINT = 'Inside a transaction block (BEGIN; TRUNCATE ...; COMMIT) it runs in your session and fires the trigger, if the trigger writes no rows.';
+		RAISE EXCEPTION 'certa: TRUNCATE of %.% must run in the session: the table has a TRUNCATE trigger', TG_TABLE_SCHEMA, TG_TABLE_NAME
+			USING ERRCODE = '` + codeInSession + `';
 	END IF;
 	PERFORM certa.note_tables(ARRAY[CASE WHEN TG_TABLE_SCHEMA = 'public' THEN TG_TABLE_NAME ELSE TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME END]);
 	RETURN NULL;

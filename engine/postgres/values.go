@@ -109,6 +109,13 @@ func notLocal(err error) bool {
 	return errors.As(err, &pe) && pe.Code == codeNotLocal
 }
 
+// inSession reports whether err is certa's trigger's refusal of a
+// statement that must run in the client's session (codeInSession).
+func inSession(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == codeInSession
+}
+
 func pgError(err error) error {
 	if err == nil {
 		return nil
@@ -116,8 +123,8 @@ func pgError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		code := pe.Code
-		if code == codeNotLocal {
-			code = sqlerr.FeatureNotSupported // certa's own, for Tx.ExecLocal (notLocal)
+		if code == codeNotLocal || code == codeInSession {
+			code = sqlerr.FeatureNotSupported // certa's own, for Tx.ExecLocal (notLocal) and CheckDDL
 		}
 		e := noticeError(pe)
 		e.Code, e.Severity, e.Err = code, "", err

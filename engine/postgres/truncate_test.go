@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"certa/engine"
+	"certa/result"
+	"certa/sqlerr"
+	"certa/writeset"
+)
+
+// A TRUNCATE of a table with a TRUNCATE trigger, sent on its own, runs
+// in the client's session as a block's would (CheckDDL answers
+// ErrRunAsTransaction): the trigger fires there, and the TRUNCATE
+// replicates in the transaction's write set (it was refused: the
+// applier fires no trigger).
+func TestTruncateWithTriggerRunsInSession(t *testing.T) {
+	fac := &factory{srv: startOneServer(t), dbs: map[engine.Engine]string{}}
+	f := &tempFixture{t: t, e: fac.Open(t).(*Engine)}
+	other := &tempFixture{t: t, e: fac.Open(t).(*Engine)}
+	for _, ddl := range []string{
+		"CREATE TABLE logged (id int PRIMARY KEY)",
+		"CREATE TABLE log (what text)",
+		"CREATE FUNCTION note_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'truncated %', TG_TABLE_NAME; RETURN NULL; END $$",
+		"CREATE TRIGGER noted AFTER TRUNCATE ON logged FOR EACH STATEMENT EXECUTE FUNCTION note_truncate()",
+	} {
+		for _, node := range []*tempFixture{f, other} {
+			if err := node.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
+				t.Fatalf("%s: %v", ddl, err)
+			}
+		}
+	}
+	s := f.e.NewSession()
+	defer s.Close()
+	other.apply(f.exec(s, "INSERT INTO logged VALUES (1), (2)"))
+
+	ctx := context.Background()
+	if _, err := f.e.CheckDDL(ctx, "TRUNCATE logged"); !errors.Is(err, engine.ErrRunAsTransaction) {
+		t.Fatalf("CheckDDL(TRUNCATE logged): %v, want ErrRunAsTransaction", err)
+	}
+	var notices []*sqlerr.Error
+	nctx := sqlerr.WithNotices(ctx, func(n *sqlerr.Error) { notices = append(notices, n) })
+	tx, err := s.Begin(nctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf result.Buffer
+	if err := tx.Exec(nctx, "TRUNCATE logged", &buf); err != nil {
+		t.Fatalf("TRUNCATE logged in the session: %v", err)
+	}
+	if buf.Tag != "TRUNCATE TABLE" || len(notices) != 1 || notices[0].Message != "truncated logged" {
+		t.Fatalf("TRUNCATE logged: tag %q, notices %v", buf.Tag, notices)
+	}
+	ws, err := tx.WriteSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.commitWS(tx, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.apply(ws); err != nil {
+		t.Fatalf("the TRUNCATE applied: %v", err)
+	}
+	for _, node := range []*tempFixture{f, other} {
+		if rows := query(t, node.e, "SELECT count(*) FROM logged"); rows[0][0] != int64(0) {
+			t.Fatalf("rows left: %v", rows)
+		}
+	}
+}
