@@ -98,11 +98,10 @@ func (s *Session) endTx() {
 }
 
 // Query runs the statements of sql in order; the first error stops the
-// rest. As in PostgreSQL, the statements of one query outside a block are
-// one transaction (an implicit block: all or nothing) unless the query
-// controls transactions itself; certa also runs them one by one when one
-// is a schema change, which is executed on its own at its position in the
-// log.
+// rest. As in PostgreSQL, statements of one query outside a block run in
+// implicit blocks (queryImplicit); certa runs them one by one instead
+// when one is a schema change, which is executed on its own at its
+// position in the log.
 func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error {
 	stmts := splitStatements(sql)
 	if len(stmts) == 0 {
@@ -118,7 +117,7 @@ func (s *Session) Query(ctx context.Context, sql string, w result.Writer) error 
 			return err
 		}
 	}
-	if len(stmts) > 1 && !s.inBlock && implicitBlock(stmts) {
+	if len(stmts) > 1 && !changesSchema(stmts) {
 		return s.queryImplicit(ctx, sql, stmts, w)
 	}
 	for _, st := range stmts {
@@ -163,32 +162,56 @@ func inQuery(err error, sql string, st statement) error {
 	return &c
 }
 
-// implicitBlock reports whether the statements of one query run as one
-// transaction: none controls transactions or changes the schema.
-func implicitBlock(stmts []statement) bool {
+// changesSchema reports whether one of stmts is a schema change.
+func changesSchema(stmts []statement) bool {
 	for _, st := range stmts {
-		switch st.kind {
-		case kindBegin, kindCommit, kindRollback, kindSavepoint, kindDDL:
-			return false
+		if st.kind == kindDDL {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
-// queryImplicit runs stmts as one transaction, committed after the last
-// (not retried: it is several statements) and rolled back whole when one
-// fails.
+// queryImplicit runs the statements of a query that changes no schema as
+// PostgreSQL does. Outside a block, the statements up to a COMMIT or
+// ROLLBACK, or to the query's end, are one transaction, an implicit
+// block, committed at its end (not retried: it is several statements)
+// and rolled back whole when one fails. BEGIN makes it the explicit block
+// it starts, which goes on past the query; COMMIT or ROLLBACK ends it
+// with a warning that there is no transaction in progress; AND CHAIN and
+// savepoints fail in it (25P01). An error stops the query.
 func (s *Session) queryImplicit(ctx context.Context, sql string, stmts []statement, w result.Writer) error {
-	s.inBlock = true
-	s.beginSettings()
-	s.beginReadOnly(pgparse.TxModes{}, false)
-	s.beginIsolation(pgparse.TxModes{}, false)
-	defer s.endTx()
+	implicit := false
+	defer func() {
+		if implicit {
+			s.endTx()
+		}
+	}()
 	for _, st := range stmts {
-		if err := s.run(ctx, st, w); err != nil {
+		if !s.inBlock && st.kind != kindBegin && st.kind != kindCommit && st.kind != kindRollback {
+			s.inBlock, implicit = true, true
+			s.beginSettings()
+			s.beginReadOnly(pgparse.TxModes{}, false)
+			s.beginIsolation(pgparse.TxModes{}, false)
+		}
+		var err error
+		if implicit {
+			err = s.runImplicit(ctx, st, w, &implicit)
+		} else {
+			err = s.run(ctx, st, w)
+		}
+		if err != nil {
+			if !implicit && s.inBlock {
+				s.failBlock()
+			}
 			return inQuery(err, sql, st)
 		}
 	}
+	if !implicit {
+		return nil
+	}
+	implicit = false
+	defer s.endTx()
 	if tx := s.tx; tx != nil {
 		s.tx = nil
 		if err := s.commitTx(ctx, tx, s.txSerializable); err != nil {
@@ -197,6 +220,47 @@ func (s *Session) queryImplicit(ctx context.Context, sql string, stmts []stateme
 	}
 	s.commitSettings()
 	return nil
+}
+
+// runImplicit runs st inside an implicit block (queryImplicit), which
+// transaction control ends (*implicit false) or makes explicit.
+func (s *Session) runImplicit(ctx context.Context, st statement, w result.Writer, implicit *bool) error {
+	switch st.kind {
+	case kindBegin:
+		// Its modes first: one that fails rolls the implicit block back.
+		if m, ok := pgparse.TransactionModes(st.sql); ok {
+			if m.Isolation != "" {
+				if err := s.setTxIsolation(m.Isolation); err != nil {
+					return err
+				}
+			}
+			if m.ReadOnly != nil {
+				if err := s.setTxReadOnly(ctx, *m.ReadOnly); err != nil {
+					return err
+				}
+			}
+		}
+		*implicit = false // the block goes on, as the one BEGIN starts
+		return w.Complete("BEGIN")
+	case kindCommit, kindRollback:
+		if chained(st.words) {
+			return sqlerr.New(sqlerr.NoActiveTransaction, "%s can only be used in transaction blocks", strings.Join(st.words, " "))
+		}
+		warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
+		*implicit = false
+		if st.kind == kindCommit {
+			return s.commitBlock(ctx, w)
+		}
+		s.endTx()
+		return w.Complete("ROLLBACK")
+	case kindSavepoint:
+		cmd, _, err := parseSavepoint(st.sql)
+		if err != nil {
+			return err
+		}
+		return sqlerr.New(sqlerr.NoActiveTransaction, "%s can only be used in transaction blocks", cmd)
+	}
+	return s.run(ctx, st, w)
 }
 
 // Execute runs one statement with parameters ($1 is args[0]), as the

@@ -56,6 +56,36 @@ DROP TABLE msg_t;
 // it does from PostgreSQL itself: the same script gives the same output.
 func TestMessagesAsPostgreSQL(t *testing.T) { samePsqlOutput(t, messagesScript) }
 
+// implicitScript sends queries of several statements that control
+// transactions: the statements outside a block up to a COMMIT or
+// ROLLBACK are one transaction (an implicit block), which BEGIN makes
+// explicit, COMMIT or ROLLBACK ends with a warning, an error rolls back,
+// and AND CHAIN, savepoints and VACUUM fail in.
+const implicitScript = `CREATE TABLE ti (a int);
+INSERT INTO ti VALUES (1) \; COMMIT \; INSERT INTO ti VALUES (2);
+INSERT INTO ti VALUES (3) \; COMMIT AND CHAIN;
+INSERT INTO ti VALUES (4) \; ROLLBACK \; INSERT INTO ti VALUES (5);
+INSERT INTO ti VALUES (6) \; BEGIN \; INSERT INTO ti VALUES (7);
+ROLLBACK;
+INSERT INTO ti VALUES (8) \; SAVEPOINT a \; INSERT INTO ti VALUES (9);
+INSERT INTO ti VALUES (10) \; BEGIN ISOLATION LEVEL SERIALIZABLE;
+COMMIT;
+INSERT INTO ti VALUES (11) \; BEGIN \; INSERT INTO ti VALUES (12) \; COMMIT \; INSERT INTO ti VALUES (13) \; SELECT 1/0;
+BEGIN \; INSERT INTO ti VALUES (14);
+COMMIT \; INSERT INTO ti VALUES (15) \; SELECT 1/0;
+SELECT 1 \; ROLLBACK \; ROLLBACK;
+INSERT INTO ti VALUES (16) \; VACUUM ti;
+INSERT INTO ti VALUES (17) \; COMMIT;
+BEGIN \; INSERT INTO ti VALUES (18) \; COMMIT AND CHAIN \; INSERT INTO ti VALUES (19) \; ROLLBACK;
+SELECT a FROM ti ORDER BY a;
+DROP TABLE ti;
+`
+
+// Queries of several statements run in implicit blocks as PostgreSQL
+// runs them (they ran one by one when one controlled transactions: an
+// INSERT before a failing COMMIT AND CHAIN or VACUUM stayed).
+func TestImplicitBlocksAsPostgreSQL(t *testing.T) { samePsqlOutput(t, implicitScript) }
+
 // settingsScript changes reported parameters (ParameterStatus) every way
 // a session can: SET, RESET to the startup packet's value, a block's
 // ROLLBACK, RESET ALL. psql reads string literals by the
