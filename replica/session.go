@@ -475,8 +475,11 @@ func (s *Session) kindOf(st statement) kind {
 	switch {
 	case (st.kind == kindCatalog || st.kind == kindSetConfig) && s.node.engine.RunsPostgreSQL():
 		return kindOther
+	// The session answers SHOW transaction_isolation and
+	// transaction_read_only: its reads outside a block run in READ ONLY
+	// transactions, at REPEATABLE READ.
 	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
-		s.node.engine.RunsPostgreSQL() && showName(st) != "transaction_isolation":
+		s.node.engine.RunsPostgreSQL() && showName(st) != "transaction_isolation" && showName(st) != "transaction_read_only":
 		return kindOther
 	case st.kind == kindSet && len(st.words) > 1 && st.words[1] == "CONSTRAINTS" && s.node.engine.RunsPostgreSQL() &&
 		pgparse.SetsConstraints(st.sql):

@@ -15,6 +15,7 @@ import (
 // and each kind of write in one; the rows written where writing is
 // allowed end in the last SELECT.
 const readOnlyScript = `
+SHOW transaction_read_only;
 BEGIN READ ONLY; INSERT INTO ro VALUES (1, 1); ROLLBACK;
 BEGIN READ ONLY; UPDATE ro SET v = 2; ROLLBACK;
 BEGIN READ ONLY; DELETE FROM ro; ROLLBACK;
