@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -114,9 +115,9 @@ func applySettings(ctx context.Context, conn *pgconn.PgConn, settings map[string
 // resolves its names when it is called, as it does for a routine made
 // in another session.
 func bodiesUnchecked(settings map[string]string) map[string]string {
-	out := make(map[string]string, len(settings)+1)
-	for k, v := range settings {
-		out[k] = v
+	out := maps.Clone(settings)
+	if out == nil {
+		out = map[string]string{}
 	}
 	out["check_function_bodies"] = "off"
 	return out

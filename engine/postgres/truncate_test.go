@@ -68,4 +68,25 @@ func TestTruncateWithTriggerRunsInSession(t *testing.T) {
 			t.Fatalf("rows left: %v", rows)
 		}
 	}
+
+	// A trigger that writes rows: refused, whatever it writes into (a
+	// BEFORE TRUNCATE trigger's row in the emptied table would reach the
+	// other nodes after the TRUNCATE, and stay there alone).
+	ddl := "CREATE TRIGGER fill BEFORE TRUNCATE ON logged FOR EACH STATEMENT EXECUTE FUNCTION fill_logged()"
+	for _, node := range []*tempFixture{f, other} {
+		if err := node.apply(&writeset.WriteSet{DDL: ddlText("CREATE FUNCTION fill_logged() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO logged VALUES (9); RETURN NULL; END $$")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := node.apply(&writeset.WriteSet{DDL: ddlText(ddl)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err = s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.Exec(ctx, "TRUNCATE logged", result.Discard); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("TRUNCATE whose trigger writes a row: %v, want 0A000", err)
+	}
 }
