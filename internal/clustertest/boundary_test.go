@@ -174,7 +174,5 @@ func TestBoundaryCluster(t *testing.T) {
 	if strings.TrimSpace(out) != "1\n2" {
 		t.Fatalf("COPY of a locking query: %q", out)
 	}
-	if err := c.Converged(); err != nil {
-		t.Fatal(err)
-	}
+	c.WaitConverged(20 * time.Second)
 }

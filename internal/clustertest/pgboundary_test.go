@@ -3,6 +3,7 @@ package clustertest
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // Issue 32's schema-change findings on a real 3-node cluster over the
@@ -160,13 +161,9 @@ func TestPostgresSchemaBoundary(t *testing.T) {
 			}
 		}
 	}
-	if err := c.Converged(); err != nil {
-		t.Fatal(err)
-	}
+	c.WaitConverged(20 * time.Second)
 	for i := range c.Nodes {
 		mustExec(t, c.Conn(i), fmt.Sprintf("INSERT INTO zz VALUES (%d)", 10+i))
 	}
-	if err := c.Converged(); err != nil {
-		t.Fatal(err)
-	}
+	c.WaitConverged(20 * time.Second)
 }
