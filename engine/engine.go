@@ -125,7 +125,9 @@ type Engine interface {
 
 	// Checksums returns a checksum of every user table's rows, read at one
 	// snapshot, and the applied seqno of that snapshot: two nodes at the
-	// same seqno must report the same checksums.
+	// same seqno must report the same checksums. After the tables an
+	// engine may sum other state that must not differ (roles, owners),
+	// each under a name no table has.
 	Checksums(ctx context.Context) (Checksums, error)
 
 	// SequencesWanted returns the channel on which the engine names the

@@ -195,7 +195,7 @@ func newStatement(sql string) statement {
 		s.kind = kindSet
 	case "SHOW":
 		s.kind = kindShow
-	case "CREATE", "ALTER", "DROP", "TRUNCATE", "COMMENT", "GRANT", "REVOKE", "REFRESH":
+	case "CREATE", "ALTER", "DROP", "TRUNCATE", "COMMENT", "GRANT", "REVOKE", "REFRESH", "REASSIGN", "SECURITY", "IMPORT":
 		s.kind = kindDDL
 	default:
 		s.kind = kindOther

@@ -103,8 +103,9 @@ func testRestoreGarbage(t *testing.T, f Factory) {
 }
 
 // Two engines that applied the same write sets report equal checksums at
-// the same seqno, one per user table with its row count; a difference in
-// one value changes its table's checksum and no other.
+// the same seqno, one per user table with its row count (first, before
+// what else the engine sums); a difference in one value changes its
+// table's checksum and no other.
 func testChecksums(t *testing.T, f Factory) {
 	a, b := open(t, f), open(t, f)
 	for _, n := range []*node{a, b} {
@@ -116,7 +117,7 @@ func testChecksums(t *testing.T, f Factory) {
 	}
 	wantApplied(t, b.apply(wss...)...)
 	sa, sb := a.checksums(), b.checksums()
-	if sa.Seqno != a.seqno || len(sa.Tables) != 2 || sa.Tables[0].Table != "t" || sa.Tables[0].Rows != 3 ||
+	if sa.Seqno != a.seqno || len(sa.Tables) < 2 || sa.Tables[0].Table != "t" || sa.Tables[0].Rows != 3 ||
 		sa.Tables[1].Table != "u" || sa.Tables[1].Rows != 1 {
 		t.Fatalf("checksums %+v: want seqno %d, t with 3 rows, u with 1", sa, a.seqno)
 	}

@@ -138,7 +138,7 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 		if _, err := conn.Exec(ctx, "SAVEPOINT certa_item").ReadAll(); err != nil {
 			return fmt.Errorf("apply: %w", err)
 		}
-		ierr := applyItem(ctx, conn, ts, it, makeWay)
+		ierr := applyItem(ctx, conn, ts, it, token, makeWay)
 		if ierr == nil && changesSchema(it.WS) && afterDDL != nil {
 			if err := afterDDL(ctx, conn); err != nil {
 				return fmt.Errorf("apply: after the schema change at seqno %d: %w", it.Seqno, err)
@@ -179,20 +179,20 @@ func applyOneByOne(ctx context.Context, conn *pgconn.PgConn, ts *tables, items [
 }
 
 // applyItem applies one write set: its DDL statement, or its rows.
-func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem, makeWay *tempWay) error {
+func applyItem(ctx context.Context, conn *pgconn.PgConn, ts *tables, it *engine.ApplyItem, token string, makeWay *tempWay) error {
 	if it.WS.IsDDL() {
 		ts.reset()
 		sc, err := decodeSchemaChange(it.WS.DDL)
 		if err != nil {
 			return err
 		}
-		return runSchemaChange(ctx, conn, sc, true, makeWay)
+		return runSchemaChange(ctx, conn, token, sc, true, makeWay)
 	}
 	rows, err := decodeRows(it.WS.Changes)
 	if err != nil {
 		return err
 	}
-	return applyRows(ctx, conn, ts, rows, makeWay)
+	return applyRows(ctx, conn, ts, rows, token, makeWay)
 }
 
 // changesSchema reports whether ws changes the schema: a DDL write set, or

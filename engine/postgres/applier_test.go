@@ -182,7 +182,7 @@ func TestWholeRowTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := applyRows(ctx, replica, &tsr, rows, nil); err != nil {
+		if err := applyRows(ctx, replica, &tsr, rows, "", nil); err != nil {
 			t.Fatalf("%q: %v", stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")

@@ -24,7 +24,7 @@ var errRowMismatch = errors.New("row changes no longer match the table's rows")
 // A schema statement among the rows (opSchema) runs as the client role,
 // which then owns what it makes, as a DDL write set's does (with makeWay:
 // runSchemaChange).
-func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange, makeWay *tempWay) error {
+func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange, token string, makeWay *tempWay) error {
 	for len(rows) > 0 {
 		if rows[0].op == opSchema {
 			ts.reset()
@@ -32,7 +32,7 @@ func applyRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowC
 			if err != nil {
 				return err
 			}
-			if err := runSchemaChange(ctx, conn, sc, true, makeWay); err != nil {
+			if err := runSchemaChange(ctx, conn, token, sc, true, makeWay); err != nil {
 				return err
 			}
 			rows = rows[1:]

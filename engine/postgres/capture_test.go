@@ -146,7 +146,7 @@ func TestCaptureAndApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustExec(t, replica, "BEGIN; SET LOCAL session_replication_role = replica")
-		if err := applyRows(ctx, replica, &tsReplica, decoded, nil); err != nil {
+		if err := applyRows(ctx, replica, &tsReplica, decoded, "", nil); err != nil {
 			t.Fatalf("%q: %v", c.stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")

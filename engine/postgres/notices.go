@@ -58,6 +58,16 @@ func noticeError(pe *pgconn.PgError) *sqlerr.Error {
 // trigger): they say nothing to the client, whose own frames (its
 // function, its statement), which follow, stay.
 func withoutCertaContext(where string) string {
+	// A role statement's own messages come from certa.role_statement's
+	// EXECUTE of it, the outermost frames: "SQL statement "<the
+	// client's statement>"" and the function's line.
+	if at := strings.Index(where, "PL/pgSQL function certa.role_statement("); at >= 0 {
+		cut := strings.LastIndex(where[:at], `SQL statement "`)
+		if cut < 0 {
+			cut = at
+		}
+		where = strings.TrimSuffix(where[:cut], "\n")
+	}
 	lines := strings.Split(where, "\n")
 	i := 0
 	for i < len(lines) {

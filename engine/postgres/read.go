@@ -368,7 +368,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	// The trial's notices are the client's ("... does not exist,
 	// skipping"); the applier's run of it later sends none.
 	e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
-	sc, tables, err := checkSchemaChange(ctx, c, stmt)
+	sc, tables, err := checkSchemaChange(ctx, c, e.token, stmt)
 	e.checkerNotices.send = nil
 	e.untrack(pid)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
@@ -393,7 +393,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 // checkSchemaChange runs stmt in a transaction it leaves open on c, under
 // the session settings of ctx, and returns it as it is replicated and the
 // tables the event triggers noted (certa.ddl_tables).
-func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, stmt string) (schemaChange, string, error) {
+func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string) (schemaChange, string, error) {
 	if _, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'").ReadAll(); err != nil {
 		return schemaChange{}, "", err
 	}
@@ -404,8 +404,12 @@ func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, stmt string) (sche
 	if err != nil {
 		return schemaChange{}, "", err
 	}
-	sc := schemaChange{Settings: settings, SQL: stmt}
-	if err := runSchemaChange(ctx, c, sc, false, nil); err != nil {
+	role, err := sessionRole(ctx, c)
+	if err != nil {
+		return schemaChange{}, "", err
+	}
+	sc := schemaChange{Settings: settings, SQL: stmt, Role: role}
+	if err := runSchemaChange(ctx, c, token, sc, false, nil); err != nil {
 		return schemaChange{}, "", err
 	}
 	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
@@ -448,23 +452,46 @@ const checksumSequencesSQL = `SELECT CASE WHEN n.nspname = 'public' THEN c.relna
 	WHERE c.relpersistence <> 't' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa')
 	ORDER BY 1`
 
-// checksumRoleSettingsSQL sums the settings of the roles every node has
+// checksumOwnersSQL sums who owns each user relation, schema and routine
+// and who may use it: changes that touch no row (ALTER ... OWNER TO,
+// REASSIGN OWNED, GRANT) must not differ between nodes either.
+const checksumOwnersSQL = `SELECT 'owners and privileges', md5(string_agg(line, E'\n' ORDER BY line)) FROM (
+	SELECT concat_ws(' ', 'class', c.oid::regclass::text, pg_get_userbyid(c.relowner), c.relacl) AS line
+	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.relpersistence <> 't' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg\_%'
+	UNION ALL
+	SELECT concat_ws(' ', 'schema', n.nspname, pg_get_userbyid(n.nspowner), n.nspacl)
+	FROM pg_namespace n WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg\_%'
+	UNION ALL
+	SELECT concat_ws(' ', 'routine', p.oid::regprocedure::text, pg_get_userbyid(p.proowner), p.proacl)
+	FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+	WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'certa') AND n.nspname NOT LIKE 'pg\_%') l`
+
+// checksumRolesSQL sums the client roles (roles.go: their attributes,
+// memberships and comments) and the settings of those and certa's roles
 // (ALTER ROLE certa_client SET ...), if there are any: global objects,
-// which a schema change sets on every node, and which must not differ.
-const checksumRoleSettingsSQL = `SELECT 'role settings', md5(coalesce(string_agg(r.rolname || ' ' || array_to_string(s.setconfig, ' '), E'\n'
-	ORDER BY r.rolname, array_to_string(s.setconfig, ' ')), ''))
+// which schema changes make alike on every node, and which must not
+// differ.
+const checksumRolesSQL = `SELECT 'roles', md5(string_agg(line, E'\n' ORDER BY line)) FROM (
+	SELECT concat_ws(' ', r.rolname, r.rolinherit, r.rolcreatedb, r.rolcanlogin, r.rolconnlimit, extract(epoch FROM r.rolvaliduntil),
+		(SELECT string_agg(g.rolname || CASE WHEN m.admin_option THEN '+' ELSE '' END, ',' ORDER BY g.rolname)
+			FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid),
+		shobj_description(r.oid, 'pg_authid')) AS line
+	FROM pg_roles r WHERE certa.client_role(r.oid)
+	UNION ALL
+	SELECT r.rolname || ' ' || array_to_string(s.setconfig, ' ')
 	FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
-	WHERE r.rolname IN ('` + clientRole + `', '` + applierRole + `')
-	AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
+	WHERE (r.rolname IN ('` + clientRole + `', '` + applierRole + `') OR certa.client_role(r.oid))
+	AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))) l
 	HAVING count(*) > 0`
 
 // Checksums sums every user table's and materialized view's rows (in the
-// text form of the rows, sorted), every sequence's definition and the
-// settings of certa's roles at one snapshot, with its applied seqno.
+// text form of the rows, sorted), every sequence's definition, the
+// client roles and who owns and may use what, at one snapshot, with its applied seqno.
 func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 	var sums engine.Checksums
 	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error {
-		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL+"; "+checksumSequencesSQL+"; "+checksumRoleSettingsSQL).ReadAll()
+		res, err := c.pg.Exec(ctx, "SELECT coalesce(max(seqno), 0) FROM certa.applied; "+checksumTablesSQL+"; "+checksumSequencesSQL+"; "+checksumRolesSQL+"; "+checksumOwnersSQL).ReadAll()
 		if err != nil {
 			return pgError(err)
 		}
@@ -491,8 +518,10 @@ func (e *Engine) Checksums(ctx context.Context) (engine.Checksums, error) {
 		for _, row := range res[2].Rows {
 			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: "sequence " + string(row[1])})
 		}
-		for _, row := range res[3].Rows {
-			sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: string(row[1])})
+		for _, r := range res[3:] {
+			for _, row := range r.Rows {
+				sums.Tables = append(sums.Tables, engine.TableChecksum{Table: string(row[0]), Sum: string(row[1])})
+			}
 		}
 		return nil
 	})

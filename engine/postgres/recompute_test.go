@@ -142,7 +142,7 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tc := range sums.Tables {
-			if tc.Table == "role settings" {
+			if tc.Table == "roles" {
 				return tc.Sum
 			}
 		}

@@ -144,7 +144,7 @@ func bootstrapSQL(login string) string {
 	if login != "" {
 		attr, logins = "NOLOGIN", quoteLiteral(login)
 	}
-	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL + dropTempObjectSQL)
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL + dropTempObjectSQL + rolesSQL)
 }
 
 // applierSQL makes applierRole (schema.go) with the rights it needs:
@@ -181,10 +181,10 @@ DO $r$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'certa_client') THEN
 		CREATE ROLE certa_client @LOGIN@ NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
 	END IF;
-	EXECUTE format('GRANT CREATE, TEMPORARY ON DATABASE %I TO certa_client', current_database());
+	EXECUTE format('GRANT CREATE, TEMPORARY ON DATABASE %I TO certa_client WITH GRANT OPTION', current_database());
 END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
-GRANT USAGE, CREATE ON SCHEMA public TO certa_client;
+` + clientRoleSQL + `GRANT USAGE, CREATE ON SCHEMA public TO certa_client WITH GRANT OPTION;
 GRANT USAGE ON SCHEMA certa TO certa_client;
 DO $r$ BEGIN
 	IF NOT has_parameter_privilege('certa_client', 'track_functions', 'SET') THEN
@@ -516,11 +516,12 @@ BEGIN
 			USING ERRCODE = '` + codeNotLocal + `',
 			HINT = 'Send the schema change as a statement of its own (not inside a function or DO block).';
 	END IF;
-	-- A login role other than certa_client acts as it through the setting
-	-- role (this function runs as its owner: current_user is not the
-	-- client's).
-	IF session_user <> 'certa_client' AND current_setting('role') <> 'certa_client' THEN
-		RAISE EXCEPTION 'certa: schema changes run as role certa_client, which owns the replicated objects, not as %', session_user
+	-- A login role other than certa_client acts as it, or as a client
+	-- role (roles.go), through the setting role (this function runs as
+	-- its owner: current_user is not the client's).
+	IF session_user <> 'certa_client' AND current_setting('role') <> 'certa_client'
+		AND NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = current_setting('role') AND certa.client_role(r.oid)) THEN
+		RAISE EXCEPTION 'certa: schema changes run as role certa_client, which owns the replicated objects, or as a role made through certa, not as %', session_user
 			USING ERRCODE = '42501', HINT = 'RESET ROLE first.';
 	END IF;
 	IF tg_tag IN ('CREATE MATERIALIZED VIEW', 'REFRESH MATERIALIZED VIEW') THEN
@@ -590,7 +591,7 @@ DECLARE
 	tmp text;
 BEGIN
 	PERFORM set_config('certa.local_drop', '', true);
-	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
+	IF NOT certa.is_client() AND current_user <> 'certa_client' AND NOT certa.client_role(current_user::regrole::oid) THEN
 		RETURN; -- the node's own work
 	END IF;
 	-- An object outside pg_temp that depends on a temporary one (a
@@ -639,7 +640,7 @@ $f$;
 CREATE OR REPLACE FUNCTION certa.local_drop() RETURNS event_trigger LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
-	IF NOT certa.is_client() AND current_user <> 'certa_client' THEN
+	IF NOT certa.is_client() AND current_user <> 'certa_client' AND NOT certa.client_role(current_user::regrole::oid) THEN
 		RETURN;
 	END IF;
 	IF NOT certa.is_client() OR certa.permitted() THEN

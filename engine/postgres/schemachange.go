@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -26,6 +27,9 @@ import (
 type schemaChange struct {
 	Settings map[string]string `json:"settings"`
 	SQL      string            `json:"sql"`
+	// Role is the client role the session acted as (SET ROLE), which
+	// owns what the statement makes; "" is certa_client (roles.go).
+	Role string `json:"role,omitempty"`
 }
 
 // schemaSettings are the settings that travel with a schema statement:
@@ -48,6 +52,14 @@ var schemaSettings = []string{
 // alike on every node.
 var errBadSchemaChange = errors.New("schema statement not in the replicated form")
 
+// role is the role sc runs as.
+func (sc schemaChange) role() string {
+	if sc.Role == "" {
+		return clientRole
+	}
+	return sc.Role
+}
+
 // encode returns sc as the text that is replicated.
 func (sc schemaChange) encode() string {
 	b, _ := json.Marshal(sc) // strings only: cannot fail
@@ -64,6 +76,9 @@ func decodeSchemaChange(text string) (schemaChange, error) {
 		if !slices.Contains(schemaSettings, name) {
 			return sc, fmt.Errorf("%w: setting %q does not travel with schema statements", errBadSchemaChange, name)
 		}
+	}
+	if strings.HasPrefix(sc.Role, "certa_") || strings.HasPrefix(sc.Role, "pg_") || sc.Role == "none" {
+		return sc, fmt.Errorf("%w: role %q is no client role", errBadSchemaChange, sc.Role)
 	}
 	return sc, nil
 }
@@ -133,7 +148,7 @@ func bodiesUnchecked(settings map[string]string) map[string]string {
 // a statement that fails runs again once other sessions' temporary
 // objects that depend on replicated ones are dropped (tempdeps.go), if
 // there were any.
-func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, restore bool, makeWay *tempWay) error {
+func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) error {
 	var before map[string]string
 	if restore {
 		var err error
@@ -141,13 +156,13 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, 
 			return err
 		}
 	}
-	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole).ReadAll(); err != nil {
+	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+quoteIdent(sc.role())).ReadAll(); err != nil {
 		return err
 	}
 	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
 		return err
 	}
-	if err := execSchemaStatement(ctx, conn, sc.SQL, makeWay); err != nil {
+	if err := execSchemaStatement(ctx, conn, token, sc, makeWay); err != nil {
 		return err
 	}
 	if err := refuseNodeDependent(ctx, conn, sc.SQL); err != nil {

@@ -29,10 +29,11 @@ import (
 
 // snapshot is an exported PostgreSQL snapshot held open.
 type snapshot struct {
-	e    *Engine
-	conn *pgconn.PgConn // holds the exporting transaction
-	id   string
-	once sync.Once
+	e     *Engine
+	conn  *pgconn.PgConn // holds the exporting transaction
+	id    string
+	roles []byte // the client roles, as JSON (snapshotroles.go)
+	once  sync.Once
 }
 
 // Snapshot exports the current applied state. It takes applyMu while it
@@ -54,13 +55,21 @@ func (e *Engine) Snapshot(ctx context.Context) (engine.Snapshot, error) {
 		conn.Close(ctx)
 		return nil, pgError(err)
 	}
+	roles, err := readRoles(ctx, conn)
+	if err != nil {
+		conn.Close(ctx)
+		return nil, pgError(err)
+	}
 	e.dumping.RLock() // until Release: no schema change is applied meanwhile
-	return &snapshot{e: e, conn: conn, id: string(res[1].Rows[0][0])}, nil
+	return &snapshot{e: e, conn: conn, id: string(res[1].Rows[0][0]), roles: roles}, nil
 }
 
 // WriteTo writes the database at the snapshot, as pg_dump's custom format.
 func (s *snapshot) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
+	if _, err := writeRoles(cw, s.roles); err != nil {
+		return cw.n, err
+	}
 	// The capture rows, global marks and permits name transactions and
 	// tables of this server: on another they could be taken for a local
 	// transaction's (xids are per server). The token is this node's secret. certa.node says
@@ -110,10 +119,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // client does not own (certa's schema and its rows, the ACL of schema
 // public, an operator's untrusted extensions), without event triggers,
 // which openAdmin makes again; then as the applier's login (applierTool)
-// with --role=certa_client --no-owner the rest: what certa_client owns
-// (or a role acting as it), and the entries without owner (the client's
-// trusted extensions, casts). Each part runs in a transaction of its own
-// on the new database, which any failure drops.
+// with --role=certa_client the rest: what certa_client owns (or a role
+// acting as it), what the client roles own (made first, from the
+// snapshot's header: snapshotroles.go; certa_client is a member of each,
+// so it gives them their objects), and the entries without owner (the
+// client's trusted extensions, casts). Each part runs in a transaction
+// of its own on the new database, which any failure drops.
 func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	if e.closed.Load() {
 		return errClosed
@@ -129,6 +140,10 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	roles, r, err := readRolesHeader(r)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	archive, err := spool(dir, r)
 	if err != nil {
 		return fmt.Errorf("restore: spool the snapshot: %w", err)
@@ -159,6 +174,9 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	for _, r := range roles {
+		owners[r.Name] = true
+	}
 	adminTOC, clientTOC, err := splitTOC(toc.String(), owners, extensions)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
@@ -174,7 +192,11 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	// certa_client makes its schemas in the new database (bootstrapSQL
 	// grants the same on the node's).
 	if err := execEach(ctx, admin, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)", "CREATE DATABASE "+next,
-		"GRANT CREATE, TEMPORARY ON DATABASE "+next+" TO "+clientRole); err != nil {
+		"GRANT CREATE, TEMPORARY ON DATABASE "+next+" TO "+clientRole+" WITH GRANT OPTION"); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := restoreRoles(ctx, admin, cfg.Database+"_restoring", roles); err != nil {
+		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+next+" WITH (FORCE)").ReadAll()
 		return fmt.Errorf("restore: %w", err)
 	}
 	run := func(tool func(string, ...string) (*exec.Cmd, error), args ...string) error {
@@ -189,7 +211,7 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		err = fmt.Errorf("certa's objects: %w", err)
 	} else if len(clientTOC) > 0 {
-		if err = run(e.applierTool, "--role="+clientRole, "--no-owner", "--use-list="+clientList); err != nil {
+		if err = run(e.applierTool, "--role="+clientRole, "--use-list="+clientList); err != nil {
 			err = fmt.Errorf("the client's objects, as %s: %w", clientRole, err)
 		}
 	}
@@ -220,6 +242,7 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		e.broken.Store(true)
 		return fmt.Errorf("restore: %w", err)
 	}
+	e.dropStaleRoles(swapCtx, admin, roles)
 	return nil
 }
 
@@ -283,8 +306,9 @@ func spool(dir string, r io.Reader) (string, error) {
 // whose objects a snapshot restores as certa_client (certa_client, and
 // the roles of this server that act as it: its members that are no
 // superusers, certa_applier and the login roles of an operator's server,
-// which should own nothing; what they own becomes certa_client's), and
-// the extensions this server lets certa_client make (trusted).
+// which own nothing: certa_client cannot give them an object, and the
+// restore fails if the snapshot says they own one), and the extensions
+// this server lets certa_client make (trusted).
 func clientOwned(ctx context.Context, admin *pgconn.PgConn) (owners, extensions map[string]bool, err error) {
 	res, err := admin.Exec(ctx, "SELECT rolname FROM pg_roles WHERE NOT rolsuper AND pg_has_role(oid, "+quoteLiteral(clientRole)+", 'MEMBER');"+
 		"SELECT DISTINCT name FROM pg_available_extension_versions WHERE trusted").ReadAll()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"certa/pgparse"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -145,7 +147,11 @@ func (w *tempWay) drop(ctx context.Context, conn *pgconn.PgConn) error {
 // role; with makeWay, in a savepoint, and once more if it failed, after
 // the temporary objects of other sessions that depend on replicated ones
 // were dropped (runAgainWithoutTemps).
-func execSchemaStatement(ctx context.Context, conn *pgconn.PgConn, sql string, makeWay *tempWay) error {
+func execSchemaStatement(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, makeWay *tempWay) error {
+	sql := sc.SQL
+	if rs, ok := pgparse.ParseRoleStatement(sql); ok {
+		return execRoleStatement(ctx, conn, token, sc.role(), sql, rs) // no temporary object depends on a role
+	}
 	if makeWay == nil {
 		return conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
 	}
@@ -154,7 +160,7 @@ func execSchemaStatement(ctx context.Context, conn *pgconn.PgConn, sql string, m
 	}
 	err := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
 	if err != nil && !connLost(err) {
-		err = runAgainWithoutTemps(ctx, conn, sql, makeWay)
+		err = runAgainWithoutTemps(ctx, conn, sc, makeWay)
 	}
 	if err != nil {
 		return err
@@ -169,7 +175,7 @@ func execSchemaStatement(ctx context.Context, conn *pgconn.PgConn, sql string, m
 // been ended meanwhile (the watcher ends one whose transaction held a
 // lock the statement waited for), and its temporary objects were going
 // as the statement failed.
-func runAgainWithoutTemps(ctx context.Context, conn *pgconn.PgConn, sql string, way *tempWay) error {
+func runAgainWithoutTemps(ctx context.Context, conn *pgconn.PgConn, sc schemaChange, way *tempWay) error {
 	if _, err := conn.Exec(ctx, "ROLLBACK TO SAVEPOINT certa_schema; RESET ROLE").ReadAll(); err != nil {
 		return err
 	}
@@ -179,8 +185,8 @@ func runAgainWithoutTemps(ctx context.Context, conn *pgconn.PgConn, sql string, 
 			return err
 		}
 	}
-	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+clientRole).ReadAll(); err != nil {
+	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+quoteIdent(sc.role())).ReadAll(); err != nil {
 		return err
 	}
-	return conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
+	return conn.ExecParams(ctx, sc.SQL, nil, nil, nil, nil).Read().Err
 }

@@ -69,14 +69,28 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	if err != nil {
 		return undo(pgError(err))
 	}
-	replicated := schemaChange{Settings: settings, SQL: sql}.encode()
+	role, err := sessionRole(ctx, pg)
+	if err != nil {
+		return undo(pgError(err))
+	}
+	replicated := schemaChange{Settings: settings, SQL: sql, Role: role}.encode()
 	r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, $2), current_setting('certa.ddl_tables', true)",
 		[][]byte{token, []byte(replicated)}, nil, nil, nil).Read()
 	if r.Err != nil {
 		return undo(pgError(r.Err))
 	}
 	at, before := r.Rows[0][0], string(r.Rows[0][1])
-	if err := run(ctx, t.c, sql, w, nil); err != nil {
+	if rs, ok := pgparse.ParseRoleStatement(sql); ok {
+		stop := t.c.forwardNotices(ctx)
+		err := execRoleStatement(ctx, pg, t.e.token, role, sql, rs)
+		stop()
+		if err != nil {
+			return undo(pgError(err))
+		}
+		if err := w.Complete(rs.Tag); err != nil {
+			return undo(err)
+		}
+	} else if err := run(ctx, t.c, sql, w, nil); err != nil {
 		return undo(t.e.localError(err))
 	}
 	if err := refuseNodeDependent(ctx, pg, sql); err != nil {

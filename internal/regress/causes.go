@@ -16,14 +16,14 @@ type Cause string
 const (
 	// CauseSuperuser: PostgreSQL lets a superuser alone do it (C
 	// functions, base types, internal aggregates, some settings, the
-	// catalogs of roles), and certa's clients are not superusers.
+	// catalogs of roles, SET SESSION AUTHORIZATION), and certa's clients
+	// are not superusers.
 	CauseSuperuser Cause = "superuser"
 	// CauseDatabases: another database or a tablespace.
 	CauseDatabases Cause = "several databases"
 	// CauseTwoPhase: the client's PREPARE TRANSACTION.
 	CauseTwoPhase Cause = "two-phase commit"
-	// CauseRoles: roles the client cannot make (CREATE ROLE needs
-	// CREATEROLE) or become (SET SESSION AUTHORIZATION).
+	// CauseRoles: roles the client cannot make, change or become.
 	CauseRoles Cause = "roles"
 	// CauseRefusal: a refusal of certa's own (an "ERROR:  certa:" line).
 	CauseRefusal Cause = "certa's refusal"
@@ -55,9 +55,9 @@ var causePatterns = []struct {
 	{CauseSuperuser, regexp.MustCompile(`[Mm]ust be superuser|permission denied for language (c|internal)|access to library|` +
 		`permission denied to set parameter|permission denied for (table|view|function) pg_|` +
 		`permission denied for column "[^"]*" of relation "pg_|aggregate transition data type cannot be internal|` +
-		`no privileges were granted for "pg_|only superusers? (can|may)`)},
+		`no privileges were granted for "pg_|only superusers? (can|may)|permission denied to set session authorization`)},
 	{CauseRoles, regexp.MustCompile(`permission denied to (create|drop|alter) role|role "[^"]*" does not exist|` +
-		`permission denied to set session authorization|must be member of role|must have CREATEROLE`)},
+		`must be member of role|must have CREATEROLE`)},
 	{CauseRefusal, regexp.MustCompile(`ERROR:  certa:`)},
 }
 
