@@ -126,6 +126,27 @@ func (s *Session) reportPostgres(from, to map[string]string) {
 	}
 }
 
+// settingInTx runs set, a SET of name, in the block's transaction and
+// returns the value it left.
+func (s *Session) settingInTx(ctx context.Context, set, name string) (string, error) {
+	if err := s.tx.Exec(ctx, set, result.Discard); err != nil {
+		return "", err
+	}
+	var b result.Buffer
+	if err := s.tx.Exec(ctx, "SELECT pg_catalog.current_setting("+quoteText(name)+")", &b); err != nil {
+		return "", err
+	}
+	if len(b.Rows) == 1 && len(b.Rows[0]) == 1 {
+		switch v := b.Rows[0][0].(type) {
+		case string:
+			return v, nil
+		case []byte:
+			return string(v), nil
+		}
+	}
+	return "", sqlerr.New(sqlerr.Internal, "certa: setting %s could not be read back", name)
+}
+
 // reportedName is the spelling PostgreSQL reports a parameter under.
 var reportedName = map[string]string{"application_name": "application_name", "timezone": "TimeZone", "intervalstyle": "IntervalStyle", "datestyle": "DateStyle",
 	"default_transaction_read_only": "default_transaction_read_only", "standard_conforming_strings": "standard_conforming_strings"}
@@ -367,7 +388,17 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 	}
 	var value string
-	if !ps.All {
+	inTx := s.tx != nil && !ps.All && ps.Name != "transaction_read_only" && ps.Name != "transaction_isolation"
+	switch {
+	case inTx:
+		// Checked in the block, where what it made is seen (SET ROLE to
+		// a role made earlier in it).
+		v, err := s.settingInTx(ctx, sql, ps.Name)
+		if err != nil {
+			return err
+		}
+		value = v
+	case !ps.All:
 		v, err := s.es.Setting(s.engineCtx(ctx), sql, ps.Name)
 		if err != nil {
 			return err
@@ -387,7 +418,7 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		return w.Complete(tag)
 	}
-	if s.tx != nil {
+	if s.tx != nil && !inTx {
 		if err := s.tx.Exec(ctx, sql, result.Discard); err != nil {
 			return err
 		}
