@@ -242,7 +242,9 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 		e.broken.Store(true)
 		return fmt.Errorf("restore: %w", err)
 	}
-	e.dropStaleRoles(swapCtx, admin, roles)
+	if roles != nil { // a snapshot of an older node says nothing of roles
+		e.dropStaleRoles(swapCtx, admin, roles)
+	}
 	return nil
 }
 
