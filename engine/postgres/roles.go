@@ -63,7 +63,8 @@ ALTER TABLE certa.capture ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS own_transaction ON certa.capture;
 CREATE POLICY own_transaction ON certa.capture FOR SELECT USING (xid = pg_catalog.pg_current_xact_id_if_assigned());
 GRANT SELECT ON certa.token TO certa_roles;
-CREATE OR REPLACE FUNCTION certa.role_statement(token text, stmt text, created text, roles text[]) RETURNS void LANGUAGE plpgsql
+DROP FUNCTION IF EXISTS certa.role_statement(text, text, text, text[]);
+CREATE OR REPLACE FUNCTION certa.role_statement(token text, stmt text, created text, roles text[], path text) RETURNS void LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
 	name text;
@@ -81,7 +82,12 @@ BEGIN
 				USING ERRCODE = '42501';
 		END IF;
 	END LOOP;
+	-- Under the client's search path, which names objects in its messages
+	-- (DETAIL: privileges for table t) as PostgreSQL would name them
+	-- there; a role statement calls no function and names no operator.
+	PERFORM set_config('search_path', path, true);
 	EXECUTE stmt;
+	PERFORM set_config('search_path', 'pg_catalog, pg_temp', true);
 	IF created IS NOT NULL THEN
 		EXECUTE format('GRANT %I TO certa_client', created);
 	END IF;
@@ -95,7 +101,7 @@ BEGIN
 	END IF;
 END
 $f$;
-ALTER FUNCTION certa.role_statement(text, text, text, text[]) OWNER TO certa_roles;
+ALTER FUNCTION certa.role_statement(text, text, text, text[], text) OWNER TO certa_roles;
 `
 
 // execRoleStatement runs rs, the role statement sql, on conn, in its
@@ -121,7 +127,7 @@ func execRoleStatement(ctx context.Context, conn *pgconn.PgConn, token, role, sq
 	if rs.Created != "" {
 		created = []byte(rs.Created)
 	}
-	r := conn.ExecParams(ctx, "SELECT certa.role_statement($1, $2, $3, $4::text[])",
+	r := conn.ExecParams(ctx, "SELECT certa.role_statement($1, $2, $3, $4::text[], pg_catalog.current_setting('search_path'))",
 		[][]byte{[]byte(token), []byte(sql), created, []byte(textArray(rs.Roles))}, nil, nil, nil).Read()
 	return r.Err
 }

@@ -76,7 +76,7 @@ func TestClientRoles(t *testing.T) {
 	mustFail(t, a, "42501", "DROP ROLE postgres")
 	mustFail(t, a, "42501", "GRANT app_reader TO postgres")
 	mustFail(t, a, "0A000", "ALTER ROLE CURRENT_USER NOLOGIN")
-	mustFail(t, a, "42501", "SELECT certa.role_statement('guess', 'CREATE ROLE forged', NULL, '{}')")
+	mustFail(t, a, "42501", "SELECT certa.role_statement('guess', 'CREATE ROLE forged', NULL, '{}', 'public')")
 	mustFail(t, a, "42501", "DO $$ BEGIN CREATE ROLE in_do; END $$")
 	for i := range c.Nodes {
 		if got := values(t, syncConn(t, c, i), "SELECT 'made', count(*) FROM pg_roles WHERE rolname IN ('maker', 'in_do', 'forged') OR rolcreaterole AND pg_has_role('certa_client', oid, 'MEMBER')"); got != "made=0" {
