@@ -36,6 +36,13 @@ import (
 // Schema statements run as the role the session acts as (schemaChange
 // carries it), so objects have the same owner on every node; a snapshot
 // carries the client roles to a node that restores it (snapshotroles.go).
+// clientRoleCond tells whether the role of oid r is a client role: made
+// through certa.role_statement, which has certa_roles grant it to
+// certa_client. Also for a connection to another database than the
+// node's, where certa.client_role is not.
+const clientRoleCond = `EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.roleid = r
+		AND m.member = 'certa_client'::regrole AND m.grantor = 'certa_roles'::regrole)`
+
 // clientRoleSQL makes certa_roles and certa.client_role, which the event
 // triggers' functions call: bootstrapSQL runs it before it makes them.
 const clientRoleSQL = `
@@ -47,8 +54,7 @@ END $r$;
 ALTER ROLE certa_roles NOLOGIN NOSUPERUSER NOCREATEDB CREATEROLE NOREPLICATION NOBYPASSRLS;
 CREATE OR REPLACE FUNCTION certa.client_role(r oid) RETURNS boolean LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
-	SELECT EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = r
-		AND m.member = 'certa_client'::regrole AND m.grantor = 'certa_roles'::regrole)
+	SELECT ` + clientRoleCond + `
 $f$;
 `
 

@@ -182,6 +182,11 @@ DO $r$ BEGIN
 		CREATE ROLE certa_client @LOGIN@ NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
 	END IF;
 	EXECUTE format('GRANT CREATE, TEMPORARY ON DATABASE %I TO certa_client WITH GRANT OPTION', current_database());
+	-- Only certa's roles (and the superuser) connect to the node's
+	-- database: a role a client makes (roles.go), LOGIN or not, must not
+	-- reach it past certa, where nothing it writes would be replicated.
+	EXECUTE format('REVOKE CONNECT ON DATABASE %I FROM PUBLIC', current_database());
+	EXECUTE format('GRANT CONNECT ON DATABASE %I TO certa_client', current_database());
 END $r$;
 CREATE SCHEMA IF NOT EXISTS certa;
 ` + clientRoleSQL + `GRANT USAGE, CREATE ON SCHEMA public TO certa_client WITH GRANT OPTION;

@@ -115,8 +115,7 @@ func restoreRoles(ctx context.Context, admin *pgconn.PgConn, next string, roles 
 	}
 	err := func() error {
 		for _, r := range roles {
-			res := admin.ExecParams(ctx, `SELECT (SELECT EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = r.oid
-				AND m.member = 'certa_client'::regrole AND m.grantor = 'certa_roles'::regrole)) FROM pg_roles r WHERE r.rolname = $1`,
+			res := admin.ExecParams(ctx, `SELECT `+clientRoleCond+` FROM (SELECT oid AS r FROM pg_roles WHERE rolname = $1) c`,
 				[][]byte{[]byte(r.Name)}, nil, nil, nil).Read()
 			if res.Err != nil {
 				return res.Err
@@ -228,8 +227,8 @@ func (e *Engine) dropStaleRoles(ctx context.Context, admin *pgconn.PgConn, keep 
 	for i, r := range keep {
 		names[i] = r.Name
 	}
-	res := admin.ExecParams(ctx, `SELECT r.rolname FROM pg_roles r WHERE EXISTS (SELECT 1 FROM pg_auth_members m WHERE m.roleid = r.oid
-		AND m.member = 'certa_client'::regrole AND m.grantor = 'certa_roles'::regrole) AND r.rolname <> ALL ($1::text[])`,
+	res := admin.ExecParams(ctx, `SELECT rolname FROM (SELECT oid AS r, rolname FROM pg_roles) c WHERE `+clientRoleCond+`
+		AND rolname <> ALL ($1::text[])`,
 		[][]byte{[]byte(textArray(names))}, nil, nil, nil).Read()
 	if res.Err != nil {
 		e.cfg.Logger.Warn("postgres engine: list the client roles after a restore", "err", res.Err)

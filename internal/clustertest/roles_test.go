@@ -44,6 +44,8 @@ func TestClientRoles(t *testing.T) {
 			"SELECT 'reader', shobj_description('app_reader'::regrole, 'pg_authid') || ' ' || (SELECT array_to_string(setconfig, ',') FROM pg_db_role_setting WHERE setrole = 'app_reader'::regrole)": "reader=reads work_mem=8MB",
 			"SELECT 'user', pg_has_role('app_user', 'app_reader', 'MEMBER') AND has_table_privilege('app_user', 'owned', 'SELECT') AND NOT has_table_privilege('app_user', 'owned', 'INSERT')":        "user=true",
 			"SELECT count(*), sum(id) FROM owned": "2=3",
+			// A client's LOGIN role cannot reach the node's database past certa.
+			"SELECT 'connect', has_database_privilege('app_user', current_database(), 'CONNECT')": "connect=false",
 		}
 		for q, want := range checks {
 			if got := values(t, conn, q); got != want {
