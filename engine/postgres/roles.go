@@ -124,17 +124,27 @@ func execRoleStatement(ctx context.Context, conn *pgconn.PgConn, token, role, sq
 			return err
 		}
 	}
+	if !own && role != clientRole {
+		// A client role's (ADMIN OPTION): as certa.role_statement checks,
+		// it names no role of the server's that clients did not make,
+		// which another node's server may not have.
+		r := conn.ExecParams(ctx, `SELECT n FROM pg_catalog.unnest($1::text[]) n JOIN pg_catalog.pg_roles r ON r.rolname = n
+			WHERE n IS DISTINCT FROM $2 AND NOT certa.client_role(r.oid) LIMIT 1`,
+			[][]byte{[]byte(textArray(rs.Roles)), nullable(rs.Created)}, nil, nil, nil).Read()
+		if r.Err != nil {
+			return r.Err
+		}
+		if len(r.Rows) > 0 {
+			return sqlerr.New(sqlerr.InsufficientPrivilege, "certa: role %q was not made through certa: clients may change only the roles clients made", string(r.Rows[0][0]))
+		}
+	}
 	if own || role != clientRole || rs.Roles == nil && rs.Special == "" {
 		// PostgreSQL decides: a role's own settings, a client role's
 		// statements, ALTER ROLE ALL (a superuser's).
 		return conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
 	}
-	var created []byte
-	if rs.Created != "" {
-		created = []byte(rs.Created)
-	}
 	r := conn.ExecParams(ctx, "SELECT certa.role_statement($1, $2, $3, $4::text[], pg_catalog.current_setting('search_path'))",
-		[][]byte{[]byte(token), []byte(sql), created, []byte(textArray(rs.Roles))}, nil, nil, nil).Read()
+		[][]byte{[]byte(token), []byte(sql), nullable(rs.Created), []byte(textArray(rs.Roles))}, nil, nil, nil).Read()
 	return r.Err
 }
 
@@ -170,4 +180,12 @@ func sessionRole(ctx context.Context, conn *pgconn.PgConn) (string, error) {
 		return "", nil
 	}
 	return role, nil
+}
+
+// nullable is s as a parameter, NULL if empty.
+func nullable(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }

@@ -70,6 +70,12 @@ func TestClientRoles(t *testing.T) {
 	mustExec(t, d, "RESET ROLE")
 
 	// What would reach past the node.
+	mustExec(t, a, "CREATE ROLE delegate")
+	mustExec(t, a, "GRANT app_reader TO delegate WITH ADMIN OPTION")
+	mustExec(t, a, "SET ROLE delegate")
+	mustFail(t, a, "42501", "GRANT app_reader TO postgres") // it may grant app_reader, but not to the server's roles
+	mustExec(t, a, "GRANT app_reader TO app_owner")
+	mustExec(t, a, "RESET ROLE")
 	mustFail(t, a, "0A000", "CREATE ROLE maker CREATEROLE")
 	mustFail(t, a, "0A000", "ALTER ROLE app_owner CREATEROLE")
 	mustFail(t, a, "42501", "GRANT pg_execute_server_program TO app_owner")
@@ -108,10 +114,10 @@ func TestClientRoles(t *testing.T) {
 	mustExec(t, j, "DROP OWNED BY app_reader")
 	mustExec(t, j, "REASSIGN OWNED BY app_owner TO certa_client")
 	mustExec(t, j, "DROP OWNED BY app_owner")
-	mustExec(t, j, "DROP ROLE app_user, app_reader, app_owner")
+	mustExec(t, j, "DROP ROLE app_user, app_reader, app_owner, delegate")
 	c.WaitConverged(20 * time.Second)
 	for i := range c.Nodes {
-		if got := values(t, syncConn(t, c, i), "SELECT 'left', count(*) FROM pg_roles WHERE rolname LIKE 'app\\_%'"); got != "left=0" {
+		if got := values(t, syncConn(t, c, i), "SELECT 'left', count(*) FROM pg_roles WHERE rolname LIKE 'app\\_%' OR rolname = 'delegate'"); got != "left=0" {
 			t.Fatalf("node %d: %s", i+1, got)
 		}
 	}
