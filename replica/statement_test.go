@@ -31,6 +31,8 @@ func TestSplitStatements(t *testing.T) {
 			[]string{"CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT CASE WHEN true THEN 2 END; END", "SELECT f()"}, []kind{kindDDL, kindOther}},
 		{"CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO u VALUES (1); DELETE FROM v); begin; end",
 			[]string{"CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO u VALUES (1); DELETE FROM v)", "begin", "end"}, []kind{kindDDL, kindBegin, kindCommit}},
+		// Schema changes no row trigger sees, whatever their first word.
+		{"REASSIGN OWNED BY a TO b; SECURITY LABEL ON TABLE t IS 'x'", []string{"REASSIGN OWNED BY a TO b", "SECURITY LABEL ON TABLE t IS 'x'"}, []kind{kindDDL, kindDDL}},
 		{"refresh materialized view m; REFRESH MATERIALIZED VIEW CONCURRENTLY m", []string{"refresh materialized view m", "REFRESH MATERIALIZED VIEW CONCURRENTLY m"}, []kind{kindDDL, kindDDL}},
 		{"SELECT CASE x WHEN 1 THEN 'a' END FROM t; SELECT ')'; SELECT 2", []string{"SELECT CASE x WHEN 1 THEN 'a' END FROM t", "SELECT ')'", "SELECT 2"}, []kind{kindOther, kindOther, kindOther}},
 	}
