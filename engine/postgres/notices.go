@@ -33,10 +33,16 @@ func (n *noticeSink) handle(_ *pgconn.PgConn, pn *pgconn.Notice) {
 // forwardNotices passes c's notices on to the client whose statement ctx
 // runs (sqlerr.WithNotices) until the function it returns is called.
 func (c *conn) forwardNotices(ctx context.Context) (stop func()) {
+	return c.forwardNoticesTo(sqlerr.NoticesFrom(ctx))
+}
+
+// forwardNoticesTo passes c's notices on to send (nil: nowhere) until
+// the function it returns is called.
+func (c *conn) forwardNoticesTo(send func(*sqlerr.Error)) (stop func()) {
 	if c.notices == nil {
 		return func() {}
 	}
-	c.notices.send = sqlerr.NoticesFrom(ctx)
+	c.notices.send = send
 	return func() { c.notices.send = nil }
 }
 

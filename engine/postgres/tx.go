@@ -54,6 +54,10 @@ type Tx struct {
 	// (txlocks.go).
 	lockers hiddenLockers
 	fnBase  int64
+	// notices is where the client's statements send their notices
+	// (sqlerr.WithNotices), which WriteSet has no context to find:
+	// deferred triggers fire there.
+	notices func(*sqlerr.Error)
 }
 
 var _ engine.Tx = (*Tx)(nil)
@@ -181,6 +185,9 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	defer t.mu.Unlock()
 	if err := t.usable(); err != nil {
 		return err
+	}
+	if send := sqlerr.NoticesFrom(ctx); send != nil {
+		t.notices = send
 	}
 	if tc, ok := pgparse.ParseTableCopy(sql); ok && len(args) == 0 {
 		return t.runSchema(ctx, sql, tc, w) // SELECT INTO, and CREATE TABLE AS (CheckDDL)
@@ -472,7 +479,9 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if err != nil {
 		return nil, t.failed(err)
 	}
+	stop := t.c.forwardNoticesTo(t.notices)
 	res, err := t.c.pg.ExecBatch(ctx, b).ReadAll()
+	stop()
 	if err != nil {
 		return nil, t.failed(pgError(err))
 	}

@@ -17,7 +17,8 @@ import (
 // location; syntax errors at a statement's semicolon, where a query
 // string of several statements with one PostgreSQL cannot parse runs
 // none of them; the warnings of COMMIT, ROLLBACK and BEGIN that have no
-// transaction to end, or one already.
+// transaction to end, or one already; the notices of deferred triggers,
+// which fire at COMMIT.
 const messagesScript = `\set VERBOSITY verbose
 DROP TABLE IF EXISTS msg_nothing;
 DO $$ BEGIN RAISE NOTICE 'hello %', 42; RAISE WARNING 'careful' USING DETAIL = 'a detail', HINT = 'a hint'; END $$;
@@ -47,8 +48,16 @@ BEGIN;
 BEGIN;
 COMMIT;
 SELECT 1 AS a \; COMMIT;
+CREATE FUNCTION msg_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE NOTICE 'deferred % of %', TG_OP, NEW.id; RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER msg_late AFTER INSERT ON msg_t INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION msg_note();
+INSERT INTO msg_t VALUES (8, 8);
+BEGIN;
+INSERT INTO msg_t VALUES (9, 9);
+SELECT 'before commit';
+COMMIT;
 DROP FUNCTION msg_f();
 DROP TABLE msg_t;
+DROP FUNCTION msg_note();
 `
 
 // What PostgreSQL tells a client besides results (notices, warnings,
