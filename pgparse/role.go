@@ -26,6 +26,9 @@ type RoleStatement struct {
 	// SetsOwnSettings: ALTER ROLE name (or CURRENT_USER...) SET or
 	// RESET, which a role may run for itself.
 	SetsOwnSettings bool
+	// Setting is the setting ALTER ROLE ... SET or RESET names, lower
+	// case ("" for RESET ALL).
+	Setting string
 }
 
 // ParseRoleStatement returns what sql, one statement, does to roles, if
@@ -46,6 +49,7 @@ func ParseRoleStatement(sql string) (RoleStatement, bool) {
 		rs.Tag = "ALTER ROLE"
 	case stmt.GetAlterRoleSetStmt() != nil:
 		rs.Tag = "ALTER ROLE"
+		rs.Setting = strings.ToLower(stmt.GetAlterRoleSetStmt().GetSetstmt().GetName())
 		if stmt.GetAlterRoleSetStmt().Role == nil {
 			return rs, true // ALL: the server's superuser's alone
 		}

@@ -118,7 +118,14 @@ func execRoleStatement(ctx context.Context, conn *pgconn.PgConn, token, role, sq
 	if role == "" || role == "none" {
 		role = clientRole
 	}
-	own := rs.SetsOwnSettings && (rs.Special != "" || len(rs.Roles) == 1 && rs.Roles[0] == role)
+	if rs.Setting == "role" || rs.Setting == "session_authorization" {
+		// certa's roles would start their sessions as another: its
+		// backends and applier run as the roles certa gives them.
+		e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: ALTER ROLE cannot set %s", rs.Setting)
+		e.Hint = "SET ROLE in the session instead."
+		return e
+	}
+	own := rs.SetsOwnSettings && (rs.Special == "CURRENT_USER" || rs.Special == "CURRENT_ROLE" || len(rs.Roles) == 1 && rs.Roles[0] == role)
 	if !own {
 		if err := refuseRoleNames(rs); err != nil {
 			return err

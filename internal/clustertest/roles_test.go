@@ -84,6 +84,10 @@ func TestClientRoles(t *testing.T) {
 	mustFail(t, a, "42501", "DROP ROLE postgres")
 	mustFail(t, a, "42501", "GRANT app_reader TO postgres")
 	mustFail(t, a, "0A000", "ALTER ROLE CURRENT_USER NOLOGIN")
+	mustFail(t, a, "0A000", "ALTER ROLE certa_client SET role = 'app_owner'")
+	mustFail(t, a, "0A000", "ALTER ROLE SESSION_USER SET work_mem = '5MB'")
+	mustExec(t, a, "ALTER ROLE CURRENT_USER SET work_mem = '5MB'")
+	mustExec(t, a, "ALTER ROLE certa_client RESET work_mem")
 	mustFail(t, a, "42501", "SELECT certa.role_statement('guess', 'CREATE ROLE forged', NULL, '{}', 'public')")
 	mustFail(t, a, "42501", "DO $$ BEGIN CREATE ROLE in_do; END $$")
 	for i := range c.Nodes {
