@@ -237,6 +237,18 @@ type SequenceValues struct {
 	ByName map[string]int64
 	Last   int64
 	Any    bool // Last is defined
+	// LastName names the sequence Last came from, if known: lastval is
+	// that sequence's currval, which a later setval changes.
+	LastName string
+}
+
+// LastValue is what lastval answers: the last value of the sequence
+// that gave the last one (ok false: none was taken).
+func (s *SequenceValues) LastValue() (v int64, ok bool) {
+	if v, ok := s.ByName[s.LastName]; ok && s.LastName != "" {
+		return v, true
+	}
+	return s.Last, s.Any
 }
 
 // Took records that the session took v from sequence name.
@@ -244,7 +256,7 @@ func (s *SequenceValues) Took(name string, v int64) {
 	if s.ByName == nil {
 		s.ByName = map[string]int64{}
 	}
-	s.ByName[name], s.Last, s.Any = v, v, true
+	s.ByName[name], s.Last, s.Any, s.LastName = v, v, true, name
 }
 
 type sequenceValuesKey struct{}

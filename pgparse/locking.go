@@ -549,16 +549,22 @@ func walkPruned(m protoreflect.Message, f func(protoreflect.Message) bool) {
 	if !f(m) {
 		return
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case fd.IsList() && fd.Message() != nil:
+	// Fields in the order the message declares them: Range's order is
+	// left to protobuf, which varies it from one binary to the next.
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.Message() == nil || fd.IsMap() || !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
+		if fd.IsList() {
 			l := v.List()
 			for i := range l.Len() {
 				walkPruned(l.Get(i).Message(), f)
 			}
-		case fd.Message() != nil && !fd.IsMap():
-			walkPruned(v.Message(), f)
+			continue
 		}
-		return true
-	})
+		walkPruned(v.Message(), f)
+	}
 }

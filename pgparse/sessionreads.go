@@ -14,9 +14,10 @@ import (
 // SequenceReads is how RewriteSequenceReads rewrites currval and lastval.
 type SequenceReads struct {
 	Currval string // the function currval(seq) becomes: Currval(seq, Known)
-	Lastval string // the function lastval() becomes: Lastval(Last)
+	Lastval string // the function lastval() becomes: Lastval(Last, LastSeq)
 	Known   string // a jsonb literal's text: the session's values by sequence
 	Last    string // a bigint literal's text, or "" for NULL
+	LastSeq string // the oid of the sequence Last is of, or "" for NULL
 }
 
 // RewriteSequenceReads returns sql with every call of currval(seq) and
@@ -39,16 +40,20 @@ func RewriteSequenceReads(sql string, r SequenceReads) (string, bool) {
 			fc.Args = append(fc.Args, pg_query.MakeAConstStrNode(r.Known, -1))
 		case name == "lastval" && len(fc.Args) == 0:
 			fc.Funcname = qualifiedName(r.Lastval)
-			last := &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}}
-			if r.Last != "" {
-				last = pg_query.MakeAConstStrNode(r.Last, -1)
-			}
-			fc.Args = []*pg_query.Node{last}
+			fc.Args = []*pg_query.Node{constOrNull(r.Last), constOrNull(r.LastSeq)}
 		default:
 			return false
 		}
 		return true
 	})
+}
+
+// constOrNull is a constant of text s, or NULL if s is "".
+func constOrNull(s string) *pg_query.Node {
+	if s == "" {
+		return &pg_query.Node{Node: &pg_query.Node_AConst{AConst: &pg_query.A_Const{Isnull: true, Location: -1}}}
+	}
+	return pg_query.MakeAConstStrNode(s, -1)
 }
 
 // rewriteCalls parses sql, lets change rewrite each function call in it
@@ -103,11 +108,14 @@ func qualifiedName(name string) []*pg_query.Node {
 }
 
 // RewriteSettingReads returns sql with every call of current_setting(name
-// [, missing_ok]) (bare or pg_catalog's) for the parameter from (matched
-// case-insensitively, as PostgreSQL names parameters) reading parameter to
-// instead; ok is false (and sql unchanged) when there is none.
-func RewriteSettingReads(sql, from, to string) (string, bool) {
-	if !strings.Contains(strings.ToLower(sql), strings.ToLower(from)) {
+// [, missing_ok]) (bare or pg_catalog's) of a parameter that shown holds
+// (by its name in lower case, as PostgreSQL matches parameters) replaced
+// by fn(value): the answer the session gives where the server's backend
+// would answer otherwise. ok is false (and sql unchanged) when there is
+// none.
+func RewriteSettingReads(sql, fn string, shown map[string]string) (string, bool) {
+	lower := strings.ToLower(sql)
+	if !strings.Contains(lower, "current_setting") {
 		return sql, false // cheap: almost no statement does
 	}
 	return rewriteCalls(sql, func(fc *pg_query.FuncCall) bool {
@@ -115,10 +123,15 @@ func RewriteSettingReads(sql, from, to string) (string, bool) {
 			return false
 		}
 		c := fc.Args[0].GetAConst()
-		if c == nil || c.GetSval() == nil || !strings.EqualFold(c.GetSval().Sval, from) {
+		if c == nil || c.GetSval() == nil {
 			return false
 		}
-		fc.Args[0] = pg_query.MakeAConstStrNode(to, -1)
+		value, ok := shown[strings.ToLower(c.GetSval().Sval)]
+		if !ok {
+			return false
+		}
+		fc.Funcname = qualifiedName(fn)
+		fc.Args = []*pg_query.Node{pg_query.MakeAConstStrNode(value, -1)}
 		return true
 	})
 }

@@ -25,19 +25,72 @@ import (
 // order; a serializable transaction that wrote nothing read a snapshot,
 // which is a prefix of that order, and needs no check.
 
-// serializableNow reports whether a statement run now runs serializable.
-func (s *Session) serializableNow() bool {
-	if s.inBlock {
-		return s.txSerializable
-	}
-	return s.defaultSerializable
+// txModes are a transaction's characteristics as the client asked for
+// them (BEGIN, SET TRANSACTION, the default_transaction_* settings), and
+// as SHOW and current_setting answer. Every level runs at least as
+// snapshot isolation, as PostgreSQL runs READ UNCOMMITTED as READ
+// COMMITTED and still shows the level asked for.
+type txModes struct {
+	isolation  string // as PostgreSQL writes it; "": read committed
+	readOnly   bool
+	deferrable bool
 }
 
-// beginIsolation sets the isolation of the block BEGIN st starts.
-func (s *Session) beginIsolation(m pgparse.TxModes, ok bool) {
-	s.txSerializable = s.defaultSerializable
-	if ok && m.Isolation != "" {
-		s.txSerializable = m.Isolation == "serializable"
+// shownModes are the parameters SHOW answers with txModes.
+var shownModes = []string{"transaction_isolation", "transaction_read_only", "transaction_deferrable"}
+
+// defaultModeSettings are the settings txModes.setDefault reads.
+var defaultModeSettings = []string{"default_transaction_isolation", "default_transaction_read_only", "default_transaction_deferrable"}
+
+// setDefault sets the mode of the default_transaction_* setting name to
+// value, in PostgreSQL's form ("": the default).
+func (m *txModes) setDefault(name, value string) {
+	switch name {
+	case "default_transaction_isolation":
+		m.isolation = value
+	case "default_transaction_read_only":
+		m.readOnly = value == "on"
+	case "default_transaction_deferrable":
+		m.deferrable = value == "on"
+	}
+}
+
+func (m txModes) serializable() bool { return m.isolation == "serializable" }
+
+// level is the isolation level as SHOW transaction_isolation says it.
+func (m txModes) level() string {
+	if m.isolation == "" {
+		return "read committed"
+	}
+	return m.isolation
+}
+
+// modesNow are the modes a statement run now runs with.
+func (s *Session) modesNow() txModes {
+	if s.inBlock {
+		return s.modes
+	}
+	return s.defaultModes
+}
+
+// serializableNow reports whether a statement run now runs serializable.
+func (s *Session) serializableNow() bool { return s.modesNow().serializable() }
+
+// beginModes sets the modes of the block BEGIN starts, with modes m (if
+// ok) over the session's defaults.
+func (s *Session) beginModes(m pgparse.TxModes, ok bool) {
+	s.modes = s.defaultModes
+	if !ok {
+		return
+	}
+	if m.Isolation != "" {
+		s.modes.isolation = m.Isolation
+	}
+	if m.ReadOnly != nil {
+		s.modes.readOnly = *m.ReadOnly
+	}
+	if m.Deferrable != nil {
+		s.modes.deferrable = *m.Deferrable
 	}
 }
 
@@ -57,12 +110,29 @@ func (s *Session) setTxIsolation(level string) error {
 	if !s.inBlock {
 		return nil
 	}
-	if serializable := level == "serializable"; serializable != s.txSerializable {
+	if level != s.modes.level() {
 		if s.tx != nil {
 			return sqlerr.New(sqlerr.ActiveTransaction, "SET TRANSACTION ISOLATION LEVEL must be called before any query")
 		}
-		s.txSerializable = serializable
+		s.modes.isolation = level
 	}
+	return nil
+}
+
+// setTxDeferrable sets whether the block is DEFERRABLE, as SET
+// TRANSACTION does: only before its first query. Outside a block it
+// changes nothing (PostgreSQL warns).
+func (s *Session) setTxDeferrable(deferrable bool) error {
+	if !s.inBlock || deferrable == s.modes.deferrable {
+		return nil
+	}
+	if len(s.savepoints) > 0 {
+		return sqlerr.New(sqlerr.ActiveTransaction, "SET TRANSACTION [NOT] DEFERRABLE cannot be called within a subtransaction")
+	}
+	if s.tx != nil {
+		return sqlerr.New(sqlerr.ActiveTransaction, "SET TRANSACTION [NOT] DEFERRABLE must be called before any query")
+	}
+	s.modes.deferrable = deferrable
 	return nil
 }
 
@@ -82,46 +152,19 @@ func isolationLevel(name, value string) (string, error) {
 	return "", e
 }
 
-// isolationSetting is the parameter a serializable session's statements
-// read where they read transaction_isolation (withIsolationShown): the
-// PostgreSQL engine's own answers repeatable read, the level its
-// transactions run at on the server (certification makes them
-// serializable). engineCtx gives it to the engine.
-const isolationSetting = "certa.transaction_isolation"
-
-// withIsolationShown returns sql reading isolationSetting where it calls
-// current_setting('transaction_isolation'), when the session runs
-// serializable; sql itself otherwise.
-func (s *Session) withIsolationShown(sql string) string {
-	if !s.serializableNow() {
+// withModesShown returns sql with its calls of current_setting of the
+// transaction's characteristics answering with the session's modes
+// (txModes): the PostgreSQL engine's backend runs every transaction at
+// REPEATABLE READ, and its reads READ ONLY. sql itself when it reads none.
+func (s *Session) withModesShown(sql string) string {
+	if !s.node.engine.RunsPostgreSQL() {
 		return sql
 	}
-	out, _ := pgparse.RewriteSettingReads(sql, "transaction_isolation", isolationSetting)
+	m := s.modesNow()
+	out, _ := pgparse.RewriteSettingReads(sql, "certa.current_setting", map[string]string{
+		"transaction_isolation": m.level(), "transaction_read_only": onOff(s.readOnlyNow()),
+		"transaction_deferrable": onOff(m.deferrable)})
 	return out
-}
-
-// engineSettings returns the PostgreSQL settings the engine applies to the
-// session's work: those it SET, and isolationSetting when it runs
-// serializable.
-func (s *Session) engineSettings() map[string]string {
-	if !s.serializableNow() {
-		return s.pg
-	}
-	m := make(map[string]string, len(s.pg)+1)
-	for k, v := range s.pg {
-		m[k] = v
-	}
-	m[isolationSetting] = "serializable"
-	return m
-}
-
-// isolationShown is what SHOW transaction_isolation answers: the level in
-// force (snapshot isolation is PostgreSQL's REPEATABLE READ).
-func (s *Session) isolationShown() string {
-	if s.serializableNow() {
-		return "serializable"
-	}
-	return "repeatable read"
 }
 
 // readConflictError is the error of a write set whose serializable reads

@@ -16,7 +16,8 @@ import (
 // default_transaction_isolation (however set); SET TRANSACTION ISOLATION
 // LEVEL only before the first query. A serializable transaction's engine
 // transaction records its reads from its first statement on; SHOW says
-// the level in force.
+// the level asked for (as PostgreSQL's READ UNCOMMITTED, run as READ
+// COMMITTED), and whether the block is DEFERRABLE.
 func TestIsolationLevels(t *testing.T) {
 	s, e := newTestSession()
 	show := func() string {
@@ -55,9 +56,23 @@ func TestIsolationLevels(t *testing.T) {
 		t.Fatalf("SHOW transaction_isolation with the default serializable: %s", got)
 	}
 	runSteps(t, s, []sessionStep{{"BEGIN ISOLATION LEVEL READ COMMITTED", "BEGIN", 'T'}})
-	if got := show(); got != "repeatable read" {
-		t.Fatalf("SHOW transaction_isolation in a READ COMMITTED block: %s (snapshot isolation is in force)", got)
+	if got := show(); got != "read committed" {
+		t.Fatalf("SHOW transaction_isolation in a READ COMMITTED block: %s", got)
 	}
+	runSteps(t, s, []sessionStep{
+		{"COMMIT", "COMMIT", 'I'},
+		{"BEGIN ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE", "BEGIN", 'T'},
+		{"SET TRANSACTION NOT DEFERRABLE", "SET", 'T'},
+		{"SET transaction_deferrable = on", "SET", 'T'},
+		{"SELECT 1", "INSERT 0 1", 'T'}, // the fake engine's tag
+	})
+	if !s.modes.deferrable || !s.modes.readOnly || !s.modes.serializable() {
+		t.Fatalf("modes of the block: %+v", s.modes)
+	}
+	runSteps(t, s, []sessionStep{
+		{"SET TRANSACTION NOT DEFERRABLE", "!25001", 'E'},
+		{"ROLLBACK", "ROLLBACK", 'I'},
+	})
 }
 
 // A read conflict found by a filter alone, on a key the transaction did

@@ -24,17 +24,17 @@ import (
 // readOnlyNow reports whether a statement run now runs read-only.
 func (s *Session) readOnlyNow() bool {
 	if s.inBlock {
-		return s.txReadOnly
+		return s.modes.readOnly
 	}
-	return s.defaultReadOnly
+	return s.defaultModes.readOnly
 }
 
 // beginReadOnly sets whether the block BEGIN starts, with modes m (if
 // ok), is read-only.
 func (s *Session) beginReadOnly(m pgparse.TxModes, ok bool) {
-	s.txReadOnly = s.defaultReadOnly
+	s.modes.readOnly = s.defaultModes.readOnly
 	if ok && m.ReadOnly != nil {
-		s.txReadOnly = *m.ReadOnly
+		s.modes.readOnly = *m.ReadOnly
 	}
 }
 
@@ -68,13 +68,20 @@ func (s *Session) setTxModes(ctx context.Context, m pgparse.TxModes, w result.Wr
 	if m.ReadOnly != nil {
 		var err error
 		if m.Of == "session" {
-			value := "off"
-			if *m.ReadOnly {
-				value = "on"
-			}
-			err = s.set(ctx, newStatement("SET default_transaction_read_only = "+value), result.Discard)
+			err = s.set(ctx, newStatement("SET default_transaction_read_only = "+onOff(*m.ReadOnly)), result.Discard)
 		} else {
 			err = s.setTxReadOnly(ctx, *m.ReadOnly)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if m.Deferrable != nil {
+		var err error
+		if m.Of == "session" {
+			err = s.set(ctx, newStatement("SET default_transaction_deferrable = "+onOff(*m.Deferrable)), result.Discard)
+		} else {
+			err = s.setTxDeferrable(*m.Deferrable)
 		}
 		if err != nil {
 			return err
@@ -91,19 +98,19 @@ func (s *Session) setTxReadOnly(ctx context.Context, readOnly bool) error {
 	case !s.inBlock:
 		return nil
 	case readOnly:
-		s.txReadOnly = true
+		s.modes.readOnly = true
 		if s.tx != nil {
 			return s.tx.SetReadOnly(ctx)
 		}
 		return nil
-	case !s.txReadOnly:
+	case !s.modes.readOnly:
 		return nil
 	case len(s.savepoints) > 0:
 		return sqlerr.New(sqlerr.ActiveTransaction, "cannot set transaction read-write mode inside a read-only transaction")
 	case s.tx != nil:
 		return sqlerr.New(sqlerr.ActiveTransaction, "transaction read-write mode must be set before any query")
 	}
-	s.txReadOnly = false
+	s.modes.readOnly = false
 	return nil
 }
 

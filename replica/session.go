@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -191,8 +192,7 @@ func (s *Session) queryImplicit(ctx context.Context, sql string, stmts []stateme
 		if !s.inBlock && st.kind != kindBegin && st.kind != kindCommit && st.kind != kindRollback {
 			s.inBlock, implicit = true, true
 			s.beginSettings()
-			s.beginReadOnly(pgparse.TxModes{}, false)
-			s.beginIsolation(pgparse.TxModes{}, false)
+			s.beginModes(pgparse.TxModes{}, false)
 		}
 		var err error
 		if implicit {
@@ -214,7 +214,7 @@ func (s *Session) queryImplicit(ctx context.Context, sql string, stmts []stateme
 	defer s.endTx()
 	if tx := s.tx; tx != nil {
 		s.tx = nil
-		if err := s.commitTx(ctx, tx, s.txSerializable); err != nil {
+		if err := s.commitTx(ctx, tx, s.modes.serializable()); err != nil {
 			return err
 		}
 	}
@@ -385,6 +385,22 @@ var errInFailedBlock = sqlerr.New(sqlerr.InFailedTransaction,
 	"current transaction is aborted, commands ignored until end of transaction block")
 
 func (s *Session) run(ctx context.Context, st statement, w result.Writer) error {
+	err := s.runStatement(ctx, st, w)
+	if err == nil && discardsSequences(st) {
+		// The session's values are its backend's sequence state.
+		s.seqValues = engine.SequenceValues{}
+	}
+	return err
+}
+
+// discardsSequences reports whether st is DISCARD SEQUENCES or DISCARD
+// ALL, which forget what currval and lastval answer.
+func discardsSequences(st statement) bool {
+	return len(st.words) == 2 && strings.EqualFold(st.words[0], "DISCARD") &&
+		(strings.EqualFold(st.words[1], "SEQUENCES") || strings.EqualFold(st.words[1], "ALL"))
+}
+
+func (s *Session) runStatement(ctx context.Context, st statement, w result.Writer) error {
 	switch st.kind {
 	case kindBegin:
 		if s.failed {
@@ -400,8 +416,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 			if len(st.words) > 1 {
 				m, ok = pgparse.TransactionModes(st.sql)
 			}
-			s.beginReadOnly(m, ok)
-			s.beginIsolation(m, ok)
+			s.beginModes(m, ok)
 		}
 		return w.Complete("BEGIN")
 	case kindCommit, kindRollback:
@@ -412,7 +427,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 			}
 			warn(ctx, sqlerr.NoActiveTransaction, "there is no transaction in progress")
 		}
-		readOnly, serializable := s.txReadOnly, s.txSerializable
+		modes := s.modes
 		if st.kind == kindCommit {
 			if err := s.commitBlock(ctx, w); err != nil {
 				return err
@@ -428,7 +443,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 			// the one that ended, unless its COMMIT failed.
 			s.inBlock = true
 			s.beginSettings()
-			s.txReadOnly, s.txSerializable = readOnly, serializable
+			s.modes = modes
 		}
 		return nil
 	case kindRefused:
@@ -439,7 +454,7 @@ func (s *Session) run(ctx context.Context, st statement, w result.Writer) error 
 	if s.failed {
 		return errInFailedBlock
 	}
-	st.sql = s.withIsolationShown(st.sql)
+	st.sql = s.withModesShown(st.sql)
 	switch s.kindOf(st) {
 	case kindSet:
 		return s.set(ctx, st, w)
@@ -475,11 +490,11 @@ func (s *Session) kindOf(st statement) kind {
 	switch {
 	case (st.kind == kindCatalog || st.kind == kindSetConfig) && s.node.engine.RunsPostgreSQL():
 		return kindOther
-	// The session answers SHOW transaction_isolation and
-	// transaction_read_only: its reads outside a block run in READ ONLY
+	// The session answers SHOW of the transaction's characteristics
+	// (txModes): its reads outside a block run in READ ONLY
 	// transactions, at REPEATABLE READ.
 	case st.kind == kindShow && len(st.words) > 1 && !strings.HasPrefix(strings.ToLower(st.words[1]), "certa.") &&
-		s.node.engine.RunsPostgreSQL() && showName(st) != "transaction_isolation" && showName(st) != "transaction_read_only":
+		s.node.engine.RunsPostgreSQL() && !slices.Contains(shownModes, showName(st)):
 		return kindOther
 	case st.kind == kindSet && len(st.words) > 1 && st.words[1] == "CONSTRAINTS" && s.node.engine.RunsPostgreSQL() &&
 		pgparse.SetsConstraints(st.sql):
@@ -493,7 +508,7 @@ func (s *Session) kindOf(st statement) kind {
 // engineCtx returns ctx carrying the session's PostgreSQL settings for
 // the engine (engine.WithSettings).
 func (s *Session) engineCtx(ctx context.Context) context.Context {
-	return engine.WithSequenceValues(engine.WithUser(engine.WithSettings(ctx, s.engineSettings()), s.user), &s.seqValues)
+	return engine.WithSequenceValues(engine.WithUser(engine.WithSettings(ctx, s.pg), s.user), &s.seqValues)
 }
 
 // SetUser names the user the client authenticated as (CURRENT_USER).
@@ -604,7 +619,7 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 	if err := tx.Exec(execCtx, st.sql, w, st.args...); err != nil {
 		return err
 	}
-	return s.commitTx(ctx, tx, s.defaultSerializable)
+	return s.commitTx(ctx, tx, s.defaultModes.serializable())
 }
 
 // commitTx captures tx's write set, hands the local transaction over to
@@ -668,7 +683,7 @@ func (s *Session) commitBlock(ctx context.Context, w result.Writer) error {
 	s.tx = nil
 	s.inBlock, s.savepoints = false, nil
 	if tx != nil {
-		if err := s.commitTx(ctx, tx, s.txSerializable); err != nil {
+		if err := s.commitTx(ctx, tx, s.modes.serializable()); err != nil {
 			s.rollbackSettings()
 			return err
 		}
@@ -717,6 +732,9 @@ func (s *Session) savepoint(ctx context.Context, st statement, w result.Writer) 
 		if err := s.tx.Release(ctx, i+1); err != nil {
 			return err
 		}
+		// As PostgreSQL, the end of a subtransaction ends its SET
+		// TRANSACTION READ ONLY.
+		s.modes.readOnly = s.block.marks[i][0].modes.readOnly
 		s.savepoints = s.savepoints[:i]
 		s.block.marks = s.block.marks[:i]
 		return w.Complete("RELEASE")
@@ -870,7 +888,7 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 	if ran, err := tx.ExecLocal(execCtx, st.sql, buf); !ran || err != nil {
 		return ran, err
 	}
-	if err := s.commitTx(ctx, tx, s.defaultSerializable); err != nil {
+	if err := s.commitTx(ctx, tx, s.defaultModes.serializable()); err != nil {
 		return true, err
 	}
 	return true, buf.Replay(w)
@@ -960,11 +978,13 @@ func (s *Session) show(st statement, w result.Writer) error {
 			value = "0"
 		}
 	case "transaction_isolation":
-		value = s.isolationShown()
+		value = s.modesNow().level()
 	case "transaction_read_only":
 		value = onOff(s.readOnlyNow())
+	case "transaction_deferrable":
+		value = onOff(s.modesNow().deferrable)
 	case "default_transaction_read_only":
-		value = onOff(s.defaultReadOnly)
+		value = onOff(s.defaultModes.readOnly)
 	case "server_version":
 		value = "15.0"
 	default:

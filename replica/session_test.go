@@ -388,3 +388,20 @@ func TestSettingsFollowTheTransaction(t *testing.T) {
 		t.Fatalf("reported %q, want application_name w then z", got)
 	}
 }
+
+// DISCARD SEQUENCES and DISCARD ALL forget the session's sequence values
+// (what currval and lastval answer), as they do a backend's.
+func TestDiscardForgetsSequenceValues(t *testing.T) {
+	s, _ := newTestSession()
+	for _, c := range []struct {
+		sql    string
+		forget bool
+	}{{"DISCARD SEQUENCES", true}, {"discard all", true}, {"DISCARD PLANS", false}} {
+		s.seqValues = engine.SequenceValues{}
+		s.seqValues.Took("s", 5)
+		step(s, c.sql)
+		if _, ok := s.seqValues.LastValue(); ok == c.forget {
+			t.Errorf("%s: session's values %+v", c.sql, s.seqValues)
+		}
+	}
+}

@@ -25,12 +25,9 @@ type sessionSettings struct {
 	settings    map[string]string // other SET parameters, echoed by SHOW
 	// statementTimeout bounds each statement's execution (0: none).
 	statementTimeout time.Duration
-	// defaultReadOnly is default_transaction_read_only; txReadOnly says
-	// whether the block is read-only (readonly.go).
-	defaultReadOnly, txReadOnly bool
-	// defaultSerializable says whether default_transaction_isolation is
-	// serializable; txSerializable whether the block is (isolation.go).
-	defaultSerializable, txSerializable bool
+	// defaultModes are the default_transaction_* settings; modes are
+	// the block's (isolation.go, readonly.go).
+	defaultModes, modes txModes
 	// pg are PostgreSQL's run-time parameters the session set, by name,
 	// in PostgreSQL's form, for an engine that runs PostgreSQL: passed to
 	// every transaction (engine.WithSettings).
@@ -100,8 +97,8 @@ func (s *Session) restoreSettings(v sessionSettings) {
 			s.report(reportedName[name], now)
 		}
 	}
-	if s.defaultReadOnly != v.defaultReadOnly {
-		s.report("default_transaction_read_only", onOff(v.defaultReadOnly))
+	if s.defaultModes.readOnly != v.defaultModes.readOnly {
+		s.report("default_transaction_read_only", onOff(v.defaultModes.readOnly))
 	}
 	s.reportPostgres(s.pg, v.pg)
 	s.sessionSettings = v
@@ -158,7 +155,10 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 		}
 	}
 	if s.node.engine.RunsPostgreSQL() {
-		if ps, ok := pgparse.ParseSet(st.sql); ok && !strings.HasPrefix(ps.Name, "certa.") && ps.Name != "client_encoding" {
+		// The transaction's modes are the session's (txModes), read
+		// below: a backend would check them against its own transaction.
+		if ps, ok := pgparse.ParseSet(st.sql); ok && !strings.HasPrefix(ps.Name, "certa.") && ps.Name != "client_encoding" &&
+			(ps.Reset || !slices.Contains(shownModes, ps.Name)) {
 			return s.setPostgres(ctx, st, ps, w)
 		}
 	} else if ps, ok := pgparse.ParseSet(st.sql); ok && (ps.Name == "role" || ps.Name == "session_authorization") {
@@ -180,12 +180,17 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 		}
 		return w.Complete("SET")
 	}
-	if name == "transaction_read_only" {
+	if name == "transaction_read_only" || name == "transaction_deferrable" {
 		b, err := parseBool(name, value)
 		if err != nil {
 			return err
 		}
-		if err := s.setTxReadOnly(ctx, b); err != nil {
+		if name == "transaction_deferrable" {
+			err = s.setTxDeferrable(b)
+		} else {
+			err = s.setTxReadOnly(ctx, b)
+		}
+		if err != nil {
 			return err
 		}
 		return w.Complete("SET")
@@ -299,7 +304,7 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 				return nil, err
 			}
 		}
-		v.defaultSerializable = level == "serializable"
+		v.defaultModes.isolation = level
 		v.settings[name] = level
 	case "default_transaction_read_only":
 		b := false
@@ -308,9 +313,18 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 				return nil, err
 			}
 		}
-		v.defaultReadOnly = b
+		v.defaultModes.readOnly = b
 		v.settings[name] = onOff(b)
 		return &[2]string{name, onOff(b)}, nil
+	case "default_transaction_deferrable":
+		b := false
+		if value != "" && !strings.EqualFold(value, "default") {
+			if b, err = parseBool(name, value); err != nil {
+				return nil, err
+			}
+		}
+		v.defaultModes.deferrable = b
+		v.settings[name] = onOff(b)
 	case "statement_timeout":
 		d := defaultTimeout
 		if value != "" && !strings.EqualFold(value, "default") {
@@ -388,7 +402,7 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 	}
 	var value string
-	inTx := s.tx != nil && !ps.All && ps.Name != "transaction_read_only" && ps.Name != "transaction_isolation"
+	inTx := s.tx != nil && !ps.All && !slices.Contains(shownModes, ps.Name)
 	switch {
 	case inTx:
 		// Checked in the block, where what it made is seen (SET ROLE to
@@ -405,9 +419,15 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		value = v
 	}
-	if ps.Name == "transaction_read_only" {
+	if ps.Name == "transaction_read_only" || ps.Name == "transaction_deferrable" {
 		// The block's, not the session's: SET TRANSACTION.
-		if err := s.setTxReadOnly(ctx, value == "on"); err != nil {
+		var err error
+		if ps.Name == "transaction_deferrable" {
+			err = s.setTxDeferrable(value == "on")
+		} else {
+			err = s.setTxReadOnly(ctx, value == "on")
+		}
+		if err != nil {
 			return err
 		}
 		return w.Complete(tag)
@@ -450,11 +470,12 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		if ps.All {
 			value = v.pg[ps.Name]
 		}
-		if ps.All || ps.Name == "default_transaction_read_only" {
-			v.defaultReadOnly = value == "on"
-		}
-		if ps.All || ps.Name == "default_transaction_isolation" {
-			v.defaultSerializable = value == "serializable"
+		if ps.All {
+			for _, name := range defaultModeSettings {
+				v.defaultModes.setDefault(name, v.pg[name])
+			}
+		} else {
+			v.defaultModes.setDefault(ps.Name, value)
 		}
 	}
 	change(&s.sessionSettings)
@@ -526,12 +547,7 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 				s.pg = map[string]string{}
 			}
 			s.pg[name] = v
-			if name == "default_transaction_read_only" {
-				s.defaultReadOnly = v == "on"
-			}
-			if name == "default_transaction_isolation" {
-				s.defaultSerializable = v == "serializable"
-			}
+			s.defaultModes.setDefault(name, v)
 			if name == "statement_timeout" {
 				s.sessionSettings.apply(name, v, s.node.cfg.StatementTimeout)
 			}

@@ -440,12 +440,23 @@ EXCEPTION WHEN object_not_in_prerequisite_state THEN
 	RAISE;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.lastval(known bigint) RETURNS bigint LANGUAGE plpgsql VOLATILE
+CREATE OR REPLACE FUNCTION certa.current_setting(shown text) RETURNS text LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$ SELECT shown $f$;
+DROP FUNCTION IF EXISTS certa.lastval(bigint);
+CREATE OR REPLACE FUNCTION certa.lastval(known bigint, seq oid) RETURNS bigint LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
 	RETURN lastval();
 EXCEPTION WHEN object_not_in_prerequisite_state THEN
-	IF known IS NOT NULL THEN
+	-- As PostgreSQL: lastval is the currval of the sequence that gave
+	-- the last value (a setval moves it), and undefined once it is gone.
+	IF seq IS NOT NULL AND EXISTS (SELECT FROM pg_class WHERE oid = seq) THEN
+		BEGIN
+			RETURN currval(seq);
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RETURN known;
+		END;
+	ELSIF seq IS NULL AND known IS NOT NULL THEN
 		RETURN known;
 	END IF;
 	RAISE;

@@ -32,21 +32,33 @@ func namesSequenceWrite(lower string) bool {
 	return strings.Contains(lower, "nextval") || strings.Contains(lower, "setval")
 }
 
-// tookSequence records in the session's values v (nil: no session) that
-// the sequence of oid seq ("0": lastval) was left at value.
-func tookSequence(v *engine.SequenceValues, seq, value string) {
-	n, err := strconv.ParseInt(value, 10, 64)
-	if v == nil || err != nil {
-		return
-	}
-	if seq == "0" {
-		v.Last, v.Any = n, true
+// tookSequences records in the session's values v (nil: no session) the
+// values the transaction left its sequences at, by oid ("0": lastval).
+// lastval is that of the sequence whose value it equals (PostgreSQL does
+// not say which sequence it follows; two at the same value cannot be told
+// apart, and either answers the same until a setval).
+func tookSequences(v *engine.SequenceValues, values map[string]int64) {
+	if v == nil || len(values) == 0 {
 		return
 	}
 	if v.ByName == nil {
 		v.ByName = map[string]int64{}
 	}
-	v.ByName[seq] = n
+	for seq, n := range values {
+		if seq != "0" {
+			v.ByName[seq] = n
+		}
+	}
+	last, ok := values["0"]
+	if !ok {
+		return
+	}
+	v.Last, v.Any, v.LastName = last, true, ""
+	for seq, n := range values {
+		if seq != "0" && n == last && (v.LastName == "" || seq < v.LastName) {
+			v.LastName = seq
+		}
+	}
 }
 
 // withSessionSequences returns sql with its calls of currval and lastval
@@ -60,9 +72,9 @@ func withSessionSequences(v *engine.SequenceValues, sql string) string {
 	if err != nil {
 		return sql
 	}
-	r := pgparse.SequenceReads{Currval: "certa.currval", Lastval: "certa.lastval", Known: string(known)}
-	if v.Any {
-		r.Last = strconv.FormatInt(v.Last, 10)
+	r := pgparse.SequenceReads{Currval: "certa.currval", Lastval: "certa.lastval", Known: string(known), LastSeq: v.LastName}
+	if last, ok := v.LastValue(); ok {
+		r.Last = strconv.FormatInt(last, 10)
 	}
 	out, _ := pgparse.RewriteSequenceReads(sql, r)
 	return out

@@ -130,6 +130,26 @@ func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
 	if want := []result.Value{identID, drawnN, drawnN}; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after inserts into an identity and a drawing default: %v, %v; want %v", got, err, want)
 	}
+
+	// lastval is the currval of the sequence that gave the last value:
+	// a setval of it, in the same transaction or a later one, moves it;
+	// once that sequence is dropped, lastval is undefined (PostgreSQL 15).
+	if got := run(a, "SELECT setval('s', 99), lastval()", "commit"); fmt.Sprint(got) != "[99 99]" {
+		t.Errorf("setval and lastval in one transaction: %v, want [99 99]", got)
+	}
+	if got, err := read(a, "SELECT lastval(), currval('s')"); err != nil || fmt.Sprint(got) != "[99 99]" {
+		t.Errorf("lastval, currval after a setval: %v, %v; want [99 99]", got, err)
+	}
+	run(a, "SELECT setval('s', 7)", "commit")
+	if got := run(a, "SELECT lastval()", "commit"); fmt.Sprint(got) != "[7]" {
+		t.Errorf("lastval in a transaction after a setval: %v, want [7]", got)
+	}
+	resetDDL(f, "CREATE SEQUENCE gone")
+	run(a, "SELECT nextval('gone')", "commit")
+	resetDDL(f, "DROP SEQUENCE gone")
+	if _, err := read(a, "SELECT lastval()"); sqlerr.Code(err) != "55000" {
+		t.Errorf("lastval once its sequence is dropped: %v, want 55000", err)
+	}
 }
 
 // A backend pinned to its session for its temporary tables keeps the

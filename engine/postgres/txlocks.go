@@ -123,6 +123,7 @@ func (t *Tx) readLocks(ctx context.Context, named, hidden, rules bool, seqs []ui
 		return txLocks{}, pgError(r.Err)
 	}
 	out := txLocks{hidden: hidden}
+	values := map[string]int64{}
 	for _, row := range r.Rows {
 		switch string(row[0]) {
 		case "t":
@@ -132,9 +133,12 @@ func (t *Tx) readLocks(ctx context.Context, named, hidden, rules bool, seqs []ui
 		case "v":
 			out.hidden = true
 		case "s":
-			tookSequence(t.seqs, string(row[1]), string(row[2]))
+			if n, err := strconv.ParseInt(string(row[2]), 10, 64); err == nil {
+				values[string(row[1])] = n
+			}
 		}
 	}
+	tookSequences(t.seqs, values)
 	return out, nil
 }
 

@@ -114,11 +114,12 @@ func runSerializableCase(t *testing.T, hc hermitageCase, table string, setup *pg
 	hc.run(t, s[0], s[1], s[2], final)
 }
 
-// current_setting('transaction_isolation') answers the level in force, as
-// SHOW does and as PostgreSQL answers: serializable in a SERIALIZABLE block
-// and under default_transaction_isolation = serializable (on the
-// PostgreSQL engine, whose server runs the transaction at REPEATABLE READ
-// and would answer that), repeatable read otherwise.
+// current_setting of the transaction's characteristics answers as SHOW
+// does and as PostgreSQL answers, on the PostgreSQL engine, whose server
+// runs every transaction at REPEATABLE READ and its reads READ ONLY: the
+// level asked for (read committed by default), whether the block is read
+// only (a SET TRANSACTION READ ONLY ends with its savepoint) and
+// deferrable.
 func TestIsolationSettingAsPostgreSQL(t *testing.T) {
 	pg := pgserver.Start(t)
 	ref, err := pgclient.ConnectString(ctxT(t), pg.DSN)
@@ -140,6 +141,18 @@ func TestIsolationSettingAsPostgreSQL(t *testing.T) {
 		"BEGIN",
 		"SELECT 0, current_setting('transaction_isolation')",
 		"COMMIT",
+		"RESET default_transaction_isolation",
+		"SELECT 0, current_setting('transaction_isolation') || ' ' || current_setting('transaction_read_only')",
+		"BEGIN READ ONLY, DEFERRABLE",
+		"SELECT 0, current_setting('transaction_read_only') || ' ' || current_setting('transaction_deferrable')",
+		"COMMIT",
+		"BEGIN",
+		"SAVEPOINT a",
+		"SET TRANSACTION READ ONLY",
+		"SELECT 0, current_setting('transaction_read_only')",
+		"RELEASE a",
+		"SELECT 0, current_setting('transaction_read_only') || ' ' || current_setting('transaction_isolation')",
+		"COMMIT",
 	}
 	for i, conn := range []*pgclient.Conn{ref, c.Conn(0)} {
 		var got []string
@@ -150,7 +163,7 @@ func TestIsolationSettingAsPostgreSQL(t *testing.T) {
 				mustExec(t, conn, st)
 			}
 		}
-		if want := "[0=serializable 0=serializable 0=repeatable read 0=serializable 0=serializable]"; fmt.Sprint(got) != want {
+		if want := "[0=serializable 0=serializable 0=repeatable read 0=serializable 0=serializable 0=read committed off 0=on on 0=on 0=off read committed]"; fmt.Sprint(got) != want {
 			t.Errorf("%s: %v, want %s", []string{"PostgreSQL", "certa"}[i], got, want)
 		}
 	}
