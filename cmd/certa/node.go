@@ -302,14 +302,14 @@ func openEngine(ctx context.Context, f nodeFlags, logger *slog.Logger) (engine.E
 				return nil, fmt.Errorf("the data directory's node runs its own PostgreSQL server (%s): it cannot move to --postgres-dsn; start it without, or give the node a new data directory and --join", managedDir)
 			}
 			return postgres.OpenDSN(ctx, postgres.DSNConfig{
-				DSN: f.postgresDSN, SecretFile: secret, BinDir: f.postgresBin, NodeID: f.id, LockTimeout: f.lockTimeout, Logger: logger,
+				DSN: f.postgresDSN, SecretFile: secret, BinDir: f.postgresBin, NodeID: f.id, Founder: f.bootstrap, LockTimeout: f.lockTimeout, Logger: logger,
 			})
 		}
 		if _, err := os.Stat(secret); err == nil {
 			return nil, fmt.Errorf("the data directory's node uses a PostgreSQL server of --postgres-dsn (%s exists): start it with --postgres-dsn", secret)
 		}
 		return postgres.OpenManaged(ctx, postgres.ManagedConfig{
-			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, LockTimeout: f.lockTimeout, Logger: logger,
+			DataDir: filepath.Join(f.dataDir, "pg"), BinDir: f.postgresBin, NodeID: f.id, Founder: f.bootstrap, LockTimeout: f.lockTimeout, Logger: logger,
 		})
 	}
 	return nil, fmt.Errorf("--engine %q: choose sqlite or postgres", f.engine)

@@ -76,6 +76,8 @@ type DSNConfig struct {
 	// or later). Empty: found as pgproc.FindClientBinDir does.
 	BinDir string
 	NodeID string
+	// Founder: see Config.
+	Founder bool
 	// LockTimeout: see Config.
 	LockTimeout time.Duration
 	// Logger receives warnings about the server's settings. Default
@@ -163,7 +165,7 @@ func OpenDSN(ctx context.Context, cfg DSNConfig) (*Engine, error) {
 			"pg_hba.conf needs a line such as 'host %s,%s_restoring +%s <the node's address>/32 scram-sha-256' (md5 works too) before any line that rejects it, then SELECT pg_reload_conf()",
 			db, server, login, applier, clientRole, role, err, db, db, clientRole)
 	}
-	e, err := Open(ctx, Config{DSN: cfg.DSN, NodeID: cfg.NodeID, LockTimeout: cfg.LockTimeout, BinDir: bin,
+	e, err := Open(ctx, Config{DSN: cfg.DSN, NodeID: cfg.NodeID, Founder: cfg.Founder, LockTimeout: cfg.LockTimeout, BinDir: bin,
 		ClientLogin: login, ApplierLogin: applier, ClientPassword: secret, Claim: claimOf(secret)})
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) && ce.Config.User == applier {

@@ -30,6 +30,10 @@ type Config struct {
 	// NodeID is this node's id: the Origin of the write sets its sessions
 	// hand over (Tx.HandOver), which Apply commits at their position.
 	NodeID string
+	// Founder says the node founded the cluster (certa node --bootstrap):
+	// it takes slot 0, whose sequence values are those a lone PostgreSQL
+	// hands out (sequences.go); no other node takes it.
+	Founder bool
 	// MaxConns bounds the connections of local transactions (default 64).
 	MaxConns int
 	// LockTimeout bounds how long a local statement waits for a row lock

@@ -16,6 +16,7 @@ type ManagedConfig struct {
 	DataDir string // the server's data directory, made by initdb on first start
 	BinDir  string // where postgres and initdb are; empty: look for them (pgproc.FindBinDir)
 	NodeID  string
+	Founder bool // see Config
 	// LockTimeout: see Config.
 	LockTimeout time.Duration
 	Logger      *slog.Logger
@@ -55,7 +56,7 @@ func OpenManaged(ctx context.Context, cfg ManagedConfig) (*Managed, error) {
 		srv.Stop()
 		return nil, fmt.Errorf("postgres engine: make database %s: %w", database, r.Err)
 	}
-	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, BinDir: srv.BinDir(), LockTimeout: cfg.LockTimeout, Logger: cfg.Logger})
+	e, err := Open(ctx, Config{DSN: srv.DSN(database), NodeID: cfg.NodeID, Founder: cfg.Founder, BinDir: srv.BinDir(), LockTimeout: cfg.LockTimeout, Logger: cfg.Logger})
 	if err != nil {
 		srv.Stop()
 		return nil, err

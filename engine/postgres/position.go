@@ -154,7 +154,7 @@ func (e *Engine) takeHeld(ws *writeset.WriteSet) *Tx {
 // applyRun applies items as rows in one transaction recording upTo; an
 // item that changes the schema makes every connection drop its table cache.
 func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo uint64) error {
-	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.token, e.interleaveNew, &tempWay{log: e.cfg.Logger, list: e.listTempDependents})
+	err := applyItems(ctx, e.applier, &e.applyTS, items, upTo, e.token, e.placeNew, &tempWay{log: e.cfg.Logger, list: e.listTempDependents})
 	if err == nil {
 		e.appliedUpTo = upTo
 	}
@@ -167,9 +167,10 @@ func (e *Engine) applyRun(ctx context.Context, items []engine.ApplyItem, upTo ui
 	return err
 }
 
-// interleaveNew sets the stride of the sequences a schema change made (or
-// whose increment it changed) and starts them at this node's slot, in the
-// schema change's transaction: no client takes a value before.
-func (e *Engine) interleaveNew(ctx context.Context, conn *pgconn.PgConn) error {
-	return restartSequences(ctx, conn, e.slot.Load(), nil, restartUnset)
+// placeNew moves the sequences a schema change made (or changed) into
+// this node's blocks (sequences.go), in the schema change's transaction
+// (which runs as the client role), so that no client takes a value
+// before.
+func (e *Engine) placeNew(ctx context.Context, conn *pgconn.PgConn) error {
+	return placeAsClient(ctx, conn, e.token, e.slot.Load())
 }

@@ -444,7 +444,7 @@ const checksumTablesSQL = `SELECT n.nspname, c.relname, c.relispopulated FROM pg
 	ORDER BY 1, 2`
 
 // checksumSequencesSQL sums each user sequence's definition: its values
-// are this node's own (interleaved by node: sequences.go), but its type,
+// are this node's own (its blocks: sequences.go), but its type,
 // bounds, step and cycling must be the same on every node.
 const checksumSequencesSQL = `SELECT CASE WHEN n.nspname = 'public' THEN c.relname ELSE n.nspname || '.' || c.relname END,
 	md5(concat_ws(' ', s.seqtypid::regtype, s.seqincrement, s.seqmin, s.seqmax, s.seqcycle))

@@ -1,6 +1,9 @@
 package postgres
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // clientRole is the role clients' transactions run as: no superuser, no
 // right to create roles or databases, so that nothing a client sends
@@ -72,8 +75,10 @@ const codeInSession = "0A0C2"
 //   - certa.applied: one row per applied seqno, inserted by the transaction
 //     that applies (or commits at) it; its largest seqno is the state a
 //     snapshot reads.
-//   - certa.node_slots: each node's slot in the interleaving of sequence
-//     values (sequences.go), reserved through the log.
+//   - certa.node_slots: each node's slot, which says the blocks of
+//     sequence values it hands out (sequences.go), reserved through the
+//     log; certa.sequence_place and certa.place_sequences[_at] compute
+//     and move to them.
 //   - certa.commit_at(seqno, token): how an origin's transaction, which
 //     runs as the client role, records its seqno when it commits at its
 //     position; it needs the engine's token (certa.token, which only the
@@ -144,7 +149,9 @@ func bootstrapSQL(login string) string {
 	if login != "" {
 		attr, logins = "NOLOGIN", quoteLiteral(login)
 	}
-	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins).Replace(bootstrapTemplate + applierSQL + boundarySQL + dropTempObjectSQL + rolesSQL)
+	return strings.NewReplacer("@LOGIN@", attr, "@CLIENT_LOGIN@", logins, "@SLOTS@", strconv.Itoa(seqSlots),
+		"@BLOCKMAX@", strconv.FormatInt(maxSeqBlock, 10), "@LATE@", strconv.Itoa(lateShare), "@LOCK@", placeLock).
+		Replace(bootstrapTemplate + applierSQL + boundarySQL + dropTempObjectSQL + rolesSQL)
 }
 
 // applierSQL makes applierRole (schema.go) with the rights it needs:
@@ -165,6 +172,7 @@ DO $r$ BEGIN
 END $r$;
 GRANT SELECT ON certa.failed TO certa_applier;
 GRANT INSERT ON certa.node_slots TO certa_applier;
+GRANT EXECUTE ON FUNCTION certa.place_sequences_at(int, boolean, jsonb, oid[]) TO certa_applier;
 CREATE OR REPLACE FUNCTION certa.record_failed(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
@@ -399,6 +407,76 @@ BEGIN
 	RETURN true;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.sequence_place(seq oid, slot int, v numeric, early boolean) RETURNS numeric LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT coalesce((SELECT CASE WHEN slot < 0 OR c.relpersistence = 't' THEN v
+			WHEN b.owner <> slot THEN s.seqstart + (b.n + mod(slot - b.owner + @SLOTS@, @SLOTS@)) * k.step
+			WHEN early AND b.late AND s.seqstart + (b.n + @SLOTS@) * k.step BETWEEN s.seqmin AND s.seqmax
+				THEN s.seqstart + (b.n + @SLOTS@) * k.step
+			ELSE v END
+		FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid,
+			LATERAL (SELECT greatest(1, least(@BLOCKMAX@, floor((s.seqmax::numeric - s.seqmin) / abs(s.seqincrement) / @SLOTS@))) AS size) z,
+			LATERAL (SELECT z.size * s.seqincrement AS step) k,
+			LATERAL (SELECT (v - s.seqstart) / k.step AS pos) p,
+			LATERAL (SELECT floor(p.pos) AS n, mod(mod(floor(p.pos), @SLOTS@) + @SLOTS@, @SLOTS@)::int AS owner,
+				z.size >= @LATE@ AND p.pos - floor(p.pos) >= 1 - 1.0 / @LATE@ AS late) b
+		WHERE s.seqrelid = seq), v)
+$f$;
+CREATE OR REPLACE FUNCTION certa.place_sequences_at(slot int, fresh boolean, floors jsonb, seqs oid[]) RETURNS void LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE r record; last bigint; called boolean; n numeric; f numeric; target numeric; done boolean;
+BEGIN
+	PERFORM pg_advisory_lock(@LOCK@);
+	BEGIN
+		FOR r IN SELECT s.seqrelid AS seq, s.seqstart, s.seqincrement AS inc, s.seqmin, s.seqmax,
+				quote_ident(ns.nspname) || '.' || quote_ident(c.relname) AS name
+			FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace ns ON ns.oid = c.relnamespace
+			WHERE c.relpersistence <> 't' AND ns.nspname NOT IN ('pg_catalog', 'information_schema', 'certa')
+				AND (seqs IS NULL OR s.seqrelid = ANY (seqs))
+		LOOP
+			BEGIN
+				done := false;
+				IF slot < 0 THEN -- no slot: it hands out nothing
+					target := CASE WHEN r.inc > 0 THEN r.seqmax ELSE r.seqmin END;
+				ELSE
+					EXECUTE format('SELECT last_value, is_called FROM %s', r.seq::regclass) INTO last, called;
+					n := CASE WHEN fresh THEN r.seqstart WHEN called THEN last::numeric + r.inc ELSE last END;
+					f := (floors ->> r.name)::numeric + r.inc;
+					IF f IS NOT NULL AND (f - n) * sign(r.inc) > 0 THEN
+						n := f;
+					END IF;
+					target := certa.sequence_place(r.seq, slot, n, true);
+					done := target = n AND NOT fresh AND f IS NULL;
+				END IF;
+				IF done THEN
+					CONTINUE;
+				ELSIF target BETWEEN r.seqmin AND r.seqmax AND slot >= 0 THEN
+					PERFORM setval(r.seq, target::bigint, false);
+				ELSE -- used up, or parked
+					PERFORM setval(r.seq, CASE WHEN r.inc > 0 THEN r.seqmax ELSE r.seqmin END, true);
+				END IF;
+			EXCEPTION WHEN insufficient_privilege THEN
+				-- Left where it is: the check at the end of a transaction
+				-- that takes its values moves it.
+			END;
+		END LOOP;
+	EXCEPTION WHEN OTHERS THEN
+		PERFORM pg_advisory_unlock(@LOCK@);
+		RAISE;
+	END;
+	PERFORM pg_advisory_unlock(@LOCK@);
+END
+$f$;
+REVOKE EXECUTE ON FUNCTION certa.place_sequences_at(int, boolean, jsonb, oid[]) FROM PUBLIC;
+CREATE OR REPLACE FUNCTION certa.place_sequences(token text, slot int) RETURNS void LANGUAGE plpgsql VOLATILE
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = place_sequences.token) THEN
+		RAISE EXCEPTION 'certa: only the node may move sequences' USING ERRCODE = '42501';
+	END IF;
+	PERFORM certa.place_sequences_at(slot, false, '{}', NULL);
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.sequence_values(seqs oid[], last boolean) RETURNS TABLE (seq oid, value bigint) LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE s oid;
@@ -443,6 +521,7 @@ $f$;
 CREATE OR REPLACE FUNCTION certa.current_setting(shown text) RETURNS text LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$ SELECT shown $f$;
 DROP FUNCTION IF EXISTS certa.lastval(bigint);
+DROP FUNCTION IF EXISTS certa.place_sequences();
 CREATE OR REPLACE FUNCTION certa.lastval(known bigint, seq oid) RETURNS bigint LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN

@@ -32,6 +32,11 @@ func namesSequenceWrite(lower string) bool {
 	return strings.Contains(lower, "nextval") || strings.Contains(lower, "setval")
 }
 
+// namesSetval reports whether sql may call setval: a transaction that did
+// may leave a sequence outside this node's blocks without being refused
+// (checkSequenceValues).
+func namesSetval(lower string) bool { return strings.Contains(lower, "setval") }
+
 // tookSequences records in the session's values v (nil: no session) the
 // values the transaction left its sequences at, by oid ("0": lastval).
 // lastval is that of the sequence whose value it equals (PostgreSQL does

@@ -171,22 +171,11 @@ func TestPinnedBackendsSequenceState(t *testing.T) {
 	}
 	exec := func(s engine.Session, ctx context.Context, sql string) []result.Value {
 		t.Helper()
-		tx, err := s.Begin(ctx)
+		row, err := f.firstRow(s, ctx, sql)
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		var buf result.Buffer
-		if err := tx.Exec(ctx, sql, &buf); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-		if err := f.commit(tx); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-		if len(buf.Rows) == 0 {
-			return nil
-		}
-		return buf.Rows[0]
+		return row
 	}
 	exec(a, actx, "INSERT INTO tt DEFAULT VALUES")
 	took := exec(a, actx, "SELECT nextval('s')")[0]

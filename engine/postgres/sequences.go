@@ -15,25 +15,58 @@ import (
 	"certa/writeset"
 )
 
-// Sequences across nodes: values are interleaved by node, as Galera's
-// auto_increment_increment/offset do. Each node holds a slot, 0 to
-// seqStride-1, reserved once through the log (certa.node_slots, a write
-// set like any other: two nodes reserving at once conflict), and every
-// sequence of the database steps by seqStride times its own increment,
-// each node starting at its own slot: node k hands out start+k,
-// start+k+stride, ... and no two nodes ever hand out the same value.
-// The stride is set when a schema change makes a sequence, on every node
-// alike (a sequence whose increment is a multiple of the stride is taken
-// as set), and where each node restarts its sequences is its own, local
-// state: a node with no slot yet hands out nothing (its sequences are at
-// their end, and a statement that needs a value waits for the slot). The
-// slot reservation uses the engine contract's sequence calls, for the
-// sequence slotSequence.
+// Sequences across nodes: each node hands out values from blocks of its
+// own, so that no two nodes ever hand out the same value, while the
+// sequence itself stays as the client made it (its increment, bounds and
+// cache are PostgreSQL's, in the catalogs and in pg_dump). Each node holds
+// a slot, 0 to seqSlots-1, reserved once through the log (certa.node_slots,
+// a write set like any other: two nodes reserving at once conflict). A
+// sequence's values, from its start in the direction of its increment,
+// fall in blocks of equal size (a seqSlots-th of its range, at most
+// maxSeqBlock values, which keeps a bigint column's values within what a
+// JSON number holds exactly), and block b is slot b mod seqSlots's. So a
+// node with slot 0 hands out 1, 2, 3 ... as a lone PostgreSQL would, and
+// another node starts at its first block (an integer column's hold about
+// 16.7 million values: one block per slot).
+//
+// PostgreSQL has no hook in nextval: a node's sequence would run past the
+// end of its block into another slot's. So the engine moves each sequence
+// to its node's next block where it lies outside them, or in the last
+// lateShare-th of one (certa.place_sequences_at): after every schema
+// change (a new sequence, ALTER SEQUENCE), when the node gets its slot,
+// after a restore, and at the end of a transaction that took its values
+// (checkSequenceValues). A transaction whose values lie in another slot's
+// block (it ran past the end, in one go; or a setval moved it there) does
+// not commit: it fails with engine.ErrNoSequenceValues (40001), which the
+// session runs again. Values taken where certa does not look (by a
+// trigger or function, of a sequence no written table draws from, not
+// named in a statement) are not checked: such a sequence moves only with
+// the others, and may run past its block between moves. A node with no
+// slot yet hands out nothing (its sequences are at their end, and a
+// statement that needs a value waits for the slot). The slot reservation
+// uses the engine contract's sequence calls, for the sequence
+// slotSequence.
 
-// seqStride bounds the nodes a cluster may ever have had (slots are never
+// seqSlots bounds the nodes a cluster may ever have had (slots are never
 // reused: a new node's sequences could otherwise meet values a removed
 // one handed out).
-const seqStride = 128
+const seqSlots = 128
+
+// maxSeqBlock bounds a block: a bigint sequence's slots have many.
+const maxSeqBlock = 1 << 32
+
+// lateShare: a sequence in the last lateShare-th of its node's block
+// (of at least lateShare values), where the node has a next block, moves
+// there at the end of a transaction that took its values, before it runs
+// past the end (where a value of another node's, already in a unique
+// column, would fail the statement: 23505).
+const lateShare = 16
+
+// placeLock is the advisory lock (its two keys) that makes moves of
+// sequences one at a time, wherever they run: two that read the same
+// position could otherwise move a sequence back over values a client
+// took in between.
+const placeLock = "1667592820, 1936028017"
 
 // slotWait bounds how long a local transaction waits at Begin for this
 // node's slot (sequenceWait of the session is the same).
@@ -97,8 +130,11 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 			return pgError(err)
 		}
 		snap, _ := strconv.ParseUint(string(res[0].Rows[0][0]), 10, 64)
-		r := c.pg.ExecParams(ctx, "SELECT coalesce(max(slot) + 1, 0), bool_or(node = $1) FROM certa.node_slots",
-			[][]byte{[]byte(e.cfg.NodeID)}, nil, nil, nil).Read()
+		// Slot 0 is the founder's; the others take the next after
+		// the largest, from 1.
+		r := c.pg.ExecParams(ctx, `SELECT CASE WHEN $2 AND NOT bool_or(slot = 0) IS TRUE THEN 0 ELSE greatest(coalesce(max(slot) + 1, 1), 1) END,
+			bool_or(node = $1) FROM certa.node_slots`,
+			[][]byte{[]byte(e.cfg.NodeID), []byte(strconv.FormatBool(e.cfg.Founder))}, nil, nil, nil).Read()
 		if r.Err != nil {
 			return pgError(r.Err)
 		}
@@ -106,8 +142,8 @@ func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.Wr
 			return nil // it has one
 		}
 		next, _ := strconv.ParseInt(string(r.Rows[0][0]), 10, 64)
-		if next >= seqStride {
-			return sqlerr.New(sqlerr.SequenceLimitExceeded, "certa: the cluster has had %d nodes, the most its sequences interleave", seqStride)
+		if next >= seqSlots {
+			return sqlerr.New(sqlerr.SequenceLimitExceeded, "certa: the cluster has had %d nodes, the most that can share its sequences' values", seqSlots)
 		}
 		row, err := json.Marshal(map[string]any{"node": e.cfg.NodeID, "slot": next})
 		if err != nil {
@@ -154,7 +190,7 @@ func (e *Engine) GrantSequence(b engine.SequenceBlock) {
 	// The slot is this node's only once its sequences are no longer
 	// parked: a statement that finds one parked meanwhile waits for the
 	// slot (noSequenceValues) rather than fail.
-	if err := restartSequences(ctx, e.applier, slot, nil, restartParked); err != nil {
+	if err := placeSequences(ctx, e.applier, slot, true, nil, nil); err != nil {
 		time.AfterFunc(time.Second, e.askSlot)
 		return
 	}
@@ -188,27 +224,16 @@ func (e *Engine) WaitSequenceValues(ctx context.Context, name string) error {
 	return nil
 }
 
-// restartMode says which sequences restartSequences sets, and how.
-type restartMode int
-
-const (
-	restartAll    restartMode = iota // every sequence, from its last value
-	restartUnset                     // only those whose increment is not a stride yet
-	restartParked                    // every sequence; one at its end was parked there (the node had no slot)
-)
-
 // sequenceState is a sequence as pg_sequences shows it.
 type sequenceState struct {
-	name             string // schema-qualified, quoted
-	start, increment int64
-	last             *int64 // nil: never used
-	max              int64
+	name string // schema-qualified, quoted
+	last *int64 // nil: never used
 }
 
 // listSequences reads the replicated sequences (a session's temporary
 // ones hand out their values as in PostgreSQL).
 func listSequences(ctx context.Context, conn *pgconn.PgConn) ([]sequenceState, error) {
-	r := conn.ExecParams(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename), start_value, increment_by, last_value, max_value
+	r := conn.ExecParams(ctx, `SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename), last_value
 		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema', 'certa')
 		AND schemaname NOT LIKE 'pg\_temp\_%' ORDER BY 1`, nil, nil, nil, nil).Read()
 	if r.Err != nil {
@@ -216,68 +241,74 @@ func listSequences(ctx context.Context, conn *pgconn.PgConn) ([]sequenceState, e
 	}
 	seqs := make([]sequenceState, len(r.Rows))
 	for i, row := range r.Rows {
-		s := &seqs[i]
-		s.name = string(row[0])
-		s.start, _ = strconv.ParseInt(string(row[1]), 10, 64)
-		s.increment, _ = strconv.ParseInt(string(row[2]), 10, 64)
-		s.max, _ = strconv.ParseInt(string(row[4]), 10, 64)
-		if row[3] != nil {
-			last, _ := strconv.ParseInt(string(row[3]), 10, 64)
-			s.last = &last
+		seqs[i].name = string(row[0])
+		if row[1] != nil {
+			last, _ := strconv.ParseInt(string(row[1]), 10, 64)
+			seqs[i].last = &last
 		}
 	}
 	return seqs, nil
 }
 
-// restartSequences makes every sequence step by the stride and restarts
-// it at this node's next value of slot: the first start + increment*slot
-// + k*step after the last value it (or, after a restore, the node it was
-// copied from: also in floor) handed out. floor maps sequence names to
-// values the sequence must pass too. slot < 0 parks every sequence at its
-// end: it hands out nothing. Sequences that count down are left alone.
-func restartSequences(ctx context.Context, conn *pgconn.PgConn, slot int64, floor map[string]int64, mode restartMode) error {
-	seqs, err := listSequences(ctx, conn)
+// placeSequences moves the sequences (those of oids only; nil: every
+// one) that lie outside slot's blocks to the first value of slot's next
+// block (certa.place_sequences_at): from where they are, or past floor
+// (sequence names to values they must pass), or, fresh (the slot was just
+// reserved: none of its values was ever handed out), from their start.
+// slot < 0 parks every sequence at its end: it hands out nothing.
+func placeSequences(ctx context.Context, conn *pgconn.PgConn, slot int64, fresh bool, floor map[string]int64, only []uint32) error {
+	floors, err := json.Marshal(floor)
 	if err != nil {
 		return err
 	}
-	for _, s := range seqs {
-		if s.increment <= 0 {
-			continue
-		}
-		inc := s.increment
-		if inc%seqStride == 0 {
-			if mode == restartUnset {
-				continue
-			}
-			inc /= seqStride // set already
-		}
-		step := inc * seqStride
-		var sql string
-		if slot < 0 {
-			sql = fmt.Sprintf("ALTER SEQUENCE %s INCREMENT BY %d; SELECT setval('%s', %d, true)", s.name, step, s.name, s.max)
-		} else {
-			next := s.start + inc*slot
-			passed := int64(-1 << 63)
-			if s.last != nil && !(mode == restartParked && *s.last == s.max) {
-				passed = *s.last
-			}
-			if f, ok := floor[s.name]; ok && f > passed {
-				passed = f
-			}
-			if next <= passed {
-				next += ((passed-next)/step + 1) * step
-			}
-			if next > s.max {
-				sql = fmt.Sprintf("ALTER SEQUENCE %s INCREMENT BY %d; SELECT setval('%s', %d, true)", s.name, step, s.name, s.max)
-			} else {
-				sql = fmt.Sprintf("ALTER SEQUENCE %s INCREMENT BY %d RESTART WITH %d", s.name, step, next)
-			}
-		}
-		if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
-			return fmt.Errorf("interleave sequence %s: %w", s.name, err)
-		}
+	if floor == nil {
+		floors = []byte("{}")
+	}
+	var oids []byte // NULL: every one
+	if only != nil {
+		oids = []byte(oidArray(only))
+	}
+	r := conn.ExecParams(ctx, "SELECT certa.place_sequences_at($1, $2, $3, $4)",
+		[][]byte{[]byte(strconv.FormatInt(slot, 10)), []byte(strconv.FormatBool(fresh)), floors, oids}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return fmt.Errorf("place sequences in this node's blocks: %w", r.Err)
 	}
 	return nil
+}
+
+// placeAsClient is placeSequences (every sequence, from where it is) in a
+// transaction that runs as the client role, which may not read every
+// sequence: through certa.place_sequences, which needs the engine's token.
+func placeAsClient(ctx context.Context, conn *pgconn.PgConn, token string, slot int64) error {
+	r := conn.ExecParams(ctx, "SELECT certa.place_sequences($1, $2)",
+		[][]byte{[]byte(token), []byte(strconv.FormatInt(slot, 10))}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return fmt.Errorf("place sequences in this node's blocks: %w", r.Err)
+	}
+	return nil
+}
+
+// checkSequenceValues moves the sequences whose values the transaction
+// took late in this node's block, or in another slot's (foreign), to this
+// node's next block, and refuses the transaction if any was foreign, so
+// that it runs again with values of its own. A transaction that called
+// setval is not refused: the client put the sequence there.
+func (t *Tx) checkSequenceValues(ctx context.Context, locks txLocks) error {
+	if len(locks.late)+len(locks.foreign) == 0 {
+		return nil
+	}
+	e := t.e
+	e.applyMu.Lock()
+	err := placeSequences(ctx, e.applier, e.slot.Load(), false, nil, append(locks.late, locks.foreign...))
+	e.applyMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if t.setvalNamed || len(locks.foreign) == 0 {
+		return nil
+	}
+	return sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: slotSequence}, sqlerr.SerializationFailure,
+		"certa: this transaction took values of a sequence past the end of this node's block of it; the sequence now hands out this node's next block: retry")
 }
 
 // localError converts what a local statement's failure means in the
@@ -301,5 +332,5 @@ func (e *Engine) noSequenceValues(err error) error {
 		return err
 	}
 	return sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: slotSequence}, sqlerr.SerializationFailure,
-		"certa: this node cannot hand out sequence values until it has joined the cluster's sequence interleaving; retry")
+		"certa: this node cannot hand out sequence values until it has a slot for its blocks of sequence values; retry")
 }

@@ -281,7 +281,7 @@ func (e *Engine) swapDatabase(ctx context.Context, admin *pgconn.PgConn, db, nex
 	if err != nil {
 		return err
 	}
-	if err := restartSequences(ctx, e.applier, e.slot.Load(), floor, restartAll); err != nil {
+	if err := placeSequences(ctx, e.applier, e.slot.Load(), false, floor, nil); err != nil {
 		return err
 	}
 	e.applyTS.reset()

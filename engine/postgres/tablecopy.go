@@ -40,6 +40,7 @@ func (t *Tx) execTableCopy(ctx context.Context, tc *pgparse.TableCopy, w result.
 	insert := tc.Insert(string(r.Rows[0][0]))
 	sql := withSessionSequences(t.seqs, insert.SQL)
 	t.seqNamed = t.seqNamed || namesSequenceWrite(strings.ToLower(sql))
+	t.setvalNamed = t.setvalNamed || namesSetval(strings.ToLower(sql))
 	err = t.e.localError(run(ctx, t.c, sql, selectTag{w}, nil))
 	if sql != insert.SQL {
 		return withoutPosition(err)

@@ -92,6 +92,27 @@ func (f *tempFixture) commitWS(tx engine.Tx, ws *writeset.WriteSet) error {
 	return f.apply(ws)
 }
 
+// firstRow runs sql in a transaction of s (under ctx) that it commits,
+// and returns the first row sql gave (nil: none), or the error of either.
+func (f *tempFixture) firstRow(s engine.Session, ctx context.Context, sql string) ([]result.Value, error) {
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var buf result.Buffer
+	if err := tx.Exec(ctx, sql, &buf); err != nil {
+		return nil, err
+	}
+	if err := f.commit(tx); err != nil {
+		return nil, err
+	}
+	if len(buf.Rows) == 0 {
+		return nil, nil
+	}
+	return buf.Rows[0], nil
+}
+
 // read runs a query through s and returns its rows, or its error.
 func read(s engine.Session, sql string) ([][]result.Value, error) {
 	var buf result.Buffer
@@ -297,7 +318,7 @@ func TestTemporaryTables(t *testing.T) {
 	}
 
 	// A block with a temporary SERIAL table and a replicated schema
-	// change: the new sequence is interleaved, the temporary one is left
+	// change: the new sequence is placed in the node's blocks, the temporary one is left
 	// as it is.
 	tx, err = s1.Begin(ctx)
 	if err != nil {

@@ -49,6 +49,8 @@ type Tx struct {
 	// none; seqNamed is set once a statement named nextval or setval.
 	seqs     *engine.SequenceValues
 	seqNamed bool
+	// setvalNamed: a statement named setval (namesSetval).
+	setvalNamed bool
 	// lockers are the hidden lockers as the transaction began, and
 	// fnBase the calls of their functions the backend had counted then
 	// (txlocks.go).
@@ -200,6 +202,7 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 		t.reads.note(sql, lower, args)
 	}
 	t.seqNamed = t.seqNamed || namesSequenceWrite(lower)
+	t.setvalNamed = t.setvalNamed || namesSetval(lower)
 	client := sql
 	sql = withSessionSequences(t.seqs, sql)
 	if ls, err := lockingSelect(sql, lower); err != nil {
@@ -499,7 +502,11 @@ func (t *Tx) WriteSet() (*writeset.WriteSet, error) {
 	locked := append(c.locked, t.locked...)
 	if len(c.rows) == 0 && len(locked) == 0 {
 		if t.seqNamed { // SELECT nextval(...) alone
-			if _, err := t.readLocks(ctx, true, false, false, nil); err != nil {
+			locks, err := t.readLocks(ctx, true, false, false, nil)
+			if err == nil {
+				err = t.checkSequenceValues(ctx, locks)
+			}
+			if err != nil {
 				return nil, t.failed(err)
 			}
 		}

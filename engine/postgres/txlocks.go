@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -82,21 +81,27 @@ func (t *Tx) queueCalled(ctx context.Context, b *pgconn.Batch) (bool, error) {
 // locksSQL reads the tables the transaction locked rows of ('t', oid) if
 // $2, one row ('v', 0) if $3 and a relation it locked has a locking rule,
 // and the values of sequences $4 and, if $1, of those the backend locked
-// ('s', oid, value; oid 0: lastval).
+// ('s', oid, value; oid 0: lastval), with where the value lies in the
+// blocks of slot $5 (sequences.go): 'f' in another slot's, 'l' late in
+// one of its own, else NULL.
 const locksSQL = `WITH l AS MATERIALIZED (SELECT l.relation, l.mode, c.relkind, c.relnamespace, c.relpersistence
 	FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON c.oid = l.relation
 	WHERE ($1::bool OR $2::bool) AND l.pid = pg_catalog.pg_backend_pid() AND l.locktype = 'relation' AND l.granted)
-SELECT 't', l.relation, NULL::bigint FROM l WHERE $2::bool AND l.mode = 'RowShareLock' AND l.relkind = 'r' AND l.relpersistence <> 't'
+SELECT 't', l.relation, NULL::bigint, NULL FROM l WHERE $2::bool AND l.mode = 'RowShareLock' AND l.relkind = 'r' AND l.relpersistence <> 't'
 	AND l.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
-UNION ALL SELECT 'v', 0, NULL WHERE $3::bool AND EXISTS (SELECT 1 FROM l JOIN pg_catalog.pg_rewrite r ON r.ev_class = l.relation
+UNION ALL SELECT 'v', 0, NULL, NULL WHERE $3::bool AND EXISTS (SELECT 1 FROM l JOIN pg_catalog.pg_rewrite r ON r.ev_class = l.relation
 	WHERE pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')
-UNION ALL SELECT 's', v.seq, v.value FROM certa.sequence_values(
+UNION ALL SELECT 's', v.seq, v.value, CASE WHEN v.seq = 0 THEN NULL
+		WHEN certa.sequence_place(v.seq, $5::int, v.value, false) <> v.value THEN 'f'
+		WHEN certa.sequence_place(v.seq, $5::int, v.value, true) <> v.value THEN 'l' END FROM certa.sequence_values(
 	ARRAY(SELECT pg_catalog.unnest($4::oid[]) UNION SELECT l.relation FROM l WHERE $1::bool AND l.relkind = 'S'), $1::bool) v`
 
 // txLocks is what locksSQL found.
 type txLocks struct {
 	rowShared []uint32 // the tables the transaction locked rows of
 	hidden    bool     // a hidden locker ran
+	foreign   []uint32 // sequences it took values of in another slot's blocks
+	late      []uint32 // sequences it took values of late in this node's block
 }
 
 // readLocks runs locksSQL: named, a statement named nextval or setval;
@@ -108,17 +113,8 @@ func (t *Tx) readLocks(ctx context.Context, named, hidden, rules bool, seqs []ui
 	if err != nil {
 		return txLocks{}, pgError(err)
 	}
-	var list strings.Builder
-	list.WriteByte('{')
-	for i, oid := range seqs {
-		if i > 0 {
-			list.WriteByte(',')
-		}
-		list.WriteString(strconv.FormatUint(uint64(oid), 10))
-	}
-	list.WriteByte('}')
 	r := t.c.pg.ExecPrepared(ctx, name, [][]byte{[]byte(strconv.FormatBool(named)), []byte(strconv.FormatBool(hidden || rules)),
-		[]byte(strconv.FormatBool(rules && !hidden)), []byte(list.String())}, nil, nil).Read()
+		[]byte(strconv.FormatBool(rules && !hidden)), []byte(oidArray(seqs)), []byte(strconv.FormatInt(t.e.slot.Load(), 10))}, nil, nil).Read()
 	if r.Err != nil {
 		return txLocks{}, pgError(r.Err)
 	}
@@ -135,6 +131,12 @@ func (t *Tx) readLocks(ctx context.Context, named, hidden, rules bool, seqs []ui
 		case "s":
 			if n, err := strconv.ParseInt(string(row[2]), 10, 64); err == nil {
 				values[string(row[1])] = n
+			}
+			switch string(row[3]) {
+			case "f":
+				out.foreign = append(out.foreign, parseOID(row[1]))
+			case "l":
+				out.late = append(out.late, parseOID(row[1]))
 			}
 		}
 	}
@@ -161,6 +163,9 @@ func (t *Tx) unseenLocks(ctx context.Context, called, schema bool, rows []rowCha
 		return nil, nil
 	}
 	locks, err := t.readLocks(ctx, t.seqNamed, hidden, t.lockers.rules, seqs)
+	if err == nil {
+		err = t.checkSequenceValues(ctx, locks)
+	}
 	if err != nil || !locks.hidden {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 // the engine permits it for this statement alone (certa.permit_ddl, which
 // records it in the capture, in its place among the rows), in a savepoint
 // of its own, so that a statement refused afterwards leaves nothing.
-// Sequences it made get this node's interleaving at once, as those of an
-// applied schema change do (the other nodes set theirs when they run it).
+// Sequences it made move into this node's blocks at once, as those of an
+// applied schema change do (the other nodes move theirs when they run it).
 func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -117,7 +117,7 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 		e.Hint = "Run it on its own, outside a transaction block: it then runs in total order on every node."
 		return undo(e)
 	}
-	if err := t.interleaveNew(ctx); err != nil {
+	if err := t.placeNew(ctx); err != nil {
 		return undo(err)
 	}
 	if _, err := pg.Exec(ctx, "RELEASE SAVEPOINT certa_schema").ReadAll(); err != nil {
@@ -126,20 +126,10 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	return tables, nil
 }
 
-// interleaveNew gives the sequences the transaction made this node's
-// interleaving (position.go), under a permit without a statement: each
-// node sets its own.
-func (t *Tx) interleaveNew(ctx context.Context) error {
-	token := []byte(t.e.token)
-	pg := t.c.pg
-	if r := pg.ExecParams(ctx, "SELECT certa.permit_ddl($1, NULL)", [][]byte{token}, nil, nil, nil).Read(); r.Err != nil {
-		return pgError(r.Err)
-	}
-	if err := restartSequences(ctx, pg, t.e.slot.Load(), nil, restartUnset); err != nil {
-		return pgError(err)
-	}
-	r := pg.ExecParams(ctx, "SELECT certa.end_permit($1, 0, NULL)", [][]byte{token}, nil, nil, nil).Read()
-	return pgError(r.Err)
+// placeNew moves the sequences the transaction made (or changed) into
+// this node's blocks (sequences.go) before a client takes a value.
+func (t *Tx) placeNew(ctx context.Context) error {
+	return pgError(placeAsClient(ctx, t.c.pg, t.e.token, t.e.slot.Load()))
 }
 
 // notedSince returns the tables noted in certa.ddl_tables (schema.go)

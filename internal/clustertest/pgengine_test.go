@@ -131,7 +131,8 @@ func TestPostgresEngineCluster(t *testing.T) {
 }
 
 // SERIAL and identity columns hand out values on every node at once
-// without two nodes ever giving the same one.
+// without two nodes ever giving the same one, from blocks of each node's
+// own, the sequences staying as the client made them.
 func TestPostgresEngineSequences(t *testing.T) {
 	c := startPostgresCluster(t, 3)
 	mustExec(t, c.Conn(0), "CREATE TABLE s (id serial PRIMARY KEY, node int)")
@@ -163,9 +164,21 @@ func TestPostgresEngineSequences(t *testing.T) {
 		if got != "90=90" {
 			t.Fatalf("%s: rows=distinct ids %s, want 90=90", table, got)
 		}
-		// Each node's values are its own residue of the stride.
-		if n, err := syncConn(t, c, 2).QueryInt(ctxT(t), "SELECT count(DISTINCT (node, id % 128)) FROM "+table); err != nil || n != 3 {
-			t.Fatalf("%s: %d (node, residue) pairs, %v; want 3", table, n, err)
+		// Each node's values lie in blocks of its own (a 128th of the
+		// range: 16777215 values of an integer, at most 2^32), and
+		// the founder's are those of a lone PostgreSQL: 1 to 30.
+		block := map[string]string{"s": "16777215", "g": "4294967296"}[table]
+		if n, err := syncConn(t, c, 2).QueryInt(ctxT(t), "SELECT count(DISTINCT (node, (id - 1) / "+block+" % 128)) FROM "+table); err != nil || n != 3 {
+			t.Fatalf("%s: %d (node, block owner) pairs, %v; want 3", table, n, err)
+		}
+		if got := values(t, syncConn(t, c, 2), "SELECT min(id), max(id) FROM "+table+" WHERE node = 0"); got != "1=30" {
+			t.Fatalf("%s: the founder's values %s, want 1 to 30", table, got)
+		}
+	}
+	// The sequences are as the client made them, on every node.
+	for i := range c.Nodes {
+		if got := values(t, syncConn(t, c, i), "SELECT sequencename, increment_by FROM pg_sequences ORDER BY 1"); got != "g_id_seq=1,s_id_seq=1" {
+			t.Fatalf("node %d: sequences %s", i+1, got)
 		}
 	}
 	c.WaitConverged(20 * time.Second)

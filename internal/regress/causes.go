@@ -28,8 +28,8 @@ const (
 	// CauseRefusal: a refusal of certa's own (an "ERROR:  certa:" line).
 	CauseRefusal Cause = "certa's refusal"
 	// CauseNumbers: the hunk differs only in numbers (and the widths of
-	// psql's columns that hold them), as sequence values interleaved by
-	// node do.
+	// psql's columns that hold them), as sequence values from blocks of
+	// another node's, or the sizes of relations, do.
 	CauseNumbers Cause = "numbers only"
 	// CauseOther: anything else.
 	CauseOther Cause = "other"
