@@ -172,7 +172,7 @@ DO $r$ BEGIN
 END $r$;
 GRANT SELECT ON certa.failed TO certa_applier;
 GRANT INSERT ON certa.node_slots TO certa_applier;
-GRANT EXECUTE ON FUNCTION certa.place_sequences_at(int, boolean, jsonb, oid[]) TO certa_applier;
+GRANT EXECUTE ON FUNCTION certa.place_sequences_at(int, boolean, jsonb, oid[]), certa.sequence_floors(int, jsonb) TO certa_applier;
 CREATE OR REPLACE FUNCTION certa.record_failed(seqno bigint, token text) RETURNS void LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
@@ -422,6 +422,34 @@ CREATE OR REPLACE FUNCTION certa.sequence_place(seq oid, slot int, v numeric, ea
 				z.size >= @LATE@ AND p.pos - floor(p.pos) >= 1 - 1.0 / @LATE@ AS late) b
 		WHERE s.seqrelid = seq), v)
 $f$;
+CREATE OR REPLACE FUNCTION certa.sequence_floors(slot int, known jsonb) RETURNS jsonb LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE r record; far numeric; out jsonb := coalesce(known, '{}');
+BEGIN
+	FOR r IN SELECT s.seqstart, s.seqincrement AS inc, d.refobjid::regclass AS tab, a.attname AS col,
+			quote_ident(ns.nspname) || '.' || quote_ident(sc.relname) AS name,
+			greatest(1, least(@BLOCKMAX@, floor((s.seqmax::numeric - s.seqmin) / abs(s.seqincrement) / @SLOTS@))) * s.seqincrement AS step
+		FROM pg_sequence s JOIN pg_class sc ON sc.oid = s.seqrelid JOIN pg_namespace ns ON ns.oid = sc.relnamespace
+			JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = s.seqrelid
+				AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+			JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+		WHERE slot >= 0 AND sc.relpersistence <> 't' AND ns.nspname NOT IN ('pg_catalog', 'information_schema', 'certa')
+	LOOP
+		BEGIN
+			EXECUTE format('SELECT max((%1$I - $1) * sign($2)) FROM %2$s WHERE mod(mod(floor((%1$I - $1) / $3), @SLOTS@) + @SLOTS@, @SLOTS@) = $4',
+				r.col, r.tab) INTO far USING r.seqstart::numeric, r.inc::numeric, r.step, slot;
+		EXCEPTION WHEN OTHERS THEN -- a column whose values are not numbers
+			far := NULL;
+		END;
+		far := r.seqstart + far * sign(r.inc);
+		IF far IS NOT NULL AND (NOT out ? r.name OR (far - (out ->> r.name)::numeric) * sign(r.inc) > 0) THEN
+			out := out || jsonb_build_object(r.name, far);
+		END IF;
+	END LOOP;
+	RETURN out;
+END
+$f$;
+REVOKE EXECUTE ON FUNCTION certa.sequence_floors(int, jsonb) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION certa.place_sequences_at(slot int, fresh boolean, floors jsonb, seqs oid[]) RETURNS void LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE r record; last bigint; called boolean; n numeric; f numeric; target numeric; done boolean;

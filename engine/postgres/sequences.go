@@ -252,24 +252,30 @@ func listSequences(ctx context.Context, conn *pgconn.PgConn) ([]sequenceState, e
 
 // placeSequences moves the sequences (those of oids only; nil: every
 // one) that lie outside slot's blocks to the first value of slot's next
-// block (certa.place_sequences_at): from where they are, or past floor
-// (sequence names to values they must pass), or, fresh (the slot was just
-// reserved: none of its values was ever handed out), from their start.
+// block (certa.place_sequences_at): from where they are, or, fresh (the
+// slot was just reserved: none of its values was ever handed out), from
+// their start. After a restore, floor (sequence names to values they must
+// pass; non-nil) holds the values this node handed out before, and the
+// values of its blocks that the restored columns drawing from each
+// sequence hold count too (certa.sequence_floors): a node rebuilt from
+// another's snapshot must not hand out again what it handed out before.
 // slot < 0 parks every sequence at its end: it hands out nothing.
 func placeSequences(ctx context.Context, conn *pgconn.PgConn, slot int64, fresh bool, floor map[string]int64, only []uint32) error {
-	floors, err := json.Marshal(floor)
-	if err != nil {
-		return err
-	}
-	if floor == nil {
-		floors = []byte("{}")
+	sql := "SELECT certa.place_sequences_at($1, $2, $3, $4)"
+	floors := []byte("{}")
+	if floor != nil {
+		sql = "SELECT certa.place_sequences_at($1, $2, certa.sequence_floors($1, $3), $4)"
+		var err error
+		if floors, err = json.Marshal(floor); err != nil {
+			return err
+		}
 	}
 	var oids []byte // NULL: every one
 	if only != nil {
 		oids = []byte(oidArray(only))
 	}
-	r := conn.ExecParams(ctx, "SELECT certa.place_sequences_at($1, $2, $3, $4)",
-		[][]byte{[]byte(strconv.FormatInt(slot, 10)), []byte(strconv.FormatBool(fresh)), floors, oids}, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, sql, [][]byte{[]byte(strconv.FormatInt(slot, 10)), []byte(strconv.FormatBool(fresh)), floors, oids},
+		nil, nil, nil).Read()
 	if r.Err != nil {
 		return fmt.Errorf("place sequences in this node's blocks: %w", r.Err)
 	}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -84,5 +85,42 @@ func TestSequenceBlocks(t *testing.T) {
 				t.Fatalf("after a setval into another slot's block: %s, want %d", got, next)
 			}
 		})
+	}
+}
+
+// A node rebuilt from a snapshot goes on past the values of its own blocks
+// that the restored rows hold, though the snapshot's sequence is behind
+// them (another node's snapshot: its sequence is at that node's place).
+func TestRestoreGoesOnPastOwnValues(t *testing.T) {
+	e := openResetEngine(t, Config{MaxConns: 2})
+	f := &tempFixture{t: t, e: e}
+	grantSlot(f)
+	resetDDL(f, "CREATE TABLE t (id serial PRIMARY KEY, v int)")
+	ctx := engine.WithSequenceValues(context.Background(), &engine.SequenceValues{})
+	s := e.NewSession()
+	defer s.Close()
+	// This node's first block of an integer sequence, from slot 1: its
+	// values, written by another node's client, are ahead of t_id_seq.
+	block := int64(16777215)
+	first := 1 + e.slot.Load()*block
+	if _, err := f.firstRow(s, ctx, fmt.Sprintf("INSERT INTO t VALUES (%d, 1), (%d, 2)", first, first+1)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, err = snap.WriteTo(&buf)
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Restore(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	row, err := f.firstRow(s, ctx, "INSERT INTO t (v) VALUES (3) RETURNING id")
+	if err != nil || fmt.Sprint(row) != fmt.Sprintf("[%d]", first+2) {
+		t.Fatalf("the next value after the restore: %v, %v; want %d", row, err, first+2)
 	}
 }
