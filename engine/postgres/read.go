@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -368,10 +369,16 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	// The trial's notices are the client's ("... does not exist,
 	// skipping"); the applier's run of it later sends none.
 	e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
-	sc, tables, err := checkSchemaChange(ctx, c, e.token, stmt)
+	sc, tables, held, err := checkSchemaChange(ctx, c, e.token, stmt)
 	e.checkerNotices.send = nil
 	e.untrack(pid)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
+	if held != "" {
+		// The rollback brought back the sequences as they were held.
+		if err := releaseSequences(context.WithoutCancel(ctx), c, held, false); err != nil {
+			return engine.DDL{}, fmt.Errorf("put back the sequences the trial of a schema change held: %w", err)
+		}
+	}
 	if err != nil {
 		if cancelled.Load() {
 			return engine.DDL{}, errTrialCancelled(err)
@@ -393,30 +400,31 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 // checkSchemaChange runs stmt in a transaction it leaves open on c, under
 // the session settings of ctx, and returns it as it is replicated and the
 // tables the event triggers noted (certa.ddl_tables).
-func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string) (schemaChange, string, error) {
+func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string) (schemaChange, string, string, error) {
 	if _, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'").ReadAll(); err != nil {
-		return schemaChange{}, "", err
+		return schemaChange{}, "", "", err
 	}
 	if err := applySettings(ctx, c, engine.SettingsFrom(ctx)); err != nil {
-		return schemaChange{}, "", err
+		return schemaChange{}, "", "", err
 	}
 	settings, err := readSchemaSettings(ctx, c)
 	if err != nil {
-		return schemaChange{}, "", err
+		return schemaChange{}, "", "", err
 	}
 	role, err := sessionRole(ctx, c)
 	if err != nil {
-		return schemaChange{}, "", err
+		return schemaChange{}, "", "", err
 	}
 	sc := schemaChange{Settings: settings, SQL: stmt, Role: role}
-	if err := runSchemaChange(ctx, c, token, sc, false, nil); err != nil {
-		return schemaChange{}, "", err
+	held, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil)
+	if err != nil {
+		return schemaChange{}, "", held, err
 	}
 	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
 	if r.Err != nil {
-		return schemaChange{}, "", r.Err
+		return schemaChange{}, "", held, r.Err
 	}
-	return sc, string(r.Rows[0][0]), nil
+	return sc, string(r.Rows[0][0]), held, nil
 }
 
 // droppedIndexTables returns the tables of the indexes stmt drops (DROP

@@ -505,6 +505,44 @@ BEGIN
 	PERFORM certa.place_sequences_at(slot, false, '{}', NULL);
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.hold_sequences(seqs oid[]) RETURNS jsonb LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE r record; last bigint; called boolean; held jsonb := '{}';
+BEGIN
+	FOR r IN SELECT q.seqrelid AS seq, q.seqstart FROM pg_sequence q JOIN pg_class c ON c.oid = q.seqrelid
+		WHERE c.relpersistence <> 't' AND (q.seqrelid = ANY (seqs) OR q.seqrelid IN (SELECT d.objid FROM pg_depend d
+			WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+				AND d.refobjid = ANY (seqs)))
+	LOOP
+		EXECUTE format('SELECT last_value, is_called FROM %s', r.seq::regclass) INTO last, called;
+		held := held || jsonb_build_object(r.seq::text, jsonb_build_array(last, called, r.seqstart));
+		PERFORM setval(r.seq, r.seqstart, true);
+	END LOOP;
+	RETURN held;
+END
+$f$;
+CREATE OR REPLACE FUNCTION certa.release_sequences(held jsonb) RETURNS void LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE k text; v jsonb; last bigint; called boolean; q record;
+BEGIN
+	FOR k, v IN SELECT * FROM jsonb_each(held) LOOP
+		SELECT * INTO q FROM pg_sequence WHERE seqrelid = k::oid;
+		IF NOT FOUND THEN
+			CONTINUE; -- dropped
+		END IF;
+		EXECUTE format('SELECT last_value, is_called FROM %s', k::oid::regclass) INTO last, called;
+		IF last <> (v ->> 2)::bigint OR NOT called THEN
+			CONTINUE; -- the statement moved it (RESTART)
+		END IF;
+		IF (v ->> 0)::bigint BETWEEN q.seqmin AND q.seqmax THEN
+			PERFORM setval(k::oid, (v ->> 0)::bigint, (v ->> 1)::boolean);
+		ELSE -- past its new bounds: this node's values of it are used up
+			-- (what it handed out before may lie within them)
+			PERFORM setval(k::oid, CASE WHEN q.seqincrement > 0 THEN q.seqmax ELSE q.seqmin END, true);
+		END IF;
+	END LOOP;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.sequence_values(seqs oid[], last boolean) RETURNS TABLE (seq oid, value bigint) LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE s oid;

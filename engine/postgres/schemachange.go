@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"certa/pgparse"
 )
 
 // schemaChange is a schema statement as it is replicated (a DDL write
@@ -138,6 +140,53 @@ func bodiesUnchecked(settings map[string]string) map[string]string {
 	return out
 }
 
+// holdSequences sets the sequences an ALTER SEQUENCE or ALTER TABLE names
+// (or that the tables it names own) at their start, in the savepoint
+// certa_hold, and returns where they were (certa.hold_sequences; "" when
+// it names none). PostgreSQL checks a sequence's new bounds against where
+// it is, which is each node's own place (sequences.go): held, every node
+// runs the statement alike. releaseSequences puts them back, or at their
+// end where that is now out of bounds; the caller then places them.
+func holdSequences(ctx context.Context, conn *pgconn.PgConn, sql string) (string, error) {
+	if tag := pgparse.SchemaTag(sql); tag != "ALTER SEQUENCE" && tag != "ALTER TABLE" {
+		return "", nil
+	}
+	names, err := json.Marshal(pgparse.Relations(sql))
+	if err != nil {
+		return "", err
+	}
+	r := conn.ExecParams(ctx, `SAVEPOINT certa_hold`, nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return "", r.Err
+	}
+	r = conn.ExecParams(ctx, `SELECT certa.hold_sequences(ARRAY(SELECT pg_catalog.to_regclass(n)::pg_catalog.oid
+		FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) n))`, [][]byte{names}, nil, nil, nil).Read()
+	if r.Err != nil {
+		return "", r.Err
+	}
+	if held := string(r.Rows[0][0]); held != "{}" {
+		return held, nil
+	}
+	_, err = conn.Exec(ctx, "RELEASE SAVEPOINT certa_hold").ReadAll()
+	return "", err
+}
+
+// releaseSequences undoes holdSequences (held "": nothing), and releases
+// the savepoint certa_hold if it still exists (savepoint).
+func releaseSequences(ctx context.Context, conn *pgconn.PgConn, held string, savepoint bool) error {
+	if held == "" {
+		return nil
+	}
+	if r := conn.ExecParams(ctx, "SELECT certa.release_sequences($1)", [][]byte{[]byte(held)}, nil, nil, nil).Read(); r.Err != nil {
+		return r.Err
+	}
+	if !savepoint {
+		return nil
+	}
+	_, err := conn.Exec(ctx, "RELEASE SAVEPOINT certa_hold").ReadAll()
+	return err
+}
+
 // runSchemaChange runs sc in the transaction open on conn, as the client
 // role (which then owns what it makes, and which the event triggers see),
 // under sc's settings. With restore, the settings are set back afterwards
@@ -149,30 +198,50 @@ func bodiesUnchecked(settings map[string]string) map[string]string {
 // objects that depend on replicated ones are dropped (tempdeps.go), if
 // there were any.
 func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) error {
+	_, err := runSchemaChangeHeld(ctx, conn, token, sc, restore, makeWay)
+	return err
+}
+
+// runSchemaChangeHeld is runSchemaChange, which also returns the
+// sequences it held (holdSequences), for a caller that rolls the
+// transaction back: ALTER SEQUENCE writes a sequence anew, so the
+// rollback brings back the old one, as held, which it must release again.
+func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) (string, error) {
 	var before map[string]string
 	if restore {
 		var err error
 		if before, err = readSchemaSettings(ctx, conn); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+quoteIdent(sc.role())).ReadAll(); err != nil {
-		return err
+		return "", err
 	}
 	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
-		return err
+		return "", err
+	}
+	held, err := holdSequences(ctx, conn, sc.SQL)
+	if err != nil {
+		return held, err
 	}
 	if err := execSchemaStatement(ctx, conn, token, sc, makeWay); err != nil {
-		return err
+		if held != "" {
+			conn.Exec(ctx, "ROLLBACK TO SAVEPOINT certa_hold").ReadAll()
+			releaseSequences(ctx, conn, held, true)
+		}
+		return held, err
+	}
+	if err := releaseSequences(ctx, conn, held, true); err != nil {
+		return held, err
 	}
 	if err := refuseNodeDependent(ctx, conn, sc.SQL); err != nil {
-		return err
+		return held, err
 	}
 	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {
-		return err
+		return held, err
 	}
 	if restore {
-		return applySettings(ctx, conn, before)
+		return held, applySettings(ctx, conn, before)
 	}
-	return nil
+	return held, nil
 }
