@@ -367,6 +367,7 @@ func TestSplitTOC(t *testing.T) {
 3483; 0 0 ACL - SCHEMA public pg_database_owner
 7; 2615 16508 SCHEMA - other certa_client
 240; 1255 16460 FUNCTION public grab(integer, text) certa_client
+3490; 0 0 ACL - SCHEMA other certa_client
 3484; 0 0 ACL pg_catalog FUNCTION lo_creat(integer) postgres
 227; 1259 16491 TABLE public odd 1; 1259 1 TABLE public p postgres certa_client
 228; 1259 16492 TABLE public certa_client postgres
@@ -396,8 +397,15 @@ func TestSplitTOC(t *testing.T) {
 	if got, want := ids(admin), []string{"6", "3483", "3484", "228", "3464", "4", "3625"}; !slices.Equal(got, want) {
 		t.Errorf("superuser's entries %v, want %v", got, want)
 	}
-	if got, want := ids(client), []string{"7", "240", "227", "3471", "229", "3313", "2", "3624", "3400", "3401"}; !slices.Equal(got, want) {
+	if got, want := ids(client), []string{"7", "240", "3490", "227", "3471", "229", "3313", "2", "3624", "3400", "3401"}; !slices.Equal(got, want) {
 		t.Errorf("client's entries %v, want %v", got, want)
+	}
+	var stages [][]string
+	for _, st := range clientStages(client) {
+		stages = append(stages, ids(st))
+	}
+	if want := [][]string{{"7"}, {"3490"}, {"240", "227", "3471", "229", "3313", "2", "3624", "3400", "3401"}}; !slices.EqualFunc(stages, want, slices.Equal) {
+		t.Errorf("the client's runs of pg_restore %v, want %v", stages, want)
 	}
 	for _, bad := range []string{
 		"6; 2615 16386 SCHEMA - certa postgres\n6; 2615 16386 SCHEMA - certa postgres\n",

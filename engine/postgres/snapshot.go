@@ -181,8 +181,15 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	adminList, clientList := filepath.Join(dir, "admin.list"), filepath.Join(dir, "client.list")
-	for path, lines := range map[string][]string{adminList: adminTOC, clientList: clientTOC} {
+	adminList := filepath.Join(dir, "admin.list")
+	lists := map[string][]string{adminList: adminTOC}
+	var clientLists []string
+	for i, stage := range clientStages(clientTOC) {
+		path := filepath.Join(dir, fmt.Sprintf("client%d.list", i))
+		lists[path] = stage
+		clientLists = append(clientLists, path)
+	}
+	for path, lines := range lists {
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
@@ -210,8 +217,12 @@ func (e *Engine) Restore(ctx context.Context, r io.Reader) error {
 	err = run(e.tool, "--use-list="+adminList)
 	if err != nil {
 		err = fmt.Errorf("certa's objects: %w", err)
-	} else if len(clientTOC) > 0 {
-		if err = run(e.applierTool, "--role="+clientRole, "--use-list="+clientList); err != nil {
+	}
+	for _, list := range clientLists {
+		if err != nil {
+			break
+		}
+		if err = run(e.applierTool, "--role="+clientRole, "--use-list="+list); err != nil {
 			err = fmt.Errorf("the client's objects, as %s: %w", clientRole, err)
 		}
 	}
@@ -380,6 +391,35 @@ func splitTOC(toc string, owners, extensions map[string]bool) (admin, client []s
 		return nil, nil, errors.New("the snapshot holds none of certa's objects")
 	}
 	return admin, client, nil
+}
+
+// clientStages splits the client's entries of a table of contents into
+// the runs of pg_restore that restore them, in order: its schemas, the
+// privileges on them (ACL - SCHEMA), the rest. The client role restores
+// them, and ALTER ... OWNER TO a role needs that role's CREATE on the
+// object's schema (a superuser's restore skips the check), while
+// pg_restore grants privileges after every object. Empty runs are left
+// out.
+func clientStages(lines []string) [][]string {
+	var schemas, acls, rest []string
+	for _, line := range lines {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 5 && f[3] == "ACL" && f[4] == "-" && f[5] == "SCHEMA":
+			acls = append(acls, line)
+		case len(f) > 4 && f[3] == "SCHEMA" && f[4] == "-":
+			schemas = append(schemas, line)
+		default:
+			rest = append(rest, line)
+		}
+	}
+	var stages [][]string
+	for _, st := range [][]string{schemas, acls, rest} {
+		if len(st) > 0 {
+			stages = append(stages, st)
+		}
+	}
+	return stages
 }
 
 // extensionOf returns the extension an entry (without its id, oids and

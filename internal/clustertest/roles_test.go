@@ -97,14 +97,21 @@ func TestClientRoles(t *testing.T) {
 	}
 
 	// A node that joins after the log was compacted gets the roles, and
-	// what they own, from its snapshot.
+	// what they own, from its snapshot: also a table of one role's in a
+	// schema of another's, which granted it CREATE (the restore, not a
+	// superuser's, needs that grant before it gives the table its owner).
+	mustExec(t, a, "CREATE SCHEMA app AUTHORIZATION app_owner")
+	mustExec(t, a, "GRANT CREATE, USAGE ON SCHEMA app TO app_reader")
+	mustExec(t, a, "SET ROLE app_reader")
+	mustExec(t, a, "CREATE TABLE app.notes (id int PRIMARY KEY)")
+	mustExec(t, a, "RESET ROLE")
 	mustExec(t, a, "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
 	insertRows(t, c, []int{0, 1}, 1, 40)
 	snapshotAdvanced(t, c, 0, 0)
 	joined := c.Add(0)
 	c.WaitConverged(30 * time.Second)
 	j := syncConn(t, c, joined)
-	if got := values(t, j, "SELECT 'owner', pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'owned_view'"); got != "owner=app_owner" {
+	if got := values(t, j, "SELECT relname, pg_get_userbyid(relowner) FROM pg_class WHERE relname IN ('owned_view', 'notes') ORDER BY 1"); got != "notes=app_reader,owned_view=app_owner" {
 		t.Fatalf("the new node: %s", got)
 	}
 	mustExec(t, j, "SET ROLE app_reader")
