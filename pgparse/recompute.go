@@ -39,6 +39,9 @@ type Recompute struct {
 	Type string
 	// Domain: the default is Type's, a domain's (DomainDefault).
 	Domain bool
+	// Bound: it is a partition's bound, which PostgreSQL computes once,
+	// when it makes or attaches the partition.
+	Bound bool
 	// Catalog: it reads a system catalog (pg_catalog's relations,
 	// information_schema's views), whose rows are each node's own.
 	Catalog bool
@@ -84,6 +87,9 @@ func (r Recompute) Reason() string {
 func (r Recompute) Refusal(why string) *sqlerr.Error {
 	e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: %s %s: every node runs a schema change again and would store other values", r.What, why)
 	switch {
+	case r.Bound:
+		e = sqlerr.New(sqlerr.FeatureNotSupported, "certa: %s %s: every node runs a schema change again and would compute another bound", r.What, why)
+		e.Hint = "Write the bound as constants (the values this node computes now: SELECT them first)."
 	case r.Table == "":
 		e.Hint = "Create the table, then fill it with INSERT ... SELECT: inserted rows are computed once and replicated."
 	case r.Numbering:
@@ -108,6 +114,15 @@ func Recomputes(sql string) []Recompute {
 		switch s := raw.Stmt.Node.(type) {
 		case *pg_query.Node_AlterTableStmt:
 			out = append(out, alterRecomputes(s.AlterTableStmt)...)
+			for _, c := range s.AlterTableStmt.Cmds {
+				if pc := c.GetAlterTableCmd().GetDef().GetPartitionCmd(); pc != nil && pc.Name != nil && pc.Bound != nil {
+					out = append(out, boundRecompute(pc.Name.Relname, pc.Bound))
+				}
+			}
+		case *pg_query.Node_CreateStmt:
+			if s.CreateStmt.Partbound != nil && s.CreateStmt.Relation != nil {
+				out = append(out, boundRecompute(s.CreateStmt.Relation.Relname, s.CreateStmt.Partbound))
+			}
 		case *pg_query.Node_CreateTableAsStmt:
 			what := "the query of CREATE TABLE AS"
 			if s.CreateTableAsStmt.Objtype == pg_query.ObjectType_OBJECT_MATVIEW {
@@ -124,6 +139,18 @@ func Recomputes(sql string) []Recompute {
 		}
 	}
 	return out
+}
+
+// boundRecompute is the bound of partition name, its values as written
+// (a node computes current_timestamp when it runs the statement).
+func boundRecompute(name string, b *pg_query.PartitionBoundSpec) Recompute {
+	list := &pg_query.List{}
+	for _, d := range [][]*pg_query.Node{b.Listdatums, b.Lowerdatums, b.Upperdatums} {
+		list.Items = append(list.Items, d...)
+	}
+	r := exprRecompute("", "the bound of partition "+name, &pg_query.Node{Node: &pg_query.Node_List{List: list}})
+	r.Bound = true
+	return r
 }
 
 // alterRecomputes returns the parts of an ALTER TABLE that compute values

@@ -40,6 +40,12 @@ func TestRecomputes(t *testing.T) {
 			[]Recompute{{What: "the query of the materialized view", Funcs: []string{"my.f"}, Order: true}}},
 		{"SELECT a, clock_timestamp() INTO r FROM t", []Recompute{{What: "the query of SELECT INTO", Funcs: []string{"clock_timestamp"}}}},
 		{"CREATE TABLE t (id int PRIMARY KEY, at timestamptz DEFAULT now())", nil},
+		// A partition's bound is computed where the statement runs.
+		{"CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (current_timestamp) TO (MAXVALUE)",
+			[]Recompute{{What: "the bound of partition p1", Context: true, Bound: true}}},
+		{"CREATE TABLE p2 PARTITION OF p FOR VALUES IN (1, 2)", []Recompute{{What: "the bound of partition p2", Bound: true}}},
+		{"ALTER TABLE p ATTACH PARTITION s.p3 FOR VALUES FROM (now()) TO ('2030-01-01')",
+			[]Recompute{{What: "the bound of partition p3", Funcs: []string{"now"}, Bound: true}}},
 		{"SELECT now()", nil},
 		{`ALTER TABLE t ADD COLUMN c "My".d, ADD COLUMN e int[], ADD COLUMN f text DEFAULT 'x'`,
 			[]Recompute{{Table: `"t"`, What: "the default of column c", Type: `"My"."d"`},
