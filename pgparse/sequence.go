@@ -86,3 +86,40 @@ func ParseSequenceStmt(sql string) *SequenceStmt {
 	}
 	return nil
 }
+
+// SequencesRebounded returns the relations (as PostgreSQL names, quoted)
+// whose sequences sql may give new bounds: the sequence of an ALTER
+// SEQUENCE, the table of an ALTER TABLE that changes a column's type or
+// identity options (its identity or serial sequences). PostgreSQL checks
+// the new bounds against where each sequence is. nil for other
+// statements, and for text that does not parse.
+func SequencesRebounded(sql string) []string {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	switch s := tree.Stmts[0].Stmt.Node.(type) {
+	case *pg_query.Node_AlterSeqStmt:
+		return rangeVarName(s.AlterSeqStmt.Sequence)
+	case *pg_query.Node_AlterTableStmt:
+		for _, c := range s.AlterTableStmt.Cmds {
+			switch c.GetAlterTableCmd().GetSubtype() {
+			case pg_query.AlterTableType_AT_AlterColumnType, pg_query.AlterTableType_AT_SetIdentity:
+				return rangeVarName(s.AlterTableStmt.Relation)
+			}
+		}
+	}
+	return nil
+}
+
+// rangeVarName is rv's name, quoted, in a list (nil for none).
+func rangeVarName(rv *pg_query.RangeVar) []string {
+	if rv == nil || rv.Relname == "" {
+		return nil
+	}
+	name := quoteIdent(rv.Relname)
+	if rv.Schemaname != "" {
+		name = quoteIdent(rv.Schemaname) + "." + name
+	}
+	return []string{name}
+}

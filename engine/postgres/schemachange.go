@@ -140,35 +140,38 @@ func bodiesUnchecked(settings map[string]string) map[string]string {
 	return out
 }
 
-// holdSequences sets the sequences an ALTER SEQUENCE or ALTER TABLE names
-// (or that the tables it names own) at their start, in the savepoint
+// holdSequences sets the sequences whose bounds sql may change
+// (pgparse.SequencesRebounded: those an ALTER SEQUENCE names, or that own
+// the column an ALTER TABLE retypes) at their start, opens the savepoint
 // certa_hold, and returns where they were (certa.hold_sequences; "" when
-// it names none). PostgreSQL checks a sequence's new bounds against where
-// it is, which is each node's own place (sequences.go): held, every node
-// runs the statement alike. releaseSequences puts them back, or at their
-// end where that is now out of bounds; the caller then places them.
+// there are none). PostgreSQL checks a sequence's new bounds against
+// where it is, which is each node's own place (sequences.go): held, every
+// node runs the statement alike. releaseSequences puts them back, or at
+// their end where that is now out of bounds; the caller then places them.
 func holdSequences(ctx context.Context, conn *pgconn.PgConn, sql string) (string, error) {
-	if tag := pgparse.SchemaTag(sql); tag != "ALTER SEQUENCE" && tag != "ALTER TABLE" {
+	names := pgparse.SequencesRebounded(sql)
+	if names == nil {
 		return "", nil
 	}
-	names, err := json.Marshal(pgparse.Relations(sql))
+	list, err := json.Marshal(names)
 	if err != nil {
 		return "", err
 	}
-	r := conn.ExecParams(ctx, `SAVEPOINT certa_hold`, nil, nil, nil, nil).Read()
+	r := conn.ExecParams(ctx, `SELECT certa.hold_sequences(ARRAY(SELECT pg_catalog.to_regclass(n)::pg_catalog.oid
+		FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) n))`, [][]byte{list}, nil, nil, nil).Read()
 	if r.Err != nil {
 		return "", r.Err
 	}
-	r = conn.ExecParams(ctx, `SELECT certa.hold_sequences(ARRAY(SELECT pg_catalog.to_regclass(n)::pg_catalog.oid
-		FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) n))`, [][]byte{names}, nil, nil, nil).Read()
-	if r.Err != nil {
-		return "", r.Err
+	held := string(r.Rows[0][0])
+	if held == "{}" {
+		return "", nil
 	}
-	if held := string(r.Rows[0][0]); held != "{}" {
-		return held, nil
+	// setval is not undone by a rollback: the savepoint lets a failed
+	// statement's transaction go on to release them.
+	if _, err := conn.Exec(ctx, "SAVEPOINT certa_hold").ReadAll(); err != nil {
+		return "", err
 	}
-	_, err = conn.Exec(ctx, "RELEASE SAVEPOINT certa_hold").ReadAll()
-	return "", err
+	return held, nil
 }
 
 // releaseSequences undoes holdSequences (held "": nothing), and releases
