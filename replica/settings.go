@@ -306,25 +306,18 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 		}
 		v.defaultModes.isolation = level
 		v.settings[name] = level
-	case "default_transaction_read_only":
+	case "default_transaction_read_only", "default_transaction_deferrable":
 		b := false
 		if value != "" && !strings.EqualFold(value, "default") {
 			if b, err = parseBool(name, value); err != nil {
 				return nil, err
 			}
 		}
-		v.defaultModes.readOnly = b
+		v.defaultModes.setDefault(name, onOff(b))
 		v.settings[name] = onOff(b)
-		return &[2]string{name, onOff(b)}, nil
-	case "default_transaction_deferrable":
-		b := false
-		if value != "" && !strings.EqualFold(value, "default") {
-			if b, err = parseBool(name, value); err != nil {
-				return nil, err
-			}
+		if name == "default_transaction_read_only" { // reported to the client
+			return &[2]string{name, onOff(b)}, nil
 		}
-		v.defaultModes.deferrable = b
-		v.settings[name] = onOff(b)
 	case "statement_timeout":
 		d := defaultTimeout
 		if value != "" && !strings.EqualFold(value, "default") {

@@ -91,9 +91,8 @@ SELECT 't', l.relation, NULL::bigint, NULL FROM l WHERE $2::bool AND l.mode = 'R
 	AND l.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname IN ('pg_catalog', 'information_schema', 'certa'))
 UNION ALL SELECT 'v', 0, NULL, NULL WHERE $3::bool AND EXISTS (SELECT 1 FROM l JOIN pg_catalog.pg_rewrite r ON r.ev_class = l.relation
 	WHERE pg_catalog.pg_get_ruledef(r.oid) ~* '` + lockingClauseRE + `')
-UNION ALL SELECT 's', v.seq, v.value, CASE WHEN v.seq = 0 THEN NULL
-		WHEN certa.sequence_place(v.seq, $5::int, v.value, false) <> v.value THEN 'f'
-		WHEN certa.sequence_place(v.seq, $5::int, v.value, true) <> v.value THEN 'l' END FROM certa.sequence_values(
+UNION ALL SELECT 's', v.seq, v.value, CASE WHEN v.seq = 0 OR certa.sequence_place(v.seq, $5::int, v.value, true) = v.value THEN NULL
+		WHEN certa.sequence_place(v.seq, $5::int, v.value, false) <> v.value THEN 'f' ELSE 'l' END FROM certa.sequence_values(
 	ARRAY(SELECT pg_catalog.unnest($4::oid[]) UNION SELECT l.relation FROM l WHERE $1::bool AND l.relkind = 'S'), $1::bool) v`
 
 // txLocks is what locksSQL found.
