@@ -879,13 +879,22 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 	if err := s.readWait(execCtx); err != nil {
 		return false, err
 	}
+	// Outside a block PostgreSQL runs a CONCURRENTLY on temporary
+	// objects as without it, which a transaction of certa's can.
+	sql := st.sql
+	if cc, ok := pgparse.ParseConcurrently(sql); ok {
+		if cc.Refusal != "" {
+			return false, sqlerr.New(sqlerr.FeatureNotSupported, "%s", cc.Refusal)
+		}
+		sql = cc.SQL
+	}
 	tx, err := s.es.Begin(s.engineCtx(execCtx))
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback()
 	buf := result.BufferFor(w)
-	if ran, err := tx.ExecLocal(execCtx, st.sql, buf); !ran || err != nil {
+	if ran, err := tx.ExecLocal(execCtx, sql, buf); !ran || err != nil {
 		return ran, err
 	}
 	if err := s.commitTx(ctx, tx, s.defaultModes.serializable()); err != nil {

@@ -359,7 +359,10 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	}
 	// Run in a transaction on every node, as PostgreSQL runs no
 	// CONCURRENTLY: the same objects, with stronger locks meanwhile.
-	stmt, _ = pgparse.WithoutConcurrently(stmt)
+	cc, concurrently := pgparse.ParseConcurrently(stmt)
+	if concurrently {
+		stmt = cc.SQL
+	}
 	e.checkMu.Lock()
 	defer e.checkMu.Unlock()
 	c := e.checker
@@ -369,7 +372,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	// The trial's notices are the client's ("... does not exist,
 	// skipping"); the applier's run of it later sends none.
 	e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
-	sc, tables, held, err := checkSchemaChange(ctx, c, e.token, stmt)
+	sc, tables, held, err := checkSchemaChange(ctx, c, e.token, stmt, cc)
 	e.checkerNotices.send = nil
 	e.untrack(pid)
 	c.Exec(context.WithoutCancel(ctx), "ROLLBACK").ReadAll()
@@ -399,8 +402,9 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 
 // checkSchemaChange runs stmt in a transaction it leaves open on c, under
 // the session settings of ctx, and returns it as it is replicated and the
-// tables the event triggers noted (certa.ddl_tables).
-func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string) (schemaChange, string, string, error) {
+// tables the event triggers noted (certa.ddl_tables). cc is what stmt
+// was with CONCURRENTLY (pgparse.ParseConcurrently), if it had it.
+func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string, cc pgparse.Concurrently) (schemaChange, string, string, error) {
 	if _, err := c.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '5s'").ReadAll(); err != nil {
 		return schemaChange{}, "", "", err
 	}
@@ -414,6 +418,11 @@ func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string
 	role, err := sessionRole(ctx, c)
 	if err != nil {
 		return schemaChange{}, "", "", err
+	}
+	if cc.Kind != "" {
+		if err := refuseConcurrently(ctx, c, cc); err != nil {
+			return schemaChange{}, "", "", err
+		}
 	}
 	sc := schemaChange{Settings: settings, SQL: stmt, Role: role}
 	held, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil)
