@@ -55,6 +55,12 @@ type Recompute struct {
 	// every node the same result only if no two rows tie on it, which the
 	// engine decides from the table's unique indexes.
 	Unique []UniqueOrder
+	// Column is, for a column added with a default of its own (and
+	// without IF NOT EXISTS), its name. PostgreSQL gives every row there
+	// is one value of a default that calls no VOLATILE function (now(),
+	// CURRENT_DATE): the engine can read it and replicate the statement
+	// with that value pinned (PinDefaults).
+	Column string
 }
 
 // UniqueOrder is an ordering by columns of one table (with the columns
@@ -189,8 +195,14 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 					hasDefault = true
 					e := exprRecompute(table, r.What, k.RawExpr)
 					r.Funcs, r.Context, r.Order = e.Funcs, e.Context, e.Order
-					if clockTypes[typeName(def.TypeName)] && readsClock(k.RawExpr) {
+					frozen := clockTypes[typeName(def.TypeName)] && readsClock(k.RawExpr) || castsClock(k.RawExpr)
+					if frozen {
 						r.Context = true // DEFAULT 'now' for a timestamp column
+					}
+					if !cmd.MissingOk && !frozen {
+						// (PostgreSQL stores 'now' as the moment it read it:
+						// its rows and default would be this node's.)
+						r.Column = def.Colname
 					}
 				}
 			}
@@ -285,6 +297,19 @@ func readsClock(n *pg_query.Node) bool {
 		return true
 	}
 	return false
+}
+
+// castsClock reports whether n casts a string that a date or time type
+// reads as the moment (readsClock) to such a type: a constant PostgreSQL
+// computes when it reads the expression.
+func castsClock(n *pg_query.Node) bool {
+	found := false
+	walkMessages(n.ProtoReflect(), func(m protoreflect.Message) {
+		if c, ok := m.Interface().(*pg_query.TypeCast); ok && clockTypes[typeName(c.TypeName)] && readsClock(c.Arg) {
+			found = true
+		}
+	})
+	return found
 }
 
 // orderSensitive reports whether aggregate f's result depends on the

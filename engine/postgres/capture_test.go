@@ -183,7 +183,7 @@ func TestCaptureAndApply(t *testing.T) {
 		// Nor forge the engine's permit for a schema statement.
 		"SET certa.ddl_permit = 'x'; DROP TABLE entry":        codeNotLocal,
 		"SELECT certa.permit_ddl('guess', 'DROP TABLE acct')": "42501",
-		"SELECT certa.end_permit('guess', 0, NULL)":           "42501",
+		"SELECT certa.end_permit('guess', 0, NULL, NULL)":     "42501",
 		"SELECT * FROM certa.permits":                         "42501",
 		// Nor write large objects, which no trigger captures.
 		"SELECT lo_from_bytea(0, 'x')": "42501",

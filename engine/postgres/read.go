@@ -425,10 +425,11 @@ func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string
 		}
 	}
 	sc := schemaChange{Settings: settings, SQL: stmt, Role: role}
-	held, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil)
+	held, pinned, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil, true)
 	if err != nil {
 		return schemaChange{}, "", held, err
 	}
+	sc.SQL = pinned
 	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
 	if r.Err != nil {
 		return schemaChange{}, "", held, r.Err

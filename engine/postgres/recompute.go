@@ -13,27 +13,32 @@ import (
 )
 
 // errNodeDependent: a schema statement computes values that would differ
-// between nodes. It is refused alike on every node (the same statement
-// at the same position sees the same rows and catalog).
+// between nodes (pinOrRefuse).
 var errNodeDependent = errors.New("schema statement computes values that differ between nodes")
 
-// refuseNodeDependent checks a schema statement that ran in the
-// transaction open on conn: every node runs it again at its position, so
-// what it computes must depend on the rows alone. A column added to a
-// table that holds rows, with a default that is not IMMUTABLE (now(),
+// pinOrRefuse checks a schema statement that ran in the transaction
+// open on conn: every node runs it again at its position, so what it
+// computes must depend on the rows alone. A column added to a table that
+// holds rows, with a default that is not IMMUTABLE (now(),
 // gen_random_uuid()), reads the clock or session, or numbers the rows
 // (serial, identity), and a new relation's rows computed that way (CREATE
 // TABLE AS, SELECT INTO, materialized views), would get other values on
-// each node: refused with 0A000 and a hint. What is computed is read
-// from the statement's parse tree (pgparse.Recomputes); whether a
-// function is IMMUTABLE, and whether the table holds rows, from
-// PostgreSQL.
-func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+// each node. Where the statement runs first (pin: the trial of one on its
+// own, a block's), a default that calls no VOLATILE function gave every
+// row one value, which pinOrRefuse reads and pins into the statement it
+// returns, the one to replicate (pgparse.PinDefaults). What it cannot pin
+// is refused with 0A000 and a hint, as a statement applied (pin false) is
+// on every node alike (the same statement at the same position sees the
+// same rows and catalog). What is computed is read from the statement's
+// parse tree (pgparse.Recomputes); whether a function is IMMUTABLE, and
+// whether the table holds rows, from PostgreSQL.
+func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool) (string, error) {
+	pins := map[string]*string{}
 	for _, r := range pgparse.Recomputes(sql) {
 		if r.Type != "" {
 			res := conn.ExecParams(ctx, domainDefaultSQL, [][]byte{[]byte(r.Type)}, nil, nil, nil).Read()
 			if res.Err != nil {
-				return res.Err
+				return "", res.Err
 			}
 			if len(res.Rows) == 0 {
 				continue // not a domain with a default: the column is NULL
@@ -42,7 +47,7 @@ func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) e
 		}
 		why, err := nodeDependence(ctx, conn, r)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if why == "" {
 			continue // the next part may differ (ADD COLUMN a ..., ADD COLUMN b ...)
@@ -50,17 +55,71 @@ func refuseNodeDependent(ctx context.Context, conn *pgconn.PgConn, sql string) e
 		if r.Table != "" {
 			has, err := hasRows(ctx, conn, r.Table)
 			if err != nil {
-				return err
+				return "", err
 			}
 			if !has {
 				continue
 			}
 		}
+		if pin {
+			value, ok, volatile, err := pinnedValue(ctx, conn, r)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				pins[r.Column] = value
+				continue
+			}
+			if volatile != "" {
+				why = fmt.Sprintf("calls %s(), which is VOLATILE", volatile)
+			}
+		}
 		e := r.Refusal(why)
 		e.Err = errNodeDependent
-		return e
+		return "", e
 	}
-	return nil
+	if len(pins) == 0 {
+		return sql, nil
+	}
+	return pgparse.PinDefaults(sql, pins)
+}
+
+// pinnedValue returns the value, as text (nil: NULL), that the column r
+// added has in the table's rows, if PostgreSQL gave them all one: its
+// default calls no VOLATILE function, reads no row order and numbers
+// nothing (r.Column names it). false if it cannot be pinned, with the
+// VOLATILE function that prevents it, if that is why.
+func pinnedValue(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (value *string, ok bool, volatile string, err error) {
+	if r.Column == "" || r.Numbering || r.Order || r.Catalog || len(r.Unique) > 0 {
+		return nil, false, "", nil
+	}
+	if len(r.Funcs) > 0 {
+		names, _ := json.Marshal(r.Funcs)
+		res := conn.ExecParams(ctx, volatileSQL, [][]byte{names}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return nil, false, "", res.Err
+		}
+		if len(res.Rows) > 0 {
+			return nil, false, string(res.Rows[0][0]), nil
+		}
+	}
+	res := conn.ExecParams(ctx, "SELECT pg_catalog.format('SELECT %I::pg_catalog.text FROM %s LIMIT 1', $1::pg_catalog.text, $2::pg_catalog.regclass)",
+		[][]byte{[]byte(r.Column), []byte(r.Table)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, false, "", res.Err
+	}
+	res = conn.ExecParams(ctx, string(res.Rows[0][0]), nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, false, "", res.Err
+	}
+	if len(res.Rows) == 0 {
+		return nil, false, "", nil // no row it may read (row security)
+	}
+	if res.Rows[0][0] != nil {
+		v := string(res.Rows[0][0])
+		value = &v
+	}
+	return value, true, "", nil
 }
 
 // nodeDependence says why r computes values that may differ between
@@ -110,6 +169,14 @@ const uniqueOrderSQL = `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index i
 const nonImmutableSQL = `SELECT f FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) AS f
 	WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
 		WHERE p.provolatile <> 'i' AND (p.proname = f OR n.nspname || '.' || p.proname = f))
+	LIMIT 1`
+
+// volatileSQL returns the first of the functions named in $1 (a JSON
+// array of names, schema.name or name) of which some overload is
+// VOLATILE: it may give each row another value.
+const volatileSQL = `SELECT f FROM pg_catalog.jsonb_array_elements_text($1::pg_catalog.jsonb) AS f
+	WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+		WHERE p.provolatile = 'v' AND (p.proname = f OR n.nspname || '.' || p.proname = f))
 	LIMIT 1`
 
 // domainDefaultSQL returns the default of the type named $1 if it is a

@@ -128,7 +128,8 @@ const codeInSession = "0A0C2"
 //     rows) and makes a one-statement permit (certa.permits, which clients
 //     cannot read, named by the setting certa.ddl_permit), and then
 //     certa.end_permit, which ends the permit and records the tables the
-//     statement changed. Statements that copy rows into a new relation
+//     statement changed (and the statement again, if its values were
+//     pinned: pinOrRefuse). Statements that copy rows into a new relation
 //     (CREATE TABLE AS, SELECT INTO, materialized views) are refused even
 //     then: the copy is not captured, and another node would copy other
 //     rows. And certa_check_ddl and certa_dropped, which note the tables a
@@ -320,7 +321,8 @@ BEGIN
 	RETURN at;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.end_permit(token text, after bigint, tables jsonb) RETURNS bigint LANGUAGE plpgsql
+DROP FUNCTION IF EXISTS certa.end_permit(text, bigint, jsonb);
+CREATE OR REPLACE FUNCTION certa.end_permit(token text, after bigint, tables jsonb, stmt text) RETURNS bigint LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 BEGIN
 	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = end_permit.token) THEN
@@ -330,7 +332,8 @@ BEGIN
 	PERFORM set_config('certa.ddl_permit', '', true);
 	UPDATE certa.global_marks m SET permitted = m.permitted + certa.global_changes() - m.started
 		WHERE m.xid = pg_current_xact_id();
-	UPDATE certa.capture SET old = tables WHERE xid = pg_current_xact_id() AND seq = after AND op = 'S';
+	UPDATE certa.capture SET old = tables, new = coalesce(to_jsonb(stmt), new)
+		WHERE xid = pg_current_xact_id() AND seq = after AND op = 'S';
 	RETURN (SELECT count(*) FROM certa.capture WHERE xid = pg_current_xact_id() AND seq > after);
 END
 $f$;

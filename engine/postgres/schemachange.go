@@ -196,12 +196,12 @@ func releaseSequences(ctx context.Context, conn *pgconn.PgConn, held string, sav
 // (the applier's own, for the rows that follow in its transaction). Each
 // part is a message of its own; the role is reset whatever the statement
 // did. An error of the statement is PostgreSQL's (*pgconn.PgError), or
-// errNodeDependent's (refuseNodeDependent). With makeWay (the applier's),
+// errNodeDependent's (pinOrRefuse). With makeWay (the applier's),
 // a statement that fails runs again once other sessions' temporary
 // objects that depend on replicated ones are dropped (tempdeps.go), if
 // there were any.
 func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) error {
-	_, err := runSchemaChangeHeld(ctx, conn, token, sc, restore, makeWay)
+	_, _, err := runSchemaChangeHeld(ctx, conn, token, sc, restore, makeWay, false)
 	return err
 }
 
@@ -209,42 +209,44 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc 
 // sequences it held (holdSequences), for a caller that rolls the
 // transaction back: ALTER SEQUENCE writes a sequence anew, so the
 // rollback brings back the old one, as held, which it must release again.
-func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) (string, error) {
+// With pin (the trial's), it also returns the statement to replicate,
+// with the values it computed pinned (pinOrRefuse).
+func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay,
+	pin bool) (held, pinned string, err error) {
 	var before map[string]string
 	if restore {
 		var err error
 		if before, err = readSchemaSettings(ctx, conn); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+quoteIdent(sc.role())).ReadAll(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
-		return "", err
+		return "", "", err
 	}
-	held, err := holdSequences(ctx, conn, sc.SQL)
-	if err != nil {
-		return held, err
+	if held, err = holdSequences(ctx, conn, sc.SQL); err != nil {
+		return held, "", err
 	}
 	if err := execSchemaStatement(ctx, conn, token, sc, makeWay); err != nil {
 		if held != "" {
 			conn.Exec(ctx, "ROLLBACK TO SAVEPOINT certa_hold").ReadAll()
 			releaseSequences(ctx, conn, held, true)
 		}
-		return held, err
+		return held, "", err
 	}
 	if err := releaseSequences(ctx, conn, held, true); err != nil {
-		return held, err
+		return held, "", err
 	}
-	if err := refuseNodeDependent(ctx, conn, sc.SQL); err != nil {
-		return held, err
+	if pinned, err = pinOrRefuse(ctx, conn, sc.SQL, pin); err != nil {
+		return held, "", err
 	}
 	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {
-		return held, err
+		return held, "", err
 	}
 	if restore {
-		return held, applySettings(ctx, conn, before)
+		return held, pinned, applySettings(ctx, conn, before)
 	}
-	return held, nil
+	return held, pinned, nil
 }

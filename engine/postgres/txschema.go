@@ -93,8 +93,13 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	} else if err := run(ctx, t.c, sql, w, nil); err != nil {
 		return undo(t.e.localError(err))
 	}
-	if err := refuseNodeDependent(ctx, pg, sql); err != nil {
+	pinned, err := pinOrRefuse(ctx, pg, sql, true)
+	if err != nil {
 		return undo(pgError(err))
+	}
+	var again []byte // the statement replicated, if pinOrRefuse pinned values
+	if pinned != sql {
+		again = []byte(schemaChange{Settings: settings, SQL: pinned, Role: role}.encode())
 	}
 	r = pg.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
 	if r.Err != nil {
@@ -105,7 +110,7 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	if len(tables) > 0 {
 		tablesJSON, _ = json.Marshal(tables)
 	}
-	r = pg.ExecParams(ctx, "SELECT certa.end_permit($1, $2, $3)", [][]byte{token, at, tablesJSON}, nil, nil, nil).Read()
+	r = pg.ExecParams(ctx, "SELECT certa.end_permit($1, $2, $3, $4)", [][]byte{token, at, tablesJSON, again}, nil, nil, nil).Read()
 	if r.Err != nil {
 		return undo(pgError(r.Err))
 	}
