@@ -24,8 +24,9 @@ func copyFormats(format int16, columns int) []uint16 {
 }
 
 // copyIn starts a COPY FROM STDIN: the reader returns the client's data.
+// A query of several statements may have several, one after the other.
 func (c *conn) copyIn(format int16, columns int) (io.Reader, error) {
-	if c.copying != nil {
+	if c.copying != nil && !c.copying.done {
 		return nil, sqlerr.New(sqlerr.ProtocolViolation, "pgwire: a second COPY in one statement")
 	}
 	if err := c.send(&pgproto3.CopyInResponse{OverallFormat: byte(format), ColumnFormatCodes: copyFormats(format, columns)}); err != nil {

@@ -367,8 +367,16 @@ func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) (string, e
 		}
 	}
 	row := make([]result.Value, len(cols))
+	plan := len(cols) == 1 && cols[0].Name == "QUERY PLAN"
 	for rr.NextRow() {
-		for i, b := range rr.Values() {
+		values := rr.Values()
+		if plan {
+			var keep bool
+			if values[0], keep = withoutCapture(values[0]); !keep {
+				continue
+			}
+		}
+		for i, b := range values {
 			if wire {
 				row[i] = nil
 				if b != nil {

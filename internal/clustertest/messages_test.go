@@ -188,6 +188,19 @@ COPY cp_t FROM stdin;
 \.
 COPY (INSERT INTO cp_t VALUES (6) RETURNING a) TO stdout;
 COPY (UPDATE cp_t SET a = a + 10 WHERE a > 4 RETURNING a, b) TO stdout;
+DROP TRIGGER cp_row ON cp_t;
+DROP TRIGGER cp_stmt ON cp_t;
+SELECT 0\; COPY cp_t (a) FROM stdin\; COPY cp_t (a) FROM stdin\; SELECT 1;
+7
+\.
+8
+\.
+COPY cp_t (a) FROM stdin\; COPY cp_t (a) FROM stdin;
+9
+\.
+x
+\.
+SELECT a FROM cp_t ORDER BY a;
 DROP TABLE cp_t;
 DROP FUNCTION cp_note();
 `
@@ -196,6 +209,8 @@ DROP FUNCTION cp_note();
 // asked for data: psql running a script then goes on with the next
 // statement, as with PostgreSQL, rather than send the script's next
 // lines as the COPY's data. Notices a COPY's triggers send reach psql.
+// A query of several statements may hold several COPYs (psql's \;), the
+// whole query failing with one.
 func TestCopyScriptAsPostgreSQL(t *testing.T) { samePsqlOutput(t, copyScript) }
 
 // rulesScript writes through rules whose actions answer rows: a DO
@@ -227,3 +242,29 @@ DROP TABLE rl_src, rl_instead, rl_also, rl_multi;
 // as from PostgreSQL: certa runs a statement sent in a simple Query as
 // one, not through the extended protocol, which drops them.
 func TestRuleResultsAsPostgreSQL(t *testing.T) { samePsqlOutput(t, rulesScript) }
+
+// explainScript runs EXPLAIN ANALYZE of writes to a table with triggers
+// of the client's (named to sort before and after certa's capture
+// trigger) in each of EXPLAIN's formats, on its own and in a block.
+const explainScript = `CREATE TABLE ex_t (id int PRIMARY KEY, v int);
+INSERT INTO ex_t VALUES (1, 1), (2, 2);
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE ex_t SET v = 3 WHERE id = 1;
+CREATE FUNCTION ex_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER audit AFTER UPDATE ON ex_t FOR EACH ROW EXECUTE FUNCTION ex_note();
+CREATE TRIGGER zz AFTER INSERT OR UPDATE ON ex_t FOR EACH ROW EXECUTE FUNCTION ex_note();
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE ex_t SET v = 4 WHERE id = 1;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) UPDATE ex_t SET v = 5 WHERE id = 1;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT YAML) INSERT INTO ex_t VALUES (3, 3);
+BEGIN;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT XML) UPDATE ex_t SET v = 6 WHERE id = 2;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) DELETE FROM ex_t WHERE id = 3;
+COMMIT;
+DROP TRIGGER audit ON ex_t;
+DROP TRIGGER zz ON ex_t;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) UPDATE ex_t SET v = 7 WHERE id = 2;
+SELECT * FROM ex_t ORDER BY id;
+`
+
+// EXPLAIN ANALYZE shows the client's triggers, as PostgreSQL does, and
+// not certa's capture trigger, in every format.
+func TestExplainAsPostgreSQL(t *testing.T) { samePsqlOutput(t, explainScript) }
