@@ -111,7 +111,8 @@ func runPsql(c *testcluster.Cluster, i int, stopOnError bool, commands ...string
 
 func psqlArgs(c *testcluster.Cluster, i int, stopOnError bool, commands ...string) []string {
 	host, port, _ := strings.Cut(c.Nodes[i].PGAddr, ":")
-	args := []string{"-X", "host=" + host + " port=" + port + " user=certa dbname=certa sslmode=disable"}
+	// sync: what an earlier run wrote through another node is there.
+	args := []string{"-X", "host=" + host + " port=" + port + " user=certa dbname=certa sslmode=disable options='-c certa.consistency=sync'"}
 	if stopOnError {
 		args = append(args, "-v", "ON_ERROR_STOP=1")
 	}

@@ -215,7 +215,9 @@ func TestPostgresEngineSessionStatePsql(t *testing.T) {
 func psqlRun(t *testing.T, c *testcluster.Cluster, i int, cmds ...string) string {
 	t.Helper()
 	host, port, _ := strings.Cut(c.Nodes[i].PGAddr, ":")
-	args := []string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", fmt.Sprintf("host=%s port=%s user=certa dbname=certa sslmode=disable", host, port)}
+	// sync: what was written through another node is there.
+	args := []string{"-X", "-q", "-v", "ON_ERROR_STOP=1", "-At",
+		fmt.Sprintf("host=%s port=%s user=certa dbname=certa sslmode=disable options='-c certa.consistency=sync'", host, port)}
 	for _, cmd := range cmds {
 		args = append(args, "-c", cmd)
 	}
