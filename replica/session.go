@@ -569,28 +569,44 @@ func (s *Session) autocommit(ctx context.Context, st statement, w result.Writer)
 		return err
 	}
 	var patience time.Duration
-	for attempt := 0; ; attempt++ {
+	for conflicts, waits := 0, 0; ; {
 		buf := result.BufferFor(w)
 		err := s.runOnce(ctx, execCtx, st, buf, patience)
 		if err == nil {
 			return buf.Replay(w)
 		}
-		if sqlerr.Code(err) != sqlerr.SerializationFailure || attempt >= s.node.cfg.AutocommitRetries {
+		if sqlerr.Code(err) != sqlerr.SerializationFailure {
 			return err
 		}
+		// A statement that needed values of a sequence this node had none
+		// of yet waits for them (they are being reserved) before it runs
+		// again. That is no conflict: a bulk INSERT that runs out of
+		// values several times (each block larger) would otherwise use up
+		// its retries, with nobody else writing.
+		if errors.Is(err, engine.ErrNoSequenceValues) {
+			if waits >= maxSequenceWaits || !s.node.waitSequenceValues(execCtx, err) {
+				return err
+			}
+			waits++
+			continue
+		}
+		if conflicts >= s.node.cfg.AutocommitRetries {
+			return err
+		}
+		conflicts++
 		// A statement the applier aborted runs again with priority, or a
 		// long one would never finish while other nodes write.
 		if errors.Is(err, engine.ErrAbortedForApply) {
 			patience = abortedStatementPatience
 		}
-		// A statement that needed values of a sequence this node had none
-		// of yet waits for them (they are being reserved) before it runs
-		// again.
-		if errors.Is(err, engine.ErrNoSequenceValues) && !s.node.waitSequenceValues(execCtx, err) {
-			return err
-		}
 	}
 }
+
+// maxSequenceWaits bounds how often one autocommit statement waits for
+// values of a sequence and runs again: the engine makes each block of a
+// sequence that ran out larger (the embedded engine four times, up to
+// 2^20 values), so a statement that needs many finds them in a few.
+const maxSequenceWaits = 10
 
 // abortedStatementPatience is how long a statement re-run after the
 // applier aborted it may hold up applying on this node (engine.Tx's

@@ -20,6 +20,14 @@ type fakeEngine struct {
 	engine.Engine
 	committed [][]string // what each WriteSet captured
 	open      int        // transactions begun and not rolled back
+	noValues  int        // how many more statements with NOSEQ find no sequence values
+	conflicts int        // how many more statements with CONFLICT lose certification
+	waited    int        // WaitSequenceValues calls
+}
+
+func (e *fakeEngine) WaitSequenceValues(ctx context.Context, name string) error {
+	e.waited++
+	return nil
 }
 
 func (e *fakeEngine) Begin(ctx context.Context) (engine.Tx, error) {
@@ -80,6 +88,14 @@ func (tx *fakeTx) SetReadOnly(context.Context) error {
 func (tx *fakeTx) Exec(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	if strings.Contains(sql, "FAIL") {
 		return sqlerr.New(sqlerr.UniqueViolation, "fake failure")
+	}
+	if strings.Contains(sql, "NOSEQ") && tx.e.noValues > 0 {
+		tx.e.noValues--
+		return sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: "s"}, sqlerr.SerializationFailure, "no values yet")
+	}
+	if strings.Contains(sql, "CONFLICT") && tx.e.conflicts > 0 {
+		tx.e.conflicts--
+		return sqlerr.New(sqlerr.SerializationFailure, "fake conflict")
 	}
 	tx.ran = append(tx.ran, sql)
 	return w.Complete("INSERT 0 1")
@@ -403,5 +419,27 @@ func TestDiscardForgetsSequenceValues(t *testing.T) {
 		if _, ok := s.seqValues.LastValue(); ok == c.forget {
 			t.Errorf("%s: session's values %+v", c.sql, s.seqValues)
 		}
+	}
+}
+
+// An autocommit statement that finds no values of a sequence waits for
+// them and runs again, as often as it takes (up to maxSequenceWaits):
+// those runs are not conflicts, whose retries stay AutocommitRetries.
+func TestAutocommitWaitsForSequenceValues(t *testing.T) {
+	s, e := newTestSession()
+	e.noValues, e.conflicts = 6, 2
+	if tag, _ := step(s, "INSERT NOSEQ CONFLICT"); tag != "INSERT 0 1" || e.waited != 6 {
+		t.Fatalf("got %q after %d waits, want INSERT 0 1 after 6", tag, e.waited)
+	}
+	e.noValues = maxSequenceWaits + 1
+	if tag, _ := step(s, "INSERT NOSEQ"); tag != "!40001" {
+		t.Fatalf("with no values ever: %q, want !40001", tag)
+	}
+	e.noValues, e.conflicts = 0, s.node.cfg.AutocommitRetries+1
+	if tag, _ := step(s, "INSERT CONFLICT"); tag != "!40001" {
+		t.Fatalf("losing every time: %q, want !40001", tag)
+	}
+	if e.open != 0 {
+		t.Fatalf("%d transactions left open", e.open)
 	}
 }
