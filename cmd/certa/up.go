@@ -50,6 +50,7 @@ func runUp(args []string) error {
 
 	var procs []*child
 	var wg sync.WaitGroup
+	exited := make(chan string, *nodes)
 	// Only a cluster whose nodes all start afresh is bootstrapped (by
 	// node1). A node without state joins through a node that has some: a
 	// node whose directory was removed must never start a cluster of its
@@ -94,15 +95,13 @@ func runUp(args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Everything the node said is relayed before it counts as
+			// exited: Wait closes the pipe, and its last lines (why it
+			// stopped) would be lost.
 			prefixLines(os.Stderr, out, "["+id+"] ")
-		}()
-	}
-	exited := make(chan string, len(procs))
-	for i, c := range procs {
-		go func() {
 			c.cmd.Wait()
 			close(c.done)
-			exited <- fmt.Sprintf("node%d", i+1)
+			exited <- id
 		}()
 	}
 
@@ -114,6 +113,7 @@ func runUp(args []string) error {
 	}
 	if err := waitForCluster(ctx, status, scheme, *portBase, *nodes, exited); err != nil {
 		stopAll(procs)
+		wg.Wait() // the nodes' last words before certa up's
 		return err
 	}
 	fmt.Printf("\ncerta: %d-node cluster is up (data in %s). Connect with psql:\n", *nodes, *dataDir)
@@ -212,10 +212,14 @@ func waitForCluster(ctx context.Context, status *http.Client, scheme string, por
 	return errors.New("the cluster did not come up within 90s (see the node logs above)")
 }
 
+// prefixLines copies r's lines to w, each after prefix, until r ends; a
+// line too long for that is copied as it is, with the rest (so that the
+// node writing never blocks on a full pipe).
 func prefixLines(w io.Writer, r io.Reader, prefix string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		fmt.Fprintln(w, prefix+sc.Text())
 	}
+	io.Copy(w, r)
 }
