@@ -7,7 +7,8 @@ import (
 )
 
 // PinDefaults returns the ALTER TABLE sql with the defaults of the columns
-// it adds named in values (Recompute.Column) replaced by the value each
+// it adds named in values (Recompute.Column; one added IF NOT EXISTS must
+// have been missing) replaced by the value each
 // gave the table's rows (its text, or nil for NULL), and each column's
 // default set back to the expression written: subcommands ALTER COLUMN
 // ... SET DEFAULT appended to the statement. Run on every node, it gives
@@ -26,7 +27,7 @@ func PinDefaults(sql string, values map[string]*string) (string, error) {
 	for _, c := range at.Cmds {
 		cmd := c.GetAlterTableCmd()
 		def := cmd.GetDef().GetColumnDef()
-		if cmd.GetSubtype() != pg_query.AlterTableType_AT_AddColumn || def == nil || cmd.MissingOk {
+		if cmd.GetSubtype() != pg_query.AlterTableType_AT_AddColumn || def == nil {
 			continue
 		}
 		value, ok := values[def.Colname]

@@ -1,6 +1,9 @@
 package pgparse
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestPinDefaults(t *testing.T) {
 	v := func(s string) *string { return &s }
@@ -22,16 +25,20 @@ func TestPinDefaults(t *testing.T) {
 			t.Errorf("PinDefaults(%q) =\n  %q, %v; want\n  %q", c.sql, got, err, c.want)
 		}
 	}
-	if _, err := PinDefaults("ALTER TABLE t ADD COLUMN IF NOT EXISTS at timestamptz DEFAULT now()", map[string]*string{"at": v("x")}); err == nil {
-		t.Error("pinned a column added IF NOT EXISTS")
+	if got, err := PinDefaults("ALTER TABLE t ADD COLUMN IF NOT EXISTS at timestamptz DEFAULT now()", map[string]*string{"at": v("x")}); err != nil ||
+		got != "ALTER TABLE t ADD COLUMN IF NOT EXISTS at timestamptz DEFAULT 'x', ALTER COLUMN at SET DEFAULT now()" {
+		t.Errorf("IF NOT EXISTS: %q, %v", got, err)
+	}
+	if _, err := PinDefaults("ALTER TABLE t ADD COLUMN at timestamptz DEFAULT now()", map[string]*string{"other": v("x")}); err == nil {
+		t.Error("pinned a column the statement does not add")
 	}
 	for sql, want := range map[string]string{
-		"ALTER TABLE t ADD COLUMN a int DEFAULT 1":                           "a",
-		"ALTER TABLE t ADD COLUMN IF NOT EXISTS a timestamptz DEFAULT now()": "",
-		"ALTER TABLE t ADD COLUMN a int":                                     "",
+		"ALTER TABLE t ADD COLUMN a int DEFAULT 1":                           "a false",
+		"ALTER TABLE t ADD COLUMN IF NOT EXISTS a timestamptz DEFAULT now()": "a true",
+		"ALTER TABLE t ADD COLUMN a int":                                     " false",
 	} {
-		if rs := Recomputes(sql); len(rs) != 1 || rs[0].Column != want {
-			t.Errorf("Recomputes(%q) = %+v, want Column %q", sql, rs, want)
+		if rs := Recomputes(sql); len(rs) != 1 || fmt.Sprint(rs[0].Column, " ", rs[0].IfNotExists) != want {
+			t.Errorf("Recomputes(%q) = %+v, want %q", sql, rs, want)
 		}
 	}
 }

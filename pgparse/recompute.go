@@ -55,12 +55,15 @@ type Recompute struct {
 	// every node the same result only if no two rows tie on it, which the
 	// engine decides from the table's unique indexes.
 	Unique []UniqueOrder
-	// Column is, for a column added with a default of its own (and
-	// without IF NOT EXISTS), its name. PostgreSQL gives every row there
-	// is one value of a default that calls no VOLATILE function (now(),
-	// CURRENT_DATE): the engine can read it and replicate the statement
-	// with that value pinned (PinDefaults).
+	// Column is, for a column added with a default of its own, its name.
+	// PostgreSQL gives every row there is one value of a default that
+	// calls no VOLATILE function (now(), CURRENT_DATE): the engine can
+	// read it and replicate the statement with that value pinned
+	// (PinDefaults).
 	Column string
+	// IfNotExists: the column is added IF NOT EXISTS. If it was there
+	// before, PostgreSQL computes nothing.
+	IfNotExists bool
 }
 
 // UniqueOrder is an ordering by columns of one table (with the columns
@@ -199,10 +202,10 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 					if frozen {
 						r.Context = true // DEFAULT 'now' for a timestamp column
 					}
-					if !cmd.MissingOk && !frozen {
+					if !frozen {
 						// (PostgreSQL stores 'now' as the moment it read it:
 						// its rows and default would be this node's.)
-						r.Column = def.Colname
+						r.Column, r.IfNotExists = def.Colname, cmd.MissingOk
 					}
 				}
 			}

@@ -32,9 +32,14 @@ var errNodeDependent = errors.New("schema statement computes values that differ 
 // same rows and catalog). What is computed is read from the statement's
 // parse tree (pgparse.Recomputes); whether a function is IMMUTABLE, and
 // whether the table holds rows, from PostgreSQL.
-func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool) (string, error) {
+// A column added IF NOT EXISTS that was there before (there, read by
+// columnsThere before the statement ran) computes nothing.
+func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool, there map[string]bool) (string, error) {
 	pins := map[string]*string{}
 	for _, r := range pgparse.Recomputes(sql) {
+		if r.IfNotExists && there[r.Column] {
+			continue
+		}
 		if r.Type != "" {
 			res := conn.ExecParams(ctx, domainDefaultSQL, [][]byte{[]byte(r.Type)}, nil, nil, nil).Read()
 			if res.Err != nil {
@@ -82,6 +87,29 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool)
 		return sql, nil
 	}
 	return pgparse.PinDefaults(sql, pins)
+}
+
+// columnsThere returns the columns that sql adds IF NOT EXISTS, with a
+// default of their own, which their table already has: PostgreSQL skips
+// them. Read before sql runs, for pinOrRefuse.
+func columnsThere(ctx context.Context, conn *pgconn.PgConn, sql string) (map[string]bool, error) {
+	if !strings.Contains(strings.ToUpper(sql), "EXISTS") {
+		return nil, nil
+	}
+	there := map[string]bool{}
+	for _, r := range pgparse.Recomputes(sql) {
+		if !r.IfNotExists || r.Column == "" {
+			continue
+		}
+		res := conn.ExecParams(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+			WHERE attrelid = pg_catalog.to_regclass($1) AND attname = $2 AND attnum > 0 AND NOT attisdropped)`,
+			[][]byte{[]byte(r.Table), []byte(r.Column)}, nil, nil, nil).Read()
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		there[r.Column] = string(res.Rows[0][0]) == "t"
+	}
+	return there, nil
 }
 
 // pinnedValue returns the value, as text (nil: NULL), that the column r

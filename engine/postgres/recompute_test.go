@@ -92,6 +92,11 @@ func TestNodeDependentSchemaChanges(t *testing.T) {
 	if err := f.apply(&writeset.WriteSet{DDL: ddl.Statement}); err != nil {
 		t.Fatal(err)
 	}
+	// IF NOT EXISTS of a column that is there computes nothing: it runs.
+	check("ALTER TABLE t ADD COLUMN IF NOT EXISTS at timestamptz DEFAULT clock_timestamp()", "")
+	if err := apply("ALTER TABLE t ADD COLUMN IF NOT EXISTS at timestamptz DEFAULT clock_timestamp()"); err != nil {
+		t.Fatal(err)
+	}
 	if got := query(t, e, "SELECT count(DISTINCT at), count(at), (SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.adrelid = 't'::regclass AND a.attname = 'at') FROM t"); got[0][0] != int64(1) || got[0][1] != int64(2) || got[0][2] != "now()" {
 		t.Fatalf("pinned at: %v", got)
 	}

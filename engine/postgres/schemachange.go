@@ -226,6 +226,10 @@ func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string,
 	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
 		return "", "", err
 	}
+	there, err := columnsThere(ctx, conn, sc.SQL)
+	if err != nil {
+		return "", "", err
+	}
 	if held, err = holdSequences(ctx, conn, sc.SQL); err != nil {
 		return held, "", err
 	}
@@ -239,7 +243,7 @@ func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string,
 	if err := releaseSequences(ctx, conn, held, true); err != nil {
 		return held, "", err
 	}
-	if pinned, err = pinOrRefuse(ctx, conn, sc.SQL, pin); err != nil {
+	if pinned, err = pinOrRefuse(ctx, conn, sc.SQL, pin, there); err != nil {
 		return held, "", err
 	}
 	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {

@@ -80,6 +80,10 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 		return undo(pgError(r.Err))
 	}
 	at, before := r.Rows[0][0], string(r.Rows[0][1])
+	there, err := columnsThere(ctx, pg, sql)
+	if err != nil {
+		return undo(pgError(err))
+	}
 	if rs, ok := pgparse.ParseRoleStatement(sql); ok {
 		stop := t.c.forwardNotices(ctx)
 		err := execRoleStatement(ctx, pg, t.e.token, role, sql, rs)
@@ -93,7 +97,7 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	} else if err := run(ctx, t.c, sql, w, nil); err != nil {
 		return undo(t.e.localError(err))
 	}
-	pinned, err := pinOrRefuse(ctx, pg, sql, true)
+	pinned, err := pinOrRefuse(ctx, pg, sql, true, there)
 	if err != nil {
 		return undo(pgError(err))
 	}
@@ -115,12 +119,9 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 		return undo(pgError(r.Err))
 	}
 	if n := string(r.Rows[0][0]); n != "0" {
-		// Its rows would be captured and the statement run again on the
-		// other nodes: they would write them twice.
-		e := sqlerr.New(sqlerr.FeatureNotSupported,
-			"certa: this schema change also wrote %s rows, which cannot be replicated inside a transaction block", n)
-		e.Hint = "Run it on its own, outside a transaction block: it then runs in total order on every node."
-		return undo(e)
+		if err := refuseWrittenRows(ctx, pg, sql, n, at, tables); err != nil {
+			return undo(err)
+		}
 	}
 	if err := t.placeNew(ctx); err != nil {
 		return undo(err)
@@ -130,6 +131,43 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	}
 	return tables, nil
 }
+
+// refuseWrittenRows refuses a schema statement that wrote n rows (captured
+// after capture seq at): its rows would travel and the statement run again
+// on the other nodes, which would write them twice. Not a TRUNCATE: what
+// writes rows there is its tables' TRUNCATE triggers, which the appliers
+// do not fire, so its rows travel, after it, unless they are of a table
+// it emptied (tables): a BEFORE TRUNCATE trigger's rows of it are gone
+// here and would stay on the other nodes.
+func refuseWrittenRows(ctx context.Context, pg *pgconn.PgConn, sql, n string, at []byte, tables []string) error {
+	if pgparse.SchemaTag(sql) == "TRUNCATE TABLE" {
+		names, _ := json.Marshal(tables)
+		r := pg.ExecParams(ctx, truncatedRowsSQL, [][]byte{at, names}, nil, nil, nil).Read()
+		if r.Err != nil {
+			return pgError(r.Err)
+		}
+		if string(r.Rows[0][0]) == "0" {
+			return nil
+		}
+		e := sqlerr.New(sqlerr.FeatureNotSupported,
+			"certa: a TRUNCATE trigger wrote rows of a table the TRUNCATE empties, which cannot be replicated in order with it")
+		e.Hint = "Write them from the trigger into another table, or after the TRUNCATE."
+		return e
+	}
+	e := sqlerr.New(sqlerr.FeatureNotSupported,
+		"certa: this schema change also wrote %s rows, which cannot be replicated inside a transaction block", n)
+	e.Hint = "Run it on its own, outside a transaction block: it then runs in total order on every node."
+	return e
+}
+
+// truncatedRowsSQL counts the rows the transaction captured after seq $1
+// of the tables named in $2 (a JSON array, as certa.note_tables names
+// them).
+const truncatedRowsSQL = `SELECT count(*) FROM certa.capture c
+	JOIN pg_catalog.pg_class k ON k.oid = c.rel JOIN pg_catalog.pg_namespace s ON s.oid = k.relnamespace
+	WHERE c.xid = pg_catalog.pg_current_xact_id() AND c.seq > $1::bigint
+		AND CASE WHEN s.nspname = 'public' THEN k.relname ELSE s.nspname || '.' || k.relname END
+			IN (SELECT pg_catalog.jsonb_array_elements_text($2::pg_catalog.jsonb))`
 
 // placeNew moves the sequences the transaction made (or changed) into
 // this node's blocks (sequences.go) before a client takes a value.
