@@ -119,7 +119,7 @@ func (f *boundaryFixture) wantCaptured(insert string, k writeset.Key) {
 // internal (hidden from psql's \d and pg_dump, as they must be).
 func (f *boundaryFixture) triggers(table string) string {
 	f.t.Helper()
-	rows := query(f.t, f.e, `SELECT c.relpersistence::text || ' ' || coalesce((SELECT string_agg(t.tgname || ':' || t.tgenabled::text ||
+	rows := inspect(f.t, f.e, `SELECT c.relpersistence::text || ' ' || coalesce((SELECT string_agg(t.tgname || ':' || t.tgenabled::text ||
 			CASE WHEN t.tgparentid <> 0 THEN ':clone' ELSE '' END ||
 			CASE WHEN t.tgname IN ('certa_capture', 'certa_no_truncate') AND NOT t.tgisinternal THEN ':visible' ELSE '' END, ' ' ORDER BY t.tgname)
 		FROM pg_trigger t WHERE t.tgrelid = c.oid AND (NOT t.tgisinternal OR t.tgname IN ('certa_capture', 'certa_no_truncate'))), '') ||
@@ -244,7 +244,7 @@ func TestBoundaryRefusals(t *testing.T) {
 				if rows := query(t, f.e, "SELECT count(*) FROM pg_class WHERE relname IN ('scratch', 'meas2')"); rows[0][0] != int64(0) {
 					t.Errorf("after %s (%s): a refused statement left a relation", form, way.name)
 				}
-				if rows := query(t, f.e, `SELECT count(*) FROM pg_trigger WHERE tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc)
+				if rows := inspect(t, f.e, `SELECT count(*) FROM pg_trigger WHERE tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc)
 					AND tgname NOT IN ('certa_capture', 'certa_no_truncate')`); rows[0][0] != int64(0) {
 					t.Errorf("after %s (%s): a refused statement left a trigger calling certa's functions", form, way.name)
 				}

@@ -435,7 +435,9 @@ func (e *Engine) Describe(ctx context.Context, sql string) ([]result.Type, []res
 }
 
 // describe is Describe on session s's backend (nil: a pooled one).
-func (e *Engine) describe(ctx context.Context, s *Session, sql string) ([]result.Type, []result.Column, error) {
+func (e *Engine) describe(ctx context.Context, s *Session, client string) ([]result.Type, []result.Column, error) {
+	hidden := withoutCertaRows(client)
+	sql := hidden.SQL
 	var sd *pgconn.StatementDescription
 	var err error
 	if t := e.openTx(s); t != nil {
@@ -454,7 +456,7 @@ func (e *Engine) describe(ctx context.Context, s *Session, sql string) ([]result
 		e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	}
 	if err != nil {
-		return nil, nil, pgError(err)
+		return nil, nil, atClientPosition(pgError(err), hidden)
 	}
 	params, cols := described(sd)
 	return params, cols, nil

@@ -82,7 +82,7 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 	f := newBoundaryFixture(t, e)
 	captureOf := func(table string) string {
 		t.Helper()
-		rows := query(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = 'certa_capture'")
+		rows := inspect(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = 'certa_capture'")
 		return rows[0][0].(string)
 	}
 	const plain, exact = "certa.capture_row", "certa.capture_row_exact"

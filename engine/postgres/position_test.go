@@ -29,6 +29,25 @@ func query(t *testing.T, e *Engine, sql string) [][]result.Value {
 	return buf.Rows
 }
 
+// inspect runs sql on a backend of e's as e itself does, outside a
+// client's statements: certa's own objects are in sight (query, as a
+// client, does not see them: certaRows).
+func inspect(t *testing.T, e *Engine, sql string) [][]result.Value {
+	t.Helper()
+	ctx := context.Background()
+	c, err := e.acquire(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf result.Buffer
+	err = run(ctx, c, sql, &buf, nil)
+	e.finish(nil, c, err != nil, false, tempState{})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return buf.Rows
+}
+
 // handOver runs stmts in a local transaction and hands it over as a
 // write set of this node with txid; it returns the transaction, its
 // write set and its PostgreSQL transaction id.

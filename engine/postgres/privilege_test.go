@@ -85,7 +85,7 @@ func TestApplierIsNoSuperuser(t *testing.T) {
 		t.Fatalf("rows applied: %v", got)
 	}
 	for _, role := range []string{clientRole, applierRole} {
-		if got := query(t, e, "SELECT rolsuper FROM pg_roles WHERE rolname = '"+role+"'"); got[0][0] != false {
+		if got := inspect(t, e, "SELECT rolsuper FROM pg_roles WHERE rolname = '"+role+"'"); got[0][0] != false {
 			t.Fatalf("%s became a superuser on the applying node", role)
 		}
 	}

@@ -32,7 +32,17 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 // read is Read for session s (nil: none), on its pinned backend if it
 // has one.
 func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writer, args []any) error {
-	sql = withSessionSequences(engine.SequenceValuesFrom(ctx), sql)
+	hidden := withoutCertaRows(sql)
+	sql = withSessionSequences(engine.SequenceValuesFrom(ctx), hidden.SQL)
+	err := e.readRewritten(ctx, s, sql, w, args)
+	if sql != hidden.SQL {
+		return withoutPosition(err)
+	}
+	return atClientPosition(err, hidden)
+}
+
+// readRewritten is read of sql as rewritten for the session.
+func (e *Engine) readRewritten(ctx context.Context, s *Session, sql string, w result.Writer, args []any) error {
 	cp, isCopy := pgparse.ParseCopy(sql)
 	if isCopy && cp.From {
 		// PostgreSQL would refuse it only after the client was asked
@@ -178,7 +188,9 @@ func (e *Engine) setting(ctx context.Context, s *Session, set, name string) (str
 
 // Catalog runs a query on PostgreSQL's own catalogs.
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
-	return e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error { return run(ctx, c, sql, w, args) })
+	hidden := withoutCertaRows(sql)
+	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error { return run(ctx, c, hidden.SQL, w, args) })
+	return atClientPosition(err, hidden)
 }
 
 // readOnly runs f in a read-only transaction on session s's backend

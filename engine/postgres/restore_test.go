@@ -155,7 +155,7 @@ func TestRestoreRunsClientCodeAsClient(t *testing.T) {
 	t.Logf("Restore took %v", time.Since(start))
 
 	for _, role := range []string{clientRole, applierRole} {
-		if got := query(t, b, "SELECT rolsuper FROM pg_roles WHERE rolname = '"+role+"'"); got[0][0] != false {
+		if got := inspect(t, b, "SELECT rolsuper FROM pg_roles WHERE rolname = '"+role+"'"); got[0][0] != false {
 			t.Fatalf("%s became a superuser on the restoring node", role)
 		}
 	}

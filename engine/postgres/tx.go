@@ -203,18 +203,18 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	}
 	t.seqNamed = t.seqNamed || namesSequenceWrite(lower)
 	t.setvalNamed = t.setvalNamed || namesSetval(lower)
-	client := sql
-	sql = withSessionSequences(t.seqs, sql)
+	hidden := withoutCertaRows(sql)
+	sql = withSessionSequences(t.seqs, hidden.SQL)
 	if ls, err := lockingSelect(sql, lower); err != nil {
 		return err
 	} else if ls != nil {
 		return t.failed(withoutPosition(t.runLocking(ctx, ls, w, args)))
 	}
 	err := t.e.localError(run(ctx, t.c, sql, w, args))
-	if sql != client {
+	if sql != hidden.SQL {
 		err = withoutPosition(err)
 	}
-	return t.failed(err)
+	return t.failed(atClientPosition(err, hidden))
 }
 
 // withoutPosition returns err without the position in the query text it

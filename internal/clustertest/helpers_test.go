@@ -3,6 +3,7 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -167,4 +168,16 @@ func referencePostgres(t *testing.T) *pgserver.Server {
 		mustExec(t, conn, sql)
 	}
 	return ref
+}
+
+// superuserConn connects to node i's PostgreSQL server as its superuser,
+// through the server's socket: what certa keeps from its clients is in
+// sight there.
+func superuserConn(t *testing.T, c *testcluster.Cluster, i int) *pgclient.Conn {
+	t.Helper()
+	conn, err := pgclient.ConnectString(ctxT(t), "host="+filepath.Join(c.Nodes[i].DataDir, "pg")+" user=postgres dbname=certa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }

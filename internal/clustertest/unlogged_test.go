@@ -3,13 +3,10 @@ package clustertest
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"certa/internal/pgclient"
 )
 
 // UNLOGGED tables and sequences are replicated like any others: every
@@ -35,10 +32,7 @@ func TestUnloggedTables(t *testing.T) {
 	// Node 3's applier commits asynchronously: a crash may lose its last
 	// commits (it applies them again from the log), and a relation whose
 	// creation was lost is not named. A checkpoint makes them durable.
-	super, err := pgclient.ConnectString(ctxT(t), "host="+filepath.Join(c.Nodes[2].DataDir, "pg")+" user=postgres dbname=certa")
-	if err != nil {
-		t.Fatal(err)
-	}
+	super := superuserConn(t, c, 2)
 	mustExec(t, super, "CHECKPOINT")
 	super.Close()
 
