@@ -8,21 +8,25 @@ import (
 )
 
 // certaRows are the rows of PostgreSQL's catalogs that are certa's own
-// (its schema, what is in it, its triggers, event triggers, roles and
-// prepared statements): a client's reads of these relations leave them
+// (its schema, what is in it, its triggers, event triggers, roles,
+// prepared statements and portals): a client's reads of these relations leave them
 // out (pgparse.HideRows), as they would not be there on a plain
 // PostgreSQL. Its capture triggers are also internal triggers
 // (certa.hide_trigger), which psql's \d leaves out by itself. What a
 // client's own functions and views read is not rewritten.
 var certaRows = pgparse.HiddenRows{
-	"pg_catalog.pg_namespace":              "nspname <> 'certa'",
-	"pg_catalog.pg_proc":                   "pronamespace <> " + certaSchema,
-	"pg_catalog.pg_class":                  "relnamespace <> " + certaSchema,
-	"pg_catalog.pg_type":                   "typnamespace <> " + certaSchema,
-	"pg_catalog.pg_constraint":             "connamespace <> " + certaSchema,
-	"pg_catalog.pg_trigger":                "tgfoid NOT IN (" + certaFunctions + ")",
-	"pg_catalog.pg_event_trigger":          "evtfoid NOT IN (" + certaFunctions + ")",
-	"pg_catalog.pg_prepared_statements":    "name !~ '^certa_[0-9]+$'",
+	"pg_catalog.pg_namespace":           "nspname <> 'certa'",
+	"pg_catalog.pg_proc":                "pronamespace <> " + certaSchema,
+	"pg_catalog.pg_class":               "relnamespace <> " + certaSchema,
+	"pg_catalog.pg_type":                "typnamespace <> " + certaSchema,
+	"pg_catalog.pg_constraint":          "connamespace <> " + certaSchema,
+	"pg_catalog.pg_trigger":             "tgfoid NOT IN (" + certaFunctions + ")",
+	"pg_catalog.pg_event_trigger":       "evtfoid NOT IN (" + certaFunctions + ")",
+	"pg_catalog.pg_prepared_statements": "name !~ '^certa_[0-9]+$'",
+	// certa runs a client's statement outside a block as the extended
+	// protocol's unnamed portal, which PostgreSQL lists (a simple
+	// query's it does not).
+	"pg_catalog.pg_cursors":                "name <> ''",
 	"pg_catalog.pg_roles":                  "rolname NOT IN " + certaRoles,
 	"pg_catalog.pg_user":                   "usename NOT IN " + certaRoles,
 	"pg_catalog.pg_auth_members":           "roleid NOT IN (" + certaRoleOIDs + ") AND member NOT IN (" + certaRoleOIDs + ")",

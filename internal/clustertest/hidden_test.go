@@ -35,6 +35,7 @@ var hiddenQueries = []string{
 	"SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class WHERE relname = 'h'",
 	"SELECT t.tgname, t.tgfoid::regproc FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relname = 'h'",
 	"SELECT count(*) FROM pg_event_trigger",
+	"SELECT name, statement FROM pg_cursors",
 	"SELECT n.tableoid::regclass, count(*) FROM pg_namespace n GROUP BY 1",
 	"SELECT trigger_name, action_statement FROM information_schema.triggers",
 	"SELECT count(*) FROM information_schema.routines WHERE routine_schema NOT IN ('pg_catalog', 'information_schema')",
