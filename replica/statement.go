@@ -82,6 +82,9 @@ func splitStatements(sql string) []statement {
 		case c == ';':
 			if s := newStatement(sql[start:i]); s.kind != kindEmpty {
 				s.at = start + len(sql[start:i]) - len(strings.TrimLeft(sql[start:i], " \t\n\r\f\v"))
+				if keepsText(s.words) {
+					s.sql = sql[s.at : i+1]
+				}
 				out = append(out, s)
 			}
 			i++
@@ -96,6 +99,14 @@ func splitStatements(sql string) []statement {
 		out = append(out, s)
 	}
 	return out
+}
+
+// keepsText says whether a statement that opens with words is one whose
+// text PostgreSQL keeps and shows (PREPARE in pg_prepared_statements,
+// DECLARE in pg_cursors): it goes to the engine with its ';', as psql
+// sends it.
+func keepsText(words []string) bool {
+	return len(words) > 0 && (words[0] == "PREPARE" || words[0] == "DECLARE")
 }
 
 func skipQuoted(s string, i int, q byte) int {

@@ -34,6 +34,8 @@ func TestSplitStatements(t *testing.T) {
 		// Schema changes no row trigger sees, whatever their first word.
 		{"REASSIGN OWNED BY a TO b; SECURITY LABEL ON TABLE t IS 'x'", []string{"REASSIGN OWNED BY a TO b", "SECURITY LABEL ON TABLE t IS 'x'"}, []kind{kindDDL, kindDDL}},
 		{"refresh materialized view m; REFRESH MATERIALIZED VIEW CONCURRENTLY m", []string{"refresh materialized view m", "REFRESH MATERIALIZED VIEW CONCURRENTLY m"}, []kind{kindDDL, kindDDL}},
+		// Statements whose text PostgreSQL shows keep their ';'.
+		{"PREPARE q AS SELECT 1 ; declare c cursor for select 2;  FETCH c;", []string{"PREPARE q AS SELECT 1 ;", "declare c cursor for select 2;", "FETCH c"}, []kind{kindOther, kindOther, kindOther}},
 		{"SELECT CASE x WHEN 1 THEN 'a' END FROM t; SELECT ')'; SELECT 2", []string{"SELECT CASE x WHEN 1 THEN 'a' END FROM t", "SELECT ')'", "SELECT 2"}, []kind{kindOther, kindOther, kindOther}},
 	}
 	for _, c := range cases {

@@ -70,6 +70,14 @@ func TestCertaObjectsHidden(t *testing.T) {
 		}
 	}
 
+	// The text of a client's PREPARE and DECLARE is the client's, with
+	// its ';', as psql sent it.
+	session := []string{"PREPARE q1 AS SELECT 1 AS a;", "BEGIN", "DECLARE c CURSOR FOR SELECT 2 ;",
+		"SELECT name, statement FROM pg_prepared_statements", "SELECT name, statement FROM pg_cursors", "COMMIT"}
+	if got, want := psqlAt(t, ctx, nodeDSN(c, 1), session...), psqlAt(t, ctx, pg.DSN, session...); got != want {
+		t.Errorf("statements kept:\n  certa:\n%s\n  PostgreSQL:\n%s", got, want)
+	}
+
 	ext, err := pgclient.ConnectExtended(ctx, nodeDSN(c, 1))
 	if err != nil {
 		t.Fatal(err)
@@ -114,10 +122,14 @@ func nodeDSN(c *testcluster.Cluster, i int) string {
 	return "host=" + host + " port=" + port + " user=certa dbname=certa sslmode=disable options='-c certa.consistency=sync'"
 }
 
-// psqlAt runs one command (SQL or a meta-command) with psql on dsn and
-// returns what it prints, errors included.
-func psqlAt(t *testing.T, ctx context.Context, dsn, command string) string {
+// psqlAt runs commands (SQL or meta-commands) in one psql session on dsn
+// and returns what it prints, errors included.
+func psqlAt(t *testing.T, ctx context.Context, dsn string, commands ...string) string {
 	t.Helper()
-	out, _ := exec.CommandContext(ctx, pgserver.Program(t, "psql"), "-X", "-At", "-d", dsn, "-c", command).CombinedOutput()
+	args := []string{"-X", "-At", "-d", dsn}
+	for _, c := range commands {
+		args = append(args, "-c", c)
+	}
+	out, _ := exec.CommandContext(ctx, pgserver.Program(t, "psql"), args...).CombinedOutput()
 	return string(out)
 }
