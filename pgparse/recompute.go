@@ -64,6 +64,35 @@ type Recompute struct {
 	// IfNotExists: the column is added IF NOT EXISTS. If it was there
 	// before, PostgreSQL computes nothing.
 	IfNotExists bool
+	// Added is, for a column added with a default of its own (not a
+	// timestamp read from 'now' as written) or numbered (serial,
+	// identity), its name: values the engine cannot pin may instead
+	// travel as rows after the statement.
+	Added string
+	// NeverNull: the values are never NULL (numbered rows, or a default
+	// that is only a call of a function that never returns NULL), so a
+	// NOT NULL column holds on every node whatever values it computes.
+	NeverNull bool
+}
+
+// neverNullFuncs are functions of PostgreSQL's (and of its uuid-ossp
+// extension) that never return NULL.
+var neverNullFuncs = map[string]bool{
+	"gen_random_uuid": true, "random": true, "clock_timestamp": true, "timeofday": true,
+	"nextval": true, "uuid_generate_v1": true, "uuid_generate_v1mc": true, "uuid_generate_v4": true,
+}
+
+// neverNull says whether n is a call (perhaps cast) of one of
+// neverNullFuncs.
+func neverNull(n *pg_query.Node) bool {
+	for n.GetTypeCast() != nil {
+		n = n.GetTypeCast().Arg
+	}
+	fc := n.GetFuncCall()
+	if fc == nil {
+		return false
+	}
+	return neverNullFuncs[functionName(fc.Funcname)] // bare, or pg_catalog's
 }
 
 // UniqueOrder is an ordering by columns of one table (with the columns
@@ -206,8 +235,12 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 						// (PostgreSQL stores 'now' as the moment it read it:
 						// its rows and default would be this node's.)
 						r.Column, r.IfNotExists = def.Colname, cmd.MissingOk
+						r.Added, r.NeverNull = def.Colname, neverNull(k.RawExpr)
 					}
 				}
+			}
+			if r.Numbering && !hasDefault {
+				r.Added, r.NeverNull = def.Colname, true
 			}
 			if !hasDefault && !r.Numbering && def.TypeName != nil && len(def.TypeName.ArrayBounds) == 0 {
 				parts := names(def.TypeName.Names)

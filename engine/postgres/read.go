@@ -398,7 +398,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		if cancelled.Load() {
 			return engine.DDL{}, errTrialCancelled(err)
 		}
-		if inSession(err) {
+		if inSession(err) || errors.Is(err, errValuesTravel) {
 			return engine.DDL{}, engine.ErrRunAsTransaction // Tx.Exec runs it as a block's
 		}
 		return engine.DDL{}, pgError(err)
@@ -411,6 +411,10 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	ddl.Tables = slices.Compact(ddl.Tables)
 	return ddl, nil
 }
+
+// errValuesTravel: a schema statement's values travel as rows after it
+// (pinOrRefuse), which a transaction of its own carries (Tx.Exec).
+var errValuesTravel = errors.New("the values the schema statement computes travel as rows")
 
 // checkSchemaChange runs stmt in a transaction it leaves open on c, under
 // the session settings of ctx, and returns it as it is replicated and the
@@ -437,9 +441,12 @@ func checkSchemaChange(ctx context.Context, c *pgconn.PgConn, token, stmt string
 		}
 	}
 	sc := schemaChange{Settings: settings, SQL: stmt, Role: role}
-	held, pinned, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil, true)
+	held, pinned, values, err := runSchemaChangeHeld(ctx, c, token, sc, false, nil, true)
 	if err != nil {
 		return schemaChange{}, "", held, err
+	}
+	if len(values.Columns) > 0 {
+		return schemaChange{}, "", held, errValuesTravel
 	}
 	sc.SQL = pinned
 	r := c.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()

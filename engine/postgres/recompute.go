@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,7 +35,16 @@ var errNodeDependent = errors.New("schema statement computes values that differ 
 // whether the table holds rows, from PostgreSQL.
 // A column added IF NOT EXISTS that was there before (there, read by
 // columnsThere before the statement ran) computes nothing.
-func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool, there map[string]bool) (string, error) {
+//
+// A column added whose values cannot be pinned (a VOLATILE default,
+// numbered rows) is not refused where its values can travel as rows
+// (valuesTravel): pinOrRefuse returns it in travel, and the caller sends
+// every row of the table, as the statement left it, after the statement
+// (certa.capture_all_rows); the other nodes run the statement, then
+// update their rows to the origin's values. Applied (pin false), the
+// columns the origin named so (travels) are not refused.
+func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool, there map[string]bool, travels []string) (string, travel, error) {
+	var out travel
 	pins := map[string]*string{}
 	for _, r := range pgparse.Recomputes(sql) {
 		if r.IfNotExists && there[r.Column] {
@@ -43,7 +53,7 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool,
 		if r.Type != "" {
 			res := conn.ExecParams(ctx, domainDefaultSQL, [][]byte{[]byte(r.Type)}, nil, nil, nil).Read()
 			if res.Err != nil {
-				return "", res.Err
+				return "", travel{}, res.Err
 			}
 			if len(res.Rows) == 0 {
 				continue // not a domain with a default: the column is NULL
@@ -52,7 +62,7 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool,
 		}
 		why, err := nodeDependence(ctx, conn, r)
 		if err != nil {
-			return "", err
+			return "", travel{}, err
 		}
 		if why == "" {
 			continue // the next part may differ (ADD COLUMN a ..., ADD COLUMN b ...)
@@ -60,16 +70,19 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool,
 		if r.Table != "" {
 			has, err := hasRows(ctx, conn, r.Table)
 			if err != nil {
-				return "", err
+				return "", travel{}, err
 			}
 			if !has {
 				continue
 			}
 		}
+		if !pin && r.Added != "" && slices.Contains(travels, r.Added) {
+			continue // the origin's values follow as rows
+		}
 		if pin {
 			value, ok, volatile, err := pinnedValue(ctx, conn, r)
 			if err != nil {
-				return "", err
+				return "", travel{}, err
 			}
 			if ok {
 				pins[r.Column] = value
@@ -78,16 +91,82 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool,
 			if volatile != "" {
 				why = fmt.Sprintf("calls %s(), which is VOLATILE", volatile)
 			}
+			if r.Added != "" && !r.Domain {
+				stays, err := valuesTravel(ctx, conn, r)
+				if err != nil {
+					return "", travel{}, err
+				}
+				if stays == "" {
+					out.Table = r.Table
+					out.Columns = append(out.Columns, r.Added)
+					continue
+				}
+				e := r.Refusal(why)
+				e.Err = errNodeDependent
+				e.Detail = "certa would send the values it computes here as rows, but " + stays + "."
+				return "", travel{}, e
+			}
 		}
 		e := r.Refusal(why)
 		e.Err = errNodeDependent
-		return "", e
+		return "", travel{}, e
 	}
 	if len(pins) == 0 {
-		return sql, nil
+		return sql, out, nil
 	}
-	return pgparse.PinDefaults(sql, pins)
+	pinned, err := pgparse.PinDefaults(sql, pins)
+	return pinned, out, err
 }
+
+// travel is what of a schema statement's values goes to the other nodes
+// as rows, after the statement (pinOrRefuse).
+type travel struct {
+	Table   string   // the table whose rows go, as a PostgreSQL name
+	Columns []string // the columns added whose values they carry
+}
+
+// valuesTravel returns why the values of the column r added cannot
+// travel as rows, or "" if they can: the other nodes must find every row
+// of the table (and of its partitions and children) by its primary key,
+// and the values of their own they compute first must hold as the
+// origin's do: the column has no constraint, index or domain that could
+// fail there, and it is NOT NULL only if its values cannot be NULL
+// (r.NeverNull).
+func valuesTravel(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (string, error) {
+	never := "false"
+	if r.NeverNull {
+		never = "true"
+	}
+	res := conn.ExecParams(ctx, valuesTravelSQL, [][]byte{[]byte(r.Table), []byte(r.Added), []byte(never)}, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", res.Err
+	}
+	return string(res.Rows[0][0]), nil
+}
+
+// valuesTravelSQL is valuesTravel's check of table $1's column $2 ($3: its
+// values are never NULL).
+const valuesTravelSQL = `WITH RECURSIVE tree (rel) AS (
+		SELECT $1::pg_catalog.regclass::pg_catalog.oid
+		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.rel),
+	cols AS (SELECT tree.rel, a.attnum, a.attnotnull, y.typtype FROM tree
+		JOIN pg_catalog.pg_attribute a ON a.attrelid = tree.rel AND a.attname = $2
+		JOIN pg_catalog.pg_type y ON y.oid = a.atttypid)
+	SELECT CASE
+		WHEN EXISTS (SELECT 1 FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.rel
+			WHERE c.relkind = 'r' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index x WHERE x.indrelid = c.oid AND x.indisprimary))
+			THEN 'the table (or a partition or child of it) has no primary key to find its rows by'
+		WHEN EXISTS (SELECT 1 FROM cols WHERE cols.typtype = 'd')
+			THEN 'the column''s type is a domain, whose checks run on each node''s values'
+		WHEN EXISTS (SELECT 1 FROM cols JOIN pg_catalog.pg_depend d ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+				AND d.refobjid = cols.rel AND d.refobjsubid = cols.attnum
+			WHERE d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
+				OR d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+					AND EXISTS (SELECT 1 FROM pg_catalog.pg_class i WHERE i.oid = d.objid AND i.relkind IN ('i', 'I')))
+			THEN 'the column has a constraint or an index, which each node would check on values of its own'
+		WHEN NOT $3::pg_catalog.bool AND EXISTS (SELECT 1 FROM cols WHERE cols.attnotnull)
+			THEN 'the column is NOT NULL, and its default may be NULL on another node'
+		ELSE '' END`
 
 // columnsThere returns the columns that sql adds IF NOT EXISTS, with a
 // default of their own, which their table already has: PostgreSQL skips

@@ -369,6 +369,31 @@ BEGIN
 	RETURN NULL;
 END
 $f$;
+CREATE OR REPLACE FUNCTION certa.capture_all_rows(token text, tab regclass) RETURNS bigint LANGUAGE plpgsql
+	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
+DECLARE
+	r oid;
+	k bigint;
+	n bigint := 0;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = capture_all_rows.token) THEN
+		RAISE EXCEPTION 'certa: only the node may capture a table''s rows' USING ERRCODE = '42501';
+	END IF;
+	-- Every row of the table, its partitions and children, as an UPDATE
+	-- to the values it has (a schema statement's, which travel: pinOrRefuse).
+	FOR r IN WITH RECURSIVE tree (rel) AS (
+			SELECT tab::oid UNION SELECT i.inhrelid FROM pg_inherits i JOIN tree ON i.inhparent = tree.rel)
+		SELECT tree.rel FROM tree JOIN pg_class c ON c.oid = tree.rel WHERE c.relkind = 'r' ORDER BY 1
+	LOOP
+		EXECUTE format('INSERT INTO certa.capture (rel, op, old, new) SELECT %s, ''U'', j, j FROM (SELECT %s AS j FROM ONLY %s p) s',
+			r, CASE WHEN certa.exact_rows(r) THEN 'to_jsonb(p) || jsonb_build_object(''` + recordKey + `'', p::text)' ELSE 'to_jsonb(p)' END,
+			r::regclass);
+		GET DIAGNOSTICS k = ROW_COUNT;
+		n := n + k;
+	END LOOP;
+	RETURN n;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
 	WITH RECURSIVE ty (oid, depth) AS (

@@ -32,6 +32,10 @@ type schemaChange struct {
 	// Role is the client role the session acted as (SET ROLE), which
 	// owns what the statement makes; "" is certa_client (roles.go).
 	Role string `json:"role,omitempty"`
+	// Travel are the columns the statement adds whose values follow it
+	// as rows, the origin's (pinOrRefuse): each node computes its own
+	// first.
+	Travel []string `json:"travel,omitempty"`
 }
 
 // schemaSettings are the settings that travel with a schema statement:
@@ -201,7 +205,7 @@ func releaseSequences(ctx context.Context, conn *pgconn.PgConn, held string, sav
 // objects that depend on replicated ones are dropped (tempdeps.go), if
 // there were any.
 func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay) error {
-	_, _, err := runSchemaChangeHeld(ctx, conn, token, sc, restore, makeWay, false)
+	_, _, _, err := runSchemaChangeHeld(ctx, conn, token, sc, restore, makeWay, false)
 	return err
 }
 
@@ -210,47 +214,48 @@ func runSchemaChange(ctx context.Context, conn *pgconn.PgConn, token string, sc 
 // transaction back: ALTER SEQUENCE writes a sequence anew, so the
 // rollback brings back the old one, as held, which it must release again.
 // With pin (the trial's), it also returns the statement to replicate,
-// with the values it computed pinned (pinOrRefuse).
+// with the values it computed pinned, and what of them must travel as
+// rows instead (pinOrRefuse).
 func runSchemaChangeHeld(ctx context.Context, conn *pgconn.PgConn, token string, sc schemaChange, restore bool, makeWay *tempWay,
-	pin bool) (held, pinned string, err error) {
+	pin bool) (held, pinned string, values travel, err error) {
 	var before map[string]string
 	if restore {
 		var err error
 		if before, err = readSchemaSettings(ctx, conn); err != nil {
-			return "", "", err
+			return "", "", travel{}, err
 		}
 	}
 	if _, err := conn.Exec(ctx, "SET LOCAL ROLE "+quoteIdent(sc.role())).ReadAll(); err != nil {
-		return "", "", err
+		return "", "", travel{}, err
 	}
 	if err := applySettings(ctx, conn, bodiesUnchecked(sc.Settings)); err != nil {
-		return "", "", err
+		return "", "", travel{}, err
 	}
 	there, err := columnsThere(ctx, conn, sc.SQL)
 	if err != nil {
-		return "", "", err
+		return "", "", travel{}, err
 	}
 	if held, err = holdSequences(ctx, conn, sc.SQL); err != nil {
-		return held, "", err
+		return held, "", travel{}, err
 	}
 	if err := execSchemaStatement(ctx, conn, token, sc, makeWay); err != nil {
 		if held != "" {
 			conn.Exec(ctx, "ROLLBACK TO SAVEPOINT certa_hold").ReadAll()
 			releaseSequences(ctx, conn, held, true)
 		}
-		return held, "", err
+		return held, "", travel{}, err
 	}
 	if err := releaseSequences(ctx, conn, held, true); err != nil {
-		return held, "", err
+		return held, "", travel{}, err
 	}
-	if pinned, err = pinOrRefuse(ctx, conn, sc.SQL, pin, there); err != nil {
-		return held, "", err
+	if pinned, values, err = pinOrRefuse(ctx, conn, sc.SQL, pin, there, sc.Travel); err != nil {
+		return held, "", travel{}, err
 	}
 	if _, err := conn.Exec(ctx, "RESET ROLE").ReadAll(); err != nil {
-		return held, "", err
+		return held, "", travel{}, err
 	}
 	if restore {
-		return held, pinned, applySettings(ctx, conn, before)
+		return held, pinned, values, applySettings(ctx, conn, before)
 	}
-	return held, pinned, nil
+	return held, pinned, values, nil
 }

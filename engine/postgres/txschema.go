@@ -97,13 +97,13 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	} else if err := run(ctx, t.c, sql, w, nil); err != nil {
 		return undo(t.e.localError(err))
 	}
-	pinned, err := pinOrRefuse(ctx, pg, sql, true, there)
+	pinned, values, err := pinOrRefuse(ctx, pg, sql, true, there, nil)
 	if err != nil {
 		return undo(pgError(err))
 	}
-	var again []byte // the statement replicated, if pinOrRefuse pinned values
-	if pinned != sql {
-		again = []byte(schemaChange{Settings: settings, SQL: pinned, Role: role}.encode())
+	var again []byte // the statement replicated, if pinOrRefuse pinned values or sends them
+	if pinned != sql || len(values.Columns) > 0 {
+		again = []byte(schemaChange{Settings: settings, SQL: pinned, Role: role, Travel: values.Columns}.encode())
 	}
 	r = pg.ExecParams(ctx, "SELECT current_setting('certa.ddl_tables', true)", nil, nil, nil, nil).Read()
 	if r.Err != nil {
@@ -121,6 +121,13 @@ func (t *Tx) execSchema(ctx context.Context, sql string, w result.Writer) ([]str
 	if n := string(r.Rows[0][0]); n != "0" {
 		if err := refuseWrittenRows(ctx, pg, sql, n, at, tables); err != nil {
 			return undo(err)
+		}
+	}
+	if len(values.Columns) > 0 {
+		// After the statement, in its place: every row as it left it.
+		r := pg.ExecParams(ctx, "SELECT certa.capture_all_rows($1, $2::pg_catalog.regclass)", [][]byte{token, []byte(values.Table)}, nil, nil, nil).Read()
+		if r.Err != nil {
+			return undo(pgError(r.Err))
 		}
 	}
 	if err := t.placeNew(ctx); err != nil {
