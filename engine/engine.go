@@ -326,8 +326,9 @@ type TableChecksum struct {
 
 // ErrRunAsTransaction is CheckDDL's answer for a schema statement the
 // engine replicates as a transaction, its rows carried as any other's
-// (the PostgreSQL engine's CREATE TABLE AS): run it in a Tx of its own
-// (Tx.Exec), as any other statement.
+// (the PostgreSQL engine's CREATE TABLE AS, a column added whose values
+// travel as rows): run it in a Tx of its own, as a block's schema
+// statement (Tx.ExecSchema).
 var ErrRunAsTransaction = errors.New("the statement runs as a transaction")
 
 // ErrNotReadOnly is Read's answer for a statement it does not run.

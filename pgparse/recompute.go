@@ -73,6 +73,9 @@ type Recompute struct {
 	// that is only a call of a function that never returns NULL), so a
 	// NOT NULL column holds on every node whatever values it computes.
 	NeverNull bool
+	// typed is, for a column added without a default of its own (Type),
+	// its name: Added of its domain's default (DomainDefault).
+	typed string
 }
 
 // neverNullFuncs are functions of PostgreSQL's (and of its uuid-ossp
@@ -247,7 +250,7 @@ func alterRecomputes(s *pg_query.AlterTableStmt) []Recompute {
 				for i, p := range parts {
 					parts[i] = quoteIdent(p)
 				}
-				r.Type = strings.Join(parts, ".")
+				r.Type, r.typed = strings.Join(parts, "."), def.Colname
 			}
 			out = append(out, r)
 		case cmd.Subtype == pg_query.AlterTableType_AT_AlterColumnType && def != nil && def.RawDefault != nil:
@@ -304,14 +307,15 @@ func exprRecompute(table, what string, n *pg_query.Node) Recompute {
 // DomainDefault returns what the default of a domain (its text, as
 // pg_type.typdefault holds it) computes, for the column r adds.
 func (r Recompute) DomainDefault(expr string) Recompute {
-	d := Recompute{Table: r.Table, What: r.What + " (its domain's)", Domain: true}
+	d := Recompute{Table: r.Table, What: r.What + " (its domain's)", Domain: true, Added: r.typed}
 	tree, err := pg_query.Parse("SELECT " + expr)
 	if err != nil || len(tree.Stmts) != 1 {
 		d.Context = true // unreadable: refuse rather than guess
 		return d
 	}
-	e := exprRecompute(r.Table, d.What, tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val)
-	d.Funcs, d.Context, d.Order = e.Funcs, e.Context, e.Order
+	val := tree.Stmts[0].Stmt.GetSelectStmt().TargetList[0].GetResTarget().Val
+	e := exprRecompute(r.Table, d.What, val)
+	d.Funcs, d.Context, d.Order, d.NeverNull = e.Funcs, e.Context, e.Order, neverNull(val)
 	return d
 }
 

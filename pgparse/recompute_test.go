@@ -51,7 +51,7 @@ func TestRecomputes(t *testing.T) {
 			[]Recompute{{What: "the bound of partition p3", Funcs: []string{"now"}, Bound: true}}},
 		{"SELECT now()", nil},
 		{`ALTER TABLE t ADD COLUMN c "My".d, ADD COLUMN e int[], ADD COLUMN f text DEFAULT 'x'`,
-			[]Recompute{{Table: `"t"`, What: "the default of column c", Type: `"My"."d"`},
+			[]Recompute{{Table: `"t"`, What: "the default of column c", Type: `"My"."d"`, typed: "c"},
 				{Table: `"t"`, What: "the default of column e"}, {Table: `"t"`, What: "the default of column f", Column: "f", Added: "f"}}},
 		{"ALTER TABLE t ADD COLUMN at timestamptz DEFAULT 'now'",
 			[]Recompute{{Table: `"t"`, What: "the default of column at", Context: true}}},
@@ -98,9 +98,9 @@ func TestRecomputes(t *testing.T) {
 
 // A domain's default is read as the default of the column it gives.
 func TestDomainDefault(t *testing.T) {
-	r := Recompute{Table: `"t"`, What: "the default of column c", Type: `"d"`}
+	r := Recompute{Table: `"t"`, What: "the default of column c", Type: `"d"`, typed: "c"}
 	got := r.DomainDefault("clock_timestamp()")
-	want := Recompute{Table: `"t"`, What: "the default of column c (its domain's)", Funcs: []string{"clock_timestamp"}, Domain: true}
+	want := Recompute{Table: `"t"`, What: "the default of column c (its domain's)", Funcs: []string{"clock_timestamp"}, Domain: true, Added: "c", NeverNull: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

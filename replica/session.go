@@ -632,7 +632,14 @@ func (s *Session) runOnce(ctx, execCtx context.Context, st statement, w result.W
 	if patience > 0 {
 		tx.Prioritize(patience)
 	}
-	if err := tx.Exec(execCtx, st.sql, w, st.args...); err != nil {
+	if st.kind == kindDDL {
+		// CheckDDL's engine.ErrRunAsTransaction: a block's schema
+		// statement, in a transaction of its own.
+		err = tx.ExecSchema(execCtx, st.sql, w)
+	} else {
+		err = tx.Exec(execCtx, st.sql, w, st.args...)
+	}
+	if err != nil {
 		return err
 	}
 	return s.commitTx(ctx, tx, s.defaultModes.serializable())

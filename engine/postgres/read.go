@@ -367,7 +367,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		return engine.DDL{}, errClosed
 	}
 	if _, ok := pgparse.ParseTableCopy(stmt); ok {
-		return engine.DDL{}, engine.ErrRunAsTransaction // its rows travel (Tx.Exec)
+		return engine.DDL{}, engine.ErrRunAsTransaction // its rows travel (Tx.ExecSchema)
 	}
 	// Run in a transaction on every node, as PostgreSQL runs no
 	// CONCURRENTLY: the same objects, with stronger locks meanwhile.
@@ -399,7 +399,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 			return engine.DDL{}, errTrialCancelled(err)
 		}
 		if inSession(err) || errors.Is(err, errValuesTravel) {
-			return engine.DDL{}, engine.ErrRunAsTransaction // Tx.Exec runs it as a block's
+			return engine.DDL{}, engine.ErrRunAsTransaction // Tx.ExecSchema runs it as a block's
 		}
 		return engine.DDL{}, pgError(err)
 	}

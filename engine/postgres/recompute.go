@@ -91,7 +91,7 @@ func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool,
 			if volatile != "" {
 				why = fmt.Sprintf("calls %s(), which is VOLATILE", volatile)
 			}
-			if r.Added != "" && !r.Domain {
+			if r.Added != "" {
 				stays, err := valuesTravel(ctx, conn, r)
 				if err != nil {
 					return "", travel{}, err
@@ -129,9 +129,9 @@ type travel struct {
 // travel as rows, or "" if they can: the other nodes must find every row
 // of the table (and of its partitions and children) by its primary key,
 // and the values of their own they compute first must hold as the
-// origin's do: the column has no constraint, index or domain that could
-// fail there, and it is NOT NULL only if its values cannot be NULL
-// (r.NeverNull).
+// origin's do: the column has no constraint, index or domain constraint
+// that could fail there, and it is NOT NULL only if its values cannot be
+// NULL (r.NeverNull).
 func valuesTravel(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute) (string, error) {
 	never := "false"
 	if r.NeverNull {
@@ -149,15 +149,19 @@ func valuesTravel(ctx context.Context, conn *pgconn.PgConn, r pgparse.Recompute)
 const valuesTravelSQL = `WITH RECURSIVE tree (rel) AS (
 		SELECT $1::pg_catalog.regclass::pg_catalog.oid
 		UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.rel),
-	cols AS (SELECT tree.rel, a.attnum, a.attnotnull, y.typtype FROM tree
+	cols AS (SELECT tree.rel, a.attnum, a.attnotnull, a.atttypid, y.typtype FROM tree
 		JOIN pg_catalog.pg_attribute a ON a.attrelid = tree.rel AND a.attname = $2
 		JOIN pg_catalog.pg_type y ON y.oid = a.atttypid)
 	SELECT CASE
 		WHEN EXISTS (SELECT 1 FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.rel
 			WHERE c.relkind = 'r' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_index x WHERE x.indrelid = c.oid AND x.indisprimary))
 			THEN 'the table (or a partition or child of it) has no primary key to find its rows by'
-		WHEN EXISTS (SELECT 1 FROM cols WHERE cols.typtype = 'd')
-			THEN 'the column''s type is a domain, whose checks run on each node''s values'
+		WHEN EXISTS (WITH RECURSIVE dom (oid) AS (
+				SELECT cols.atttypid FROM cols WHERE cols.typtype = 'd'
+				UNION SELECT y.typbasetype FROM dom JOIN pg_catalog.pg_type y ON y.oid = dom.oid WHERE y.typtype = 'd')
+			SELECT 1 FROM dom JOIN pg_catalog.pg_type y ON y.oid = dom.oid
+			WHERE y.typnotnull OR EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.contypid = dom.oid))
+			THEN 'the column''s type is a domain with a constraint, which each node would check on values of its own'
 		WHEN EXISTS (SELECT 1 FROM cols JOIN pg_catalog.pg_depend d ON d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
 				AND d.refobjid = cols.rel AND d.refobjsubid = cols.attnum
 			WHERE d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass

@@ -195,8 +195,8 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 		return t.runSchema(ctx, sql, tc, w) // SELECT INTO, and CREATE TABLE AS (CheckDDL)
 	}
 	lower := strings.ToLower(sql) // once, for the cheap checks below
-	if len(args) == 0 && (strings.Contains(lower, "truncate") || strings.Contains(lower, "alter")) && runsInTransaction(sql) {
-		return t.runSchema(ctx, sql, nil, w)
+	if strings.Contains(lower, "truncate") && len(args) == 0 && pgparse.SchemaTag(sql) == "TRUNCATE TABLE" {
+		return t.runSchema(ctx, sql, nil, w) // of a table with a TRUNCATE trigger (CheckDDL)
 	}
 	if t.reads != nil {
 		t.reads.note(sql, lower, args)
@@ -215,25 +215,6 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 		err = withoutPosition(err)
 	}
 	return t.failed(atClientPosition(err, hidden))
-}
-
-// runsInTransaction says whether sql is a schema statement CheckDDL may
-// answer engine.ErrRunAsTransaction for, which Tx.Exec then runs as a
-// block's: a TRUNCATE (of a table with a TRUNCATE trigger, whose rows
-// travel), an ALTER TABLE that adds a column with a default or numbered
-// (whose values may travel as rows: pinOrRefuse).
-func runsInTransaction(sql string) bool {
-	switch pgparse.SchemaTag(sql) {
-	case "TRUNCATE TABLE":
-		return true
-	case "ALTER TABLE":
-		for _, r := range pgparse.Recomputes(sql) {
-			if r.Added != "" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // withoutPosition returns err without the position in the query text it
