@@ -234,3 +234,35 @@ func TestPinnedSessionTransaction(t *testing.T) {
 		t.Fatalf("search_path after RESET: %q", rows[0][0])
 	}
 }
+
+// A client's own prepared statement (PREPARE, which pins the session's
+// backend) outlives certa's: after a schema change certa deallocates the
+// statements it prepared there, not the client's.
+func TestClientPrepareOutlivesCertaStatements(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TABLE t (id int PRIMARY KEY, v text)")}); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	defer s.Close()
+	f.exec(s, "INSERT INTO t VALUES (1, 'a')")
+	mustRead(t, s, "PREPARE mine(int) AS SELECT v FROM t WHERE id = $1")
+	if rows, _ := readArgs(t, s, "SELECT v FROM t WHERE id = $1", int64(1)); rows[0][0] != "a" {
+		t.Fatalf("read %v", rows)
+	}
+	// certa's statement goes stale with the schema change: the next
+	// one prepared deallocates it.
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("ALTER TABLE t ADD COLUMN w int DEFAULT 7")}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := readArgs(t, s, "SELECT w FROM t WHERE id = $1", int64(1)); rows[0][0] != int64(7) {
+		t.Fatalf("after ADD COLUMN: %v", rows)
+	}
+	if rows := mustRead(t, s, "EXECUTE mine(1)"); len(rows) != 1 || rows[0][0] != "a" {
+		t.Fatalf("the client's statement after certa's were deallocated: %v", rows)
+	}
+	if rows := mustRead(t, s, "SELECT count(*) FROM pg_prepared_statement() WHERE from_sql"); rows[0][0] != int64(1) {
+		t.Fatalf("the client's prepared statements: %v", rows)
+	}
+}

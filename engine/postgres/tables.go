@@ -88,7 +88,7 @@ const maxPrepared = 1000
 // before a schema change are deallocated first.
 func (ts *tables) prepared(ctx context.Context, conn *pgconn.PgConn, sql string, oids []uint32) (string, error) {
 	if ts.stale || len(ts.stmts) >= maxPrepared {
-		if _, err := conn.Exec(ctx, "DEALLOCATE ALL").ReadAll(); err != nil {
+		if _, err := conn.Exec(ctx, deallocateCertaSQL).ReadAll(); err != nil {
 			return "", err
 		}
 		ts.stmts, ts.stale = nil, false
@@ -114,6 +114,16 @@ func (ts *tables) prepared(ctx context.Context, conn *pgconn.PgConn, sql string,
 	ts.stmts[key] = name
 	return name, nil
 }
+
+// deallocateCertaSQL deallocates certa's prepared statements on a
+// backend, those of the protocol (a client's PREPARE is from_sql): not
+// DEALLOCATE ALL, which would take those of a client's session whose
+// backend keeps them (conn.keeps) too.
+const deallocateCertaSQL = `DO $d$ DECLARE n text; BEGIN
+	FOR n IN SELECT p.name FROM pg_catalog.pg_prepared_statements p WHERE NOT p.from_sql LOOP
+		EXECUTE pg_catalog.format('DEALLOCATE %I', n);
+	END LOOP;
+END $d$`
 
 // deallocated forgets the prepared statements: a client's DEALLOCATE
 // ALL dropped them.
