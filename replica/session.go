@@ -888,15 +888,28 @@ func (s *Session) ddl(ctx context.Context, st statement, w result.Writer) error 
 // alone (unless a function it ran wrote replicated rows: those commit
 // through the cluster). It returns false, having run nothing, for a
 // statement to replicate.
+//
+// What the statement's try sends the client (notices, a result) waits
+// until it is known to have run here: a statement to replicate runs
+// again, and says it again there.
 func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (bool, error) {
+	held := holdNotices(ctx)
+	ctx = held.ctx
 	if s.inBlock {
 		if err := s.beginIfNeeded(ctx); err != nil {
 			return false, err
 		}
 		ctx, cancel := s.statementContext(ctx)
 		defer cancel()
-		return s.tx.ExecLocal(ctx, st.sql, w)
+		buf := result.BufferFor(w)
+		ran, err := s.tx.ExecLocal(ctx, st.sql, buf)
+		held.release(ran || err != nil)
+		if !ran || err != nil {
+			return ran, err
+		}
+		return true, buf.Replay(w)
 	}
+	defer held.release(false) // those of a statement that ran are sent by then
 	execCtx, cancel := s.statementContext(ctx)
 	defer cancel()
 	if err := s.readWait(execCtx); err != nil {
@@ -917,9 +930,12 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 	}
 	defer tx.Rollback()
 	buf := result.BufferFor(w)
-	if ran, err := tx.ExecLocal(execCtx, sql, buf); !ran || err != nil {
+	ran, err := tx.ExecLocal(execCtx, sql, buf)
+	if !ran || err != nil {
+		held.release(ran || err != nil)
 		return ran, err
 	}
+	held.release(true)
 	if err := s.commitTx(ctx, tx, s.defaultModes.serializable()); err != nil {
 		return true, err
 	}

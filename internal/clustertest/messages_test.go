@@ -18,7 +18,8 @@ import (
 // string of several statements with one PostgreSQL cannot parse runs
 // none of them; the warnings of COMMIT, ROLLBACK and BEGIN that have no
 // transaction to end, or one already; the notices of deferred triggers,
-// which fire at COMMIT.
+// which fire at COMMIT; the notices of a schema statement (CREATE
+// FUNCTION's of a %TYPE), once, on its own and in a block.
 const messagesScript = `\set VERBOSITY verbose
 DROP TABLE IF EXISTS msg_nothing;
 DO $$ BEGIN RAISE NOTICE 'hello %', 42; RAISE WARNING 'careful' USING DETAIL = 'a detail', HINT = 'a hint'; END $$;
@@ -32,6 +33,10 @@ INSERT INTO msg_t VALUES (3, 3, NULL);
 SELECT 1 AS one \; SELECT nope FROM msg_t;
 CREATE FUNCTION msg_f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT nope FROM msg_t); END $$;
 SELECT msg_f();
+CREATE FUNCTION msg_typed(msg_t.w%TYPE) RETURNS msg_t.id%TYPE LANGUAGE sql AS 'SELECT 1';
+BEGIN;
+CREATE FUNCTION msg_typed2(msg_t.w%TYPE) RETURNS int LANGUAGE sql AS 'SELECT 2';
+COMMIT;
 BEGIN;
 SELECT 1/0;
 ROLLBACK;
@@ -56,6 +61,7 @@ INSERT INTO msg_t VALUES (9, 9);
 SELECT 'before commit';
 COMMIT;
 DROP FUNCTION msg_f();
+DROP FUNCTION msg_typed(text), msg_typed2(text);
 DROP TABLE msg_t;
 DROP FUNCTION msg_note();
 `
