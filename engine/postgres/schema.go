@@ -807,6 +807,14 @@ BEGIN
 		END IF;
 		RETURN;
 	END IF;
+	-- A DROP ... IF EXISTS that dropped nothing (no sql_drop fired) in a
+	-- client's function or DO block changed nothing. Not certa's try of a
+	-- client's statement (Tx.ExecLocal): that one goes on to every node,
+	-- where a relation made elsewhere may exist at its position.
+	IF tg_tag LIKE 'DROP %' AND NOT dropped AND NOT EXISTS (SELECT 1 FROM pg_event_trigger_ddl_commands())
+		AND coalesce(current_setting('certa.local_try', true), '') <> 'on' THEN
+		RETURN;
+	END IF;
 	-- A client's statement that certa did not permit: it stays on this
 	-- node, in this session, only if it changed temporary objects alone.
 	-- A rule or a trigger has no schema of its own: its table's counts.

@@ -409,7 +409,7 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 	// No event trigger fires for roles and databases: a statement that
 	// changed a shared catalog (ALTER ROLE ... SET search_path = pg_temp)
 	// is not local either, as the count of such changes tells.
-	res, err := pg.Exec(ctx, "SAVEPOINT certa_local; SELECT certa.global_changes()").ReadAll()
+	res, err := pg.Exec(ctx, "SAVEPOINT certa_local; SELECT certa.global_changes(), pg_catalog.set_config('certa.local_try', 'on', true)").ReadAll()
 	if err != nil {
 		return false, t.failed(pgError(err))
 	}
@@ -434,7 +434,7 @@ func (t *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, 
 		}
 		return true, t.failed(t.e.localError(err))
 	}
-	res, err = pg.Exec(ctx, "SELECT certa.global_changes()").ReadAll()
+	res, err = pg.Exec(ctx, "SELECT certa.global_changes(), pg_catalog.set_config('certa.local_try', '', true)").ReadAll()
 	if err != nil {
 		undo()
 		return true, t.failed(pgError(err))

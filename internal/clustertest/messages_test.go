@@ -19,7 +19,8 @@ import (
 // none of them; the warnings of COMMIT, ROLLBACK and BEGIN that have no
 // transaction to end, or one already; the notices of deferred triggers,
 // which fire at COMMIT; the notices of a schema statement (CREATE
-// FUNCTION's of a %TYPE), once, on its own and in a block.
+// FUNCTION's of a %TYPE), once, on its own and in a block; a function's
+// DROP ... IF EXISTS of what is not there.
 const messagesScript = `\set VERBOSITY verbose
 DROP TABLE IF EXISTS msg_nothing;
 DO $$ BEGIN RAISE NOTICE 'hello %', 42; RAISE WARNING 'careful' USING DETAIL = 'a detail', HINT = 'a hint'; END $$;
@@ -37,6 +38,10 @@ CREATE FUNCTION msg_typed(msg_t.w%TYPE) RETURNS msg_t.id%TYPE LANGUAGE sql AS 'S
 BEGIN;
 CREATE FUNCTION msg_typed2(msg_t.w%TYPE) RETURNS int LANGUAGE sql AS 'SELECT 2';
 COMMIT;
+CREATE FUNCTION msg_temp() RETURNS void LANGUAGE plpgsql AS $$ BEGIN DROP TABLE IF EXISTS msg_tmp CASCADE; CREATE TEMP TABLE msg_tmp AS SELECT 1 AS a; END $$;
+SELECT msg_temp();
+SELECT msg_temp();
+DROP FUNCTION msg_temp();
 BEGIN;
 SELECT 1/0;
 ROLLBACK;
