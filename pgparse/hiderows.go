@@ -139,10 +139,13 @@ func sortedEdits(edits []edit) []edit {
 }
 
 // namesAny says whether lower (a statement in lower case) may name one
-// of rows' relations.
+// of rows' relations: its name, and its schema unless pg_catalog's (whose
+// relations may be named bare). information_schema's names (tables,
+// columns, views) are common words of applications' own schemas.
 func namesAny(lower string, rows HiddenRows) bool {
 	for key := range rows {
-		if strings.Contains(lower, key[strings.LastIndexByte(key, '.')+1:]) {
+		schema, name, _ := strings.Cut(key, ".")
+		if strings.Contains(lower, name) && (schema == "pg_catalog" || strings.Contains(lower, schema)) {
 			return true
 		}
 	}

@@ -48,6 +48,8 @@ func TestHideRows(t *testing.T) {
 		{"COPY pg_class TO STDOUT", ""},
 		{"SELECT 'pg_class', pg_trigger FROM t", ""},
 		{"SELECT * FROM routines", ""},
+		{"SELECT * FROM my.routines r JOIN pg_trigger t ON true",
+			"SELECT * FROM my.routines r JOIN (SELECT * FROM pg_trigger WHERE tgname <> 'x') t ON true"},
 		{"SELECT * FROM pg_class TABLESAMPLE system (1)", ""},
 		{"SELECT * FROM pg_class WHERE", ""},
 	} {
@@ -90,4 +92,21 @@ func TestHideRowsClientPosition(t *testing.T) {
 // charIndex is where word starts in s, as a character index from 1.
 func charIndex(s, word string) int {
 	return len([]rune(s[:strings.Index(s, word)])) + 1
+}
+
+// A statement is parsed only if it may name a relation of the rows: a
+// table of the application's named like one of information_schema's
+// views is not.
+func TestNamesAny(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"select * from views where id = 1":                  false,
+		"select * from information_schema.views":            true,
+		"select * from pg_trigger":                          true,
+		"select tables from routines":                       false,
+		"select * from \"information_schema\".\"routines\"": true,
+	} {
+		if got := namesAny(sql, HiddenRows{"information_schema.views": "", "information_schema.routines": "", "pg_catalog.pg_trigger": ""}); got != want {
+			t.Errorf("%s: %v, want %v", sql, got, want)
+		}
+	}
 }
