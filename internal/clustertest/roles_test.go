@@ -15,7 +15,9 @@ import (
 // roles with its snapshot; dropping them drops them everywhere.
 func TestClientRoles(t *testing.T) {
 	c := startPostgresCluster(t, 3, snapshotArgs...)
-	a, b, d := c.Conn(0), c.Conn(1), c.Conn(2)
+	// b and d read in sync: what a committed is there for their schema
+	// statements' trials.
+	a, b, d := c.Conn(0), syncConn(t, c, 1), syncConn(t, c, 2)
 	mustExec(t, a, "CREATE ROLE app_owner")
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "CREATE ROLE app_reader")
