@@ -456,7 +456,7 @@ func (e *Engine) describe(ctx context.Context, s *Session, client string) ([]res
 		e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	}
 	if err != nil {
-		return nil, nil, atClientPosition(pgError(err), hidden)
+		return nil, nil, clientPosition(pgError(err), hidden)
 	}
 	params, cols := described(sd)
 	return params, cols, nil

@@ -1,11 +1,6 @@
 package postgres
 
-import (
-	"errors"
-
-	"certa/pgparse"
-	"certa/sqlerr"
-)
+import "certa/pgparse"
 
 // certaRows are the rows of PostgreSQL's catalogs that are certa's own
 // (its schema, what is in it, its triggers, event triggers, roles,
@@ -63,16 +58,4 @@ const (
 func withoutCertaRows(sql string) pgparse.Hidden {
 	h, _ := pgparse.HideRows(sql, certaRows)
 	return h
-}
-
-// atClientPosition returns err with the position in the query text it
-// carries moved to where it is in the client's text (h).
-func atClientPosition(err error, h pgparse.Hidden) error {
-	var e *sqlerr.Error
-	if !errors.As(err, &e) || e.Position == 0 {
-		return err
-	}
-	c := *e
-	c.Position = int32(h.ClientPosition(int(e.Position)))
-	return &c
 }

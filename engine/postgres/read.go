@@ -38,7 +38,7 @@ func (e *Engine) read(ctx context.Context, s *Session, sql string, w result.Writ
 	if sql != hidden.SQL {
 		return withoutPosition(err)
 	}
-	return atClientPosition(err, hidden)
+	return clientPosition(err, hidden)
 }
 
 // readRewritten is read of sql as rewritten for the session.
@@ -190,7 +190,7 @@ func (e *Engine) setting(ctx context.Context, s *Session, set, name string) (str
 func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	hidden := withoutCertaRows(sql)
 	err := e.readOnly(ctx, nil, "ROLLBACK", func(c *conn) error { return run(ctx, c, hidden.SQL, w, args) })
-	return atClientPosition(err, hidden)
+	return clientPosition(err, hidden)
 }
 
 // readOnly runs f in a read-only transaction on session s's backend

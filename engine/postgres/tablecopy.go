@@ -59,9 +59,13 @@ func (w selectTag) Complete(tag string) error {
 	return w.Writer.Complete(tag)
 }
 
+// rewrite is a client's statement rewritten, which maps a position in
+// its text back to the client's (pgparse.Rewritten, pgparse.Hidden).
+type rewrite interface{ ClientPosition(int) int }
+
 // clientPosition returns err with its position in r's text moved to the
 // client's (none, where r's text is certa's own).
-func clientPosition(err error, r pgparse.Rewritten) error {
+func clientPosition(err error, r rewrite) error {
 	var e *sqlerr.Error
 	if !errors.As(err, &e) || e.Position == 0 {
 		return err

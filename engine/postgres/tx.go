@@ -214,7 +214,7 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	if sql != hidden.SQL {
 		err = withoutPosition(err)
 	}
-	return t.failed(atClientPosition(err, hidden))
+	return t.failed(clientPosition(err, hidden))
 }
 
 // withoutPosition returns err without the position in the query text it
