@@ -27,16 +27,29 @@ import (
 // lock let through (the wrapper filters the locking SELECT's output: rows
 // a scan read but did not lock, such as those SKIP LOCKED skipped, are
 // never noted). note must return true and must not be strict.
+//
+// A view has no rows of its own: locking it locks its tables' rows,
+// which the view's columns cannot name. Such references are left as
+// they are, and Unseen says that the statement locks rows the rewrite
+// does not return.
 type LockingSelect struct {
 	SQL    string   // the rewritten statement
 	Tables []string // the FROM references (alias or name) locked at the top level
+	Unseen bool     // it locks a view's rows too, which it does not return
 }
+
+// IsTable reports whether the relation schema.name (schema "" when the
+// statement does not name one: the search path finds it) is a table,
+// whose rows have a tableoid, or a name no relation has (a CTE's); false
+// for a view.
+type IsTable func(schema, name string) bool
 
 // ParseLockingSelect returns the rewrite of sql if it is one statement
 // that locks rows for update; nil otherwise. ok is false when a locking
 // clause locks something it cannot name (a subquery, a function) or a
 // nested one cannot be wrapped (an ORDER BY position after a *).
-func ParseLockingSelect(sql, rowJSON, note string) (ls *LockingSelect, ok bool) {
+// isTable is asked about the relations locked.
+func ParseLockingSelect(sql, rowJSON, note string, isTable IsTable) (ls *LockingSelect, ok bool) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil, true
@@ -51,8 +64,12 @@ func ParseLockingSelect(sql, rowJSON, note string) (ls *LockingSelect, ok bool) 
 	})
 	ls = &LockingSelect{}
 	if top != nil && len(lockedForUpdate(top)) > 0 {
-		if ls.Tables, ok = lockedRefs(top); !ok {
+		locked, ok := lockedRefs(top)
+		if !ok {
 			return nil, false
+		}
+		if ls.Tables = tablesOnly(locked, top.FromClause, isTable); len(ls.Tables) < len(locked) {
+			ls.Unseen = true
 		}
 		for _, ref := range ls.Tables {
 			q := quoteIdent(ref)
@@ -67,11 +84,17 @@ func ParseLockingSelect(sql, rowJSON, note string) (ls *LockingSelect, ok bool) 
 		}
 	}
 	for _, s := range nested {
-		if !wrapLocking(s, rowJSON, note) {
+		wrapped, unseen := wrapLocking(s, rowJSON, note, isTable)
+		if !wrapped {
 			return nil, false
 		}
+		ls.Unseen = ls.Unseen || unseen
 	}
 	if len(ls.Tables) == 0 && len(nested) == 0 {
+		if ls.Unseen {
+			ls.SQL = sql
+			return ls, true
+		}
 		return nil, true
 	}
 	if ls.SQL, err = pg_query.Deparse(tree); err != nil {
@@ -127,6 +150,37 @@ func lockedRefs(sel *pg_query.SelectStmt) (locked []string, ok bool) {
 		}
 	}
 	return locked, true
+}
+
+// tablesOnly returns the references of locked (names fromRefs gives)
+// that name tables in the FROM list from, by isTable.
+func tablesOnly(locked []string, from []*pg_query.Node, isTable IsTable) []string {
+	relations := map[string]*pg_query.RangeVar{}
+	var walk func(n *pg_query.Node)
+	walk = func(n *pg_query.Node) {
+		if rv := n.GetRangeVar(); rv != nil {
+			name := rv.Relname
+			if rv.Alias != nil {
+				name = rv.Alias.Aliasname
+			}
+			if relations[name] == nil {
+				relations[name] = rv
+			}
+		} else if j := n.GetJoinExpr(); j != nil {
+			walk(j.Larg)
+			walk(j.Rarg)
+		}
+	}
+	for _, f := range from {
+		walk(f)
+	}
+	var out []string
+	for _, ref := range locked {
+		if rv := relations[ref]; rv == nil || isTable(rv.Schemaname, rv.Relname) {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // fromRefs returns the table references in a FROM list, by the name a
@@ -210,10 +264,16 @@ func FromRelation(sql, ref string) (relation string, ok bool) {
 // that s's own ORDER BY still reads its own names. OFFSET 0 keeps the
 // planner from merging the wrapper into its parent, where another
 // condition could run before note and skip a locked row.
-func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
-	locked, ok := lockedRefs(s)
+//
+// unseen reports that s also locks a view's rows, which are not noted.
+func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string, isTable IsTable) (wrapped, unseen bool) {
+	all, ok := lockedRefs(s)
 	if !ok {
-		return false
+		return false, false
+	}
+	locked := tablesOnly(all, s.FromClause, isTable)
+	if unseen = len(locked) < len(all); len(locked) == 0 {
+		return true, unseen // nothing to note: s stays as it is
 	}
 	inner := &pg_query.SelectStmt{}
 	moveFields(inner, s)
@@ -245,12 +305,12 @@ func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
 		rt := t.GetResTarget()
 		switch refs, isStar := starRefs(rt, inner.FromClause); {
 		case isStar && refs == nil:
-			return false // a * this cannot expand to whole rows
+			return false, false // a * this cannot expand to whole rows
 		case isStar:
 			star = true
 			for _, ref := range refs {
 				if !column(wholeRow(ref), "", true) {
-					return false
+					return false, false
 				}
 			}
 		default:
@@ -259,12 +319,12 @@ func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
 				name = figureColname(rt.Val)
 			}
 			if !column(t, name, false) {
-				return false
+				return false, false
 			}
 		}
 	}
 	if star && sortsByPosition(inner) {
-		return false
+		return false, false
 	}
 	var notes []string
 	for k, ref := range locked {
@@ -273,7 +333,7 @@ func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
 		for _, expr := range []string{q + ".tableoid", rowJSON + "(" + q + ".*)"} {
 			target, ok := parseTarget(expr)
 			if !ok {
-				return false
+				return false, false
 			}
 			innerTargets = append(innerTargets, target)
 		}
@@ -289,13 +349,13 @@ func wrapLocking(s *pg_query.SelectStmt, rowJSON, note string) bool {
 	wrapper, err := pg_query.Parse("SELECT 1 FROM (SELECT 1) AS certa_locked(" + strings.Join(colList, ", ") +
 		") WHERE " + strings.Join(notes, " AND ") + " OFFSET 0")
 	if err != nil {
-		return false
+		return false, false
 	}
 	w := wrapper.Stmts[0].Stmt.GetSelectStmt()
 	w.FromClause[0].GetRangeSubselect().Subquery = &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: inner}}
 	w.TargetList = outerTargets
 	moveFields(s, w)
-	return true
+	return true, unseen
 }
 
 // moveFields moves every field of src to dst, which must be empty, and

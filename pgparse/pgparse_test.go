@@ -221,7 +221,7 @@ func TestParseLockingSelect(t *testing.T) {
 		`SELECT v FROM t`: nil,
 		`UPDATE t SET v = 1 WHERE id IN (SELECT id FROM t FOR UPDATE)`: nil,
 	} {
-		ls, ok := ParseLockingSelect(sql, "to_jsonb", "note")
+		ls, ok := ParseLockingSelect(sql, "to_jsonb", "note", allTables)
 		if !ok {
 			t.Errorf("%s: not ok", sql)
 			continue
@@ -237,8 +237,42 @@ func TestParseLockingSelect(t *testing.T) {
 			t.Errorf("%s: tables %q, want %q", sql, got, want)
 		}
 	}
-	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`, "to_jsonb", "note"); ok {
+	if _, ok := ParseLockingSelect(`SELECT * FROM (SELECT 1) s, t FOR UPDATE`, "to_jsonb", "note", allTables); ok {
 		t.Error("a locked subquery: ok")
+	}
+}
+
+func allTables(schema, name string) bool { return true }
+
+// A view's locked rows are its tables', which its columns cannot name:
+// it is left as it is, and the statement says it locks rows unseen.
+func TestParseLockingSelectView(t *testing.T) {
+	views := func(schema, name string) bool { return !strings.HasPrefix(name, "v") }
+	for _, c := range []struct {
+		sql    string
+		tables []string
+		unseen bool
+		notes  bool // a nested SELECT is wrapped to note its rows
+	}{
+		{`SELECT * FROM v FOR UPDATE`, nil, true, false},
+		{`SELECT * FROM s.v1 x FOR UPDATE`, nil, true, false},
+		{`SELECT * FROM t, v FOR UPDATE`, []string{"t"}, true, false},
+		{`SELECT * FROM t, v FOR UPDATE OF t`, []string{"t"}, false, false},
+		{`SELECT * FROM (SELECT * FROM v FOR UPDATE) s`, nil, true, false},
+		{`SELECT * FROM (SELECT * FROM v, t FOR UPDATE) s`, nil, true, true},
+		{`WITH v AS (SELECT 1) SELECT * FROM t FOR UPDATE`, []string{"t"}, false, false},
+	} {
+		ls, ok := ParseLockingSelect(c.sql, "to_jsonb", "note", views)
+		if !ok || ls == nil {
+			t.Errorf("%s: %+v, %v", c.sql, ls, ok)
+			continue
+		}
+		if !slices.Equal(ls.Tables, c.tables) || ls.Unseen != c.unseen || strings.Contains(ls.SQL, "note(") != c.notes {
+			t.Errorf("%s: %+v, want tables %q, unseen %v, notes %v", c.sql, ls, c.tables, c.unseen, c.notes)
+		}
+		if strings.Contains(ls.SQL, `"v".tableoid`) || strings.Contains(ls.SQL, `x.tableoid`) {
+			t.Errorf("%s: a view's tableoid in %s", c.sql, ls.SQL)
+		}
 	}
 }
 

@@ -24,11 +24,13 @@ import (
 // lockingSelect returns the rewrite of a SELECT that locks rows, nil for
 // any other statement, and refuses a lock of rows certa cannot name.
 // lower is sql in lower case (Exec computes it once for its checks).
-func lockingSelect(sql, lower string) (*pgparse.LockingSelect, error) {
+func (t *Tx) lockingSelect(ctx context.Context, sql, lower string) (*pgparse.LockingSelect, error) {
 	if !strings.Contains(lower, "for") || !(strings.Contains(lower, "update") || strings.Contains(lower, "share")) {
 		return nil, nil // cheap: most statements lock nothing
 	}
-	ls, ok := pgparse.ParseLockingSelect(sql, "certa.row_jsonb", "certa.note_locked")
+	ls, ok := pgparse.ParseLockingSelect(sql, "certa.row_jsonb", "certa.note_locked", func(schema, name string) bool {
+		return t.isTable(ctx, schema, name)
+	})
 	if !ok {
 		e := sqlerr.New(sqlerr.FeatureNotSupported,
 			"certa: FOR UPDATE of a subquery or a function, or FOR UPDATE in a subquery that orders * by position, is not supported")
@@ -38,9 +40,36 @@ func lockingSelect(sql, lower string) (*pgparse.LockingSelect, error) {
 	return ls, nil
 }
 
+// isTable reports whether the relation a locking SELECT names (schema
+// "": by the search path) is a table, or no relation (a CTE's name);
+// false for a view (pgparse.IsTable). A table of that name the
+// connection knows answers without a round trip; so does one it then
+// learns of. A lookup that fails answers true: the statement then fails
+// as PostgreSQL would, or on the view's missing tableoid.
+func (t *Tx) isTable(ctx context.Context, schema, name string) bool {
+	for key := range t.c.ts.byName {
+		if key[1] == name && (schema == "" || key[0] == schema) {
+			return true
+		}
+	}
+	r := t.c.pg.ExecParams(ctx, `SELECT c.oid, c.relkind FROM pg_catalog.pg_class c WHERE c.oid = pg_catalog.to_regclass($1)`,
+		[][]byte{[]byte(qualifiedName(schema, name))}, nil, nil, nil).Read()
+	if r.Err != nil || len(r.Rows) == 0 {
+		return true
+	}
+	switch string(r.Rows[0][1]) {
+	case "v":
+		return false
+	case "r":
+		t.c.ts.load(ctx, t.c.pg, string(r.Rows[0][0])) // known next time
+	}
+	return true
+}
+
 // runLocking runs a rewritten locking SELECT, reports the client's
 // columns to w and keeps the keys of the locked rows.
 func (t *Tx) runLocking(ctx context.Context, ls *pgparse.LockingSelect, w result.Writer, args []any) error {
+	t.unseenLock = t.unseenLock || ls.Unseen
 	if len(ls.Tables) == 0 {
 		// Locks nested only: certa.note_locked records them, and the
 		// result (a COPY's included) goes to w as it is.

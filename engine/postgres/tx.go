@@ -56,6 +56,9 @@ type Tx struct {
 	// (txlocks.go).
 	lockers hiddenLockers
 	fnBase  int64
+	// unseenLock: a statement locked rows through a view, which certa
+	// cannot name (txlocks.go).
+	unseenLock bool
 	// notices is where the client's statements send their notices
 	// (sqlerr.WithNotices), which WriteSet has no context to find:
 	// deferred triggers fire there.
@@ -205,7 +208,7 @@ func (t *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any)
 	t.setvalNamed = t.setvalNamed || namesSetval(lower)
 	hidden := withoutCertaRows(sql)
 	sql = withSessionSequences(t.seqs, hidden.SQL)
-	if ls, err := lockingSelect(sql, lower); err != nil {
+	if ls, err := t.lockingSelect(ctx, sql, lower); err != nil {
 		return err
 	} else if ls != nil {
 		return t.failed(withoutPosition(t.runLocking(ctx, ls, w, args)))

@@ -19,7 +19,8 @@ import (
 //     called in the transaction (PostgreSQL counts the calls:
 //     track_functions = all on the pool's connections), or a rule or view
 //     with a locking clause that the transaction used (hiddenLockers),
-//     locks rows certa never sees. Then every table the transaction locked
+//     or a client's FOR UPDATE of a view (Tx.unseenLock), locks rows
+//     certa never sees. Then every table the transaction locked
 //     rows of (PostgreSQL takes a RowShareLock on each, however the locking
 //     read was written: pg_locks) is certified as read
 //     (WriteSet.ReadTables): the transaction fails with 40001 if another
@@ -157,7 +158,7 @@ func (t *Tx) unseenLocks(ctx context.Context, called, schema bool, rows []rowCha
 			}
 		}
 	}
-	hidden := called || schema
+	hidden := called || schema || t.unseenLock
 	if !hidden && !t.lockers.rules && !t.seqNamed && len(seqs) == 0 {
 		return nil, nil
 	}
