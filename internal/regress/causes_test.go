@@ -2,6 +2,7 @@ package regress
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,25 @@ func TestDiffCauses(t *testing.T) {
 	}
 	if !CauseSuperuser.Excused() || CauseRoles.Excused() || CauseNumbers.Excused() {
 		t.Fatal("excused causes: superuser, several databases and two-phase commit alone")
+	}
+}
+
+// A test that differs from the superuser's output but not from the
+// plain PostgreSQL's client's is excused whatever its hunks read as;
+// one that differs from both is excused only by its causes.
+func TestExcusedAsClient(t *testing.T) {
+	er := EngineReport{Engine: "postgres", Results: []TestResult{
+		{Test: "cascade", Class: Differs, Causes: []Cause{CauseSuperuser, CauseOther}, AsClient: Identical},
+		{Test: "real", Class: Differs, Causes: []Cause{CauseSuperuser, CauseOther}, AsClient: Differs},
+		{Test: "regex", Class: Messages, Causes: []Cause{CauseSuperuser}, AsClient: NotRun},
+		{Test: "same", Class: Identical, AsClient: NotRun},
+	}}
+	var b strings.Builder
+	er.writeCauses(&b)
+	if !strings.Contains(b.String(), "two-phase commit is needed: cascade regex\n") {
+		t.Fatalf("excused tests not cascade and regex:\n%s", b.String())
+	}
+	if got := er.asClient(Identical); !slices.Equal(got, []string{"cascade"}) {
+		t.Fatalf("identical as a client: %q", got)
 	}
 }

@@ -8,7 +8,14 @@
 // conflicts, equal checksums. The report reads each difference's cause
 // from its diff (causes.go: a superuser's privilege, roles, a refusal of
 // certa's, numbers only...) and names the tests that differ only where
-// a superuser, several databases or two-phase commit is needed.
+// a superuser, several databases or two-phase commit is needed. With
+// Config.AsClient the tests also run through a plain PostgreSQL as a
+// client that is not a superuser (the database's owner, as certa's
+// clients are): a test certa's output of which differs from the
+// superuser's but not from that client's differs only where PostgreSQL
+// needs a superuser, which the patterns can only guess (a superuser's
+// statement that failed early makes later ones fail too), and for the
+// others the diff with that client's output shows the rest.
 //
 // The command cmd/regress runs the whole schedule and writes a report;
 // regress_test.go keeps the tests listed in identical-<engine>.txt

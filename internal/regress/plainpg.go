@@ -24,8 +24,10 @@ type PlainPG struct {
 
 // StartPlainPG makes a database cluster in dataDir (its parent must let
 // the server's user through), starts the server on port and creates
-// target's role and database in it.
-func StartPlainPG(ctx context.Context, env Env, dataDir string, port int, user, db string) (*PlainPG, error) {
+// target's role and database in it. The role is a superuser, or with
+// superuser false a role that may create roles (as certa's clients may)
+// and owns the database.
+func StartPlainPG(ctx context.Context, env Env, dataDir string, port int, user, db string, superuser bool) (*PlainPG, error) {
 	s, err := pgproc.Start(pgproc.Config{
 		DataDir: dataDir,
 		Settings: map[string]string{
@@ -39,8 +41,12 @@ func StartPlainPG(ctx context.Context, env Env, dataDir string, port int, user, 
 	}
 	p := &PlainPG{server: s, Target: Target{Host: "127.0.0.1", Port: port, User: user, DB: db}}
 	admin := Target{Host: "127.0.0.1", Port: port, User: pgproc.SuperUser, DB: "postgres"}
+	attributes := "SUPERUSER"
+	if !superuser {
+		attributes = "NOSUPERUSER CREATEROLE"
+	}
 	for _, sql := range []string{
-		fmt.Sprintf("CREATE ROLE %s SUPERUSER LOGIN", user),
+		fmt.Sprintf("CREATE ROLE %s %s LOGIN", user, attributes),
 		// pg_regress's create_database: template0; the locale is initdb's C.
 		fmt.Sprintf("CREATE DATABASE %s OWNER %s TEMPLATE template0", db, user),
 	} {
@@ -61,5 +67,11 @@ func (p *PlainPG) Log() string { return p.server.LogPath() }
 // Stop shuts the server down (by its PID) and waits until it is gone.
 func (p *PlainPG) Stop() { p.server.Stop() }
 
-// dataDirOf is where a run keeps the plain server's data.
-func dataDirOf(out string) string { return filepath.Join(out, "plain", "pgdata") }
+// plainDir is where a run keeps a plain server's data and outputs:
+// "plain" for the superuser's run, "plain-client" for the client's.
+func plainDir(out string, superuser bool) string {
+	if superuser {
+		return filepath.Join(out, "plain")
+	}
+	return filepath.Join(out, "plain-client")
+}

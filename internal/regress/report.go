@@ -14,6 +14,7 @@ type Report struct {
 	Out     string
 	Tests   []string // in the order they ran
 	Plain   PlainReport
+	Client  *PlainReport // the plain PostgreSQL's client's run (Config.AsClient), or nil
 	Engines []EngineReport
 }
 
@@ -22,6 +23,15 @@ type PlainReport struct {
 	Runs    map[string]TestRun
 	Elapsed time.Duration
 	Stopped string // why it stopped before the last test, if it did
+}
+
+// run returns test t's run, if p has one (p may be nil).
+func (p *PlainReport) run(t string) (TestRun, bool) {
+	if p == nil {
+		return TestRun{}, false
+	}
+	run, ok := p.Runs[t]
+	return run, ok
 }
 
 // EngineReport is one engine's run.
@@ -35,14 +45,19 @@ type EngineReport struct {
 // TestResult is one test through certa, compared with the plain
 // PostgreSQL.
 type TestResult struct {
-	Test     string
-	Class    Class
-	Diff     Difference // unless Identical
-	Note     string     // for Timeout and Error
-	Causes   []Cause    // of its differences, unless Identical (DiffCauses)
-	Exit     int        // psql's exit status
-	Elapsed  time.Duration
-	Problems []Problem // the cluster's, seen after the test
+	Test   string
+	Class  Class
+	Diff   Difference // unless Identical
+	Note   string     // for Timeout and Error
+	Causes []Cause    // of its differences, unless Identical (DiffCauses)
+	// AsClient is how the output compares with the plain PostgreSQL's
+	// client's (Config.AsClient), where it differs from the superuser's
+	// and both ran to the end; NotRun otherwise.
+	AsClient   Class
+	ClientDiff Difference // unless AsClient is Identical or NotRun
+	Exit       int        // psql's exit status
+	Elapsed    time.Duration
+	Problems   []Problem // the cluster's, seen after the test
 }
 
 // Tests returns the tests of class c.
@@ -75,6 +90,13 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 		fmt.Fprintf(w, " (%s)", r.Plain.Stopped)
 	}
 	fmt.Fprintln(w)
+	if r.Client != nil {
+		fmt.Fprintf(w, "plain PostgreSQL, as a client that is not a superuser: %d tests in %s", len(r.Client.Runs), r.Client.Elapsed.Round(time.Second))
+		if r.Client.Stopped != "" {
+			fmt.Fprintf(w, " (%s)", r.Client.Stopped)
+		}
+		fmt.Fprintln(w)
+	}
 	for _, er := range r.Engines {
 		fmt.Fprintf(w, "\n== %s: %s", er.Engine, er.Elapsed.Round(time.Second))
 		if er.Stopped != "" {
@@ -89,6 +111,13 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 		for _, c := range Classes {
 			if ts := er.Tests(c); len(ts) > 0 {
 				fmt.Fprintf(w, "%s: %s\n", c, strings.Join(ts, " "))
+			}
+		}
+		if r.Client != nil {
+			ts := er.asClient(Identical)
+			fmt.Fprintf(w, "of those not identical, identical to the plain PostgreSQL's client (they differ only where PostgreSQL needs a superuser): %d\n", len(ts))
+			if len(ts) > 0 {
+				fmt.Fprintf(w, "  %s\n", strings.Join(ts, " "))
 			}
 		}
 		er.writeCauses(w)
@@ -119,13 +148,39 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 			for _, l := range res.Diff.Got {
 				fmt.Fprintf(w, "certa| %s\n", truncate(l, 160))
 			}
+			switch res.AsClient {
+			case NotRun:
+			case Identical:
+				fmt.Fprintln(w, "   as the plain PostgreSQL's client: identical")
+			default:
+				fmt.Fprintf(w, "   as the plain PostgreSQL's client: %s, first difference at line %d of its output\n", res.AsClient, res.ClientDiff.Line)
+				for _, l := range res.ClientDiff.Want {
+					fmt.Fprintf(w, "client| %s\n", truncate(l, 160))
+				}
+				for _, l := range res.ClientDiff.Got {
+					fmt.Fprintf(w, " certa| %s\n", truncate(l, 160))
+				}
+			}
 		}
 	}
 }
 
+// asClient returns the tests that compared with the plain PostgreSQL's
+// client as c.
+func (er EngineReport) asClient(c Class) []string {
+	var out []string
+	for _, r := range er.Results {
+		if r.Class != Identical && r.AsClient == c {
+			out = append(out, r.Test)
+		}
+	}
+	return out
+}
+
 // writeCauses writes how many of the tests that differ (in messages or
 // more) have each cause, and which differ only for causes the suite's
-// issue excuses (Cause.Excused).
+// issue excuses (Cause.Excused, or identical to the plain PostgreSQL's
+// client).
 func (er EngineReport) writeCauses(w io.Writer) {
 	counts := map[Cause]int{}
 	var excused []string
@@ -138,7 +193,7 @@ func (er EngineReport) writeCauses(w io.Writer) {
 			counts[c]++
 			all = all && c.Excused()
 		}
-		if all {
+		if all || res.AsClient == Identical {
 			excused = append(excused, res.Test)
 		}
 	}

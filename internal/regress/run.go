@@ -40,6 +40,12 @@ type Config struct {
 	// each engine): the tests not started by then are not run. Default
 	// 40 min.
 	MaxDuration time.Duration
+	// AsClient also runs the tests through a plain PostgreSQL as a client
+	// that is not a superuser (Report.Client), and compares certa's
+	// outputs that differ with those: a test identical there differs
+	// only where PostgreSQL needs a superuser, and the diff with it shows
+	// what else differs without what a superuser's statements changed.
+	AsClient bool
 	// Progress receives a line per test. Default: discarded.
 	Progress io.Writer
 }
@@ -127,11 +133,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		scripts[t] = Script(string(b), env.SrcDir, env.BuildDir)
 	}
 	r := &Report{Out: cfg.Out, Tests: tests}
-	if r.Plain, err = runPlain(ctx, cfg, env, tests, scripts); err != nil {
+	if r.Plain, err = runPlain(ctx, cfg, env, tests, scripts, true); err != nil {
 		return r, err
 	}
+	if cfg.AsClient {
+		client, err := runPlain(ctx, cfg, env, tests, scripts, false)
+		r.Client = &client
+		if err != nil {
+			return r, err
+		}
+	}
 	for _, engine := range cfg.Engines {
-		er, err := runEngine(ctx, cfg, env, engine, tests, scripts, r.Plain)
+		er, err := runEngine(ctx, cfg, env, engine, tests, scripts, r)
 		if er != nil {
 			r.Engines = append(r.Engines, *er)
 		}
@@ -142,9 +155,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r, nil
 }
 
-// runPlain runs the tests through a plain PostgreSQL.
-func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts map[string]string) (PlainReport, error) {
-	dir := filepath.Join(cfg.Out, "plain")
+// runPlain runs the tests through a plain PostgreSQL, as a superuser or
+// as a client that is not one.
+func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts map[string]string, superuser bool) (PlainReport, error) {
+	dir := plainDir(cfg.Out, superuser)
 	results := filepath.Join(dir, "results")
 	if err := mkdirs(0o711, dir, results); err != nil {
 		return PlainReport{}, err
@@ -156,12 +170,16 @@ func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts 
 	if err != nil {
 		return PlainReport{}, err
 	}
-	pg, err := StartPlainPG(ctx, env, dataDirOf(cfg.Out), port, "certa", "certa")
+	pg, err := StartPlainPG(ctx, env, filepath.Join(dir, "pgdata"), port, "certa", "certa", superuser)
 	if err != nil {
 		return PlainReport{}, err
 	}
 	defer pg.Stop()
-	fmt.Fprintf(cfg.Progress, "plain PostgreSQL: pid %d, port %d, log %s\n", pg.PID(), port, pg.Log())
+	label := "plain"
+	if !superuser {
+		label = "client"
+	}
+	fmt.Fprintf(cfg.Progress, "%s PostgreSQL: pid %d, port %d, log %s\n", label, pg.PID(), port, pg.Log())
 	pr := PlainReport{Runs: map[string]TestRun{}}
 	start := time.Now()
 	for _, t := range tests {
@@ -178,7 +196,7 @@ func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts 
 			return pr, err
 		}
 		pr.Runs[t] = run
-		fmt.Fprintf(cfg.Progress, "plain     %-24s exit %d%s  %s\n", t, run.Exit, timedOut(run), run.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(cfg.Progress, "%-9s %-24s exit %d%s  %s\n", label, t, run.Exit, timedOut(run), run.Elapsed.Round(time.Millisecond))
 	}
 	pr.Elapsed = time.Since(start)
 	return pr, nil
@@ -192,8 +210,8 @@ func timedOut(r TestRun) string {
 }
 
 // runEngine runs the tests through node 1 of a fresh cluster of engine
-// and compares each output with the plain server's.
-func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []string, scripts map[string]string, plain PlainReport) (*EngineReport, error) {
+// and compares each output with the plain servers'.
+func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []string, scripts map[string]string, r *Report) (*EngineReport, error) {
 	dir := filepath.Join(cfg.Out, engine)
 	results, diffs, clusterDir := filepath.Join(dir, "results"), filepath.Join(dir, "diffs"), filepath.Join(dir, "cluster")
 	if err := mkdirs(0o711, dir, results, diffs, clusterDir); err != nil {
@@ -225,7 +243,7 @@ func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []
 			stop(i, fmt.Sprintf("stopped after %s (bound %s) before %s", time.Since(start).Round(time.Second), cfg.MaxDuration, t))
 			break
 		}
-		res := runOne(ctx, cfg, env, c, t, scripts[t], results, diffs, plain)
+		res := runOne(ctx, cfg, env, c, t, scripts[t], results, diffs, r)
 		if ctx.Err() != nil {
 			stop(i, "cancelled")
 			return er, ctx.Err()
@@ -248,12 +266,12 @@ func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []
 }
 
 // runOne runs test t through the cluster's node 1 and compares.
-func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, results, diffs string, plain PlainReport) TestResult {
-	res := TestResult{Test: t}
+func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, results, diffs string, r *Report) TestResult {
+	res := TestResult{Test: t, AsClient: NotRun}
 	outFile := filepath.Join(results, t+".out")
 	run, err := RunTest(ctx, env, c.Target(), t, script, outFile, cfg.TestTimeout)
 	res.Elapsed, res.Exit = run.Elapsed, run.Exit
-	want, ran := plain.Runs[t]
+	want, ran := r.Plain.Runs[t]
 	switch {
 	case err != nil:
 		res.Class, res.Note = Error, err.Error()
@@ -271,14 +289,19 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 	case run.Exit != 0:
 		res.Class, res.Note = Error, fmt.Sprintf("psql exited %d (the plain PostgreSQL's: 0): lost its connection?", run.Exit)
 	}
-	if res.Class != Identical {
-		diff := writeDiff(filepath.Join(plainResults(cfg.Out), t+".out"), outFile, filepath.Join(diffs, t+".diff"))
-		res.Causes = DiffCauses(diff)
+	if res.Class == Identical {
+		return res
+	}
+	diff := writeDiff(filepath.Join(plainDir(cfg.Out, true), "results", t+".out"), outFile, filepath.Join(diffs, t+".diff"))
+	res.Causes = DiffCauses(diff)
+	if client, ok := r.Client.run(t); ok && !run.TimedOut && run.Exit == 0 && !client.TimedOut && client.Exit == 0 {
+		res.AsClient, res.ClientDiff = Compare(client.Output, run.Output)
+		if res.AsClient != Identical {
+			writeDiff(filepath.Join(plainDir(cfg.Out, false), "results", t+".out"), outFile, filepath.Join(diffs, t+".client.diff"))
+		}
 	}
 	return res
 }
-
-func plainResults(out string) string { return filepath.Join(out, "plain", "results") }
 
 // fatal says why the engine's run cannot go on after res, or "": a node
 // crashed, or the test timed out and node 1 no longer answers (a hung

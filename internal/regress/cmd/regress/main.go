@@ -41,6 +41,7 @@ func run() error {
 	flag.DurationVar(&cfg.LagBound, "lag-bound", 60*time.Second, "after each test, how long the other nodes may take to catch up with node 1 and agree on checksums")
 	flag.IntVar(&cfg.ChecksumEvery, "checksum-every", 1, "compare the nodes' checksums after every this many tests (and after the last)")
 	flag.DurationVar(&cfg.MaxDuration, "max-duration", 40*time.Minute, "bound on each target's run (plain PostgreSQL, each engine): tests not started by then are reported not run")
+	flag.BoolVar(&cfg.AsClient, "as-client", true, "also run the tests through a plain PostgreSQL as a client that is not a superuser, and compare with that where the outputs differ")
 	flag.Parse()
 	if cfg.Source == "" {
 		return fmt.Errorf("--source is required: the regress directory (run .ci/pgregress-source to fetch it)")
