@@ -41,7 +41,8 @@ type schemaChange struct {
 // schemaSettings are the settings that travel with a schema statement:
 // those that change how PostgreSQL parses it or evaluates what it
 // computes (a default over existing rows, a CHECK, an index expression,
-// a function body it checks). Settings about time limits, logging or
+// a function body it checks) or keeps (a role's password, hashed as
+// password_encryption says). Settings about time limits, logging or
 // plans do not travel: they change no result.
 var schemaSettings = []string{
 	"search_path", "TimeZone", "timezone_abbreviations", "DateStyle", "IntervalStyle",
@@ -50,7 +51,7 @@ var schemaSettings = []string{
 	"lc_monetary", "lc_numeric", "lc_time", "default_text_search_config",
 	"xmloption", "xmlbinary", "array_nulls", "transform_null_equals",
 	"default_toast_compression", "default_table_access_method", "default_tablespace",
-	"default_with_oids", "row_security",
+	"default_with_oids", "row_security", "password_encryption",
 }
 
 // errBadSchemaChange: a replicated schema statement does not decode, or

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,6 +26,11 @@ func TestClientRoles(t *testing.T) {
 	mustExec(t, a, "ALTER ROLE app_reader SET work_mem = '8MB'")
 	mustExec(t, a, "COMMIT")
 	mustExec(t, b, "CREATE USER app_user PASSWORD 'not used' IN ROLE app_reader")
+	// The session's password_encryption decides how a password is kept,
+	// on every node.
+	mustExec(t, b, "SET password_encryption = 'md5'")
+	mustExec(t, b, "CREATE USER app_md5 PASSWORD 'not used either'")
+	mustExec(t, b, "RESET password_encryption")
 	mustExec(t, b, "GRANT USAGE, CREATE ON SCHEMA public TO app_owner")
 
 	// A session acting as app_owner owns what it makes, on every node.
@@ -53,6 +59,10 @@ func TestClientRoles(t *testing.T) {
 			if got := values(t, conn, q); got != want {
 				t.Errorf("node %d: %s = %s, want %s", i+1, q, got, want)
 			}
+		}
+		q := "SELECT 'pw', string_agg(rolname || ':' || left(rolpassword, 5), ' ' ORDER BY rolname) FROM pg_authid WHERE rolname IN ('app_user', 'app_md5')"
+		if got := strings.Fields(values(t, superuserConn(t, c, i), q)); len(got) != 2 || !strings.HasPrefix(got[0], "pw=app_md5:md5") || got[1] != "app_user:SCRAM" {
+			t.Errorf("node %d: passwords %s, want app_md5's md5 and app_user's SCRAM", i+1, got)
 		}
 	}
 
@@ -127,7 +137,7 @@ func TestClientRoles(t *testing.T) {
 	mustExec(t, j, "DROP OWNED BY app_reader")
 	mustExec(t, j, "REASSIGN OWNED BY app_owner TO certa_client")
 	mustExec(t, j, "DROP OWNED BY app_owner")
-	mustExec(t, j, "DROP ROLE app_user, app_reader, app_owner, delegate")
+	mustExec(t, j, "DROP ROLE app_user, app_md5, app_reader, app_owner, delegate")
 	c.WaitConverged(20 * time.Second)
 	for i := range c.Nodes {
 		if got := values(t, syncConn(t, c, i), "SELECT 'left', count(*) FROM pg_roles WHERE rolname LIKE 'app\\_%' OR rolname = 'delegate'"); got != "left=0" {
