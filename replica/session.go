@@ -447,6 +447,15 @@ func (s *Session) runStatement(ctx context.Context, st statement, w result.Write
 		}
 		return nil
 	case kindRefused:
+		if st.words[0] == "PREPARE" && s.inBlock {
+			// As in PostgreSQL, a PREPARE TRANSACTION that fails becomes
+			// a ROLLBACK: the block ends (an aborted one without error).
+			failed := s.failed
+			s.endTx()
+			if failed {
+				return w.Complete("ROLLBACK")
+			}
+		}
 		return sqlerr.New(sqlerr.FeatureNotSupported, "%s is not supported by certa", strings.Join(st.words, " "))
 	case kindSavepoint:
 		return s.savepoint(ctx, st, w)

@@ -202,6 +202,26 @@ func TestSchemaStatementsInABlock(t *testing.T) {
 	}
 }
 
+// PREPARE TRANSACTION, which certa refuses, ends the block as a failed
+// PREPARE TRANSACTION does in PostgreSQL (it becomes a ROLLBACK): with
+// the error in a block, with ROLLBACK's answer in a failed one.
+func TestRefusedPrepareTransactionRollsBack(t *testing.T) {
+	s, e := newTestSession()
+	runSteps(t, s, []sessionStep{
+		{"BEGIN", "BEGIN", 'T'},
+		{"INSERT 1", "INSERT 0 1", 'T'},
+		{"PREPARE TRANSACTION 'x'", "!0A000", 'I'},
+		{"INSERT 2", "INSERT 0 1", 'I'},
+		{"BEGIN", "BEGIN", 'T'},
+		{"INSERT FAIL", "!23505", 'E'},
+		{"PREPARE TRANSACTION 'y'", "ROLLBACK", 'I'},
+		{"COMMIT PREPARED 'x'", "!0A000", 'I'},
+	})
+	if len(e.committed) != 1 || !slices.Equal(e.committed[0], []string{"INSERT 2"}) || e.open != 0 {
+		t.Fatalf("committed %q, %d transactions open; want INSERT 2 alone", e.committed, e.open)
+	}
+}
+
 // Savepoint commands never end the block.
 func TestSavepointCommandsNeverEndTheBlock(t *testing.T) {
 	s, e := newTestSession()
