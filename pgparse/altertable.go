@@ -42,6 +42,7 @@ type AlterCmd struct {
 	TypeText string
 	Type     string
 	TypeMods []int64
+	Array    bool
 	Using    string
 	// AlterSetDefault: the expression as written.
 	Default string
@@ -108,7 +109,7 @@ func alterCmd(sql string, toks []*pg_query.ScanToken, c *pg_query.AlterTableCmd,
 		}
 		cmd.Kind = AlterType
 		col := columnDef(cd, toks)
-		cmd.Type, cmd.TypeMods = col.Type, col.TypeMods
+		cmd.Type, cmd.TypeMods, cmd.Array = col.Type, col.TypeMods, col.Array
 		typeEnd := piece.End
 		if u := tokenIn(toks, piece, pg_query.Token_USING); u != nil {
 			typeEnd = int(u.Start)

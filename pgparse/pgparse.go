@@ -78,6 +78,8 @@ type Column struct {
 	// TypeMods are the type's integer modifiers: [20] for varchar(20),
 	// [10 2] for numeric(10,2).
 	TypeMods []int64
+	// Array: the column holds arrays of Type (text[]).
+	Array bool
 	// Checks names the column's named CHECK constraints.
 	Checks []string
 	// TypeSpan is the whole type as written ("character varying(20)");
@@ -193,6 +195,7 @@ func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
 	if names := stringList(cd.TypeName.Names); len(names) > 0 {
 		col.Type = strings.ToLower(names[len(names)-1])
 	}
+	col.Array = len(cd.TypeName.ArrayBounds) > 0
 	if t := tokenAt(toks, cd.TypeName.Location); t != nil {
 		col.TypeWord = Span{int(t.Start), int(t.End)}
 	}

@@ -2,6 +2,7 @@ package pgtext
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,7 +18,8 @@ import (
 // ParseValue reads s, the text form of a value of type typ, into the Go
 // value certa carries for typ (result.Value): integers, floats and
 // booleans parsed, dates and times written in PostgreSQL's output form,
-// bytea's hex form decoded; other types keep their text.
+// bytea's hex form decoded, json checked and jsonb written as PostgreSQL
+// writes it back; other types keep their text.
 func ParseValue(typ result.Type, s string) (any, error) {
 	switch {
 	case typ.IsInteger():
@@ -47,6 +49,16 @@ func ParseValue(typ result.Type, s string) (any, error) {
 		return FormatTime(typ, t), nil
 	case typ == result.Bytea:
 		return ParseBytea(s)
+	case typ == result.JSON:
+		if !json.Valid([]byte(s)) {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		}
+	case typ == result.JSONB:
+		form, err := FormatJSONB(s)
+		if err != nil {
+			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		}
+		return form, nil
 	}
 	return s, nil
 }

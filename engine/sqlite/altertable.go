@@ -264,7 +264,7 @@ func alterType(c *conn, table, def string, col *pgparse.Column, cmd pgparse.Alte
 	if _, ok := generatedTypes[cmd.Type]; ok {
 		return nil, sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", cmd.Type)
 	}
-	if err := refusedType(cmd.Type); err != nil {
+	if err := refusedType(pgparse.Column{Name: col.Name, Type: cmd.Type, TypeMods: cmd.TypeMods, Array: cmd.Array}); err != nil {
 		return nil, err
 	}
 	if cmd.Using != "" && !pgparse.IsColumnCast(cmd.Using, col.Name) {
@@ -272,7 +272,7 @@ func alterType(c *conn, table, def string, col *pgparse.Column, cmd pgparse.Alte
 		err.Hint = "Add a column, fill it with UPDATE, drop the old one and rename the new. The PostgreSQL engine (--engine postgres) supports USING."
 		return nil, err
 	}
-	newCol := pgparse.Column{Name: col.Name, Type: cmd.Type, TypeMods: cmd.TypeMods}
+	newCol := pgparse.Column{Name: col.Name, Type: cmd.Type, TypeMods: cmd.TypeMods, Array: cmd.Array}
 	typ := cmd.TypeText
 	switch {
 	case col.PrimaryKey && strings.EqualFold(typ, "integer"):

@@ -19,7 +19,7 @@ import (
 // Two engines: write sets captured on one reproduce its rows on the other.
 func TestApplyOnSecondEngineReproduces(t *testing.T) {
 	a, b := openTest(t, Config{}), openTest(t, Config{})
-	schema := "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n REAL, z BLOB)"
+	schema := "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n DOUBLE PRECISION, z BYTEA)"
 	a.ddl(schema)
 	b.ddl(schema)
 	var wss []*writeset.WriteSet
@@ -231,7 +231,7 @@ func TestApplyBatchAcrossDDL(t *testing.T) {
 func TestApplyOutOfSpaceFailsWholeAndCanBeRetried(t *testing.T) {
 	a, b := openTest(t, Config{}), openTest(t, Config{})
 	for _, e := range []*testEngine{a, b} {
-		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
+		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v BYTEA)")
 	}
 	small := a.commit("INSERT INTO t VALUES (1, x'01')")
 	big := a.commit("INSERT INTO t VALUES (2, x'" + strings.Repeat("00", 200000) + "')")

@@ -61,7 +61,7 @@ func translateCreateTable(sql string) (string, error) {
 		return "", err
 	}
 	for _, col := range ct.Columns {
-		if err := refusedType(col.Type); err != nil {
+		if err := refusedType(col); err != nil {
 			return "", err
 		}
 		notNull := col.PrimaryKey
@@ -153,31 +153,99 @@ func translateChecks(sql string) (string, error) {
 	return sql, nil
 }
 
-// refusedTypes are PostgreSQL types a column of the embedded engine cannot
-// have: their values would be kept as text nobody checked and read back as
-// another type (SQLite takes INTERVAL and POINT for integer types).
+// refusedTypes are PostgreSQL types whose names SQLite's affinity reads
+// as integer ones (INTERVAL and POINT hold INT): a column of one, made
+// before columns of types outside keptTypes were refused, is read as
+// text (declaredType).
 var refusedTypes = map[string]bool{
 	"interval": true, "money": true, "point": true, "line": true, "lseg": true, "box": true, "path": true,
 	"polygon": true, "circle": true, "int4range": true, "int8range": true, "numrange": true,
 	"tsrange": true, "tstzrange": true, "daterange": true, "int4multirange": true, "int8multirange": true,
 }
 
-// refusedType refuses a column of type typ (pgparse.Column.Type) if it is
-// one of refusedTypes.
-func refusedType(typ string) error {
-	if !refusedTypes[strings.TrimPrefix(typ, "_")] {
+// keptTypes are the column types (pgparse.Column.Type) whose values the
+// embedded engine keeps as PostgreSQL does: what PostgreSQL's input
+// refuses is refused (typeChecks), and each value is kept in one form
+// (storedform.go), so that it compares, sorts and reads back as in
+// PostgreSQL. A column of any other type is refused: SQLite would keep
+// whatever text it is given, unchecked, and compare it as text (an inet
+// '10.0.0.1/32' apart from '10.0.0.1'), or compute with it as another
+// type (real is float8 in SQLite, with other results than float4's).
+var keptTypes = map[string]bool{
+	"bool": true, "int2": true, "int4": true, "int8": true, "numeric": true, "float8": true,
+	"serial": true, "serial2": true, "serial4": true, "serial8": true, "smallserial": true, "bigserial": true,
+	"text": true, "varchar": true, "bpchar": true, "bytea": true, "uuid": true, "json": true, "jsonb": true,
+	"date": true, "time": true, "timestamp": true, "timestamptz": true,
+	strings.ToLower(numericType): true, // numeric as translateCreateTable writes it
+}
+
+// otherTypes are PostgreSQL 15's other built-in types a column may have,
+// which the engine refuses as not supported (0A000) rather than as
+// unknown (42704).
+var otherTypes = strings.Fields(`char name int2vector regproc oid tid xid cid oidvector xml pg_node_tree
+	pg_ndistinct pg_dependencies pg_mcv_list xid8 point lseg path box polygon line float4 circle money
+	macaddr inet cidr macaddr8 aclitem interval timetz bit varbit refcursor regprocedure regoper
+	regoperator regclass regcollation regtype regrole regnamespace pg_lsn tsvector gtsvector tsquery
+	regconfig regdictionary jsonpath txid_snapshot pg_snapshot int4range numrange tsrange tstzrange
+	daterange int8range int4multirange nummultirange tsmultirange tstzmultirange datemultirange
+	int8multirange`)
+
+// typeNames are the SQL names of types whose internal names a client may
+// not know (real for float4).
+var typeNames = map[string]string{"float4": "real", "timetz": "time with time zone", "varbit": "bit varying", "bpchar": "character"}
+
+// keptArrays are the element types of the array columns the engine
+// keeps, as their text; without a length (varchar[]): one per element
+// would go unchecked.
+var keptArrays = map[string]bool{"text": true, "varchar": true}
+
+// timePrecision is the only fractional precision of time, timestamp and
+// timestamptz columns the engine keeps: PostgreSQL's default
+// (microseconds). A column of less would round what it is given.
+const timePrecision = 6
+
+// refusedType refuses a column of col's type unless the engine keeps it
+// (keptTypes): 42704 for a name that is no PostgreSQL type (SQLite's
+// BLOB or DATETIME), 0A000 for one the engine does not keep.
+func refusedType(col pgparse.Column) error {
+	typ := col.Type
+	if col.Array {
+		typ += "[]"
+	}
+	switch {
+	case col.Array && keptArrays[col.Type] && len(col.TypeMods) == 0, !col.Array && keptTypes[col.Type] && !timeRounds(col):
 		return nil
+	case !col.Array && keptTypes[col.Type]:
+		err := sqlerr.New(sqlerr.FeatureNotSupported, "columns of type %s(%d) are not supported by the embedded SQLite engine: it keeps %d fractional digits of seconds", col.Type, col.TypeMods[0], timePrecision)
+		err.Hint = fmt.Sprintf("Declare the column %s (or %s(%d)), and round values where they are written.", col.Type, col.Type, timePrecision)
+		return err
+	}
+	if !keptTypes[col.Type] && !slices.Contains(otherTypes, col.Type) {
+		return sqlerr.New(sqlerr.UndefinedObject, "type %q does not exist", col.Type)
+	}
+	if name, ok := typeNames[col.Type]; ok && !col.Array {
+		typ = name
 	}
 	err := sqlerr.New(sqlerr.FeatureNotSupported, "columns of type %s are not supported by the embedded SQLite engine", typ)
-	err.Hint = "The PostgreSQL engine (--engine postgres) has every PostgreSQL type."
+	err.Hint = "Its types are boolean, smallint, integer, bigint, numeric, double precision, text, varchar, char, bytea, uuid, json, jsonb, date, time, timestamp, timestamptz, and arrays of text. The PostgreSQL engine (--engine postgres) has every PostgreSQL type."
 	return err
 }
 
-// refusedAddColumn refuses an ALTER TABLE ... ADD COLUMN of a type in
-// refusedTypes.
+// timeRounds reports whether col is a time, timestamp or timestamptz
+// column of another precision than timePrecision.
+func timeRounds(col pgparse.Column) bool {
+	switch col.Type {
+	case "time", "timestamp", "timestamptz":
+		return len(col.TypeMods) == 1 && col.TypeMods[0] != timePrecision
+	}
+	return false
+}
+
+// refusedAddColumn refuses an ALTER TABLE ... ADD COLUMN of a type the
+// engine does not keep (refusedType).
 func refusedAddColumn(sql string) error {
 	if col := pgparse.ParseAddColumn(sql); col != nil {
-		return refusedType(col.Type)
+		return refusedType(*col)
 	}
 	return nil
 }
@@ -255,9 +323,22 @@ func typeChecks(col pgparse.Column) []string {
 
 // typeConditions returns typeChecks' constraints as (name, condition).
 func typeConditions(col pgparse.Column) [][2]string {
+	if col.Array {
+		return nil // kept as their text
+	}
 	q := quoteIdent(col.Name)
 	var named [][2]string // name, condition
 	switch {
+	case col.Type == "bool":
+		// A boolean is kept as 1 or 0 (storedform.go writes constants so);
+		// anything else would compare unequal to true and false both.
+		named = append(named, [2]string{boolKept,
+			fmt.Sprintf("typeof(%s) = 'null' OR (typeof(%s) = 'integer' AND %s IN (0, 1))", q, q, q)})
+	case col.Type == "float8":
+		// SQLite's REAL affinity keeps text that is no number as text.
+		named = append(named, [2]string{"invalid input syntax for type double precision", fmt.Sprintf("typeof(%s) IN ('real', 'integer', 'null')", q)})
+	case col.Type == "json" || col.Type == "jsonb":
+		named = append(named, [2]string{"invalid input syntax for type json", fmt.Sprintf("%s IS NULL OR json_valid(%s)", q, q)})
 	case col.Type == "varchar" && len(col.TypeMods) == 1:
 		n := col.TypeMods[0]
 		named = append(named, [2]string{fmt.Sprintf("value too long for type character varying(%d)", n), fmt.Sprintf("length(%s) <= %d", q, n)})
@@ -315,6 +396,11 @@ func integerSyntax(q, typ string) [2]string {
 	return [2]string{"invalid input syntax for type " + typ, fmt.Sprintf("typeof(%s) IN ('integer', 'null')", q)}
 }
 
+// boolKept names a boolean column's constraint (typeChecks): a string
+// or a number other than 0 and 1 that reached it other than as a
+// constant of VALUES or SET or a parameter (INSERT ... SELECT 'yes').
+const boolKept = "boolean value that is not true or false: the embedded engine reads a string as a boolean only as a constant in VALUES or SET, or as a parameter"
+
 // dateForm names a date column's constraint (typeChecks).
 const dateForm = "date value not in the form the embedded engine keeps: write it as YYYY-MM-DD (a valid date)"
 
@@ -366,7 +452,7 @@ func typeCheckCode(name string) string {
 		return sqlerr.NumericValueOutOfRange
 	case name == numericSyntax, strings.HasPrefix(name, "invalid input syntax for type "):
 		return sqlerr.InvalidTextRepresentation
-	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText, name == dateForm:
+	case name == numericDigits, name == numericMagnitude, strings.HasPrefix(name, numericScalePrefix), name == byteaText, name == dateForm, name == boolKept:
 		return sqlerr.FeatureNotSupported
 	}
 	return ""

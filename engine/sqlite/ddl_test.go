@@ -24,7 +24,7 @@ func TestCheckDDLTables(t *testing.T) {
 		{"CREATE INDEX t_v ON t (v)", []string{"t"}},
 		{"DROP INDEX u_t", []string{"u"}},
 		{"DROP TABLE u", []string{"u"}},
-		{"ALTER TABLE t ADD COLUMN w REAL", []string{"t"}},
+		{"ALTER TABLE t ADD COLUMN w DOUBLE PRECISION", []string{"t"}},
 		{"ALTER TABLE t RENAME TO t2", []string{"t", "t2"}},
 		{"CREATE VIEW v AS SELECT id FROM t", []string{"v"}},
 		{"CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY)", []string{}},

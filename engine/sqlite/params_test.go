@@ -10,7 +10,7 @@ import (
 
 func TestExecBindsDollarParameters(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n REAL, b BLOB, ok BOOLEAN)")
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, n DOUBLE PRECISION, b BYTEA, ok BOOLEAN)")
 	tx := e.begin()
 	defer tx.Rollback()
 	ctx := context.Background()

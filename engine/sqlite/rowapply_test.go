@@ -9,7 +9,7 @@ import (
 )
 
 // rowSchema covers the value kinds and a composite key.
-const rowSchema = `CREATE TABLE r (a INTEGER, b TEXT, n REAL, z BLOB, note TEXT, PRIMARY KEY (a, b))`
+const rowSchema = `CREATE TABLE r (a INTEGER, b TEXT, n DOUBLE PRECISION, z BYTEA, note TEXT, PRIMARY KEY (a, b))`
 
 var rowStatements = []string{
 	"INSERT INTO r VALUES (1, 'x', 1.5, x'00ff', 'one'), (2, 'y', NULL, NULL, NULL), (3, 'q\"uote', -0.25, x'', '')",

@@ -32,7 +32,7 @@ var imageStmts = []string{
 
 func imageTestEngine(t *testing.T) *testEngine {
 	e := openTest(t, Config{ApplyGrace: time.Hour})
-	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b REAL, c BLOB, d INTEGER)")
+	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b DOUBLE PRECISION, c BYTEA, d INTEGER)")
 	e.ddl("CREATE INDEX t_d ON t (d)")
 	e.ddl("CREATE TABLE u (x TEXT, y INTEGER, v TEXT, PRIMARY KEY (x, y))")
 	e.commit("INSERT INTO t VALUES (1, 'one', 1.0, x'01', 1), (2, 'two', 2.0, NULL, 2), (3, 'three', 3.0, x'03', 3), (4, 'four', NULL, NULL, 4)")

@@ -17,7 +17,7 @@ import (
 
 func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	a := openTest(t, Config{})
-	a.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, b BLOB)")
+	a.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT, b BYTEA)")
 	a.ddl("CREATE UNIQUE INDEX t_v ON t (v)")
 	good := a.capture("INSERT INTO t VALUES (1, 'a', x'01'), (2, 'b', NULL)")
 	bad := a.capture("INSERT INTO t VALUES (3, 'a', NULL)")

@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"certa/pgparse"
@@ -73,19 +76,57 @@ func (c *conn) storedForms(sql string) (string, error) {
 	return sql, nil
 }
 
-// hasStoredForm reports whether values of typ are kept in one text form.
+// hasStoredForm reports whether values of typ are kept in one form.
 func hasStoredForm(typ result.Type) bool {
 	switch typ {
-	case result.Date, result.Time, result.Timestamp, result.Timestamptz, result.UUID:
+	case result.Date, result.Time, result.Timestamp, result.Timestamptz, result.UUID,
+		result.Bool, result.Float8, result.JSON, result.JSONB:
 		return true
 	}
 	return false
 }
 
 // storedForm is s, given a column of typ, in the form the engine keeps:
-// as the cast to typ makes it (casts.go).
+// as the cast to typ makes it (casts.go). A boolean is kept as 1 or 0
+// and a double as a number, which the column's affinity makes of the
+// text written here ('1', '9e999' for infinity); jsonb as PostgreSQL
+// writes it back (keys ordered, duplicates dropped).
 func storedForm(typ result.Type, s string) (string, error) {
-	if typ == result.UUID {
+	switch typ {
+	case result.Bool:
+		v, ok := pgtext.ParseBool(s)
+		switch {
+		case !ok:
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
+		case v:
+			return "1", nil
+		}
+		return "0", nil
+	case result.Float8:
+		f, err := pgtext.ParseFloat(s)
+		switch {
+		case err != nil:
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+		case math.IsNaN(f):
+			return "", errNaN
+		case math.IsInf(f, 1):
+			return "9e999", nil
+		case math.IsInf(f, -1):
+			return "-9e999", nil
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
+	case result.JSON:
+		if !json.Valid([]byte(s)) {
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		}
+		return s, nil
+	case result.JSONB:
+		form, err := pgtext.FormatJSONB(s)
+		if err != nil {
+			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		}
+		return form, nil
+	case result.UUID:
 		if u, ok := parseUUID(s); ok {
 			return u, nil
 		}

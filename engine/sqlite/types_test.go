@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"math"
 	"testing"
 
+	"certa/pgtext"
+	"certa/result"
 	"certa/sqlerr"
 )
 
@@ -32,16 +35,73 @@ func TestByteaInput(t *testing.T) {
 func TestRefusedColumnTypes(t *testing.T) {
 	e := openTest(t, Config{})
 	e.ddl("CREATE TABLE t (id int PRIMARY KEY, v text)")
-	for _, sql := range []string{
-		"CREATE TABLE i (id int PRIMARY KEY, d interval)",
-		"CREATE TABLE p (id int PRIMARY KEY, at point)",
-		"CREATE TABLE r (id int PRIMARY KEY, span int4range)",
-		"ALTER TABLE t ADD COLUMN d interval",
-		"ALTER TABLE t ALTER COLUMN v TYPE money",
+	for sql, code := range map[string]string{
+		"CREATE TABLE i (id int PRIMARY KEY, d interval)":      sqlerr.FeatureNotSupported,
+		"CREATE TABLE p (id int PRIMARY KEY, at point)":        sqlerr.FeatureNotSupported,
+		"CREATE TABLE r (id int PRIMARY KEY, span int4range)":  sqlerr.FeatureNotSupported,
+		"ALTER TABLE t ADD COLUMN d interval":                  sqlerr.FeatureNotSupported,
+		"ALTER TABLE t ALTER COLUMN v TYPE money":              sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, ip inet)":         sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, r real)":          sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, n name)":          sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, x xml)":           sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, t timetz)":        sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, ns int[])":        sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, vs varchar(3)[])": sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, at timestamp(0))": sqlerr.FeatureNotSupported,
+		"ALTER TABLE t ADD COLUMN ip cidr":                     sqlerr.FeatureNotSupported,
+		"ALTER TABLE t ALTER COLUMN v TYPE real":               sqlerr.FeatureNotSupported,
+		"CREATE TABLE a (id int PRIMARY KEY, b blob)":          sqlerr.UndefinedObject,
+		"CREATE TABLE a (id int PRIMARY KEY, d datetime)":      sqlerr.UndefinedObject,
+		"ALTER TABLE t ADD COLUMN w nosuchtype":                sqlerr.UndefinedObject,
 	} {
-		if _, err := e.CheckDDL(context.Background(), sql); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		if _, err := e.CheckDDL(context.Background(), sql); sqlerr.Code(err) != code {
+			t.Errorf("%s: %v, want %s", sql, err, code)
+		}
+	}
+	for _, sql := range []string{
+		"CREATE TABLE k (id int PRIMARY KEY, b boolean, f double precision, n numeric(10,2), s varchar(5), c char(2), tags text[], " +
+			"names varchar[], bt bytea, u uuid, j json, jb jsonb, d date, tm time, ts timestamp(6), tz timestamptz, big bigserial)",
+	} {
+		if _, err := e.CheckDDL(context.Background(), sql); err != nil {
 			t.Errorf("%s: %v", sql, err)
 		}
+	}
+}
+
+// Values of the kept types are kept as PostgreSQL keeps them: a boolean
+// written as text compares as the boolean it names, a double is a number
+// (or refused as PostgreSQL refuses it), json is checked and jsonb kept
+// as PostgreSQL writes it back, as constants and as parameters.
+func TestKeptValues(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE k (id int PRIMARY KEY, b boolean, f double precision, jb jsonb, j json)")
+	e.commit(`INSERT INTO k VALUES (1, 't', '1.5', '{"b": 1,  "a": [2, {"d": 1, "c": 2}]}', '{"b": 1,  "a": 2}'),
+		(2, true, 2, NULL, NULL), (3, 'yes', 'Infinity', '{"a": 1, "a": 2}', NULL), (4, 'off', ' -4 ', NULL, NULL)`)
+	e.commit(`UPDATE k SET b = 'no' WHERE id = 2`)
+	wantRows(t, e.query("SELECT id FROM k WHERE b = true ORDER BY id"), row(int64(1)), row(int64(3)))
+	wantRows(t, e.query("SELECT id FROM k WHERE NOT b ORDER BY id"), row(int64(2)), row(int64(4)))
+	wantRows(t, e.query("SELECT id, f FROM k WHERE f > 1 ORDER BY f"), row(int64(1), 1.5), row(int64(2), 2.0), row(int64(3), math.Inf(1)))
+	wantRows(t, e.query("SELECT jb, j FROM k WHERE id IN (1, 3) ORDER BY id"),
+		row(`{"a": [2, {"c": 2, "d": 1}], "b": 1}`, `{"b": 1,  "a": 2}`), row(`{"a": 2}`, nil))
+	for sql, code := range map[string]string{
+		"INSERT INTO k (id, f) VALUES (5, 'xyz')":       sqlerr.InvalidTextRepresentation,
+		"INSERT INTO k (id, f) VALUES (5, 'NaN')":       sqlerr.FeatureNotSupported,
+		"INSERT INTO k (id, b) VALUES (5, 'maybe')":     sqlerr.InvalidTextRepresentation,
+		"INSERT INTO k (id, b) VALUES (5, 2)":           sqlerr.FeatureNotSupported,
+		"INSERT INTO k (id, b) SELECT 5, 'yes'":         sqlerr.FeatureNotSupported,
+		"INSERT INTO k (id, jb) VALUES (5, 'nope')":     sqlerr.InvalidTextRepresentation,
+		"INSERT INTO k (id, j) VALUES (5, '{\"a\": }')": sqlerr.InvalidTextRepresentation,
+		"UPDATE k SET f = 'abc' WHERE id = 1":           sqlerr.InvalidTextRepresentation,
+		"INSERT INTO k (id, f) SELECT 5, 'abc'":         sqlerr.InvalidTextRepresentation,
+	} {
+		if got, err := execErr(e.begin(), sql); got != code {
+			t.Errorf("%s: %v, want %s", sql, err, code)
+		}
+	}
+	// COPY reads its fields as parameters are read (pgtext.ParseValue).
+	if got, err := pgtext.ParseValue(result.JSONB, `{"z": 1, "y": null}`); err != nil || got != `{"y": null, "z": 1}` {
+		t.Errorf("jsonb parameter read as %v, %v", got, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package clustertest
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,13 @@ func testPgxExtendedProtocolAllTypes(t *testing.T, start startFunc) {
 	ctx := ctxT(t)
 	a := extendedConn(t, c, 0)
 	b := extendedConn(t, c, 1)
-	mustExec(t, a, `CREATE TABLE typed (id bigint PRIMARY KEY, i integer, f double precision, r real,
+	// The embedded engine has no real (float4) columns: SQLite computes
+	// with doubles, and float4's results would differ.
+	real := "real"
+	if strings.HasSuffix(t.Name(), "/sqlite") {
+		real = "double precision"
+	}
+	mustExec(t, a, `CREATE TABLE typed (id bigint PRIMARY KEY, i integer, f double precision, r `+real+`,
 		b boolean, s text, v varchar(20), by bytea, n numeric(10,2), d date, ts timestamp, tz timestamptz,
 		u uuid, j json, jb jsonb)`)
 
