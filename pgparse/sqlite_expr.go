@@ -157,6 +157,10 @@ func (p *printer) constant(c *pg_query.A_Const) {
 		p.w("NULL")
 		return
 	}
+	if typed, ok := p.typedConsts[c]; ok {
+		p.w(TypedConstFunction, "(")
+		defer p.w(", ", sqliteString(typed[0]), ", ", sqliteString(typed[1]), ")")
+	}
 	if p.recordHoles {
 		switch c.Val.(type) {
 		case *pg_query.A_Const_Ival, *pg_query.A_Const_Fval, *pg_query.A_Const_Sval:
@@ -247,6 +251,7 @@ func (p *printer) aExpr(a *pg_query.A_Expr) {
 		p.w(" IN (")
 		for _, item := range a.Rexpr.GetList().Items {
 			p.hintColumn(item, a.Lexpr)
+			p.typeConstant(item, a.Lexpr)
 		}
 		p.list(a.Rexpr.GetList().Items, p.expr)
 		p.w("))")
@@ -278,6 +283,8 @@ func (p *printer) aExpr(a *pg_query.A_Expr) {
 		bounds := a.Rexpr.GetList().Items
 		p.hintColumn(bounds[0], a.Lexpr)
 		p.hintColumn(bounds[1], a.Lexpr)
+		p.typeConstant(bounds[0], a.Lexpr)
+		p.typeConstant(bounds[1], a.Lexpr)
 		p.w("(")
 		p.expr(a.Lexpr)
 		if a.Kind == pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN {
@@ -332,6 +339,10 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 		default:
 			p.hintColumn(l, r)
 			p.hintColumn(r, l)
+			if comparison[op] {
+				p.typeConstant(l, r)
+				p.typeConstant(r, l)
+			}
 			if arithmetic[op] {
 				p.arithmetic(l)
 				p.arithmetic(r)

@@ -1,6 +1,8 @@
 package pgparse
 
 import (
+	"strings"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -50,6 +52,47 @@ func (p *printer) hintColumn(n, col *pg_query.Node) {
 	case 2:
 		prm.Table, prm.Column = p.tableNamed(parts[0]), parts[1]
 	}
+}
+
+// TypedConstFunction is the function a string constant compared with a
+// column is printed in: TypedConstFunction(constant, tables, column),
+// tables comma-separated. The engine defines it to read the constant as
+// a value of the column's type, as PostgreSQL reads it ('t' for a
+// boolean column is true, a timestamptz in its stored form); SQLite
+// would compare the text as written.
+const TypedConstFunction = "certa_const"
+
+// typeConstant notes that n, if a string constant, is compared with the
+// column col, if col is one.
+func (p *printer) typeConstant(n, col *pg_query.Node) {
+	c, cr := n.GetAConst(), col.GetColumnRef()
+	if c == nil || c.Isnull || c.GetSval() == nil || cr == nil || !p.typeConstants || p.cat != nil {
+		return // a catalog query's constants are typed by its printer
+	}
+	var parts []string
+	for _, f := range cr.Fields {
+		s := f.GetString_()
+		if s == nil {
+			return
+		}
+		parts = append(parts, s.Sval)
+	}
+	if len(parts) > 1 && parts[0] == "public" {
+		parts = parts[1:]
+	}
+	var tables string
+	switch len(parts) {
+	case 1:
+		tables = strings.Join(p.tables, ",")
+	case 2:
+		tables = p.tableNamed(parts[0])
+	default:
+		return
+	}
+	if p.typedConsts == nil {
+		p.typedConsts = map[*pg_query.A_Const][2]string{}
+	}
+	p.typedConsts[c] = [2]string{tables, parts[len(parts)-1]}
 }
 
 // arithmetic are the operators of arithmetic.
@@ -107,3 +150,6 @@ func (p *printer) tableNamed(q string) string {
 	}
 	return q
 }
+
+// sqliteString is s as an SQLite string constant.
+func sqliteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

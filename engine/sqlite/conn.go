@@ -177,6 +177,10 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := registerTypedConst(c); err != nil { // storedform.go
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := registerPGOperators(c); err != nil { // pgops.go
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -250,6 +254,7 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	}
 	if printed != nil {
 		sql = printed.SQL
+		c.cacheTables(printed)
 	} else if sql, err = rewriteCasts(sql); err != nil { // casts.go
 		return nil, record{}, "", err
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"zombiezen.com/go/sqlite"
+
 	"certa/pgparse"
 	"certa/pgtext"
 	"certa/result"
@@ -140,4 +142,98 @@ func storedForm(typ result.Type, s string) (string, error) {
 		return "", err
 	}
 	return pgtext.FormatTime(typ, t), nil
+}
+
+// registerTypedConst makes pgparse.TypedConstFunction on c: a string
+// constant compared with a column is read as a value of the column's
+// type, in the form the engine keeps it in (storedForm), so that
+// WHERE b = 't' finds the rows of a boolean column that are true, and a
+// timestamptz written with another offset finds its instant. A constant
+// of a column of another type, or of a column not found in exactly one
+// of the tables named (among those c has cached: prepare caches them),
+// is compared as written. A failure is kept on c (funcErr), as pg_cast's
+// is: the statement fails with it, as PostgreSQL fails on a constant
+// its column's type does not read.
+func registerTypedConst(c *conn) error {
+	return c.c.CreateFunction(pgparse.TypedConstFunction, &sqlite.FunctionImpl{
+		NArgs:         3,
+		Deterministic: true,
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v := args[0]
+			typ, ok := c.cachedColumnType(args[1].Text(), args[2].Text())
+			if !ok || v.Type() != sqlite.TypeText || !hasStoredForm(typ) {
+				return v, nil
+			}
+			out, err := typedConst(typ, v.Text())
+			if err != nil {
+				if se, ok := err.(*sqlerr.Error); ok && c.funcErr == nil {
+					c.funcErr = se
+				}
+				return sqlite.Value{}, nil
+			}
+			return out, nil
+		},
+	})
+}
+
+// typedConst is s, a constant compared with a column of typ, as the
+// value the column keeps.
+func typedConst(typ result.Type, s string) (sqlite.Value, error) {
+	switch typ {
+	case result.Bool:
+		v, ok := pgtext.ParseBool(s)
+		if !ok {
+			return sqlite.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
+		}
+		if v {
+			return sqlite.IntegerValue(1), nil
+		}
+		return sqlite.IntegerValue(0), nil
+	case result.Float8:
+		f, err := pgtext.ParseFloat(s)
+		switch {
+		case err != nil:
+			return sqlite.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+		case math.IsNaN(f):
+			return sqlite.Value{}, errNaN
+		}
+		return sqlite.FloatValue(f), nil
+	}
+	form, err := storedForm(typ, s)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	return sqlite.TextValue(form), nil
+}
+
+// cachedColumnType returns the declared type of column col in the one
+// of tables (comma-separated) that has it, from c's cache alone: it runs
+// inside a statement. ok is false when no cached table, or more than
+// one, has the column.
+func (c *conn) cachedColumnType(tables, col string) (typ result.Type, ok bool) {
+	col = strings.ToLower(col)
+	for _, t := range strings.Split(tables, ",") {
+		ti := c.tables[strings.ToLower(t)]
+		if ti == nil || !ti.exists {
+			continue
+		}
+		if tt, has := ti.types[col]; has {
+			if ok {
+				return 0, false
+			}
+			typ, ok = tt, true
+		}
+	}
+	return typ, ok
+}
+
+// cacheTables reads the tables of a printed statement that compares
+// constants with columns into c's cache, for registerTypedConst.
+func (c *conn) cacheTables(printed *pgparse.SQLite) {
+	if !strings.Contains(printed.SQL, pgparse.TypedConstFunction) {
+		return
+	}
+	for _, t := range printed.Tables {
+		c.table(t) // a table that is not there is the statement's error
+	}
 }

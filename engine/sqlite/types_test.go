@@ -80,6 +80,23 @@ func TestKeptValues(t *testing.T) {
 		(2, true, 2, NULL, NULL), (3, 'yes', 'Infinity', '{"a": 1, "a": 2}', NULL), (4, 'off', ' -4 ', NULL, NULL)`)
 	e.commit(`UPDATE k SET b = 'no' WHERE id = 2`)
 	wantRows(t, e.query("SELECT id FROM k WHERE b = true ORDER BY id"), row(int64(1)), row(int64(3)))
+	// A string constant compared with a column is read as its type.
+	wantRows(t, e.query("SELECT id FROM k WHERE b = 't' ORDER BY id"), row(int64(1)), row(int64(3)))
+	wantRows(t, e.query("SELECT k.id FROM k WHERE 'no' = k.b AND k.id IN (SELECT id FROM k WHERE b IN ('off', 'f')) ORDER BY id"), row(int64(2)), row(int64(4)))
+	wantRows(t, e.query(`SELECT id FROM k WHERE jb = '{"b":1,"a":[2,{"c":2,"d":1}]}' OR f = 'inf' ORDER BY id`), row(int64(1)), row(int64(3)))
+	wantRows(t, e.query("SELECT id FROM k WHERE f BETWEEN '1' AND ' 2 ' ORDER BY id"), row(int64(1)), row(int64(2)))
+	if got, err := execErr(e.begin(), "SELECT id FROM k WHERE b = 'maybe'"); got != sqlerr.InvalidTextRepresentation {
+		t.Errorf("b = 'maybe': %v", err)
+	}
+	e.ddl("CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, u uuid)")
+	e.commit("INSERT INTO ev VALUES (1, '2024-01-31 15:45:00+02', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')")
+	for _, q := range []string{
+		"SELECT id FROM ev WHERE at = '2024-01-31 13:45:00+00'",
+		"SELECT id FROM ev WHERE at = '2024-01-31 14:45+01'",
+		"SELECT id FROM ev WHERE at > '2024-01-31 13:44:59Z' AND u = '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'",
+	} {
+		wantRows(t, e.query(q), row(int64(1)))
+	}
 	wantRows(t, e.query("SELECT id FROM k WHERE NOT b ORDER BY id"), row(int64(2)), row(int64(4)))
 	wantRows(t, e.query("SELECT id, f FROM k WHERE f > 1 ORDER BY f"), row(int64(1), 1.5), row(int64(2), 2.0), row(int64(3), math.Inf(1)))
 	wantRows(t, e.query("SELECT jb, j FROM k WHERE id IN (1, 3) ORDER BY id"),
