@@ -77,6 +77,15 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 		// SQLite counts a start before 1 differently; PostgreSQL's
 		// SUBSTRING(x FROM s FOR n) is the characters s..s+n-1 that exist.
 		fn = "pg_substr"
+		for _, a := range f.Args[1:] {
+			if c := a.GetAConst(); c != nil && c.GetSval() != nil {
+				// A string where a position goes is PostgreSQL's other
+				// substring, by a regular expression (FROM 'a.c', or
+				// SIMILAR ... ESCAPE), which SQLite's would read as 0.
+				p.refuse("substring by a regular expression (SIMILAR, or a pattern after FROM)")
+				return
+			}
+		}
 	case name == "round" && len(f.Args) == 2, name == "trunc" && len(f.Args) == 2:
 	case !ok:
 		err := sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
