@@ -240,6 +240,7 @@ CREATE OR REPLACE FUNCTION certa.verify_capture() RETURNS event_trigger LANGUAGE
 DECLARE
 	f record;
 	touched oid[];
+	types oid[];
 	lost oid[];
 BEGIN
 	-- Every session but the node's superuser's is checked: the applier's
@@ -284,16 +285,18 @@ BEGIN
 	-- table holds json decides its capture), the partitions they have and
 	-- the tables they are partitions of; and the partitions of a
 	-- partitioned table whose certa_capture it dropped (certa.verify_drop).
+	-- tables_holding reads all of pg_attribute (no index on a column's
+	-- type): only when the statement changed a type.
+	types := ARRAY(SELECT d.objid FROM pg_event_trigger_ddl_commands() d WHERE d.classid = 'pg_type'::regclass
+		UNION ALL SELECT c.reltype FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
+			WHERE d.classid = 'pg_class'::regclass AND c.relkind = 'c');
 	touched := ARRAY(SELECT DISTINCT rel FROM (SELECT CASE d.classid
 			WHEN 'pg_class'::regclass THEN coalesce((SELECT i.indrelid FROM pg_index i WHERE i.indexrelid = d.objid), d.objid)
 			WHEN 'pg_trigger'::regclass THEN (SELECT t.tgrelid FROM pg_trigger t WHERE t.oid = d.objid)
 			WHEN 'pg_rewrite'::regclass THEN (SELECT w.ev_class FROM pg_rewrite w WHERE w.oid = d.objid) END
 		FROM pg_event_trigger_ddl_commands() d
 		UNION ALL
-		SELECT rel FROM certa.tables_holding(ARRAY(
-			SELECT d.objid FROM pg_event_trigger_ddl_commands() d WHERE d.classid = 'pg_type'::regclass
-			UNION ALL SELECT c.reltype FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
-				WHERE d.classid = 'pg_class'::regclass AND c.relkind = 'c')) AS h (rel)) AS named (rel) WHERE rel IS NOT NULL);
+		SELECT rel FROM certa.tables_holding(types) AS h (rel) WHERE cardinality(types) > 0) AS named (rel) WHERE rel IS NOT NULL);
 	lost := string_to_array(nullif(current_setting('certa.lost_capture', true), ''), ',')::oid[];
 	IF lost IS NOT NULL THEN
 		PERFORM set_config('certa.lost_capture', '', true);
