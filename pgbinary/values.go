@@ -49,12 +49,19 @@ func Decode(typ result.Type, oid uint32, raw []byte) (any, error) {
 		}
 	case result.Bytea:
 		return append([]byte(nil), raw...), nil
-	case result.Text, result.JSON:
+	case result.Text:
 		return string(raw), nil
-	case result.JSONB:
-		if len(raw) >= 1 && raw[0] == 1 {
-			return string(raw[1:]), nil
+	case result.JSON, result.JSONB:
+		// Binary json is its text; jsonb's has a version byte first.
+		// Read as the text form is (checked, jsonb written back as
+		// PostgreSQL writes it).
+		if typ == result.JSONB {
+			if len(raw) < 1 || raw[0] != 1 {
+				break
+			}
+			raw = raw[1:]
 		}
+		return pgtext.ParseValue(typ, string(raw))
 	case result.UUID:
 		if len(raw) == 16 {
 			return formatUUID(raw), nil

@@ -3,8 +3,30 @@ package pgtext
 import (
 	"strings"
 
+	"certa/result"
 	"certa/sqlerr"
 )
+
+// The array types whose values are kept as their text: text[] and
+// varchar[] (FormatTextArray writes them as PostgreSQL does).
+var (
+	TextArray    = result.TypeOf(1009)
+	VarcharArray = result.TypeOf(1015)
+)
+
+// FormatTextArray returns s, a one-dimensional array of text in
+// PostgreSQL's input form ('{ a , "b" }'), as PostgreSQL writes it back
+// ('{a,b}'). An array of more dimensions is refused (0A000).
+func FormatTextArray(s string) (string, error) {
+	elems, err := ParseArray(s)
+	if err != nil {
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && strings.HasPrefix(strings.TrimSpace(t[1:]), "{") {
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "arrays of more than one dimension are not supported by the embedded engine")
+		}
+		return "", err
+	}
+	return FormatArray(elems), nil
+}
 
 // ParseArray reads a one-dimensional array in PostgreSQL's text form
 // ('{a,"b c",NULL}'): its elements, with nil for NULL.

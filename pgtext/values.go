@@ -59,6 +59,8 @@ func ParseValue(typ result.Type, s string) (any, error) {
 			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
 		}
 		return form, nil
+	case typ == TextArray || typ == VarcharArray:
+		return FormatTextArray(s)
 	}
 	return s, nil
 }

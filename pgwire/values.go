@@ -17,6 +17,9 @@ func decodeParam(oid uint32, format int16, raw []byte) (any, error) {
 	}
 	typ, known := result.TypeForOID(oid)
 	if format == 0 {
+		if !known {
+			typ = result.TypeOf(oid) // text[] is read into its one form
+		}
 		return pgtext.ParseValue(typ, string(raw))
 	}
 	if !known {

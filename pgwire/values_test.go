@@ -26,6 +26,7 @@ func TestBinaryValuesRoundTrip(t *testing.T) {
 		{result.Timestamptz, "2026-11-21 10:11:12+02", "2026-11-21 08:11:12+00"},
 		{result.Time, "10:11:12.5", "10:11:12.5"},
 		{result.JSONB, `{"a": 1}`, `{"a": 1}`},
+		{result.JSONB, `{"b":1, "a" : [2]}`, `{"a": [2], "b": 1}`},
 	} {
 		raw, err := appendValue(nil, c.typ, 1, c.text)
 		if err != nil {
@@ -38,5 +39,28 @@ func TestBinaryValuesRoundTrip(t *testing.T) {
 		if got != c.want {
 			t.Fatalf("type OID %d: %q came back as %q, want %q", c.typ.OID(), c.text, got, c.want)
 		}
+	}
+}
+
+// Parameters in text form are read as the embedded engine keeps their
+// types: jsonb and text[] in the form PostgreSQL writes them back.
+func TestTextParams(t *testing.T) {
+	for _, c := range []struct {
+		oid  uint32
+		text string
+		want any
+	}{
+		{result.JSONB.OID(), `{"b":1, "a" : [2]}`, `{"a": [2], "b": 1}`},
+		{1009, `{"a", b , NULL}`, `{a,b,NULL}`},
+		{1015, `{ "x y" }`, `{"x y"}`},
+		{25, `{"a", b}`, `{"a", b}`},
+	} {
+		got, err := decodeParam(c.oid, 0, []byte(c.text))
+		if err != nil || got != c.want {
+			t.Errorf("type OID %d: %q read as %q, %v; want %q", c.oid, c.text, got, err, c.want)
+		}
+	}
+	if _, err := decodeParam(result.JSON.OID(), 0, []byte(`{"a": }`)); err == nil {
+		t.Error("invalid json read")
 	}
 }

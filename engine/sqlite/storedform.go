@@ -82,7 +82,7 @@ func (c *conn) storedForms(sql string) (string, error) {
 func hasStoredForm(typ result.Type) bool {
 	switch typ {
 	case result.Date, result.Time, result.Timestamp, result.Timestamptz, result.UUID,
-		result.Bool, result.Float8, result.JSON, result.JSONB:
+		result.Bool, result.Float8, result.JSON, result.JSONB, pgtext.TextArray, pgtext.VarcharArray:
 		return true
 	}
 	return false
@@ -128,6 +128,8 @@ func storedForm(typ result.Type, s string) (string, error) {
 			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
 		}
 		return form, nil
+	case pgtext.TextArray, pgtext.VarcharArray:
+		return pgtext.FormatTextArray(s)
 	case result.UUID:
 		if u, ok := parseUUID(s); ok {
 			return u, nil

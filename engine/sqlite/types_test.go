@@ -88,6 +88,12 @@ func TestKeptValues(t *testing.T) {
 	if got, err := execErr(e.begin(), "SELECT id FROM k WHERE b = 'maybe'"); got != sqlerr.InvalidTextRepresentation {
 		t.Errorf("b = 'maybe': %v", err)
 	}
+	e.ddl("CREATE TABLE arr (id int PRIMARY KEY, tags text[])")
+	e.commit(`INSERT INTO arr VALUES (1, '{ b , "a c" , NULL, "x"}')`)
+	wantRows(t, e.query(`SELECT tags FROM arr WHERE tags = '{b,"a c",NULL,x}'`), row(`{b,"a c",NULL,x}`))
+	if got, err := execErr(e.begin(), `INSERT INTO arr VALUES (2, '{{a},{b}}')`); got != sqlerr.FeatureNotSupported {
+		t.Errorf("a two-dimensional array: %v, want 0A000", err)
+	}
 	e.ddl("CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, u uuid)")
 	e.commit("INSERT INTO ev VALUES (1, '2024-01-31 15:45:00+02', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11')")
 	for _, q := range []string{
@@ -119,6 +125,9 @@ func TestKeptValues(t *testing.T) {
 	// COPY reads its fields as parameters are read (pgtext.ParseValue).
 	if got, err := pgtext.ParseValue(result.JSONB, `{"z": 1, "y": null}`); err != nil || got != `{"y": null, "z": 1}` {
 		t.Errorf("jsonb parameter read as %v, %v", got, err)
+	}
+	if got, err := pgtext.ParseValue(pgtext.TextArray, `{"a", b}`); err != nil || got != `{a,b}` {
+		t.Errorf("text[] parameter read as %v, %v", got, err)
 	}
 }
 
