@@ -94,6 +94,22 @@ func ParseTableCopy(sql string) (c *TableCopy, ok bool) {
 	return nil, false
 }
 
+// OfPrepared reports whether sql is a CREATE TABLE AS whose query is
+// EXECUTE of a prepared statement: a statement of the session's, which
+// another node's run of the schema statement does not have.
+func OfPrepared(sql string) bool {
+	lower := strings.ToLower(sql)
+	if leadingWord(lower) != "create" || !strings.Contains(lower, "execute") {
+		return false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return false
+	}
+	st := tree.Stmts[0].Stmt.GetCreateTableAsStmt()
+	return st != nil && st.GetQuery().GetExecuteStmt() != nil
+}
+
 func createTableAs(sql string, toks []*pg_query.ScanToken, st *pg_query.CreateTableAsStmt) (*TableCopy, bool) {
 	into := st.Into
 	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE || into == nil || into.SkipData || st.GetQuery().GetExecuteStmt() != nil ||

@@ -86,3 +86,17 @@ func TestTableCopyPositions(t *testing.T) {
 		}
 	}
 }
+
+func TestOfPrepared(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"CREATE TABLE t AS EXECUTE q":                      true,
+		"create table t as execute q(1, 'x') with no data": true,
+		"CREATE TABLE t AS SELECT 'execute'":               false,
+		"EXECUTE q":                                        false,
+		"CREATE TABLE execute (a int)":                     false,
+	} {
+		if got := OfPrepared(sql); got != want {
+			t.Errorf("%s: %v, want %v", sql, got, want)
+		}
+	}
+}

@@ -369,6 +369,9 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if _, ok := pgparse.ParseTableCopy(stmt); ok {
 		return engine.DDL{}, engine.ErrRunAsTransaction // its rows travel (Tx.ExecSchema)
 	}
+	if pgparse.OfPrepared(stmt) {
+		return engine.DDL{}, errOfPrepared
+	}
 	// Run in a transaction on every node, as PostgreSQL runs no
 	// CONCURRENTLY: the same objects, with stronger locks meanwhile.
 	cc, concurrently := pgparse.ParseConcurrently(stmt)

@@ -120,4 +120,21 @@ func TestTableCopy(t *testing.T) {
 	if sqlerr.Code(err) == "" {
 		t.Errorf("CREATE TABLE AS in a DO block: ran, want refused")
 	}
+
+	// CREATE TABLE AS EXECUTE: the prepared statement is the session's,
+	// which another node's run of the statement would not find.
+	if _, err := origin.CheckDDL(ctx, "CREATE TABLE ofp AS EXECUTE q WITH NO DATA"); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("CREATE TABLE AS EXECUTE on its own: %v, want 0A000", err)
+	}
+	if tx, err = s.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Exec(ctx, "PREPARE q AS SELECT 1 AS a", result.Discard); err != nil {
+		t.Fatal(err)
+	}
+	err = tx.ExecSchema(ctx, "CREATE TABLE ofp AS EXECUTE q WITH NO DATA", result.Discard)
+	tx.Rollback()
+	if sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Errorf("CREATE TABLE AS EXECUTE in a block: %v, want 0A000", err)
+	}
 }

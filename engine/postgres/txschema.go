@@ -24,9 +24,21 @@ func (t *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error 
 	if err := t.usable(); err != nil {
 		return err
 	}
+	if pgparse.OfPrepared(sql) {
+		return t.failed(errOfPrepared)
+	}
 	tc, _ := pgparse.ParseTableCopy(sql)
 	return t.runSchema(ctx, sql, tc, w)
 }
+
+// errOfPrepared refuses CREATE TABLE AS EXECUTE (pgparse.OfPrepared):
+// every node runs a schema statement, and the prepared statement is
+// this session's alone.
+var errOfPrepared = func() error {
+	e := sqlerr.New(sqlerr.FeatureNotSupported, "certa: CREATE TABLE AS EXECUTE is not supported: the prepared statement is this session's, and every node runs the schema statement")
+	e.Hint = "Write the prepared statement's query in place of EXECUTE."
+	return e
+}()
 
 // runSchema is ExecSchema; the caller holds t.mu. A CREATE TABLE AS or
 // SELECT INTO that fills a replicated table (tc) runs as execTableCopy.
