@@ -131,7 +131,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p = &printer{recordHoles: holes, replaced: rels, typeConstants: true}
+	p = &printer{recordHoles: holes, replaced: rels, columnTypes: true}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
@@ -188,12 +188,14 @@ type printer struct {
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string
 	tables  []string
-	// typeConstants: string constants compared with a column are
-	// printed in TypedConstFunction (a client's statement, not a CHECK
-	// or a default of the schema); typedConsts are those, with the
-	// tables the column may be of and its name.
-	typeConstants bool
-	typedConsts   map[*pg_query.A_Const][2]string
+	// columnTypes: the statement is a client's (not a CHECK or a
+	// default of the schema), which runs where the engine knows its
+	// columns' types: string constants compared with a column are
+	// printed in TypedConstFunction, a cast of a column names its kind
+	// through CastKindFunction. typedConsts are those constants, with
+	// the tables the column may be of and its name.
+	columnTypes bool
+	typedConsts map[*pg_query.A_Const][2]string
 	// recordHoles asks for holes: where each constant was written. fixed
 	// is set when the output depends on a constant's value otherwise
 	// than by writing it (no template can be made of it).

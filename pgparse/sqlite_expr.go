@@ -528,7 +528,18 @@ func (p *printer) typeCast(tc *pg_query.TypeCast) {
 	}
 	p.w("pg_cast(")
 	p.expr(tc.Arg)
-	p.w(", '", kind+castSource(kind, p.knownType(tc.Arg)), "'")
+	source := castSource(kind, p.knownType(tc.Arg))
+	if cr := tc.Arg.GetColumnRef(); cr != nil && source == "" && castSource(kind, "bool")+castSource(kind, "float8") != "" {
+		if tables, column, ok := p.columnOf(cr); ok {
+			p.w(", ", CastKindFunction, "(", sqliteString(kind), ", ", sqliteString(tables), ", ", sqliteString(column), ")")
+			for _, m := range mods {
+				p.w(", ", strconv.FormatInt(m, 10))
+			}
+			p.w(")")
+			return
+		}
+	}
+	p.w(", '", kind+source, "'")
 	for _, m := range mods {
 		p.w(", ", strconv.FormatInt(m, 10))
 	}

@@ -66,33 +66,51 @@ const TypedConstFunction = "certa_const"
 // column col, if col is one.
 func (p *printer) typeConstant(n, col *pg_query.Node) {
 	c, cr := n.GetAConst(), col.GetColumnRef()
-	if c == nil || c.Isnull || c.GetSval() == nil || cr == nil || !p.typeConstants || p.cat != nil {
-		return // a catalog query's constants are typed by its printer
+	if c == nil || c.Isnull || c.GetSval() == nil || cr == nil {
+		return
+	}
+	tables, column, ok := p.columnOf(cr)
+	if !ok {
+		return
+	}
+	if p.typedConsts == nil {
+		p.typedConsts = map[*pg_query.A_Const][2]string{}
+	}
+	p.typedConsts[c] = [2]string{tables, column}
+}
+
+// CastKindFunction is the function the kind of a cast of a column is
+// printed in (pg_cast's second argument): CastKindFunction(kind, tables,
+// column). The engine defines it to add what pg_cast must know of the
+// column's type (castSource): a boolean column made text is true or
+// false, a double made an integer is rounded half to even.
+const CastKindFunction = "certa_cast_kind"
+
+// columnOf returns the tables a column reference may name a column of
+// (comma-separated) and the column, where the engine knows the columns'
+// types at run time (columnTypes, not a catalog query's printer).
+func (p *printer) columnOf(cr *pg_query.ColumnRef) (tables, column string, ok bool) {
+	if !p.columnTypes || p.cat != nil {
+		return "", "", false
 	}
 	var parts []string
 	for _, f := range cr.Fields {
 		s := f.GetString_()
 		if s == nil {
-			return
+			return "", "", false
 		}
 		parts = append(parts, s.Sval)
 	}
 	if len(parts) > 1 && parts[0] == "public" {
 		parts = parts[1:]
 	}
-	var tables string
 	switch len(parts) {
 	case 1:
-		tables = strings.Join(p.tables, ",")
+		return strings.Join(p.tables, ","), parts[0], true
 	case 2:
-		tables = p.tableNamed(parts[0])
-	default:
-		return
+		return p.tableNamed(parts[0]), parts[1], true
 	}
-	if p.typedConsts == nil {
-		p.typedConsts = map[*pg_query.A_Const][2]string{}
-	}
-	p.typedConsts[c] = [2]string{tables, parts[len(parts)-1]}
+	return "", "", false
 }
 
 // arithmetic are the operators of arithmetic.
@@ -140,6 +158,19 @@ func (p *printer) noteTable(rv *pg_query.RangeVar) {
 		}
 	}
 	p.tables = append(p.tables, rv.Relname)
+}
+
+// noteFromTables notes the tables a FROM list names (noteTable), also
+// those joined: before its SELECT's targets are printed.
+func (p *printer) noteFromTables(from []*pg_query.Node) {
+	for _, n := range from {
+		switch {
+		case n.GetRangeVar() != nil:
+			p.noteTable(n.GetRangeVar())
+		case n.GetJoinExpr() != nil:
+			p.noteFromTables([]*pg_query.Node{n.GetJoinExpr().Larg, n.GetJoinExpr().Rarg})
+		}
+	}
 }
 
 // tableNamed returns the table a qualifier names (an alias, or the

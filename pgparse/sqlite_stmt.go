@@ -53,6 +53,9 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			p.distinctOn(s) // distincton.go
 			return
 		}
+		if p.columnTypes {
+			p.noteFromTables(s.FromClause) // before the targets, which columnOf reads them for
+		}
 		p.w("SELECT ")
 		if s.DistinctClause != nil {
 			p.w("DISTINCT ")

@@ -39,7 +39,8 @@ type castTarget struct {
 	kind string
 	mods []int64
 	// from is what the printer knew of the argument's type where SQLite's
-	// value does not say it (pgparse.castSource): "bool", "float" or "".
+	// value does not say it (pgparse.castSource, or registerCastKind
+	// for a column's): "bool", "float", "float8" or "".
 	from string
 }
 
@@ -140,8 +141,11 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 		}
 	case "text", "varchar":
 		s := castText(v)
-		if target.from == "bool" && v.Type() == sqlite.TypeInteger {
+		switch {
+		case target.from == "bool" && v.Type() == sqlite.TypeInteger:
 			s = strconv.FormatBool(v.Int64() != 0)
+		case target.from == "float8" && (v.Type() == sqlite.TypeFloat || v.Type() == sqlite.TypeInteger):
+			s = string(pgtext.AppendFloat8(nil, v.Float()))
 		}
 		if n := target.mods; len(n) == 1 && utf8.RuneCountInString(s) > int(n[0]) {
 			s = string([]rune(s)[:n[0]]) // an explicit cast truncates

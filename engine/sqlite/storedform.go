@@ -230,12 +230,40 @@ func (c *conn) cachedColumnType(tables, col string) (typ result.Type, ok bool) {
 }
 
 // cacheTables reads the tables of a printed statement that compares
-// constants with columns into c's cache, for registerTypedConst.
+// constants with columns or casts a column into c's cache, for
+// registerTypedConst and registerCastKind.
 func (c *conn) cacheTables(printed *pgparse.SQLite) {
-	if !strings.Contains(printed.SQL, pgparse.TypedConstFunction) {
+	if !strings.Contains(printed.SQL, pgparse.TypedConstFunction) && !strings.Contains(printed.SQL, pgparse.CastKindFunction) {
 		return
 	}
 	for _, t := range printed.Tables {
 		c.table(t) // a table that is not there is the statement's error
 	}
+}
+
+// registerCastKind makes pgparse.CastKindFunction on c: the kind of a
+// cast of a column (pg_cast's second argument), with what pg_cast must
+// know of the column's declared type (pgparse castSource): a boolean
+// made text is true or false, not 1; a double made text is written as
+// float8 is (3.4e+39, Infinity), not as a numeric; a double made an
+// integer is rounded half to even. Other columns' casts are as written.
+func registerCastKind(c *conn) error {
+	return c.c.CreateFunction(pgparse.CastKindFunction, &sqlite.FunctionImpl{
+		NArgs:         3,
+		Deterministic: true,
+		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			kind := args[0].Text()
+			typ, ok := c.cachedColumnType(args[1].Text(), args[2].Text())
+			switch {
+			case !ok:
+			case typ == result.Bool && (kind == "text" || kind == "varchar"):
+				kind += ":bool"
+			case typ == result.Float8 && (kind == "text" || kind == "varchar"):
+				kind += ":float8"
+			case typ == result.Float8 && (kind == "int2" || kind == "int4" || kind == "int8"):
+				kind += ":float"
+			}
+			return sqlite.TextValue(kind), nil
+		},
+	})
 }

@@ -88,6 +88,14 @@ func TestKeptValues(t *testing.T) {
 	if got, err := execErr(e.begin(), "SELECT id FROM k WHERE b = 'maybe'"); got != sqlerr.InvalidTextRepresentation {
 		t.Errorf("b = 'maybe': %v", err)
 	}
+	// A cast of a column knows the column's type: a boolean made text is
+	// true or false, a double is written as float8 is and rounded half
+	// to even to an integer.
+	e.ddl("CREATE TABLE cst (id int PRIMARY KEY, b boolean, f double precision)")
+	e.commit("INSERT INTO cst VALUES (1, true, 2.5), (2, false, 3.4e39), (3, NULL, 'Infinity')")
+	wantRows(t, e.query("SELECT b::text, c.f::text, CAST(f AS varchar) FROM cst c ORDER BY id"),
+		row("true", "2.5", "2.5"), row("false", "3.4e+39", "3.4e+39"), row(nil, "Infinity", "Infinity"))
+	wantRows(t, e.query("SELECT f::int4, f::bigint FROM cst WHERE id = 1"), row(int64(2), int64(2)))
 	e.ddl("CREATE TABLE arr (id int PRIMARY KEY, tags text[])")
 	e.commit(`INSERT INTO arr VALUES (1, '{ b , "a c" , NULL, "x"}')`)
 	wantRows(t, e.query(`SELECT tags FROM arr WHERE tags = '{b,"a c",NULL,x}'`), row(`{b,"a c",NULL,x}`))
