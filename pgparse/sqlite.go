@@ -196,6 +196,11 @@ type printer struct {
 	// the tables the column may be of and its name.
 	columnTypes bool
 	typedConsts map[*pg_query.A_Const][2]string
+	// subqueryKinds are the kinds of the columns of the subqueries (and
+	// VALUES lists) in FROM, by alias and column, where their
+	// expressions say them (valueKind): what a result column that names
+	// one has, which SQLite's value does not say (a boolean is 1).
+	subqueryKinds map[string]map[string]string
 	// recordHoles asks for holes: where each constant was written. fixed
 	// is set when the output depends on a constant's value otherwise
 	// than by writing it (no template can be made of it).

@@ -86,10 +86,106 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 		cols := make([]ResultColumn, len(s.ValuesLists[0].GetList().Items))
 		for i := range cols {
 			cols[i].Name = "column" + strconv.Itoa(i+1)
+			cols[i].Cast = valuesKind(s.ValuesLists, i)
 		}
 		return cols
 	}
-	return p.returningColumns(s.TargetList)
+	cols := p.returningColumns(s.TargetList)
+	for i, c := range cols {
+		if cr := s.TargetList[i].GetResTarget().Val.GetColumnRef(); cr != nil && c.Cast == "" {
+			cols[i].Cast = p.subqueryKind(names(cr.Fields))
+		}
+	}
+	return cols
+}
+
+// selectKinds returns the kinds of the result columns of s, a subquery
+// in FROM, by name (colnames, its alias's, rename them in order): those
+// its expressions say (stableKind).
+func selectKinds(s *pg_query.SelectStmt, colnames []string) map[string]string {
+	for s.Larg != nil {
+		s = s.Larg // a set operation's columns are its first operand's
+	}
+	kinds := map[string]string{}
+	add := func(i int, name, kind string) {
+		if i < len(colnames) {
+			name = colnames[i]
+		}
+		if kind != "" {
+			kinds[name] = kind
+		}
+	}
+	if len(s.ValuesLists) > 0 {
+		for i := range s.ValuesLists[0].GetList().Items {
+			add(i, "column"+strconv.Itoa(i+1), valuesKind(s.ValuesLists, i))
+		}
+		return kinds
+	}
+	for i, n := range s.TargetList {
+		rt := n.GetResTarget()
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			break // the columns after a * are at places it does not say
+		}
+		name := rt.Name
+		if name == "" {
+			name = columnName(rt.Val)
+		}
+		add(i, name, stableKind(rt.Val))
+	}
+	return kinds
+}
+
+// valuesKind is the kind of column i of a VALUES list: the one every row
+// says (stableKind), NULLs aside; "" if they do not agree.
+func valuesKind(rows []*pg_query.Node, i int) string {
+	kind := ""
+	for _, r := range rows {
+		items := r.GetList().Items
+		if i >= len(items) {
+			return ""
+		}
+		if c := items[i].GetAConst(); c != nil && c.Isnull {
+			continue
+		}
+		k := stableKind(items[i])
+		if k == "" || kind != "" && k != kind {
+			return ""
+		}
+		kind = k
+	}
+	return kind
+}
+
+// stableKind is valueKind for what the statement cache's templates keep
+// (sqlite_cache.go): not the kind of a number or string constant, which
+// another statement of the same shape may give another.
+func stableKind(n *pg_query.Node) string {
+	if c := n.GetAConst(); c != nil && c.GetBoolval() == nil {
+		return ""
+	}
+	kind, _ := valueKind(n)
+	return kind
+}
+
+// subqueryKind is the kind of the column a column reference (its
+// fields) names in a subquery of FROM (subqueryKinds), or "".
+func (p *printer) subqueryKind(fields []string) string {
+	switch len(fields) {
+	case 2:
+		return p.subqueryKinds[fields[0]][fields[1]]
+	case 1:
+		kind := ""
+		for _, cols := range p.subqueryKinds {
+			if k, ok := cols[fields[0]]; ok {
+				if kind != "" {
+					return "" // ambiguous: PostgreSQL would say so
+				}
+				kind = k
+			}
+		}
+		return kind
+	}
+	return ""
 }
 
 // renamedSources maps the names of a SELECT's result columns that are

@@ -355,6 +355,12 @@ func (p *printer) fromItem(n *pg_query.Node) {
 // SQLite's aliases name no columns.
 func (p *printer) rangeSubselect(rs *pg_query.RangeSubselect) {
 	a := rs.Alias
+	if sel := rs.Subquery.GetSelectStmt(); sel != nil && a != nil && p.cat == nil {
+		if p.subqueryKinds == nil {
+			p.subqueryKinds = map[string]map[string]string{}
+		}
+		p.subqueryKinds[a.Aliasname] = selectKinds(sel, names(a.Colnames))
+	}
 	if a == nil || len(a.Colnames) == 0 {
 		p.w("(")
 		p.stmt(rs.Subquery)

@@ -144,3 +144,22 @@ func TestMD5(t *testing.T) {
 	wantRows(t, e.query("SELECT md5('abc'), md5(''), md5(NULL)"),
 		row("900150983cd24fb0d6963f7d28e17f72", "d41d8cd98f00b204e9800998ecf8427e", nil))
 }
+
+// A column of a subquery or VALUES list in FROM has the kind its
+// expressions say (a boolean, a cast), as in PostgreSQL, where SQLite's
+// value alone would make a boolean 1.
+func TestSubqueryColumnKinds(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT v.column1, flag, n FROM (VALUES (true, 1), (NULL, 2)) v, (SELECT false AS flag, '7'::int8 AS n) s ORDER BY v.column2")
+	if got := []result.Type{r.cols[0].Type, r.cols[1].Type, r.cols[2].Type}; got[0] != result.Bool || got[1] != result.Bool || got[2] != result.Int8 {
+		t.Errorf("column types %v, want bool, bool, int8", got)
+	}
+	wantRows(t, r.rows, row(true, false, int64(7)), row(nil, false, int64(7)))
+	r = exec(t, tx, "VALUES (true), (false)")
+	if r.cols[0].Type != result.Bool {
+		t.Errorf("VALUES of booleans typed %v", r.cols[0].Type)
+	}
+	wantRows(t, r.rows, row(true), row(false))
+}
