@@ -113,7 +113,7 @@ func likeValue(args []sqlite.Value, fold bool, fail func(*sqlerr.Error) (sqlite.
 			return sqlite.Value{}, nil
 		}
 	}
-	s, pattern, escape := castText(args[0]), castText(args[1]), '\\'
+	s, pattern, escape := likeText(args[0]), likeText(args[1]), '\\'
 	if len(args) == 3 {
 		e := args[2].Text()
 		switch utf8.RuneCountInString(e) {
@@ -133,6 +133,15 @@ func likeValue(args []sqlite.Value, fold bool, fail func(*sqlerr.Error) (sqlite.
 		return fail(err)
 	}
 	return boolValue(ok), nil
+}
+
+// likeText is v as LIKE reads it: a bytea's bytes themselves (castText
+// writes them in hex, whose digits the pattern's would never match).
+func likeText(v sqlite.Value) string {
+	if v.Type() == sqlite.TypeBlob {
+		return string(v.Blob())
+	}
+	return castText(v)
 }
 
 // like matches s against a LIKE pattern: % any run of characters, _ any

@@ -45,6 +45,18 @@ func TestLike(t *testing.T) {
 			t.Errorf("%q LIKE %q ESCAPE %q: %v %v, want %v", c.s, c.pattern, c.escape, got, err, c.want)
 		}
 	}
+	// bytea LIKE bytea matches the bytes, not their hex text.
+	fail := func(e *sqlerr.Error) (sqlite.Value, error) { t.Fatal(e); return sqlite.Value{}, nil }
+	b := func(s string) sqlite.Value { return sqlite.BlobValue([]byte(s)) }
+	for args, want := range map[[3]string]int64{{"a_c", "a$__", "$"}: 1, {"abc", "a$__", "$"}: 0, {"abc", "a%", ""}: 1} {
+		in := []sqlite.Value{b(args[0]), b(args[1])}
+		if args[2] != "" {
+			in = append(in, b(args[2]))
+		}
+		if v, _ := likeValue(in, false, fail); v.Int64() != want {
+			t.Errorf("bytea %q LIKE %q ESCAPE %q: %d, want %d", args[0], args[1], args[2], v.Int64(), want)
+		}
+	}
 }
 
 // substring(s FROM start FOR count) takes the characters at positions
