@@ -131,7 +131,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p = &printer{recordHoles: holes, replaced: rels, columnTypes: true}
+	p = &printer{recordHoles: holes, replaced: rels, columnTypes: true, root: raw.Stmt}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
@@ -201,6 +201,8 @@ type printer struct {
 	// expressions say them (valueKind): what a result column that names
 	// one has, which SQLite's value does not say (a boolean is 1).
 	subqueryKinds map[string]map[string]string
+	// root is the statement printed, for references.
+	root *pg_query.Node
 	// recordHoles asks for holes: where each constant was written. fixed
 	// is set when the output depends on a constant's value otherwise
 	// than by writing it (no template can be made of it).

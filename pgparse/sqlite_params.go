@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Parameters' types, as PostgreSQL infers them from where they stand.
@@ -158,6 +159,21 @@ func (p *printer) noteTable(rv *pg_query.RangeVar) {
 		}
 	}
 	p.tables = append(p.tables, rv.Relname)
+}
+
+// references counts the relations named name without a schema in the
+// statement printed (p.root): the references of a WITH query.
+func (p *printer) references(name string) int {
+	if p.root == nil {
+		return 0
+	}
+	n := 0
+	walkMessages(p.root.ProtoReflect(), func(m protoreflect.Message) {
+		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" && rv.Relname == name {
+			n++
+		}
+	})
+	return n
 }
 
 // noteFromTables notes the tables a FROM list names (noteTable), also

@@ -149,11 +149,16 @@ func (p *printer) with(w *pg_query.WithClause) {
 			p.w(")")
 		}
 		p.w(" AS ")
-		switch cte.Ctematerialized {
-		case pg_query.CTEMaterialize_CTEMaterializeAlways:
+		switch {
+		case cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeAlways:
 			p.w("MATERIALIZED ")
-		case pg_query.CTEMaterialize_CTEMaterializeNever:
+		case cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeNever:
 			p.w("NOT MATERIALIZED ")
+		case !cte.Cterecursive && p.references(cte.Ctename) > 1:
+			// PostgreSQL evaluates a query named more than once once:
+			// random() in it gives each reference the same rows.
+			// SQLite could run it for each reference.
+			p.w("MATERIALIZED ")
 		}
 		p.w("(")
 		p.stmt(cte.Ctequery)

@@ -163,3 +163,12 @@ func TestSubqueryColumnKinds(t *testing.T) {
 	}
 	wantRows(t, r.rows, row(true), row(false))
 }
+
+// A WITH query named more than once is evaluated once, as in
+// PostgreSQL: its random() values are the same for every reference.
+func TestWithEvaluatedOnce(t *testing.T) {
+	e := openTest(t, Config{})
+	wantRows(t, e.query(`SELECT count(*) FROM (
+		WITH q1(x) AS (SELECT random() FROM generate_series(1, 5))
+		SELECT * FROM q1 UNION SELECT * FROM q1) ss`), row(int64(5)))
+}
