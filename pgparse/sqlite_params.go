@@ -161,14 +161,14 @@ func (p *printer) noteTable(rv *pg_query.RangeVar) {
 	p.tables = append(p.tables, rv.Relname)
 }
 
-// references counts the relations named name without a schema in the
-// statement printed (p.root): the references of a WITH query.
-func (p *printer) references(name string) int {
-	if p.root == nil {
+// references counts the relations named name without a schema in
+// node: the references of a WITH query.
+func references(node *pg_query.Node, name string) int {
+	if node == nil {
 		return 0
 	}
 	n := 0
-	walkMessages(p.root.ProtoReflect(), func(m protoreflect.Message) {
+	walkMessages(node.ProtoReflect(), func(m protoreflect.Message) {
 		if rv, ok := m.Interface().(*pg_query.RangeVar); ok && rv.Schemaname == "" && rv.Relname == name {
 			n++
 		}

@@ -154,10 +154,12 @@ func (p *printer) with(w *pg_query.WithClause) {
 			p.w("MATERIALIZED ")
 		case cte.Ctematerialized == pg_query.CTEMaterialize_CTEMaterializeNever:
 			p.w("NOT MATERIALIZED ")
-		case !cte.Cterecursive && p.references(cte.Ctename) > 1:
+		case references(cte.Ctequery, cte.Ctename) == 0 && references(p.root, cte.Ctename) > 1:
 			// PostgreSQL evaluates a query named more than once once:
 			// random() in it gives each reference the same rows.
-			// SQLite could run it for each reference.
+			// SQLite could run it for each reference. (Not a recursive
+			// one, which names itself: one that streams rows until it
+			// is stopped would never end.)
 			p.w("MATERIALIZED ")
 		}
 		p.w("(")
