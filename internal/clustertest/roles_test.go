@@ -118,6 +118,7 @@ func TestClientRoles(t *testing.T) {
 	mustExec(t, a, "CREATE TABLE app.notes (id int PRIMARY KEY)")
 	mustExec(t, a, "RESET ROLE")
 	mustExec(t, a, "CREATE TABLE acked (id integer PRIMARY KEY, node integer)")
+	mustExec(t, syncConn(t, c, 1), "SELECT 1 FROM acked") // node 2 has the table
 	insertRows(t, c, []int{0, 1}, 1, 40)
 	snapshotAdvanced(t, c, 0, 0)
 	joined := c.Add(0)
