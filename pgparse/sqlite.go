@@ -203,6 +203,11 @@ type printer struct {
 	subqueryKinds map[string]map[string]string
 	// root is the statement printed, for references.
 	root *pg_query.Node
+	// scopes are the FROM lists of the SELECTs being printed, innermost
+	// last; derived names the WITH queries and the subqueries and
+	// functions in FROM: columnOf types no column of theirs.
+	scopes  []fromScope
+	derived map[string]bool
 	// recordHoles asks for holes: where each constant was written. fixed
 	// is set when the output depends on a constant's value otherwise
 	// than by writing it (no template can be made of it).

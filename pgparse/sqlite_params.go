@@ -105,13 +105,76 @@ func (p *printer) columnOf(cr *pg_query.ColumnRef) (tables, column string, ok bo
 	if len(parts) > 1 && parts[0] == "public" {
 		parts = parts[1:]
 	}
-	switch len(parts) {
-	case 1:
-		return strings.Join(p.tables, ","), parts[0], true
-	case 2:
+	switch {
+	case len(parts) == 1 && len(p.scopes) > 0:
+		// The innermost SELECT's tables: PostgreSQL finds the column
+		// there first (or, correlated, outside, where none is typed).
+		sc := p.scopes[len(p.scopes)-1]
+		if sc.derived {
+			return "", "", false // it may be a subquery's column, of any type
+		}
+		return strings.Join(sc.tables, ","), parts[0], true
+	case len(parts) == 1:
+		return strings.Join(p.tables, ","), parts[0], true // UPDATE's, DELETE's
+	case len(parts) == 2 && !p.derived[parts[0]]:
 		return p.tableNamed(parts[0]), parts[1], true
 	}
 	return "", "", false
+}
+
+// fromScope is what columnOf knows of one SELECT's FROM list: the tables
+// it names, and whether it also holds a WITH query, a subquery or a
+// function.
+type fromScope struct {
+	tables  []string
+	derived bool
+}
+
+// pushFromScope notes the FROM list of a SELECT about to be printed, and the
+// names of the subqueries and functions in it (derived); popFromScope, once
+// it is printed, forgets it.
+func (p *printer) pushFromScope(from []*pg_query.Node) {
+	var sc fromScope
+	var walk func(n *pg_query.Node)
+	walk = func(n *pg_query.Node) {
+		switch {
+		case n.GetRangeVar() != nil:
+			rv := n.GetRangeVar()
+			if rv.Schemaname == "" && p.derived[rv.Relname] {
+				sc.derived = true // a WITH query's name
+			} else {
+				sc.tables = append(sc.tables, rv.Relname)
+			}
+		case n.GetJoinExpr() != nil:
+			walk(n.GetJoinExpr().Larg)
+			walk(n.GetJoinExpr().Rarg)
+		default:
+			sc.derived = true
+			var a *pg_query.Alias
+			if rs := n.GetRangeSubselect(); rs != nil {
+				a = rs.Alias
+			} else if rf := n.GetRangeFunction(); rf != nil {
+				a = rf.Alias
+			}
+			if a != nil {
+				p.deriveName(a.Aliasname)
+			}
+		}
+	}
+	for _, n := range from {
+		walk(n)
+	}
+	p.scopes = append(p.scopes, sc)
+}
+
+func (p *printer) popFromScope() { p.scopes = p.scopes[:len(p.scopes)-1] }
+
+// deriveName notes name as a WITH query's or a subquery's (derived).
+func (p *printer) deriveName(name string) {
+	if p.derived == nil {
+		p.derived = map[string]bool{}
+	}
+	p.derived[name] = true
 }
 
 // arithmetic are the operators of arithmetic.

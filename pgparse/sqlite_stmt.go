@@ -55,6 +55,8 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 		}
 		if p.columnTypes {
 			p.noteFromTables(s.FromClause) // before the targets, which columnOf reads them for
+			p.pushFromScope(s.FromClause)
+			defer p.popFromScope()
 		}
 		p.w("SELECT ")
 		if s.DistinctClause != nil {
@@ -136,6 +138,7 @@ func (p *printer) with(w *pg_query.WithClause) {
 	}
 	p.list(w.Ctes, func(n *pg_query.Node) {
 		cte := n.GetCommonTableExpr()
+		p.deriveName(cte.Ctename)
 		if cte.SearchClause != nil || cte.CycleClause != nil {
 			p.refuse("SEARCH and CYCLE clauses of WITH")
 		}

@@ -85,6 +85,10 @@ func TestKeptValues(t *testing.T) {
 	wantRows(t, e.query("SELECT k.id FROM k WHERE 'no' = k.b AND k.id IN (SELECT id FROM k WHERE b IN ('off', 'f')) ORDER BY id"), row(int64(2)), row(int64(4)))
 	wantRows(t, e.query(`SELECT id FROM k WHERE jb = '{"b":1,"a":[2,{"c":2,"d":1}]}' OR f = 'inf' ORDER BY id`), row(int64(1)), row(int64(3)))
 	wantRows(t, e.query("SELECT id FROM k WHERE f BETWEEN '1' AND ' 2 ' ORDER BY id"), row(int64(1)), row(int64(2)))
+	// A column of a subquery or WITH query is not its table's: compared
+	// as its own type (text here), as in PostgreSQL.
+	wantRows(t, e.query("SELECT count(*) FROM (SELECT b::text AS b FROM k) s WHERE b = 'true'"), row(int64(2)))
+	wantRows(t, e.query("WITH k AS (SELECT 'yes'::text AS b) SELECT count(*) FROM k WHERE b = 'yes' AND k.b = 'yes'"), row(int64(1)))
 	if got, err := execErr(e.begin(), "SELECT id FROM k WHERE b = 'maybe'"); got != sqlerr.InvalidTextRepresentation {
 		t.Errorf("b = 'maybe': %v", err)
 	}
