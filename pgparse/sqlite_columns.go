@@ -1,6 +1,7 @@
 package pgparse
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,7 +94,7 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 	cols := p.returningColumns(s.TargetList)
 	for i, c := range cols {
 		if cr := s.TargetList[i].GetResTarget().Val.GetColumnRef(); cr != nil && c.Cast == "" {
-			cols[i].Cast = p.subqueryKind(names(cr.Fields))
+			cols[i].Cast = p.subqueryKind(s.FromClause, names(cr.Fields))
 		}
 	}
 	return cols
@@ -168,15 +169,26 @@ func stableKind(n *pg_query.Node) string {
 }
 
 // subqueryKind is the kind of the column a column reference (its
-// fields) names in a subquery of FROM (subqueryKinds), or "".
-func (p *printer) subqueryKind(fields []string) string {
-	switch len(fields) {
-	case 2:
+// fields) names in a subquery of from, a FROM list (subqueryKinds), or
+// "": unqualified, only where from holds subqueries alone (a table's
+// column of that name would be another).
+func (p *printer) subqueryKind(from []*pg_query.Node, fields []string) string {
+	var aliases []string
+	onlySubqueries := true
+	for _, n := range from {
+		if rs := n.GetRangeSubselect(); rs != nil && rs.Alias != nil {
+			aliases = append(aliases, rs.Alias.Aliasname)
+		} else {
+			onlySubqueries = false
+		}
+	}
+	switch {
+	case len(fields) == 2 && slices.Contains(aliases, fields[0]):
 		return p.subqueryKinds[fields[0]][fields[1]]
-	case 1:
+	case len(fields) == 1 && onlySubqueries:
 		kind := ""
-		for _, cols := range p.subqueryKinds {
-			if k, ok := cols[fields[0]]; ok {
+		for _, a := range aliases {
+			if k, ok := p.subqueryKinds[a][fields[0]]; ok {
 				if kind != "" {
 					return "" // ambiguous: PostgreSQL would say so
 				}
