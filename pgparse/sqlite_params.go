@@ -36,23 +36,29 @@ func (p *printer) hintColumn(n, col *pg_query.Node) {
 	if prm == nil || cr == nil || prm.Column != "" || prm.Kind != "" {
 		return
 	}
+	switch parts := columnParts(cr); len(parts) {
+	case 1:
+		prm.Column = parts[0]
+	case 2:
+		prm.Table, prm.Column = p.tableNamed(parts[0]), parts[1]
+	}
+}
+
+// columnParts returns a column reference's names, without a public
+// qualifier; nil for one with a * (or anything but names).
+func columnParts(cr *pg_query.ColumnRef) []string {
 	var parts []string
 	for _, f := range cr.Fields {
 		s := f.GetString_()
 		if s == nil {
-			return
+			return nil
 		}
 		parts = append(parts, s.Sval)
 	}
 	if len(parts) > 1 && parts[0] == "public" {
 		parts = parts[1:]
 	}
-	switch len(parts) {
-	case 1:
-		prm.Column = parts[0]
-	case 2:
-		prm.Table, prm.Column = p.tableNamed(parts[0]), parts[1]
-	}
+	return parts
 }
 
 // TypedConstFunction is the function a string constant compared with a
@@ -94,18 +100,7 @@ func (p *printer) columnOf(cr *pg_query.ColumnRef) (tables, column string, ok bo
 	if !p.columnTypes || p.cat != nil {
 		return "", "", false
 	}
-	var parts []string
-	for _, f := range cr.Fields {
-		s := f.GetString_()
-		if s == nil {
-			return "", "", false
-		}
-		parts = append(parts, s.Sval)
-	}
-	if len(parts) > 1 && parts[0] == "public" {
-		parts = parts[1:]
-	}
-	switch {
+	switch parts := columnParts(cr); {
 	case len(parts) == 1 && len(p.scopes) > 0:
 		// The innermost SELECT's tables: PostgreSQL finds the column
 		// there first (or, correlated, outside, where none is typed).
@@ -130,9 +125,10 @@ type fromScope struct {
 	derived bool
 }
 
-// pushFromScope notes the FROM list of a SELECT about to be printed, and the
-// names of the subqueries and functions in it (derived); popFromScope, once
-// it is printed, forgets it.
+// pushFromScope notes the FROM list of a SELECT about to be printed, its
+// tables (noteTable: before the targets, which columnOf reads them for)
+// and the names of the subqueries and functions in it (derived);
+// popFromScope, once it is printed, forgets it.
 func (p *printer) pushFromScope(from []*pg_query.Node) {
 	var sc fromScope
 	var walk func(n *pg_query.Node)
@@ -140,6 +136,7 @@ func (p *printer) pushFromScope(from []*pg_query.Node) {
 		switch {
 		case n.GetRangeVar() != nil:
 			rv := n.GetRangeVar()
+			p.noteTable(rv)
 			if rv.Schemaname == "" && p.derived[rv.Relname] {
 				sc.derived = true // a WITH query's name
 			} else {
@@ -237,19 +234,6 @@ func references(node *pg_query.Node, name string) int {
 		}
 	})
 	return n
-}
-
-// noteFromTables notes the tables a FROM list names (noteTable), also
-// those joined: before its SELECT's targets are printed.
-func (p *printer) noteFromTables(from []*pg_query.Node) {
-	for _, n := range from {
-		switch {
-		case n.GetRangeVar() != nil:
-			p.noteTable(n.GetRangeVar())
-		case n.GetJoinExpr() != nil:
-			p.noteFromTables([]*pg_query.Node{n.GetJoinExpr().Larg, n.GetJoinExpr().Rarg})
-		}
-	}
 }
 
 // tableNamed returns the table a qualifier names (an alias, or the

@@ -54,7 +54,6 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			return
 		}
 		if p.columnTypes {
-			p.noteFromTables(s.FromClause) // before the targets, which columnOf reads them for
 			p.pushFromScope(s.FromClause)
 			defer p.popFromScope()
 		}

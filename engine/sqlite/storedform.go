@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
@@ -117,19 +116,12 @@ func storedForm(typ result.Type, s string) (string, error) {
 			return "-9e999", nil
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
-	case result.JSON:
-		if !json.Valid([]byte(s)) {
-			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
-		}
-		return s, nil
-	case result.JSONB:
-		form, err := pgtext.FormatJSONB(s)
+	case result.JSON, result.JSONB, pgtext.TextArray, pgtext.VarcharArray:
+		v, err := pgtext.ParseValue(typ, s) // as a parameter of the type is read
 		if err != nil {
-			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+			return "", err
 		}
-		return form, nil
-	case pgtext.TextArray, pgtext.VarcharArray:
-		return pgtext.FormatTextArray(s)
+		return v.(string), nil
 	case result.UUID:
 		if u, ok := parseUUID(s); ok {
 			return u, nil
@@ -179,31 +171,20 @@ func registerTypedConst(c *conn) error {
 }
 
 // typedConst is s, a constant compared with a column of typ, as the
-// value the column keeps.
+// value the column keeps: storedForm's, as the column's affinity would
+// make it of that text (a boolean an integer, a double a real).
 func typedConst(typ result.Type, s string) (sqlite.Value, error) {
-	switch typ {
-	case result.Bool:
-		v, ok := pgtext.ParseBool(s)
-		if !ok {
-			return sqlite.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", s)
-		}
-		if v {
-			return sqlite.IntegerValue(1), nil
-		}
-		return sqlite.IntegerValue(0), nil
-	case result.Float8:
-		f, err := pgtext.ParseFloat(s)
-		switch {
-		case err != nil:
-			return sqlite.Value{}, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
-		case math.IsNaN(f):
-			return sqlite.Value{}, errNaN
-		}
-		return sqlite.FloatValue(f), nil
-	}
 	form, err := storedForm(typ, s)
-	if err != nil {
+	switch {
+	case err != nil:
 		return sqlite.Value{}, err
+	case typ == result.Bool && form == "1":
+		return sqlite.IntegerValue(1), nil
+	case typ == result.Bool:
+		return sqlite.IntegerValue(0), nil
+	case typ == result.Float8:
+		f, _ := strconv.ParseFloat(form, 64) // ±9e999 reads as ±Inf (with ErrRange)
+		return sqlite.FloatValue(f), nil
 	}
 	return sqlite.TextValue(form), nil
 }
