@@ -167,7 +167,7 @@ func (p *printer) fromItems(n *pg_query.Node) []scopeItem {
 				if i < len(rs.Alias.Colnames) {
 					name = rs.Alias.Colnames[i].GetString_().GetSval()
 				} else if name == "" {
-					name = columnName(rt.Val)
+					name = figureColname(rt.Val)
 				}
 				cols = append(cols, scopeCol{name: name, typ: p.typeOf(rt.Val), sql: p.sub(func() { p.expr(rt.Val) })})
 			}
@@ -244,7 +244,7 @@ func (p *printer) selectColumns(n *pg_query.Node) []CatalogColumn {
 		}
 		name := rt.Name
 		if name == "" {
-			name = columnName(rt.Val)
+			name = figureColname(rt.Val)
 		}
 		cols = append(cols, CatalogColumn{Name: name, Type: p.typeOf(rt.Val)})
 	}
@@ -343,7 +343,7 @@ func (p *printer) catalogTargets(list []*pg_query.Node, top bool) {
 		}
 		name := rt.Name
 		if name == "" {
-			name = columnName(rt.Val)
+			name = figureColname(rt.Val)
 		}
 		out(p.sub(func() { p.expr(rt.Val) }), name, p.typeOf(rt.Val))
 	}

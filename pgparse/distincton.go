@@ -32,7 +32,7 @@ func (p *printer) distinctOn(s *pg_query.SelectStmt) {
 		}
 		names[i], exprs[i] = rt.Name, rt.Val
 		if names[i] == "" {
-			names[i] = columnName(rt.Val)
+			names[i] = figureColname(rt.Val)
 			if cr := rt.Val.GetColumnRef(); cr != nil {
 				if f := cr.Fields[len(cr.Fields)-1].GetString_(); f != nil {
 					names[i] = f.Sval

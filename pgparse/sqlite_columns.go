@@ -13,68 +13,11 @@ import (
 // Result columns: their names as PostgreSQL gives them (its
 // FigureColname), and their types where the statement says what they are.
 
-// columnName is the name PostgreSQL gives a result column computed by
-// expression n that has no AS.
-func columnName(n *pg_query.Node) string {
-	if name := strongName(n); name != "" {
-		return name
-	}
-	return "?column?"
-}
-
-// strongName is FigureColname's answer for n, "" where it has none.
+// strongName is the name expression n gives its result column, "" where
+// it gives none.
 func strongName(n *pg_query.Node) string {
-	switch e := n.Node.(type) {
-	case *pg_query.Node_ColumnRef:
-		fields := e.ColumnRef.Fields
-		if last := fields[len(fields)-1]; last.GetString_() != nil {
-			return last.GetString_().Sval
-		}
-	case *pg_query.Node_FuncCall:
-		return lastName(e.FuncCall.Funcname)
-	case *pg_query.Node_AExpr:
-		if e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF {
-			return "nullif"
-		}
-	case *pg_query.Node_TypeCast:
-		if name := strongName(e.TypeCast.Arg); name != "" {
-			return name
-		}
-		return lastName(e.TypeCast.TypeName.Names)
-	case *pg_query.Node_CollateClause:
-		return strongName(e.CollateClause.Arg)
-	case *pg_query.Node_CaseExpr:
-		return "case"
-	case *pg_query.Node_AArrayExpr:
-		return "array"
-	case *pg_query.Node_RowExpr:
-		return "row"
-	case *pg_query.Node_CoalesceExpr:
-		return "coalesce"
-	case *pg_query.Node_MinMaxExpr:
-		if e.MinMaxExpr.Op == pg_query.MinMaxOp_IS_GREATEST {
-			return "greatest"
-		}
-		return "least"
-	case *pg_query.Node_SqlvalueFunction:
-		return sqlValueName(e.SqlvalueFunction.Op)
-	case *pg_query.Node_SubLink:
-		switch e.SubLink.SubLinkType {
-		case pg_query.SubLinkType_EXISTS_SUBLINK:
-			return "exists"
-		case pg_query.SubLinkType_ARRAY_SUBLINK:
-			return "array"
-		case pg_query.SubLinkType_EXPR_SUBLINK:
-			if sel := e.SubLink.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) == 1 {
-				rt := sel.TargetList[0].GetResTarget()
-				if rt.Name != "" {
-					return rt.Name
-				}
-				return strongName(rt.Val)
-			}
-		}
-	}
-	return ""
+	name, _ := figureColnameStrength(n)
+	return name
 }
 
 // resultColumns describes a SELECT's result columns, nil if a * makes
@@ -129,7 +72,7 @@ func selectKinds(s *pg_query.SelectStmt, colnames []string) map[string]string {
 		}
 		name := rt.Name
 		if name == "" {
-			name = columnName(rt.Val)
+			name = figureColname(rt.Val)
 		}
 		add(i, name, stableKind(rt.Val))
 	}
@@ -236,7 +179,7 @@ func (p *printer) returningColumns(list []*pg_query.Node) []ResultColumn {
 		}
 		cols[i].Name = rt.Name
 		if cols[i].Name == "" {
-			cols[i].Name = columnName(rt.Val)
+			cols[i].Name = figureColname(rt.Val)
 		}
 		cols[i].Cast, cols[i].Mods = valueKind(rt.Val)
 	}

@@ -317,7 +317,7 @@ func (p *printer) targets(list []*pg_query.Node) {
 			return // SQLite names it by its column, as PostgreSQL does
 		}
 		p.w(" AS ")
-		p.ident(columnName(rt.Val))
+		p.ident(figureColname(rt.Val))
 	})
 }
 

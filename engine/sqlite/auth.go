@@ -45,6 +45,9 @@ type record struct {
 	// noColumns: a query of no columns, whose one SQLite column (a NULL)
 	// the result leaves out (pgparse.SQLite.NoColumns).
 	noColumns bool
+	// names are the result columns' names where SQLite's names were
+	// lost (conn.sharedNames).
+	names []string
 	// sources names the source columns of renamed column references,
 	// by result column name (pgparse.SQLite.Sources).
 	sources map[string]string

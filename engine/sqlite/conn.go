@@ -3,6 +3,7 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -286,6 +287,9 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	}
 	rec = c.rec
 	rec.uncached = len(rels) > 0
+	if err == nil && rec.denied == nil {
+		rec.names = c.sharedNames(stmt, sql[:len(sql)-n])
+	}
 	if mode == modeLocal && rec.schemaWrite && rec.denied == nil {
 		rec.denied = sqlerr.New(sqlerr.FeatureNotSupported, ddlInTxMsg)
 	}
@@ -307,6 +311,45 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	}
 	return stmt, rec, sql[len(sql)-n:], nil
 }
+
+// sharedNames returns the names of stmt's result columns, prepared from
+// sql, when two of them share a name (a join's "id"s); nil otherwise.
+// zombiezen's Stmt.ColumnName answers "" for all but one column of a
+// name (it keeps names in a map); SQLite numbers such names apart in a
+// subquery ("id", "id:1"), so the query is prepared once more inside
+// one and the numbers dropped. A statement that cannot be a subquery
+// (INSERT ... RETURNING) keeps "" for the lost names.
+func (c *conn) sharedNames(stmt *sqlite.Stmt, sql string) []string {
+	lost := false
+	for i := range stmt.ColumnCount() {
+		lost = lost || stmt.ColumnName(i) == ""
+	}
+	if !lost {
+		return nil
+	}
+	defer c.internal()()
+	query := strings.TrimRight(strings.TrimSpace(sql), ";")
+	outer, _, err := c.c.PrepareTransient("SELECT * FROM (" + query + "\n)")
+	if err != nil {
+		return nil
+	}
+	defer outer.Finalize()
+	if outer.ColumnCount() != stmt.ColumnCount() {
+		return nil
+	}
+	names := make([]string, stmt.ColumnCount())
+	for i := range names {
+		names[i] = stmt.ColumnName(i)
+		if names[i] == "" {
+			names[i] = numberedName.ReplaceAllString(outer.ColumnName(i), "")
+		}
+	}
+	return names
+}
+
+// numberedName is the number SQLite gives a subquery's column whose name
+// another column has.
+var numberedName = regexp.MustCompile(`:[0-9]+$`)
 
 // endStatement returns c to modeInternal after a client or schema statement.
 func (c *conn) endStatement() {

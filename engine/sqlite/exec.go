@@ -141,7 +141,10 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 				continue
 			}
 		}
-		name := stmt.ColumnName(i) // "" for all but one of columns of one name (zombiezen keeps them in a map)
+		name := stmt.ColumnName(i)
+		if rec.names != nil {
+			name = rec.names[i]
+		}
 		if pgCols != nil {
 			name = pgCols[i].Name
 		}

@@ -310,3 +310,37 @@ func TestExecNoColumns(t *testing.T) {
 		}
 	}
 }
+
+// Result columns are named as PostgreSQL names them, also where two share
+// a name (SQLite's names of such columns are lost through zombiezen's
+// map) and where casts are nested (the outer type names the column).
+func TestResultColumnNames(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE j1 (i int PRIMARY KEY, j int)")
+	e.ddl("CREATE TABLE j2 (i int PRIMARY KEY, k int)")
+	e.commit("INSERT INTO j1 VALUES (1, 2)", "INSERT INTO j2 VALUES (1, 3)")
+	for sql, want := range map[string]string{
+		"SELECT * FROM j1 JOIN j2 ON j1.i = j2.i":         "i j i k",
+		"SELECT * FROM j1 JOIN j2 USING (i)":              "i j k",
+		"SELECT 1 AS x, 2 AS x, 3 AS x -- comment":        "x x x",
+		`SELECT 1 AS "x:1", 2 AS x, 3 AS x`:               "x:1 x x",
+		"SELECT '2147483647.4'::float8::int4":             "int4",
+		"SELECT i::text::int, (SELECT 1), 1::int FROM j1": "i ?column? int4",
+	} {
+		tx := e.begin()
+		r := exec(t, tx, sql)
+		_, cols, err := tx.Describe(context.Background(), sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		var got, described []string
+		for i := range r.cols {
+			got = append(got, r.cols[i].Name)
+			described = append(described, cols[i].Name)
+		}
+		if strings.Join(got, " ") != want || strings.Join(described, " ") != want {
+			t.Errorf("%s: columns %q, described %q, want %s", sql, got, described, want)
+		}
+		tx.Rollback()
+	}
+}
