@@ -93,6 +93,8 @@ type Column struct {
 	// column constraint or the table's PRIMARY KEY (...). Default: it has a
 	// DEFAULT clause.
 	NotNull, PrimaryKey, Default bool
+	// Generated: a generated column (GENERATED ALWAYS AS (expr) STORED).
+	Generated bool
 	// Identity is the GENERATED ... AS IDENTITY [( ... )] clause, if any;
 	// Identities counts such clauses (PostgreSQL allows one).
 	Identity   *Identity
@@ -243,6 +245,8 @@ func columnDef(cd *pg_query.ColumnDef, toks []*pg_query.ScanToken) Column {
 			col.PrimaryKey = true
 		case pg_query.ConstrType_CONSTR_DEFAULT:
 			col.Default = true
+		case pg_query.ConstrType_CONSTR_GENERATED:
+			col.Generated = true
 		case pg_query.ConstrType_CONSTR_CHECK:
 			if c.Conname != "" {
 				col.Checks = append(col.Checks, c.Conname)

@@ -233,7 +233,7 @@ func TestSessionCommitOutcomes(t *testing.T) {
 		steps: []sessionStep{
 			{"BEGIN", "BEGIN", 'T'},
 			{"INSERT INTO t VALUES (2, 20)", "INSERT 0 1", 'T'},
-			{"CREATE TABLE u (v INTEGER PRIMARY KEY AUTOINCREMENT)", "!0A000", 'E'},
+			{"CREATE TABLE u (v money PRIMARY KEY)", "!0A000", 'E'},
 			{"COMMIT", "ROLLBACK", 'I'},
 		},
 		lastCommit: 2,

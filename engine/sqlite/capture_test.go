@@ -10,7 +10,7 @@ import (
 func TestCaptureInsertUpdateDelete(t *testing.T) {
 	e := openTest(t, Config{})
 	e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-	e.ddl("CREATE TABLE k (a TEXT, b BLOB, c REAL, d TEXT, PRIMARY KEY (a, b, c)) WITHOUT ROWID")
+	e.ddl("CREATE TABLE k (a TEXT, b bytea, c double precision, d TEXT, PRIMARY KEY (a, b, c))")
 	e.commit("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
 
 	tests := []struct {

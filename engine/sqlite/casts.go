@@ -355,20 +355,32 @@ func sqliteTypeName(v sqlite.Value) string {
 	return "text"
 }
 
-// parseUUID reads PostgreSQL's uuid input (32 hex digits, optionally in
-// groups separated by hyphens, optionally in braces) and returns its
+// parseUUID reads PostgreSQL's uuid input (32 hex digits, a hyphen allowed
+// after any group of four, optionally in braces; no spaces) and returns its
 // output form.
 func parseUUID(s string) (string, bool) {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
-		t = t[1 : len(t)-1]
+	t, braces := strings.CutPrefix(s, "{")
+	if braces {
+		var ok bool
+		if t, ok = strings.CutSuffix(t, "}"); !ok {
+			return "", false
+		}
 	}
-	if strings.HasPrefix(t, "-") || strings.HasSuffix(t, "-") || strings.Contains(t, "--") {
-		return "", false
+	b := make([]byte, 0, 16)
+	for len(b) < 16 {
+		if len(t) < 2 {
+			return "", false
+		}
+		v, err := hex.DecodeString(t[:2])
+		if err != nil {
+			return "", false
+		}
+		b, t = append(b, v[0]), t[2:]
+		if len(b)%2 == 0 && len(b) < 16 && strings.HasPrefix(t, "-") {
+			t = t[1:] // a hyphen may follow each group of four digits
+		}
 	}
-	t = strings.ReplaceAll(t, "-", "")
-	b, err := hex.DecodeString(t)
-	if err != nil || len(b) != 16 {
+	if t != "" {
 		return "", false
 	}
 	h := hex.EncodeToString(b)

@@ -82,3 +82,27 @@ func TestRoundHalfAway(t *testing.T) {
 		}
 	}
 }
+
+// uuid input is read as PostgreSQL's uuid_in reads it (the cases of its
+// regression test, uuid.sql).
+func TestParseUUID(t *testing.T) {
+	for in, ok := range map[string]bool{
+		"11111111-1111-1111-1111-111111111111":    true,
+		"{22222222-2222-2222-2222-222222222222}":  true,
+		"3f3e3c3b3a3039383736353433a2313e":        true,
+		"3f3e-3c3b-3a30-3938-3736-3534-33a2-313e": true,
+		"11111111-1111-1111-1111-111111111111F":   false,
+		"{11111111-1111-1111-1111-11111111111}":   false,
+		"111-11111-1111-1111-1111-111111111111":   false,
+		"{22222222-2222-2222-2222-222222222222 ":  false,
+		"11111111-1111-1111-G111-111111111111":    false,
+		"11+11111-1111-1111-1111-111111111111":    false,
+		" 11111111-1111-1111-1111-111111111111":   false,
+		"11111111-1111-1111-1111-111111111111-":   false,
+		"{11111111-1111-1111-1111-111111111111":   false,
+	} {
+		if _, got := parseUUID(in); got != ok {
+			t.Errorf("parseUUID(%q) ok = %v, PostgreSQL's %v", in, got, ok)
+		}
+	}
+}

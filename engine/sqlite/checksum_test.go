@@ -10,7 +10,7 @@ import (
 func TestChecksums(t *testing.T) {
 	a, b := openTest(t, Config{}), openTest(t, Config{})
 	for _, e := range []*testEngine{a, b} {
-		e.ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, v)")
+		e.legacyDDL("CREATE TABLE t (id INTEGER PRIMARY KEY, v)")
 		e.ddl("CREATE TABLE u (k TEXT PRIMARY KEY)")
 	}
 	b.apply(a.commit("INSERT INTO t VALUES (1, 'x'), (2, 2.5), (3, NULL)"), a.commit("INSERT INTO u VALUES ('k')"))

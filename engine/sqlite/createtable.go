@@ -61,7 +61,7 @@ func translateCreateTable(sql string) (string, error) {
 		return "", err
 	}
 	for _, col := range ct.Columns {
-		if err := refusedType(col); err != nil {
+		if err := refusedColumn(col); err != nil {
 			return "", err
 		}
 		notNull := col.PrimaryKey
@@ -241,13 +241,27 @@ func timeRounds(col pgparse.Column) bool {
 	return false
 }
 
-// refusedAddColumn refuses an ALTER TABLE ... ADD COLUMN of a type the
-// engine does not keep (refusedType).
+// refusedAddColumn refuses an ALTER TABLE ... ADD COLUMN of a column the
+// engine does not keep (refusedColumn).
 func refusedAddColumn(sql string) error {
 	if col := pgparse.ParseAddColumn(sql); col != nil {
-		return refusedType(*col)
+		return refusedColumn(*col)
 	}
 	return nil
+}
+
+// refusedColumn refuses a column the engine does not keep as PostgreSQL
+// does: one of a type it does not keep (refusedType), or a generated
+// column. SQLite's generated columns differ from PostgreSQL's where
+// clients see it: they may read other generated columns, are left out of
+// an INSERT's rows without a column list, and take no DEFAULT.
+func refusedColumn(col pgparse.Column) error {
+	if col.Generated {
+		err := sqlerr.New(sqlerr.FeatureNotSupported, "generated columns (column %q) are not supported by the embedded SQLite engine", col.Name)
+		err.Hint = "Compute the value in the statements that write the row, or in a view. The PostgreSQL engine (--engine postgres) has generated columns."
+		return err
+	}
+	return refusedType(col)
 }
 
 // translateAddColumn gives a column that ALTER TABLE ... ADD COLUMN adds

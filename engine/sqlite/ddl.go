@@ -27,6 +27,9 @@ import (
 // fails only when it runs (a unique index over duplicates) fails at its
 // position in the log, the same on every node.
 func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) {
+	if err := pgparse.CheckSyntax(stmt); err != nil {
+		return engine.DDL{}, err // not SQLite's own syntax either (guide: Schema changes)
+	}
 	stmt = pgparse.UnqualifyPublic(stmt)
 	if word, ok := unsupportedDDL(stmt); ok {
 		return engine.DDL{}, errUnsupportedDDL(word)

@@ -19,7 +19,7 @@ func TestCheckDDLTables(t *testing.T) {
 		stmt   string
 		tables []string
 	}{
-		{"CREATE TABLE n (a TEXT PRIMARY KEY, b INT) WITHOUT ROWID", []string{"n"}},
+		{"CREATE TABLE n (a TEXT PRIMARY KEY, b INT)", []string{"n"}},
 		{"CREATE TABLE n (id INTEGER PRIMARY KEY, v TEXT UNIQUE)", []string{"n"}},
 		{"CREATE INDEX t_v ON t (v)", []string{"t"}},
 		{"DROP INDEX u_t", []string{"u"}},
@@ -52,16 +52,20 @@ func TestCheckDDLRefusals(t *testing.T) {
 	tests := []struct {
 		stmt, code, msg string
 	}{
-		{"CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)", sqlerr.FeatureNotSupported, "AUTOINCREMENT"},
-		{"CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET v = 'x'; END", sqlerr.FeatureNotSupported, "triggers"},
+		{"CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)", sqlerr.SyntaxError, `syntax error at or near "AUTOINCREMENT"`},
+		{"CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET v = 'x'; END", sqlerr.SyntaxError, "syntax error"},
 		{"CREATE TEMP TABLE tmp (id INTEGER PRIMARY KEY)", sqlerr.FeatureNotSupported, "TEMP"},
 		{"CREATE TEMP VIEW tv AS SELECT 1", sqlerr.FeatureNotSupported, "TEMP"},
-		{"CREATE VIRTUAL TABLE vt USING fts5(x)", sqlerr.FeatureNotSupported, "virtual"},
+		{"CREATE VIRTUAL TABLE vt USING fts5(x)", sqlerr.SyntaxError, "syntax error"},
 		{"DROP TABLE _certa_meta", sqlerr.FeatureNotSupported, "internal"},
 		{"CREATE INDEX m ON _certa_failed (seqno)", sqlerr.FeatureNotSupported, "internal"},
 		{"INSERT INTO t VALUES (1, 'a')", sqlerr.FeatureNotSupported, "CREATE, ALTER and DROP"},
 		{"BEGIN", sqlerr.FeatureNotSupported, ""},
-		{"ATTACH 'x.db' AS x", sqlerr.FeatureNotSupported, "ATTACH"},
+		{"ATTACH 'x.db' AS x", sqlerr.SyntaxError, "syntax error"},
+		{"CREATE TABLE h (a int PRIMARY KEY, b int AS (a * 2))", sqlerr.SyntaxError, "syntax error"},
+		{"CREATE TABLE h (a int PRIMARY KEY, b blob) WITHOUT ROWID", sqlerr.SyntaxError, "syntax error"},
+		{"CREATE TABLE h (a int PRIMARY KEY, b int GENERATED ALWAYS AS (a * 2) STORED)", sqlerr.FeatureNotSupported, "generated columns"},
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()", sqlerr.FeatureNotSupported, "triggers"},
 		{"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t", sqlerr.FeatureNotSupported, "CREATE MATERIALIZED VIEW is not supported"},
 		{"refresh materialized view mv", sqlerr.FeatureNotSupported, "REFRESH MATERIALIZED VIEW is not supported"},
 		{"CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER PRIMARY KEY)", sqlerr.SyntaxError, "one statement"},

@@ -96,7 +96,7 @@ func asSQLErr(err error, target **sqlerr.Error) bool {
 
 func TestExecColumnTypes(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl(`CREATE TABLE t (id INTEGER PRIMARY KEY, i INT, big BIGINT, r REAL, f FLOAT, d DOUBLE PRECISION,
+	e.legacyDDL(`CREATE TABLE t (id INTEGER PRIMARY KEY, i INT, big BIGINT, r REAL, f FLOAT, d DOUBLE PRECISION,
 		b BOOLEAN, bb BOOL, bl BLOB, by BYTEA, s TEXT, vc VARCHAR(10), untyped)`)
 	e.commit(`INSERT INTO t VALUES (1, 2, 3, 1.5, 2.5, 3.5, 1, 0, x'01', x'02', 's', 'vc', 'u')`,
 		`INSERT INTO t VALUES (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,

@@ -162,6 +162,16 @@ func (e *testEngine) ddl(stmt string) {
 	}
 }
 
+// legacyDDL applies a schema statement in SQLite's own syntax (a column
+// without a type, WITHOUT ROWID), which CheckDDL refuses as PostgreSQL's
+// parser does, as the log of an older certa may still hold it.
+func (e *testEngine) legacyDDL(stmt string) {
+	e.t.Helper()
+	if items := e.apply(&writeset.WriteSet{DDL: stmt}); items[0].Err != nil {
+		e.t.Fatalf("%s: %v", stmt, items[0].Err)
+	}
+}
+
 // query returns the rows of a query in a fresh transaction.
 func (e *testEngine) query(sql string) [][]result.Value {
 	e.t.Helper()

@@ -63,8 +63,7 @@ func TestKeyCollationRefused(t *testing.T) {
 	e := openTest(t, Config{})
 	for _, ddl := range []string{
 		"CREATE TABLE c1 (k TEXT COLLATE NOCASE PRIMARY KEY)",
-		"CREATE TABLE c2 (k TEXT NOT NULL, PRIMARY KEY (k COLLATE RTRIM))", // SQLite syntax
-		"CREATE TABLE c3 (a int, k TEXT COLLATE NOCASE, PRIMARY KEY (a, k)) WITHOUT ROWID",
+		"CREATE TABLE c3 (a int, k TEXT COLLATE NOCASE, PRIMARY KEY (a, k))",
 	} {
 		_, err := e.CheckDDL(context.Background(), ddl)
 		if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "collation") {
@@ -94,7 +93,7 @@ func TestByteOrderCollations(t *testing.T) {
 // every node after both passed certification.
 func TestKeysEqualAsSQLiteDoes(t *testing.T) {
 	e := openTest(t, Config{})
-	e.ddl("CREATE TABLE u (k NOT NULL PRIMARY KEY, v TEXT)") // SQLite syntax: no type, blob affinity
+	e.legacyDDL("CREATE TABLE u (k NOT NULL PRIMARY KEY, v TEXT)") // no type, blob affinity
 	a := e.capture("INSERT INTO u VALUES (1, 'a')")
 	b := e.capture("INSERT INTO u VALUES (1.0, 'b')")
 	if len(a.Keys) != 1 || len(b.Keys) != 1 || a.Keys[0] != b.Keys[0] {

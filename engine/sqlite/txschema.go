@@ -39,6 +39,9 @@ type schemaChanges struct {
 
 // ExecSchema implements engine.Tx.
 func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error {
+	if err := pgparse.CheckSyntax(sql); err != nil {
+		return err
+	}
 	sql = pgparse.UnqualifyPublic(sql)
 	tx.mu.Lock()
 	defer tx.mu.Unlock()

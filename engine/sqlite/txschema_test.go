@@ -69,7 +69,7 @@ func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
 	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, v text)")
 	tx := e.begin()
 	exec(t, tx, "INSERT INTO t VALUES (1, 'a')")
-	wantCode(t, execSchema(tx, "CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)"), sqlerr.FeatureNotSupported)
+	wantCode(t, execSchema(tx, "CREATE TABLE ai (id money PRIMARY KEY)"), sqlerr.FeatureNotSupported)
 	exec(t, tx, "INSERT INTO t VALUES (2, 'b')")
 	ws, err := tx.WriteSet()
 	if err != nil {
@@ -84,7 +84,7 @@ func TestSchemaRefusedStatementLeavesTransaction(t *testing.T) {
 	if err := execSchema(tx, "CREATE TABLE s (id integer PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, execSchema(tx, "CREATE TABLE ai (id INTEGER PRIMARY KEY AUTOINCREMENT)"), sqlerr.FeatureNotSupported)
+	wantCode(t, execSchema(tx, "CREATE TABLE ai (id money PRIMARY KEY)"), sqlerr.FeatureNotSupported)
 	exec(t, tx, "INSERT INTO s VALUES (1)")
 	ws, err = tx.WriteSet()
 	if err != nil {

@@ -67,7 +67,7 @@ func TestSchemaInBlock(t *testing.T) {
 	// A refused statement fails the block, which then commits nothing.
 	mustExec(t, a, "BEGIN")
 	mustExec(t, a, "CREATE TABLE u (id integer PRIMARY KEY)")
-	mustFail(t, a, "0A000", "CREATE TABLE ai (id integer PRIMARY KEY AUTOINCREMENT)")
+	mustFail(t, a, "0A000", "CREATE TABLE ai (id money PRIMARY KEY)")
 	mustFail(t, a, "25P02", "SELECT 1")
 	mustExec(t, a, "ROLLBACK")
 	mustFail(t, syncConn(t, c, 1), "42P01", "SELECT * FROM u")
