@@ -216,9 +216,21 @@ func valueKind(n *pg_query.Node) (string, []int64) {
 		if e.SubLink.SubLinkType != pg_query.SubLinkType_EXPR_SUBLINK {
 			return "bool", nil
 		}
+	case *pg_query.Node_CaseExpr:
+		results := []*pg_query.Node{e.CaseExpr.Defresult}
+		for _, w := range e.CaseExpr.Args {
+			results = append(results, w.GetCaseWhen().Result)
+		}
+		return commonKind(results), nil
+	case *pg_query.Node_CoalesceExpr:
+		return commonKind(e.CoalesceExpr.Args), nil
+	case *pg_query.Node_MinMaxExpr:
+		return commonKind(e.MinMaxExpr.Args), nil
 	case *pg_query.Node_AExpr:
 		switch e.AExpr.Kind {
 		case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+			kind, _ := valueKind(e.AExpr.Lexpr)
+			return kind, nil
 		case pg_query.A_Expr_Kind_AEXPR_OP:
 			switch operator(e.AExpr.Name) {
 			case "=", "<>", "!=", "<", ">", "<=", ">=", "~", "~*", "!~", "!~*":
@@ -229,6 +241,66 @@ func valueKind(n *pg_query.Node) (string, []int64) {
 		}
 	}
 	return "", nil
+}
+
+// numericKinds are the kinds of numbers in the order PostgreSQL
+// resolves a mix of them (select_common_type): to the last one's.
+var numericKinds = []string{"int2", "int4", "int8", "numeric", "float8"}
+
+// commonKind is the kind of the result of a CASE, COALESCE, GREATEST or
+// LEAST over exprs, as PostgreSQL resolves it: NULLs aside, string
+// constants take the others' kind (text if all are strings), numbers of
+// several kinds the widest; "" where an expression's kind is not known
+// here or the kinds do not mix, and where a string is no number of the
+// numbers' kind (PostgreSQL refuses it; SQLite would keep the string).
+func commonKind(exprs []*pg_query.Node) string {
+	kind := ""
+	var strs []string
+	for _, n := range exprs {
+		if n == nil {
+			continue
+		}
+		if c := n.GetAConst(); c != nil && (c.Isnull || c.GetSval() != nil) {
+			if !c.Isnull {
+				strs = append(strs, c.GetSval().Sval)
+			}
+			continue
+		}
+		k, _ := valueKind(n)
+		switch a, b := slices.Index(numericKinds, kind), slices.Index(numericKinds, k); {
+		case k == "":
+			return ""
+		case kind == "" || kind == k:
+			kind = k
+		case a >= 0 && b >= 0:
+			kind = numericKinds[max(a, b)]
+		default:
+			return ""
+		}
+	}
+	for _, str := range strs {
+		if kind == "" {
+			return "text"
+		}
+		if !numberOfKind(str, kind) {
+			return ""
+		}
+	}
+	return kind
+}
+
+// numberOfKind reports whether s is the input of a number of kind.
+func numberOfKind(s, kind string) bool {
+	s = strings.TrimSpace(s)
+	switch kind {
+	case "int2", "int4", "int8":
+		_, err := strconv.ParseInt(s, 10, 64)
+		return err == nil
+	case "numeric", "float8":
+		_, err := strconv.ParseFloat(s, 64)
+		return err == nil
+	}
+	return false
 }
 
 // functionKinds are the types of functions' results that PostgreSQL

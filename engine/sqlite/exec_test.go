@@ -344,3 +344,21 @@ func TestResultColumnNames(t *testing.T) {
 		tx.Rollback()
 	}
 }
+
+// CASE, COALESCE, GREATEST and NULLIF have the type PostgreSQL resolves
+// for them, also where their value is NULL or a number SQLite would
+// type otherwise.
+func TestConditionalExpressionTypes(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	r := exec(t, tx, "SELECT CASE WHEN 1 > 2 THEN 3 END, coalesce(NULL, 2.5), greatest(1, 2::int8), CASE WHEN true THEN 'a' END, nullif(1, 1), CASE WHEN true THEN 1 ELSE 0.5 END")
+	var types []result.Type
+	for _, c := range r.cols {
+		types = append(types, c.Type)
+	}
+	want := []result.Type{result.Int4, result.Numeric, result.Int8, result.Text, result.Int4, result.Numeric}
+	if !reflect.DeepEqual(types, want) {
+		t.Fatalf("types %v, want %v", types, want)
+	}
+	wantRows(t, r.rows, row(nil, "2.5", int64(2), "a", nil, "1"))
+}
