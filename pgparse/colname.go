@@ -78,6 +78,9 @@ func figureColnameStrength(n *pg_query.Node) (string, int) {
 			}
 		}
 	case n.GetCaseExpr() != nil:
+		if name, strength := figureColnameStrength(n.GetCaseExpr().Defresult); strength > 1 {
+			return name, strength // CASE ... ELSE b END is named b
+		}
 		return "case", 1
 	case n.GetAArrayExpr() != nil:
 		return "array", 2

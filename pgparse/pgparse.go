@@ -149,7 +149,15 @@ func ParseCreateTable(sql string) *CreateTable {
 			}
 		}
 	}
+	likes := false
+	for _, elt := range cs.TableElts {
+		likes = likes || elt.GetTableLikeClause() != nil
+	}
 	switch {
+	case likes:
+		ct.TailRefused = "(LIKE ...)" // SQLite would read a column named LIKE
+	case cs.OfTypename != nil:
+		ct.TailRefused = "OF type"
 	case len(cs.InhRelations) > 0:
 		ct.TailRefused = "INHERITS"
 	case cs.Partspec != nil || cs.Partbound != nil:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"zombiezen.com/go/sqlite"
+
 	"certa/sqlerr"
 )
 
@@ -127,4 +129,25 @@ func TestCatalogRegCasts(t *testing.T) {
 		`"Mixed"|true|true|1259|bigint|1043`)
 	err := e.Catalog(context.Background(), "SELECT 'nope'::regclass", &recorder{})
 	wantCode(t, err, sqlerr.UndefinedTable)
+}
+
+// pg_size_pretty answers as PostgreSQL's does (the cases of its
+// regression test, dbsize.sql).
+func TestSizePretty(t *testing.T) {
+	for in, want := range map[int64]string{
+		10: "10 bytes", 10239: "10239 bytes", 10240: "10 kB", 1000000: "977 kB", 10485247: "10239 kB",
+		10485248: "10 MB", 10736893951: "10239 MB", 10736893952: "10 GB", 10994579406847: "10239 GB",
+		10994579406848: "10 TB", 1000000000000000: "909 TB", 11258449312612351: "10239 TB",
+		11258449312612352: "10 PB", -9223372036854775808: "-8192 PB", 9223372036854775807: "8192 PB",
+		-10485248: "-10 MB", -1000000: "-977 kB",
+	} {
+		if got := sizePretty(sqlite.IntegerValue(in)); got != want {
+			t.Errorf("pg_size_pretty(%d) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[float64]string{10.5: "10.5 bytes", -1000.5: "-1000.5 bytes", 1000000.5: "977 kB", 1000000000000.5: "931 GB"} {
+		if got := sizePretty(sqlite.FloatValue(in)); got != want {
+			t.Errorf("pg_size_pretty(%v) = %q, want %q", in, got, want)
+		}
+	}
 }

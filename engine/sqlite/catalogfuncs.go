@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -125,7 +126,12 @@ func (db *catalogDB) registerFunctions() error {
 		},
 		"shobj_description": none,
 		"pg_relation_size":  no, "pg_table_size": no, "pg_total_relation_size": no, "pg_indexes_size": no, "pg_database_size": no,
-		"pg_size_pretty": func(a []sqlite.Value) (sqlite.Value, error) { return text(arg(a, 0).Text() + " bytes"), nil },
+		"pg_size_pretty": func(a []sqlite.Value) (sqlite.Value, error) {
+			if v := arg(a, 0); v.Type() == sqlite.TypeInteger || v.Type() == sqlite.TypeFloat {
+				return text(sizePretty(v)), nil
+			}
+			return null, nil
+		},
 		"current_schemas": func(a []sqlite.Value) (sqlite.Value, error) {
 			if arg(a, 0).Int64() != 0 {
 				return text(`["pg_catalog","public"]`), nil
@@ -437,4 +443,51 @@ func lookupTypeName(name string) (pgparse.TypeInfo, bool) {
 		return pgparse.LookupType(parts[1])
 	}
 	return pgparse.TypeInfo{}, false
+}
+
+// sizeUnits are pg_size_pretty's units: a size is shown in the first
+// whose limit it is under (after the division to it), with half
+// rounding from kB on; a unit is 2^bits bytes.
+var sizeUnits = []struct {
+	name  string
+	limit int64
+	round bool
+	bits  uint
+}{{"bytes", 10 * 1024, false, 0}, {"kB", 20*1024 - 1, true, 10}, {"MB", 20*1024 - 1, true, 20},
+	{"GB", 20*1024 - 1, true, 30}, {"TB", 20*1024 - 1, true, 40}, {"PB", 20*1024 - 1, true, 50}}
+
+// sizePretty is PostgreSQL's pg_size_pretty of v, an integer (bigint) or
+// a double (numeric: a fraction shows in bytes, and is cut off before
+// division to a larger unit).
+func sizePretty(v sqlite.Value) string {
+	size := v.Int64()
+	if v.Type() == sqlite.TypeFloat {
+		f := v.Float()
+		if math.Abs(f) < float64(sizeUnits[0].limit) {
+			return strconv.FormatFloat(f, 'f', -1, 64) + " bytes"
+		}
+		size = int64(math.Trunc(f))
+	}
+	for i, u := range sizeUnits {
+		if i == len(sizeUnits)-1 || -u.limit < size && size < u.limit {
+			if u.round {
+				if size < 0 {
+					size = (size - 1) / 2
+				} else {
+					size = (size + 1) / 2
+				}
+			}
+			return strconv.FormatInt(size, 10) + " " + u.name
+		}
+		next := sizeUnits[i+1]
+		bits := next.bits - u.bits
+		if next.round {
+			bits--
+		}
+		if u.round {
+			bits++
+		}
+		size /= int64(1) << bits
+	}
+	return ""
 }

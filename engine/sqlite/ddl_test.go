@@ -64,6 +64,7 @@ func TestCheckDDLRefusals(t *testing.T) {
 		{"ATTACH 'x.db' AS x", sqlerr.SyntaxError, "syntax error"},
 		{"CREATE TABLE h (a int PRIMARY KEY, b int AS (a * 2))", sqlerr.SyntaxError, "syntax error"},
 		{"CREATE TABLE h (a int PRIMARY KEY, b blob) WITHOUT ROWID", sqlerr.SyntaxError, "syntax error"},
+		{"CREATE TABLE h (LIKE t)", sqlerr.FeatureNotSupported, "(LIKE ...)"},
 		{"CREATE TABLE h (a int PRIMARY KEY, b int GENERATED ALWAYS AS (a * 2) STORED)", sqlerr.FeatureNotSupported, "generated columns"},
 		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()", sqlerr.FeatureNotSupported, "triggers"},
 		{"CREATE MATERIALIZED VIEW mv AS SELECT id FROM t", sqlerr.FeatureNotSupported, "CREATE MATERIALIZED VIEW is not supported"},

@@ -326,6 +326,7 @@ func TestResultColumnNames(t *testing.T) {
 		`SELECT 1 AS "x:1", 2 AS x, 3 AS x`:               "x:1 x x",
 		"SELECT '2147483647.4'::float8::int4":             "int4",
 		"SELECT i::text::int, (SELECT 1), 1::int FROM j1": "i ?column? int4",
+		"SELECT CASE i WHEN 1 THEN 2 ELSE j END, CASE WHEN true THEN j END, CASE WHEN true THEN 1 ELSE 1::int END FROM j1": "j case case",
 	} {
 		tx := e.begin()
 		r := exec(t, tx, sql)
