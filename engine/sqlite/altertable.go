@@ -175,6 +175,13 @@ func alterCommand(c *conn, table string, cmd pgparse.AlterCmd) error {
 			}
 			e.insert(col.End, " DEFAULT ("+d+")")
 		}
+		// A row older than the column (ADD COLUMN) holds no value of it:
+		// SQLite reads the default the definition has at the time. So
+		// every row's value is written before the default changes.
+		before = func() error {
+			q := quoteIdent(col.Name)
+			return c.exec(fmt.Sprintf("UPDATE %s SET %s = %s", quoteIdent(table), q, q))
+		}
 	case pgparse.AlterAddIdentity:
 		if err := addIdentity(c, table, def, col, cmd, &e); err != nil {
 			return err

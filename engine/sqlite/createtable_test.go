@@ -282,3 +282,21 @@ func TestStoredForms(t *testing.T) {
 		tx.Rollback()
 	}
 }
+
+// Rows older than a column (ADD COLUMN) keep the value they read when the
+// column's default changes: SQLite stores no value of the column in them
+// and would read the new default (PostgreSQL's fast_default test).
+func TestAddedColumnKeepsValuesWhenDefaultChanges(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (pk int PRIMARY KEY)")
+	e.commit("INSERT INTO t VALUES (1)")
+	e.ddl("ALTER TABLE t ADD COLUMN n int NOT NULL DEFAULT -1")
+	e.ddl("ALTER TABLE t ADD COLUMN s text DEFAULT 'hello'")
+	e.ddl("ALTER TABLE t ADD COLUMN z text")
+	e.commit("INSERT INTO t VALUES (2)")
+	e.ddl("ALTER TABLE t ALTER COLUMN n SET DEFAULT 1, ALTER COLUMN s SET DEFAULT 'world', ALTER COLUMN z SET DEFAULT 'x'")
+	e.commit("INSERT INTO t (pk) VALUES (3)")
+	e.ddl("ALTER TABLE t ALTER COLUMN s DROP DEFAULT")
+	wantRows(t, e.query("SELECT pk, n, s, z FROM t ORDER BY pk"),
+		row(int64(1), int64(-1), "hello", nil), row(int64(2), int64(-1), "hello", nil), row(int64(3), int64(1), "world", "x"))
+}
