@@ -371,6 +371,8 @@ func TestSchemaTag(t *testing.T) {
 		"drop materialized view m":                                   "DROP MATERIALIZED VIEW",
 		"ALTER TABLE t ADD COLUMN c int":                             "ALTER TABLE",
 		"ALTER TABLE t RENAME TO u":                                  "ALTER TABLE",
+		"ALTER TABLE t RENAME COLUMN a TO b":                         "ALTER TABLE",
+		"ALTER VIEW v RENAME COLUMN a TO b":                          "ALTER VIEW",
 		"alter index i rename to j":                                  "ALTER INDEX",
 		"/* x */ TRUNCATE t":                                         "TRUNCATE TABLE",
 		"COMMENT ON TABLE t IS 'x'":                                  "COMMENT",

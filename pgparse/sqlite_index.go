@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // IndexToSQLite prints a CREATE INDEX as SQLite SQL. What PostgreSQL's
@@ -79,7 +80,99 @@ func IndexToSQLite(sql string) (out string, ok bool, err error) {
 	if p.err != nil {
 		return "", true, p.err
 	}
+	if def, ok := indexDef(tree, name); ok {
+		p.w(" " + pgDefOpen + def + pgDefClose)
+	}
 	return p.b.String(), true, nil
+}
+
+// An index's PostgreSQL definition rides along in a comment at the end of
+// its SQLite statement, which SQLite keeps in sqlite_schema: the catalog
+// shows it (pg_get_indexdef, psql's \d, pg_dump) where SQLite's text has
+// the printer's forms of expressions and lacks what was left out.
+const pgDefOpen, pgDefClose = "/* postgres: ", " */"
+
+// indexDef is the PostgreSQL definition of the index tree makes, named
+// name: tree deparsed with the table in public, the access method
+// written out, without CONCURRENTLY and IF NOT EXISTS.
+func indexDef(tree *pg_query.ParseResult, name string) (string, bool) {
+	is := tree.Stmts[0].Stmt.GetIndexStmt()
+	is.Idxname, is.Relation.Schemaname, is.Concurrent, is.IfNotExists = name, "public", false, false
+	if is.AccessMethod == "" {
+		is.AccessMethod = "btree"
+	}
+	def, err := pg_query.Deparse(tree)
+	if err != nil || strings.Contains(def, pgDefClose) {
+		return "", false
+	}
+	return def, true
+}
+
+// RenamedIndex returns sqlite, an index's statement in sqlite_schema
+// after SQLite ran rename (a client's ALTER TABLE ... RENAME TO or RENAME
+// COLUMN of its table), with its PostgreSQL definition renamed alike.
+// ok is false if there is nothing to rename or the result would not be
+// the index SQLite has (IndexDefinition would then not show it).
+func RenamedIndex(sqlite, rename string) (string, bool) {
+	at := strings.LastIndex(sqlite, " "+pgDefOpen)
+	tree, err := pg_query.Parse(rename)
+	if at < 0 || err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetRenameStmt() == nil {
+		return "", false
+	}
+	rs := tree.Stmts[0].Stmt.GetRenameStmt()
+	def, err := pg_query.Parse(sqlite[at+1+len(pgDefOpen) : len(sqlite)-len(pgDefClose)])
+	if err != nil || rs.Relation == nil {
+		return "", false
+	}
+	is := def.Stmts[0].Stmt.GetIndexStmt()
+	if is == nil || is.Relation.Relname != rs.Relation.Relname {
+		return "", false
+	}
+	switch rs.RenameType {
+	case pg_query.ObjectType_OBJECT_TABLE:
+		is.Relation.Relname = rs.Newname
+	case pg_query.ObjectType_OBJECT_COLUMN:
+		walkMessages(is.ProtoReflect(), func(m protoreflect.Message) {
+			switch n := m.Interface().(type) {
+			case *pg_query.IndexElem:
+				if n.Name == rs.Subname {
+					n.Name = rs.Newname
+				}
+			case *pg_query.ColumnRef:
+				if last := n.Fields[len(n.Fields)-1].GetString_(); last != nil && last.Sval == rs.Subname {
+					last.Sval = rs.Newname
+				}
+			}
+		})
+	default:
+		return "", false
+	}
+	text, err := pg_query.Deparse(def)
+	if err != nil {
+		return "", false
+	}
+	again, ok, err := IndexToSQLite(text)
+	if !ok || err != nil || again != sqlite[:at]+" "+pgDefOpen+text+pgDefClose {
+		return "", false
+	}
+	return again, true
+}
+
+// IndexDefinition returns the PostgreSQL definition of the index that
+// sqlite, an index's statement in sqlite_schema, was printed from
+// (IndexToSQLite), if the index is still as it was made: a rename of its
+// table or of a column since leaves the comment's names behind.
+func IndexDefinition(sqlite string) (string, bool) {
+	at := strings.LastIndex(sqlite, " "+pgDefOpen)
+	if at < 0 || !strings.HasSuffix(sqlite, pgDefClose) {
+		return "", false
+	}
+	def := sqlite[at+1+len(pgDefOpen) : len(sqlite)-len(pgDefClose)]
+	again, ok, err := IndexToSQLite(def)
+	if !ok || err != nil || again != sqlite {
+		return "", false
+	}
+	return def, true
 }
 
 // defaultIndexName is the name PostgreSQL gives an index made without

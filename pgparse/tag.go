@@ -61,6 +61,9 @@ func treeTag(n *pg_query.Node) string {
 	case *pg_query.Node_AlterTableStmt:
 		return "ALTER " + objectWords(n.AlterTableStmt.Objtype)
 	case *pg_query.Node_RenameStmt:
+		if t := n.RenameStmt.RenameType; t == pg_query.ObjectType_OBJECT_COLUMN || t == pg_query.ObjectType_OBJECT_ATTRIBUTE {
+			return "ALTER " + objectWords(n.RenameStmt.RelationType) // the relation's, as PostgreSQL tags it
+		}
 		return "ALTER " + objectWords(n.RenameStmt.RenameType)
 	case *pg_query.Node_DropStmt:
 		return "DROP " + objectWords(n.DropStmt.RemoveType)

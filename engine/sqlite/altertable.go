@@ -483,6 +483,13 @@ func (c *conn) writeTableSQL(table, def string, nameSpan pgparse.Span) error {
 	if err := c.exec("DROP TABLE " + scratch); err != nil {
 		return err
 	}
+	return c.writeSchemaSQL("table", table, def)
+}
+
+// writeSchemaSQL writes sql as the definition of the table or index name
+// (typ) in sqlite_schema, which SQLite reads it from: sql must make what
+// name is.
+func (c *conn) writeSchemaSQL(typ, name, sql string) error {
 	version, _, err := c.queryInt("PRAGMA schema_version")
 	if err != nil {
 		return err
@@ -490,7 +497,7 @@ func (c *conn) writeTableSQL(table, def string, nameSpan pgparse.Span) error {
 	if err := c.exec("PRAGMA writable_schema = ON"); err != nil {
 		return err
 	}
-	err = c.exec("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", def, table)
+	err = c.exec("UPDATE sqlite_schema SET sql = ? WHERE type = ? AND name = ?", sql, typ, name)
 	if err == nil {
 		// A new schema version makes every connection read the
 		// definition again.

@@ -365,16 +365,21 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 		}
 		sort.Slice(idx, func(i, j int) bool { return idx[i].name < idx[j].name })
 		for i := range idx {
-			// PostgreSQL's pg_get_indexdef form, which psql shortens to
-			// "btree (cols)".
+			idx[i].oid = oid
+			oid++
+			// The definition the client made it with, else PostgreSQL's
+			// pg_get_indexdef form of its columns, which psql shortens
+			// to "btree (cols)".
+			if def, ok := pgparse.IndexDefinition(idx[i].sql); ok {
+				idx[i].sql = def
+				continue
+			}
 			kind := "UNIQUE INDEX"
 			if !idx[i].unique {
 				kind = "INDEX"
 			}
 			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, pgQuoteIdent(idx[i].name), pgQuoteIdent(t.name),
 				quoteIdentList(idx[i].cols))
-			idx[i].oid = oid
-			oid++
 		}
 		t.indexes = idx
 	}

@@ -151,3 +151,31 @@ func TestSizePretty(t *testing.T) {
 		}
 	}
 }
+
+// pg_get_indexdef (psql's \d, pg_dump) gives an index as the client
+// defined it: expressions, WHERE, DESC NULLS LAST, INCLUDE, also after
+// its table or a column was renamed. An index SQLite's text alone
+// describes keeps the columns' form.
+func TestCatalogIndexDefinitions(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE ch (f1 text PRIMARY KEY, f2 text, n int)")
+	e.ddl("CREATE INDEX ch_expr ON ch ((f2 || f1))")
+	e.ddl("CREATE INDEX ch_part ON ch (f2) WHERE f1 = 'a'")
+	e.ddl("CREATE UNIQUE INDEX IF NOT EXISTS ch_lower ON ch (lower(f2)) INCLUDE (n)")
+	e.ddl("CREATE INDEX ON ch (n DESC NULLS LAST, f2)")
+	const q = "SELECT pg_get_indexdef(indexrelid) FROM pg_index ORDER BY indexrelid::regclass::text"
+	wantLines(t, "index definitions", e.catalog(q),
+		"CREATE INDEX ch_expr ON public.ch USING btree ((f2 || f1))",
+		"CREATE UNIQUE INDEX ch_lower ON public.ch USING btree (lower(f2)) INCLUDE (n)",
+		"CREATE INDEX ch_n_f2_idx ON public.ch USING btree (n DESC NULLS LAST, f2)",
+		"CREATE INDEX ch_part ON public.ch USING btree (f2) WHERE f1 = 'a'",
+		"CREATE UNIQUE INDEX ch_pkey ON public.ch USING btree (f1)")
+	e.ddl("ALTER TABLE ch RENAME COLUMN f2 TO g")
+	e.ddl("ALTER TABLE ch RENAME TO ch2")
+	wantLines(t, "after renames", e.catalog(q),
+		"CREATE UNIQUE INDEX ch2_pkey ON public.ch2 USING btree (f1)",
+		"CREATE INDEX ch_expr ON public.ch2 USING btree ((g || f1))",
+		"CREATE UNIQUE INDEX ch_lower ON public.ch2 USING btree (lower(g)) INCLUDE (n)",
+		"CREATE INDEX ch_n_f2_idx ON public.ch2 USING btree (n DESC NULLS LAST, g)",
+		"CREATE INDEX ch_part ON public.ch2 USING btree (g) WHERE f1 = 'a'")
+}

@@ -366,6 +366,23 @@ func stepDDL(c *conn, sql string) error {
 	}
 }
 
+// renameInIndexes renames in the PostgreSQL definitions of indexes
+// (pgparse.IndexDefinition) what sql, a schema statement that changed
+// them from before to after, renamed in SQLite's.
+func renameInIndexes(c *conn, sql string, before, after map[string]schemaEntry) error {
+	for k, a := range after {
+		if b, ok := before[k]; !ok || a.typ != "index" || a.sql == b.sql {
+			continue
+		}
+		if renamed, ok := pgparse.RenamedIndex(a.sql, sql); ok {
+			if err := c.writeSchemaSQL("index", a.name, renamed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // finishDDL ends runDDL once the statement ran: it finds the tables the
 // statement touched (before is the schema before it), checks them, and
 // keeps the sequences in step.
@@ -407,6 +424,9 @@ func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry)
 		if ti.keyProblem != "" {
 			return "", nil, errKeyProblem(ti.keyProblem)
 		}
+	}
+	if err := renameInIndexes(c, sql, before, after); err != nil {
+		return "", nil, err
 	}
 	if err := syncSequences(c, seqno); err != nil {
 		return "", nil, err
