@@ -45,6 +45,11 @@ var errNodeDependent = errors.New("schema statement computes values that differ 
 // columns the origin named so (travels) are not refused.
 func pinOrRefuse(ctx context.Context, conn *pgconn.PgConn, sql string, pin bool, there map[string]bool, travels []string) (string, travel, error) {
 	var out travel
+	if pin {
+		if err := refuseNarrowSequences(ctx, conn); err != nil { // sequences.go
+			return "", travel{}, err
+		}
+	}
 	pins := map[string]*string{}
 	for _, r := range pgparse.Recomputes(sql) {
 		if r.IfNotExists && there[r.Column] {

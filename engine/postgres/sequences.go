@@ -340,3 +340,28 @@ func (e *Engine) noSequenceValues(err error) error {
 	return sqlerr.Wrap(&engine.NoSequenceValuesError{Sequence: slotSequence}, sqlerr.SerializationFailure,
 		"certa: this node cannot hand out sequence values until it has a slot for its blocks of sequence values; retry")
 }
+
+// narrowSequencesSQL finds the sequences the open transaction made or
+// changed (a row its xid or a subtransaction's wrote: age 0 or less)
+// whose blocks would hold fewer than lateShare values.
+var narrowSequencesSQL = fmt.Sprintf(`SELECT c.oid::regclass::text, floor((s.seqmax::numeric - s.seqmin) / abs(s.seqincrement) / %[1]d)
+	FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+	WHERE age(s.xmin) <= 0 AND c.relpersistence <> 't'
+		AND floor((s.seqmax::numeric - s.seqmin) / abs(s.seqincrement) / %[1]d) < %[2]d
+	ORDER BY 1 LIMIT 1`, seqSlots, lateShare)
+
+// refuseNarrowSequences refuses a schema change that leaves a sequence
+// with too few values for its blocks: a block of one value is used up as
+// it is taken, and a CYCLE sequence then handed out that value again and
+// again.
+func refuseNarrowSequences(ctx context.Context, c *pgconn.PgConn) error {
+	r := c.ExecParams(ctx, narrowSequencesSQL, nil, nil, nil, nil).Read()
+	if r.Err != nil || len(r.Rows) == 0 {
+		return r.Err
+	}
+	return &sqlerr.Error{Code: sqlerr.FeatureNotSupported,
+		Message: fmt.Sprintf("sequence %s has too few values for certa to share among the nodes", r.Rows[0][0]),
+		Detail: fmt.Sprintf("certa gives each node blocks of a %dth of a sequence's values; this one's would hold %s, and a block needs at least %d.",
+			seqSlots, r.Rows[0][1], lateShare),
+		Hint: "Widen its range (MINVALUE, MAXVALUE) or make its INCREMENT smaller."}
+}

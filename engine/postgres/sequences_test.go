@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"certa/engine"
@@ -180,5 +181,37 @@ func TestAlterSequenceBoundsOnEveryNode(t *testing.T) {
 			}
 			check("identity value after TYPE smallint", "INSERT INTO t DEFAULT VALUES RETURNING id")
 		})
+	}
+}
+
+// A sequence too narrow for blocks of lateShare values is refused where
+// it is made or changed, also in a block: a CYCLE sequence of blocks of
+// one value handed out that value again and again (PostgreSQL's
+// sequence test: 32 on every nextval).
+func TestNarrowSequencesRefused(t *testing.T) {
+	e := openResetEngine(t, Config{MaxConns: 2, Founder: true})
+	f := &tempFixture{t: t, e: e}
+	grantSlot(f)
+	resetDDL(f, "CREATE SEQUENCE wide START WITH 32", "CREATE SEQUENCE just MAXVALUE 2049", "CREATE TABLE sm (id smallserial PRIMARY KEY)")
+	for _, stmt := range []string{
+		"ALTER SEQUENCE wide RESTART WITH 24 INCREMENT BY 4 MAXVALUE 36 MINVALUE 5 CYCLE",
+		"CREATE SEQUENCE narrow MAXVALUE 2048",
+		"CREATE TABLE id10 (id int GENERATED ALWAYS AS IDENTITY (MAXVALUE 10) PRIMARY KEY)",
+	} {
+		_, err := e.CheckDDL(context.Background(), stmt)
+		if sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "too few values") {
+			t.Errorf("%s: %v, want 0A000 too few values", stmt, err)
+		}
+	}
+	s := e.NewSession()
+	defer s.Close()
+	ctx := engine.WithSequenceValues(context.Background(), &engine.SequenceValues{})
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if err := tx.ExecSchema(ctx, "CREATE SEQUENCE inblock MAXVALUE 10", result.Discard); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+		t.Fatalf("in a block: %v, want 0A000", err)
 	}
 }
