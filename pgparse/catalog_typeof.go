@@ -14,7 +14,7 @@ import (
 // every one on the connection that answers catalog queries.
 var CatalogFunctions = map[string]string{
 	"pg_get_expr": "text", "pg_get_indexdef": "text", "pg_get_constraintdef": "text",
-	"pg_get_triggerdef": "text", "pg_get_viewdef": "text", "pg_get_partkeydef": "text",
+	"pg_get_triggerdef": "text", "pg_get_viewdef": "text", "pg_get_partkeydef": "text", "pg_get_ruledef": "text",
 	"pg_get_statisticsobjdef_columns": "text", "pg_get_userbyid": "name", "pg_get_serial_sequence": "text",
 	"format_type": "text", "pg_table_is_visible": "bool", "pg_type_is_visible": "bool",
 	"pg_function_is_visible": "bool", "pg_encoding_to_char": "name", "obj_description": "text",

@@ -227,7 +227,14 @@ var regexOperators = map[string][2]bool{"~": {false, false}, "~*": {true, false}
 
 func (p *printer) aExpr(a *pg_query.A_Expr) {
 	op := operator(a.Name)
-	switch a.Kind {
+	kind := a.Kind
+	switch {
+	case kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "~~" || op == "!~~"):
+		kind = pg_query.A_Expr_Kind_AEXPR_LIKE // LIKE's operator, as pg_get_viewdef writes it
+	case kind == pg_query.A_Expr_Kind_AEXPR_OP && (op == "~~*" || op == "!~~*"):
+		kind = pg_query.A_Expr_Kind_AEXPR_ILIKE
+	}
+	switch kind {
 	case pg_query.A_Expr_Kind_AEXPR_OP:
 		p.operator(op, a.Lexpr, a.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL:
@@ -259,7 +266,7 @@ func (p *printer) aExpr(a *pg_query.A_Expr) {
 		// SQLite's LIKE ignores case and has no escape character by
 		// default; PostgreSQL's LIKE minds case and escapes with \.
 		fn := "pg_like("
-		if a.Kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
+		if kind == pg_query.A_Expr_Kind_AEXPR_ILIKE {
 			fn = "pg_ilike("
 		}
 		if op == "!~~" || op == "!~~*" {

@@ -51,6 +51,7 @@ const (
 	DependentObjectsStillExist   = "2BP01" // DROP of a table another table's foreign key references
 	ProtocolViolation            = "08P01"
 	InvalidTableDefinition       = "42P16"
+	WrongObjectType              = "42809" // e.g. OR REPLACE VIEW of a table
 	ObjectNotInPrerequisiteState = "55000" // the object is not in the state the statement needs
 	LockNotAvailable             = "55P03"
 	QueryCanceled                = "57014"

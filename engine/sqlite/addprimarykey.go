@@ -77,10 +77,14 @@ func addPrimaryKey(c *conn, table, def string, ct *pgparse.CreateTable, k pgpars
 	touched := c.touched
 	c.touched = nil
 	defer func() { c.touched = touched }()
+	defer c.exec("PRAGMA legacy_alter_table = OFF")
 	for _, sql := range append([]string{
 		newDef,
 		fmt.Sprintf("INSERT INTO %s SELECT * FROM %s", quoteIdent(copyName), quoteIdent(table)),
 		"DROP TABLE " + quoteIdent(table),
+		// Legacy: views reading the table read the copy by the name it
+		// takes; SQLite would check them while the name has no table.
+		"PRAGMA legacy_alter_table = ON",
 		fmt.Sprintf("ALTER TABLE %s RENAME TO %s", quoteIdent(copyName), quoteIdent(table)),
 	}, indexes...) {
 		if err := c.exec(sql); err != nil {

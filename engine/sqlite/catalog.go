@@ -139,6 +139,10 @@ type catalogTable struct {
 	indexes []catalogIndex
 	fks     []catalogFK
 	checks  []catalogCheck
+	// view is a view's query as pg_get_viewdef gives it ("" for a
+	// table), reads the relations its query reads.
+	view  string
+	reads []string
 }
 
 // catalogCheck is a CHECK constraint: its name (PostgreSQL's, if the
@@ -274,6 +278,9 @@ type catalogIndex struct {
 func readCatalog(c *conn) ([]*catalogTable, []catalogSequence, error) {
 	tables, err := readCatalogTables(c)
 	if err != nil {
+		return nil, nil, err
+	}
+	if tables, err = readCatalogViews(c, tables); err != nil {
 		return nil, nil, err
 	}
 	var seqs []catalogSequence

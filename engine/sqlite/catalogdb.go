@@ -26,6 +26,7 @@ const (
 	oidDatabase    = 16383
 	oidPgClass     = 1259 // pg_class's own oid: classid of relations
 	oidPgAttrdef   = 2604
+	oidPgRewrite   = 2618
 	oidArrayIn     = 750  // array_in, the one function pg_proc\'s oids name here
 	oidPgNamespace = 2615 // pg_namespace's own oid: classid of schemas
 )
@@ -38,7 +39,9 @@ type catalogDB struct {
 	// pg_get_constraintdef's answers; indexCols names an index's columns.
 	relNames, typeNames       map[int64]string
 	indexDefs, constraintDefs map[int64]string
-	indexCols                 map[int64][]string
+	// viewDefs are pg_get_viewdef's answers, by the view's oid.
+	viewDefs  map[int64]string
+	indexCols map[int64][]string
 	// serialSeqs names the sequence a column owns, by "table.column".
 	serialSeqs map[string]string
 	// descriptions are the comments, by object oid and column number
@@ -105,7 +108,7 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence, comments []ca
 		return nil, err
 	}
 	db := &catalogDB{c: &conn{c: sc}, relNames: map[int64]string{}, typeNames: map[int64]string{},
-		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, indexCols: map[int64][]string{}, serialSeqs: map[string]string{},
+		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, viewDefs: map[int64]string{}, indexCols: map[int64][]string{}, serialSeqs: map[string]string{},
 		descriptions: map[[2]int64]string{}}
 	ok := false
 	defer func() {
@@ -286,6 +289,10 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 		}
 	}
 	for _, t := range tables {
+		if t.view != "" {
+			fillView(w, db, t, byName)
+			continue
+		}
 		w.row("pg_class", relation(t.oid, t.name, "r", len(t.cols), map[string]any{
 			"relam": oidHeapAM, "relhasindex": len(t.indexes) > 0, "relhastriggers": hasFK[t], "relchecks": len(t.checks)}))
 		w.row("pg_tables", map[string]any{"schemaname": "public", "tablename": t.name, "tableowner": "certa",

@@ -157,7 +157,8 @@ information_schema.tables: table_catalog name, table_schema name, table_name nam
   user_defined_type_schema name, user_defined_type_name name, is_insertable_into varchar, is_typed varchar,
   commit_action varchar
 information_schema.views: table_catalog name, table_schema name, table_name name, view_definition varchar,
-  check_option varchar, is_updatable varchar, is_insertable_into varchar
+  check_option varchar, is_updatable varchar, is_insertable_into varchar, is_trigger_updatable varchar,
+  is_trigger_deletable varchar, is_trigger_insertable_into varchar
 information_schema.columns: table_catalog name, table_schema name, table_name name, column_name name,
   ordinal_position int4, column_default varchar, is_nullable varchar, data_type varchar,
   character_maximum_length int4, character_octet_length int4, numeric_precision int4,

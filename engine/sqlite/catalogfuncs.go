@@ -86,7 +86,14 @@ func (db *catalogDB) registerFunctions() error {
 			}
 			return null, nil
 		},
-		"pg_get_triggerdef": none, "pg_get_viewdef": none, "pg_get_partkeydef": none,
+		"pg_get_viewdef": func(a []sqlite.Value) (sqlite.Value, error) {
+			oid, _ := db.regclass(arg(a, 0).Text()) // an oid, or pg_get_viewdef('name')
+			if def, ok := db.viewDefs[oid]; ok {
+				return text(def), nil
+			}
+			return null, nil
+		},
+		"pg_get_triggerdef": none, "pg_get_partkeydef": none, "pg_get_ruledef": none,
 		"pg_get_statisticsobjdef_columns": none, "pg_get_function_result": none,
 		"pg_get_function_arguments": none, "pg_get_function_identity_arguments": none, "pg_get_keywords": none,
 		"pg_get_userbyid": func([]sqlite.Value) (sqlite.Value, error) { return text("certa"), nil },

@@ -110,6 +110,9 @@ func needsTrial(sql string) bool {
 	if _, ok := pgparse.ParseComment(sql); ok {
 		return true
 	}
+	if _, ok, _ := pgparse.ViewToSQLite(sql); ok {
+		return true // also CREATE OR REPLACE VIEW
+	}
 	switch firstKeyword(sql) {
 	case "CREATE":
 		rest := skipBlank(sql)[len("CREATE"):]
@@ -280,17 +283,31 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 	if err := refuseNodeDependent(c, sql); err != nil {
 		return "", nil, err
 	}
+	// run is what SQLite runs. An index or a view goes to the log as the
+	// client wrote it: its SQLite statement keeps that in a comment,
+	// which a translation of the translation would not.
+	run := ""
 	switch firstKeyword(sql) {
 	case "CREATE":
 		if idx, ok, err := pgparse.IndexToSQLite(sql); ok {
 			if err != nil {
 				return "", nil, err
 			}
-			sql = idx
+			run = idx
+		} else if v, ok, err := pgparse.ViewToSQLite(sql); ok {
+			if err != nil {
+				return "", nil, err
+			}
+			if run, err = c.createView(v); err != nil {
+				return "", nil, err
+			}
 		} else if sql, err = translateCreateTable(sql); err != nil {
 			return "", nil, err
 		}
 	case "ALTER":
+		if err := c.refuseRenameUnderView(sql); err != nil {
+			return "", nil, err
+		}
 		edit := pgparse.ParseAlterTable(sql)
 		if edit != nil && isEditAlter(edit) {
 			return runEditDDL(c, sql, edit, seqno)
@@ -309,6 +326,9 @@ func runDDL(c *conn, sql string, seqno uint64) (ran string, tables []string, err
 	}
 	if !ok {
 		stmts = []string{sql}
+		if run != "" {
+			stmts = []string{run}
+		}
 	}
 	if drop != nil && drop.Kind == "TABLE" {
 		if err := c.checkDropReferenced(drop.Names, drop.Cascade); err != nil {

@@ -94,6 +94,7 @@ func registerPGOperators(c *conn) error {
 		}},
 	}
 	for name, impl := range funcs {
+		impl.AllowIndirect = true // the printer's functions, also in views' queries
 		if err := c.c.CreateFunction(name, impl); err != nil {
 			return err
 		}

@@ -152,6 +152,7 @@ func registerTypedConst(c *conn) error {
 	return c.c.CreateFunction(pgparse.TypedConstFunction, &sqlite.FunctionImpl{
 		NArgs:         3,
 		Deterministic: true,
+		AllowIndirect: true, // in views' queries too
 		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			v := args[0]
 			typ, ok := c.cachedColumnType(args[1].Text(), args[2].Text())
@@ -190,13 +191,17 @@ func typedConst(typ result.Type, s string) (sqlite.Value, error) {
 }
 
 // cachedColumnType returns the declared type of column col in the one
-// of tables (comma-separated) that has it, from c's cache alone: it runs
-// inside a statement. ok is false when no cached table, or more than
+// of tables (comma-separated) that has it, from c's cache (prepare fills
+// it with the statement's tables); a table of a view's query is read
+// then, by a nested statement. ok is false when no table, or more than
 // one, has the column.
 func (c *conn) cachedColumnType(tables, col string) (typ result.Type, ok bool) {
 	col = strings.ToLower(col)
 	for _, t := range strings.Split(tables, ",") {
 		ti := c.tables[strings.ToLower(t)]
+		if ti == nil {
+			ti, _ = c.table(t)
+		}
 		if ti == nil || !ti.exists {
 			continue
 		}
@@ -232,6 +237,7 @@ func registerCastKind(c *conn) error {
 	return c.c.CreateFunction(pgparse.CastKindFunction, &sqlite.FunctionImpl{
 		NArgs:         3,
 		Deterministic: true,
+		AllowIndirect: true, // in views' queries too
 		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			kind := args[0].Text()
 			typ, ok := c.cachedColumnType(args[1].Text(), args[2].Text())

@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"slices"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+
+	"certa/pgparse"
+	"certa/sqlerr"
+)
+
+// Views. A view's query is printed for SQLite as a client's query is
+// (pgparse.ViewToSQLite), so that it means what it means in PostgreSQL,
+// and its columns are named in the statement: SQLite expands a view's *
+// each time it reads it, so a column added to the table later would join
+// the view, where PostgreSQL fixes the columns when it makes the view.
+// The PostgreSQL definition rides along for the catalog.
+
+// createView returns the SQLite statement that makes v, with its columns
+// as PostgreSQL names them; for OR REPLACE, the old view is dropped first,
+// if it has the new one's leading columns, as PostgreSQL requires.
+func (c *conn) createView(v *pgparse.View) (string, error) {
+	if v.Temp {
+		err := sqlerr.New(sqlerr.FeatureNotSupported, "TEMP tables, views and indexes are not supported by the SQLite engine")
+		err.Hint = tempHint
+		return "", err
+	}
+	query, err := c.queryColumns(v.Query)
+	if err != nil {
+		return "", err
+	}
+	if len(v.Columns) > len(query) {
+		return "", sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
+	}
+	cols := slices.Clone(query)
+	copy(cols, v.Columns)
+	for i, name := range cols {
+		if slices.Contains(cols[:i], name) {
+			return "", sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", name)
+		}
+	}
+	if v.Replace {
+		if err := c.replaceView(v.Name, cols); err != nil {
+			return "", err
+		}
+	}
+	return pgparse.ViewSQL(v, query, cols), nil
+}
+
+// queryColumns returns the names of the result columns of query, a
+// printed query.
+func (c *conn) queryColumns(query string) ([]string, error) {
+	defer c.internal()()
+	stmt, _, err := c.c.PrepareTransient(query)
+	if err != nil {
+		return nil, notEmbedded(query, true, err)
+	}
+	defer stmt.Finalize()
+	if names := c.sharedNames(stmt, query); names != nil {
+		return names, nil
+	}
+	cols := make([]string, stmt.ColumnCount())
+	for i := range cols {
+		cols[i] = stmt.ColumnName(i)
+	}
+	return cols, nil
+}
+
+// replaceView drops the view name for CREATE OR REPLACE VIEW, which
+// must keep its columns (cols may add some after them); a table of the
+// name is not replaced.
+func (c *conn) replaceView(name string, cols []string) error {
+	typ := ""
+	if err := c.execResult("SELECT type FROM sqlite_schema WHERE lower(name) = lower(?)", func(s *sqlite.Stmt) { typ = s.ColumnText(0) }, name); err != nil {
+		return err
+	}
+	switch typ {
+	case "":
+		return nil
+	case "view":
+	default:
+		return sqlerr.New(sqlerr.WrongObjectType, "%q is not a view", name)
+	}
+	var old []string
+	if err := c.execResult("SELECT name FROM pragma_table_info(?) ORDER BY cid", func(s *sqlite.Stmt) { old = append(old, s.ColumnText(0)) }, name); err != nil {
+		return err
+	}
+	if len(cols) < len(old) {
+		return sqlerr.New(sqlerr.InvalidTableDefinition, "cannot drop columns from view")
+	}
+	for i, o := range old {
+		if o != cols[i] {
+			err := sqlerr.New(sqlerr.InvalidTableDefinition, "cannot change name of view column %q to %q", o, cols[i])
+			err.Hint = "Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead."
+			return err
+		}
+	}
+	return c.exec("DROP VIEW " + quoteIdent(name))
+}
+
+// refuseRenameUnderView refuses sql if it renames a table or view, or a
+// column of one, that a view reads: SQLite would rename it in the
+// view's query but not in the definition the catalog shows (and pg_dump
+// writes) for it.
+func (c *conn) refuseRenameUnderView(sql string) error {
+	rel, ok := pgparse.RenamedRelation(sql)
+	if !ok {
+		return nil
+	}
+	reader := ""
+	err := c.execResult("SELECT name, sql FROM sqlite_schema WHERE type = 'view' ORDER BY name", func(s *sqlite.Stmt) {
+		if reader == "" && slices.ContainsFunc(pgparse.ViewRelations(viewDefinition(s.ColumnText(1))), func(r string) bool { return strings.EqualFold(r, rel) }) {
+			reader = s.ColumnText(0)
+		}
+	})
+	if err != nil || reader == "" {
+		return err
+	}
+	e := sqlerr.New(sqlerr.FeatureNotSupported, "renaming %q or its columns is not supported by the embedded SQLite engine while view %q reads it", rel, reader)
+	e.Hint = "Drop the view, rename, and create the view again."
+	return e
+}
