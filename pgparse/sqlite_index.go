@@ -198,3 +198,29 @@ func defaultIndexName(is *pg_query.IndexStmt) string {
 	}
 	return name + "_" + suffix
 }
+
+// IndexExpressions returns the expressions of the columns of the index
+// def (a CREATE INDEX), deparsed, "" for a column that is a column's
+// name: what pg_get_indexdef(index, n, ...) gives for an expression.
+func IndexExpressions(def string) []string {
+	tree, err := pg_query.Parse(def)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetIndexStmt() == nil {
+		return nil
+	}
+	var exprs []string
+	for _, n := range tree.Stmts[0].Stmt.GetIndexStmt().IndexParams {
+		e := n.GetIndexElem()
+		if e == nil || e.Expr == nil {
+			exprs = append(exprs, "")
+			continue
+		}
+		sel := &pg_query.SelectStmt{TargetList: []*pg_query.Node{pg_query.MakeResTargetNodeWithVal(e.Expr, 0)}}
+		text, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version,
+			Stmts: []*pg_query.RawStmt{{Stmt: &pg_query.Node{Node: &pg_query.Node_SelectStmt{SelectStmt: sel}}}}})
+		if err != nil {
+			return nil
+		}
+		exprs = append(exprs, strings.TrimPrefix(text, "SELECT "))
+	}
+	return exprs
+}

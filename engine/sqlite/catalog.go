@@ -271,6 +271,9 @@ type catalogIndex struct {
 	// INDEX's.
 	constraint bool
 	cols       []string
+	// exprs are the expressions of its columns, "" for a column's name
+	// (pgparse.IndexExpressions), where its definition is known.
+	exprs []string
 }
 
 // readCatalog reads the user tables, their indexes and constraints, and
@@ -378,7 +381,7 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 			// pg_get_indexdef form of its columns, which psql shortens
 			// to "btree (cols)".
 			if def, ok := pgparse.IndexDefinition(idx[i].sql); ok {
-				idx[i].sql = def
+				idx[i].sql, idx[i].exprs = def, pgparse.IndexExpressions(def)
 				continue
 			}
 			kind := "UNIQUE INDEX"

@@ -170,6 +170,8 @@ func TestCatalogIndexDefinitions(t *testing.T) {
 		"CREATE INDEX ch_n_f2_idx ON public.ch USING btree (n DESC NULLS LAST, f2)",
 		"CREATE INDEX ch_part ON public.ch USING btree (f2) WHERE f1 = 'a'",
 		"CREATE UNIQUE INDEX ch_pkey ON public.ch USING btree (f1)")
+	wantLines(t, "an expression column", e.catalog("SELECT pg_get_indexdef('ch_lower'::regclass, 1, true), pg_get_indexdef('ch_part'::regclass, 1, true)"),
+		"lower(f2)|f2")
 	e.ddl("ALTER TABLE ch RENAME COLUMN f2 TO g")
 	e.ddl("ALTER TABLE ch RENAME TO ch2")
 	wantLines(t, "after renames", e.catalog(q),

@@ -42,6 +42,8 @@ type catalogDB struct {
 	// viewDefs are pg_get_viewdef's answers, by the view's oid.
 	viewDefs  map[int64]string
 	indexCols map[int64][]string
+	// indexExprs are its columns' expressions (catalogIndex.exprs).
+	indexExprs map[int64][]string
 	// serialSeqs names the sequence a column owns, by "table.column".
 	serialSeqs map[string]string
 	// descriptions are the comments, by object oid and column number
@@ -108,7 +110,7 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence, comments []ca
 		return nil, err
 	}
 	db := &catalogDB{c: &conn{c: sc}, relNames: map[int64]string{}, typeNames: map[int64]string{},
-		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, viewDefs: map[int64]string{}, indexCols: map[int64][]string{}, serialSeqs: map[string]string{},
+		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, viewDefs: map[int64]string{}, indexCols: map[int64][]string{}, indexExprs: map[int64][]string{}, serialSeqs: map[string]string{},
 		descriptions: map[[2]int64]string{}}
 	ok := false
 	defer func() {
@@ -478,6 +480,7 @@ func fillIndexes(w *rowWriter, db *catalogDB, t *catalogTable) {
 		db.relNames[ix.oid] = pgQuoteIdent(ix.name)
 		db.indexDefs[ix.oid] = ix.sql
 		db.indexCols[ix.oid] = ix.cols
+		db.indexExprs[ix.oid] = ix.exprs
 		w.row("pg_class", relation(ix.oid, ix.name, "i", len(ix.cols), map[string]any{"relam": oidBtreeAM}))
 		w.row("pg_indexes", map[string]any{"schemaname": "public", "tablename": t.name, "indexname": ix.name, "indexdef": ix.sql})
 		for _, rel := range []string{"pg_stat_user_indexes", "pg_stat_all_indexes"} {

@@ -70,6 +70,9 @@ func (db *catalogDB) registerFunctions() error {
 		"pg_get_indexdef": func(a []sqlite.Value) (sqlite.Value, error) {
 			oid := arg(a, 0).Int64()
 			if col := arg(a, 1).Int64(); col > 0 {
+				if exprs := db.indexExprs[oid]; int(col) <= len(exprs) && exprs[col-1] != "" {
+					return text(exprs[col-1]), nil
+				}
 				if cols := db.indexCols[oid]; int(col) <= len(cols) {
 					return text(pgQuoteIdent(cols[col-1])), nil
 				}
