@@ -30,6 +30,9 @@ func leadingWords(sql string, identifiers bool) string {
 			if isComment(t) {
 				continue
 			}
+			if len(words) == 1 && words[0] == "CREATE" && createQualifiers[t.Token] {
+				continue // CREATE OR REPLACE AGGREGATE is tagged CREATE AGGREGATE
+			}
 			if len(words) == 2 || t.KeywordKind == pg_query.KeywordKind_NO_KEYWORD && !(identifiers && t.Token == pg_query.Token_IDENT) {
 				break
 			}
@@ -38,6 +41,11 @@ func leadingWords(sql string, identifiers bool) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// createQualifiers are the words between CREATE and the kind of object
+// that PostgreSQL's command tags leave out.
+var createQualifiers = map[pg_query.Token]bool{pg_query.Token_OR: true, pg_query.Token_REPLACE: true,
+	pg_query.Token_TRUSTED: true, pg_query.Token_PROCEDURAL: true, pg_query.Token_DEFAULT: true}
 
 func treeTag(n *pg_query.Node) string {
 	switch n := n.Node.(type) {
@@ -56,6 +64,15 @@ func treeTag(n *pg_query.Node) string {
 		return "CREATE TABLE AS"
 	case *pg_query.Node_ViewStmt:
 		return "CREATE VIEW"
+	case *pg_query.Node_CreateFunctionStmt:
+		if n.CreateFunctionStmt.IsProcedure {
+			return "CREATE PROCEDURE"
+		}
+		return "CREATE FUNCTION"
+	case *pg_query.Node_CreateTrigStmt:
+		return "CREATE TRIGGER" // also CREATE CONSTRAINT TRIGGER, OR REPLACE
+	case *pg_query.Node_RuleStmt:
+		return "CREATE RULE"
 	case *pg_query.Node_CreateSeqStmt:
 		return "CREATE SEQUENCE"
 	case *pg_query.Node_AlterTableStmt:
