@@ -18,7 +18,8 @@ func withoutCapture(plan []byte) ([]byte, bool) {
 	if !bytes.Contains(plan, []byte("certa_capture")) {
 		return plan, true
 	}
-	if bytes.HasPrefix(bytes.TrimLeft(plan, " "), []byte("Trigger certa_capture: ")) {
+	if line := bytes.TrimLeft(plan, " "); bytes.HasPrefix(line, []byte("Trigger certa_capture: ")) ||
+		bytes.HasPrefix(line, []byte("Trigger certa_capture on ")) { // "on t:" where the plan has several tables
 		return nil, false
 	}
 	lines := strings.Split(string(plan), "\n")

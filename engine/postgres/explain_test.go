@@ -6,6 +6,8 @@ func TestWithoutCapture(t *testing.T) {
 	for _, c := range []struct{ plan, want string }{
 		{"   ->  Seq Scan on t (actual rows=1 loops=1)", "   ->  Seq Scan on t (actual rows=1 loops=1)"},
 		{" Trigger certa_capture: time=0.030 calls=1", ""},
+		{" Trigger certa_capture on ab_a1_b2: calls=1", ""}, // a plan of several tables (partitions)
+		{" Trigger audit on certa_capture: calls=1", " Trigger audit on certa_capture: calls=1"},
 		{" Trigger audit: calls=1", " Trigger audit: calls=1"},
 		{`     "Triggers": [
        {
