@@ -300,9 +300,19 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.failed && st.kind != kindCommit && st.kind != kindRollback && st.kind != kindSavepoint {
+	if s.failed && st.kind != kindCommit && st.kind != kindRollback && st.kind != kindSavepoint && st.kind != kindEmpty {
 		return nil, nil, errInFailedBlock
 	}
+	defer func() {
+		if sqlerr.Code(err) == sqlerr.SyntaxError {
+			// Said of the statement as the client sent it, not as cut
+			// (a syntax error "at end of input" is after its spaces).
+			var whole *sqlerr.Error
+			if errors.As(pgparse.CheckSyntax(sql), &whole) {
+				err = whole
+			}
+		}
+	}()
 	switch s.kindOf(st) {
 	case kindOther:
 		if s.tx != nil {

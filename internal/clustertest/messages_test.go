@@ -68,6 +68,12 @@ COMMIT;
 SET plpgsql.extra_errors TO 'shadowed_variables';
 CREATE OR REPLACE FUNCTION msg_shadow(f1 int) RETURNS int AS $$ DECLARE f1 int; BEGIN RETURN 1; END $$ LANGUAGE plpgsql;
 RESET plpgsql.extra_errors;
+SELECT 1 + \gdesc
+BEGIN;
+bogus;
+;
+\gdesc
+ROLLBACK;
 DROP FUNCTION msg_f();
 DROP FUNCTION msg_typed(text), msg_typed2(text);
 DROP TABLE msg_t;
