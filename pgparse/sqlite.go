@@ -196,6 +196,10 @@ type printer struct {
 	// the tables the column may be of and its name.
 	columnTypes bool
 	typedConsts map[*pg_query.A_Const][2]string
+	// numberConsts are string constants compared with an expression
+	// (not a column) of a kind of number, by that kind: PostgreSQL reads
+	// them as such numbers (numberConstant).
+	numberConsts map[*pg_query.A_Const]string
 	// subqueryKinds are the kinds of the columns of the subqueries (and
 	// VALUES lists) in FROM, by alias and column, where their
 	// expressions say them (valueKind): what a result column that names

@@ -157,6 +157,10 @@ func (p *printer) constant(c *pg_query.A_Const) {
 		p.w("NULL")
 		return
 	}
+	if kind, ok := p.numberConsts[c]; ok {
+		p.numberText(c.GetSval().Sval, kind)
+		return
+	}
 	if typed, ok := p.typedConsts[c]; ok {
 		p.w(TypedConstFunction, "(")
 		defer p.w(", ", sqliteString(typed[0]), ", ", sqliteString(typed[1]), ")")
@@ -349,6 +353,8 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 			if comparison[op] {
 				p.typeConstant(l, r)
 				p.typeConstant(r, l)
+				p.numberConstant(l, r)
+				p.numberConstant(r, l)
 			}
 			if arithmetic[op] {
 				p.arithmetic(l)

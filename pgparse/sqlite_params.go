@@ -1,10 +1,14 @@
 package pgparse
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"certa/sqlerr"
 )
 
 // Parameters' types, as PostgreSQL infers them from where they stand.
@@ -84,6 +88,43 @@ func (p *printer) typeConstant(n, col *pg_query.Node) {
 		p.typedConsts = map[*pg_query.A_Const][2]string{}
 	}
 	p.typedConsts[c] = [2]string{tables, column}
+}
+
+// numberConstant notes n if it is a string constant compared with expr,
+// an expression other than a column whose kind is a number's: PostgreSQL
+// reads the constant as a number of that kind ('5' = length(x) is true
+// for five letters), where SQLite would compare text with a number and
+// find them unequal. A column's constants are typedConsts.
+func (p *printer) numberConstant(n, expr *pg_query.Node) {
+	c := n.GetAConst()
+	if c == nil || c.Isnull || c.GetSval() == nil || expr.GetColumnRef() != nil {
+		return
+	}
+	if kind, _ := valueKind(expr); slices.Contains(numericKinds, kind) {
+		if p.numberConsts == nil {
+			p.numberConsts = map[*pg_query.A_Const]string{}
+		}
+		p.numberConsts[c] = kind
+	}
+}
+
+// numberTypeNames are the SQL names of the kinds of numbers, as
+// PostgreSQL's input errors name them.
+var numberTypeNames = map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint", "numeric": "numeric", "float8": "double precision"}
+
+// decimalConstant is a number written as SQL writes numbers.
+var decimalConstant = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// numberText writes the string s read as a number of kind, or fails as
+// PostgreSQL's input of that type does.
+func (p *printer) numberText(s, kind string) {
+	p.fixed = true // the number is the constant's value: no template
+	t := strings.TrimSpace(s)
+	if !numberOfKind(t, kind) || !decimalConstant.MatchString(t) {
+		p.fail(sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", numberTypeNames[kind], s))
+		return
+	}
+	p.w("(", t, ")")
 }
 
 // CastKindFunction is the function the kind of a cast of a column is

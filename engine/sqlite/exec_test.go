@@ -363,3 +363,19 @@ func TestConditionalExpressionTypes(t *testing.T) {
 	}
 	wantRows(t, r.rows, row(nil, "2.5", int64(2), "a", nil, "1"))
 }
+
+// A string constant compared with a number that is no column is read as
+// that number, as PostgreSQL reads it (SQLite finds text and a number
+// unequal), or refused as PostgreSQL refuses it.
+func TestStringConstantsComparedWithNumbers(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE w (id int PRIMARY KEY, name text)")
+	e.commit("INSERT INTO w VALUES (1, 'abcde'), (2, 'ab')")
+	wantRows(t, e.query("SELECT id FROM w WHERE length(name) = '5'"), row(int64(1)))
+	wantRows(t, e.query("SELECT 1 = '1', 2.5 > ' 2 ', count(*) > '1' FROM w"), row(true, true, true))
+	tx := e.begin()
+	code, _ := execErr(tx, "SELECT id FROM w WHERE length(name) = '5.0'")
+	if code != sqlerr.InvalidTextRepresentation {
+		t.Fatalf("an integer compared with '5.0': %s, want 22P02", code)
+	}
+}

@@ -155,6 +155,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r, nil
 }
 
+// plainRole is the role the plain PostgreSQL's runs connect as: the one
+// certa's clients act as on the PostgreSQL engine (certa_client), so that
+// the owners and CURRENT_ROLE the outputs name are alike.
+const plainRole = "certa_client"
+
 // runPlain runs the tests through a plain PostgreSQL, as a superuser or
 // as a client that is not one.
 func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts map[string]string, superuser bool) (PlainReport, error) {
@@ -170,7 +175,7 @@ func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts 
 	if err != nil {
 		return PlainReport{}, err
 	}
-	pg, err := StartPlainPG(ctx, env, filepath.Join(dir, "pgdata"), port, "certa", "certa", superuser)
+	pg, err := StartPlainPG(ctx, env, filepath.Join(dir, "pgdata"), port, plainRole, "certa", superuser)
 	if err != nil {
 		return PlainReport{}, err
 	}
