@@ -232,9 +232,11 @@ func valueKind(n *pg_query.Node) (string, []int64) {
 			kind, _ := valueKind(e.AExpr.Lexpr)
 			return kind, nil
 		case pg_query.A_Expr_Kind_AEXPR_OP:
-			switch operator(e.AExpr.Name) {
-			case "=", "<>", "!=", "<", ">", "<=", ">=", "~", "~*", "!~", "!~*":
+			switch op := operator(e.AExpr.Name); {
+			case comparison[op], op == "~", op == "~*", op == "!~", op == "!~*":
 				return "bool", nil
+			case e.AExpr.Lexpr == nil && (op == "-" || op == "+"):
+				return valueKind(e.AExpr.Rexpr) // -2.5::float8 is -(2.5::float8)
 			}
 		default:
 			return "bool", nil

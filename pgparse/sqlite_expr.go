@@ -399,6 +399,8 @@ func (p *printer) knownType(n *pg_query.Node) string {
 		if e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && comparison[operator(e.AExpr.Name)] {
 			return "bool"
 		}
+	case *pg_query.Node_ColumnRef:
+		return p.scopeColumnKind(e.ColumnRef) // a subquery's column
 	}
 	return ""
 }

@@ -164,6 +164,7 @@ func (p *printer) columnOf(cr *pg_query.ColumnRef) (tables, column string, ok bo
 type fromScope struct {
 	tables  []string
 	derived bool
+	from    []*pg_query.Node // the FROM list
 }
 
 // pushFromScope notes the FROM list of a SELECT about to be printed, its
@@ -202,7 +203,28 @@ func (p *printer) pushFromScope(from []*pg_query.Node) {
 	for _, n := range from {
 		walk(n)
 	}
+	sc.from = from
 	p.scopes = append(p.scopes, sc)
+}
+
+// scopeColumnKind is the kind of the column cr names in a subquery (or
+// VALUES) of the innermost FROM list (subqueryKind), "" if none says.
+// The targets are printed before the FROM list: its subqueries' kinds
+// are read here first.
+func (p *printer) scopeColumnKind(cr *pg_query.ColumnRef) string {
+	if len(p.scopes) == 0 || p.cat != nil {
+		return ""
+	}
+	from := p.scopes[len(p.scopes)-1].from
+	for _, n := range from {
+		if rs := n.GetRangeSubselect(); rs != nil && rs.Alias != nil && rs.Subquery.GetSelectStmt() != nil {
+			if p.subqueryKinds == nil {
+				p.subqueryKinds = map[string]map[string]string{}
+			}
+			p.subqueryKinds[rs.Alias.Aliasname] = selectKinds(rs.Subquery.GetSelectStmt(), names(rs.Alias.Colnames))
+		}
+	}
+	return p.subqueryKind(from, names(cr.Fields))
 }
 
 func (p *printer) popFromScope() { p.scopes = p.scopes[:len(p.scopes)-1] }

@@ -379,3 +379,11 @@ func TestStringConstantsComparedWithNumbers(t *testing.T) {
 		t.Fatalf("an integer compared with '5.0': %s, want 22P02", code)
 	}
 }
+
+// A double made an integer is rounded half to even, as PostgreSQL's rint
+// rounds it, also a subquery's or VALUES' column of doubles.
+func TestSubqueryDoublesRoundToEven(t *testing.T) {
+	e := openTest(t, Config{})
+	wantRows(t, e.query("SELECT x::int4, x::int8 FROM (VALUES (-2.5::float8), (0.5::float8), (1.5::float8)) t(x)"),
+		row(int64(-2), int64(-2)), row(int64(0), int64(0)), row(int64(2), int64(2)))
+}
