@@ -342,7 +342,7 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 		if len(st.words) < 2 {
 			return nil, nil, sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
 		}
-		return nil, []result.Column{{Name: showName(st), Type: result.Text}}, nil
+		return nil, []result.Column{{Name: showColumn(showName(st)), Type: result.Text}}, nil
 	case kindSetConfig:
 		sc, _ := pgparse.ParseSetConfig(st.sql)
 		return nil, []result.Column{{Name: sc.Column, Type: result.Text}}, nil
@@ -1064,13 +1064,22 @@ func (s *Session) show(st statement, w result.Writer) error {
 		}
 		value = v
 	}
-	if err := w.Columns([]result.Column{{Name: name, Type: result.Text}}); err != nil {
+	if err := w.Columns([]result.Column{{Name: showColumn(name), Type: result.Text}}); err != nil {
 		return err
 	}
 	if err := w.Row([]result.Value{value}); err != nil {
 		return err
 	}
 	return w.Complete("SHOW")
+}
+
+// showColumn is the name of SHOW's column for the setting name: its
+// name as PostgreSQL spells it (DateStyle, TimeZone, IntervalStyle).
+func showColumn(name string) string {
+	if c, ok := map[string]string{"datestyle": "DateStyle", "timezone": "TimeZone", "intervalstyle": "IntervalStyle"}[name]; ok {
+		return c
+	}
+	return name
 }
 
 var defaultSettings = map[string]string{

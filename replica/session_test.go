@@ -463,3 +463,19 @@ func TestAutocommitWaitsForSequenceValues(t *testing.T) {
 		t.Fatalf("%d transactions left open", e.open)
 	}
 }
+
+// SHOW's column is the setting's name as PostgreSQL spells it, in the
+// result and when described.
+func TestShowColumnNames(t *testing.T) {
+	s, _ := newTestSession()
+	for sql, want := range map[string]string{"SHOW datestyle": "DateStyle", "SHOW TIMEZONE": "TimeZone",
+		"SHOW intervalstyle": "IntervalStyle", "SHOW search_path": "search_path"} {
+		buf := &result.Buffer{}
+		if err := s.Query(context.Background(), sql, buf); err != nil || len(buf.Cols) != 1 || buf.Cols[0].Name != want {
+			t.Errorf("%s: columns %v, %v; want %s", sql, buf.Cols, err, want)
+		}
+		if _, cols, err := s.Describe(context.Background(), sql); err != nil || len(cols) != 1 || cols[0].Name != want {
+			t.Errorf("%s described: %v, %v; want %s", sql, cols, err, want)
+		}
+	}
+}
