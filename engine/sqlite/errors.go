@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -109,6 +110,9 @@ func mapErr(err error) error {
 		case strings.HasPrefix(msg, "no such index"), strings.HasPrefix(msg, "no such view"):
 			return sqlerr.Wrap(err, sqlerr.UndefinedObject, "%s", msg)
 		case strings.Contains(msg, "already exists"):
+			if m := relationExists.FindStringSubmatch(msg); m != nil {
+				return sqlerr.Wrap(err, sqlerr.DuplicateTable, "relation %q already exists", m[1]) // PostgreSQL's words
+			}
 			return sqlerr.Wrap(err, sqlerr.DuplicateTable, "%s", msg)
 		case strings.HasPrefix(msg, "all VALUES must have the same number of terms"):
 			return sqlerr.Wrap(err, sqlerr.SyntaxError, "VALUES lists must all be the same length")
@@ -228,3 +232,7 @@ func isTransient(err error) bool {
 	}
 	return false
 }
+
+// relationExists is SQLite's message for a table, view or index whose
+// name is taken, with the name.
+var relationExists = regexp.MustCompile(`^(?:table|view|index) "?([^"]*)"? already exists$`)
