@@ -87,17 +87,23 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if err := tx.conn.exec("BEGIN IMMEDIATE"); err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
+	skipped, err := tx.conn.skippedDrops(stmt)
+	if err != nil {
+		return engine.DDL{}, tx.classify(err)
+	}
 	if !needsTrial(stmt) {
 		tables, err := prepareDDL(tx.conn, stmt)
 		if err != nil {
 			return engine.DDL{}, tx.classify(err)
 		}
+		sendNotices(ctx, skipped)
 		return engine.DDL{Statement: stmt, Tables: tables}, nil
 	}
 	ran, tables, err := runDDL(tx.conn, stmt, 0)
 	if err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
+	sendNotices(ctx, skipped)
 	return engine.DDL{Statement: ran, Tables: tables}, nil
 }
 

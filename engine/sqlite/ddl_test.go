@@ -116,3 +116,29 @@ func TestCheckDDLPreparesIndexes(t *testing.T) {
 		}
 	}
 }
+
+// DROP ... IF EXISTS of what does not exist says so, as PostgreSQL does,
+// and names nothing that exists; in a block too.
+func TestDropIfExistsNotices(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE t (id int PRIMARY KEY)")
+	e.ddl("CREATE SEQUENCE s")
+	var got []string
+	ctx := sqlerr.WithNotices(context.Background(), func(n *sqlerr.Error) { got = append(got, n.Severity+" "+n.Code+" "+n.Message) })
+	for _, stmt := range []string{"DROP TABLE IF EXISTS nope, t", "DROP VIEW IF EXISTS v", "DROP INDEX IF EXISTS i",
+		"DROP SEQUENCE IF EXISTS s", "DROP SEQUENCE IF EXISTS q", "DROP TABLE t"} {
+		if _, err := e.CheckDDL(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	tx := e.begin()
+	if err := tx.ExecSchema(ctx, "DROP TABLE IF EXISTS gone", &recorder{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`NOTICE 00000 table "nope" does not exist, skipping`, `NOTICE 00000 view "v" does not exist, skipping`,
+		`NOTICE 00000 index "i" does not exist, skipping`, `NOTICE 00000 sequence "q" does not exist, skipping`,
+		`NOTICE 00000 table "gone" does not exist, skipping`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("notices\n%q\nwant\n%q", got, want)
+	}
+}

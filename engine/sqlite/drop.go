@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,4 +82,47 @@ func (c *conn) referencingFirst(tables []string) ([]string, error) {
 		left = slices.Delete(left, picked, picked+1)
 	}
 	return out, nil
+}
+
+// skippedDrops returns the notices PostgreSQL sends for sql, a DROP ...
+// IF EXISTS, of each object it names that does not exist ("table "t"
+// does not exist, skipping"); none for another statement. It runs
+// before the statement.
+func (c *conn) skippedDrops(sql string) ([]*sqlerr.Error, error) {
+	if !hasKeyword(sql, "EXISTS") {
+		return nil, nil
+	}
+	d := pgparse.ParseDrop(sql)
+	if d == nil || !d.IfExists || d.Schema != "" {
+		return nil, nil
+	}
+	query := map[string]string{
+		"TABLE": "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND lower(name) = lower(?)",
+		"VIEW":  "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND lower(name) = lower(?)",
+		"INDEX": "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND lower(name) = lower(?)",
+		// the sequences of SERIAL and identity columns too, as in PostgreSQL
+		"SEQUENCE": "SELECT 1 FROM " + sequencesTable + " WHERE lower(name) = lower(?)",
+	}[d.Kind]
+	if query == "" {
+		return nil, nil
+	}
+	var notices []*sqlerr.Error
+	for _, name := range d.Names {
+		if _, ok, err := c.queryInt(query, name); err != nil {
+			return nil, err
+		} else if !ok {
+			notices = append(notices, &sqlerr.Error{Severity: "NOTICE", Code: "00000",
+				Message: fmt.Sprintf("%s %q does not exist, skipping", strings.ToLower(d.Kind), name)})
+		}
+	}
+	return notices, nil
+}
+
+// sendNotices sends notices to the client of ctx, if it has one.
+func sendNotices(ctx context.Context, notices []*sqlerr.Error) {
+	if send := sqlerr.NoticesFrom(ctx); send != nil {
+		for _, n := range notices {
+			send(n)
+		}
+	}
 }

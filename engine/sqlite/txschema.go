@@ -67,6 +67,10 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	done := tx.interruptOn(ctx)
 	defer done()
 	err = tx.readyForSchema(ctx)
+	var skipped []*sqlerr.Error
+	if err == nil {
+		skipped, err = tx.conn.skippedDrops(sql)
+	}
 	for attempt := 0; err == nil; attempt++ {
 		err = tx.runSchema(sql)
 		if err != nil && attempt < maxMoveForward && sqlite.ErrCode(err) == sqlite.ResultBusySnapshot {
@@ -82,6 +86,7 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 		tx.checkAfterError()
 		return err
 	}
+	sendNotices(ctx, skipped)
 	return tx.callWriter(nil, func() error { return w.Complete(pgparse.SchemaTag(sql)) })
 }
 
