@@ -182,7 +182,9 @@ type Session interface {
 	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
 	// Describe is Engine.Describe on the session's backend.
 	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
-	// Setting is Engine.Setting on the session's backend.
+	// Setting is Engine.Setting on the session's backend; if that
+	// backend keeps the session's state for good, the value stays there
+	// too, unless ctx says the SET is in a block (WithinBlock).
 	Setting(ctx context.Context, set, name string) (string, error)
 	// Close ends the session: what it made for itself is dropped. If
 	// its backend was lost meanwhile (the applier had to end it, or a
@@ -211,6 +213,21 @@ func WithSettings(ctx context.Context, settings map[string]string) context.Conte
 func SettingsFrom(ctx context.Context) map[string]string {
 	s, _ := ctx.Value(settingsKey{}).(map[string]string)
 	return s
+}
+
+type blockKey struct{}
+
+// WithinBlock returns ctx saying that what runs under it is a statement
+// of the client's transaction block: a SET there (Session.Setting) lasts
+// only as long as the block, whose end the session decides.
+func WithinBlock(ctx context.Context) context.Context {
+	return context.WithValue(ctx, blockKey{}, true)
+}
+
+// InBlock reports whether ctx says WithinBlock.
+func InBlock(ctx context.Context) bool {
+	b, _ := ctx.Value(blockKey{}).(bool)
+	return b
 }
 
 type userKey struct{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"certa/engine"
 	"certa/pgparse"
 	"certa/result"
 	"certa/sqlerr"
@@ -406,7 +407,11 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		}
 		value = v
 	case !ps.All:
-		v, err := s.es.Setting(s.engineCtx(ctx), sql, ps.Name)
+		ectx := s.engineCtx(ctx)
+		if s.inBlock {
+			ectx = engine.WithinBlock(ectx)
+		}
+		v, err := s.es.Setting(ectx, sql, ps.Name)
 		if err != nil {
 			return err
 		}

@@ -168,7 +168,10 @@ func (e *Engine) setting(ctx context.Context, s *Session, set, name string) (str
 		return t.setting(ctx, set, name)
 	}
 	end := "ROLLBACK"
-	if s.keepsState() {
+	if s.keepsState() && !engine.InBlock(ctx) {
+		// In a block the session keeps the value only if the block
+		// commits: its transactions set it (settingsSQL), and the
+		// backend's own stays as it was.
 		end = "COMMIT"
 	}
 	var value string

@@ -117,7 +117,8 @@ func TestImplicitBlocksAsPostgreSQL(t *testing.T) { samePsqlOutput(t, implicitSc
 
 // settingsScript changes reported parameters (ParameterStatus) every way
 // a session can: SET, RESET to the startup packet's value, a block's
-// ROLLBACK, RESET ALL. psql reads string literals by the
+// ROLLBACK (also of a session whose backend is its own for good: it
+// holds a prepared statement), RESET ALL. psql reads string literals by the
 // standard_conforming_strings it was last told, so a missed report shows
 // as another string.
 const settingsScript = `SHOW datestyle;
@@ -142,6 +143,16 @@ SHOW datestyle;
 SHOW timezone;
 SHOW intervalstyle;
 SELECT 'a\b' AS s, '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours' AS i;
+PREPARE kept AS SELECT 1;
+BEGIN;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+ROLLBACK;
+SELECT name, setting FROM pg_settings WHERE name IN ('enable_hashjoin', 'enable_mergejoin') ORDER BY 1;
+BEGIN;
+SET enable_hashjoin = off;
+COMMIT;
+SELECT name, setting FROM pg_settings WHERE name IN ('enable_hashjoin', 'enable_mergejoin') ORDER BY 1;
 `
 
 // Run-time parameters behave through the PostgreSQL engine as in
