@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,31 @@ func TestSchemaTrialCancelledForApply(t *testing.T) {
 	// The checker's connection still serves.
 	if _, err := e.CheckDDL(ctx, "CREATE TABLE after_trial (id int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A maintenance command's notices reach the client as PostgreSQL sends
+// them: VACUUM VERBOSE's and REINDEX's INFO, a REINDEX with nothing to do
+// says so.
+func TestMaintenanceNotices(t *testing.T) {
+	srv := startOneServer(t)
+	e, _, _ := openLogged(t, srv, "maintnotice")
+	applyOne(t, e, 1, &writeset.WriteSet{DDL: ddlText("CREATE TABLE plain (id int PRIMARY KEY)")})
+	applyOne(t, e, 2, &writeset.WriteSet{DDL: ddlText("CREATE TABLE bare (id int)")})
+	var notices []string
+	ctx := sqlerr.WithNotices(context.Background(), func(n *sqlerr.Error) { notices = append(notices, n.Severity+": "+n.Message) })
+	s := e.NewSession()
+	defer s.Close()
+	for _, c := range []struct{ sql, want string }{
+		{"REINDEX (VERBOSE) TABLE plain", `INFO: index "plain_pkey" was reindexed`},
+		{"REINDEX TABLE bare", `NOTICE: table "bare" has no indexes to reindex`},
+	} {
+		notices = nil
+		if err := s.Read(ctx, c.sql, result.Discard); err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if !slices.Contains(notices, c.want) {
+			t.Errorf("%s: notices %q, want %q", c.sql, notices, c.want)
+		}
 	}
 }

@@ -114,7 +114,9 @@ func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.
 	pid := c.pg.PID()
 	cancelled := new(atomic.Bool)
 	e.trackMaintenance(pid, cancelled, applyGrace)
+	stop := c.forwardNotices(ctx) // VERBOSE's INFO, REINDEX's skips
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
+	stop()
 	e.untrack(pid)
 	e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
 	if err != nil {
