@@ -53,7 +53,7 @@ func capture(ctx context.Context, conn *pgconn.PgConn, ts *tables) (c captured, 
 
 // captureSQL reads the capture rows of the transaction open on the
 // connection, in text format.
-const captureSQL = `SELECT rel, op, old, new FROM certa.capture WHERE xid = pg_current_xact_id() ORDER BY seq`
+const captureSQL = `SELECT rel, op, old, new FROM certa.captured() ORDER BY seq`
 
 // captureRows turns the rows captureSQL read into the transaction's
 // changes, with the tables' metadata from ts (read through conn).

@@ -182,9 +182,9 @@ func refuseWrittenRows(ctx context.Context, pg *pgconn.PgConn, sql, n string, at
 // truncatedRowsSQL counts the rows the transaction captured after seq $1
 // of the tables named in $2 (a JSON array, as certa.note_tables names
 // them).
-const truncatedRowsSQL = `SELECT count(*) FROM certa.capture c
+const truncatedRowsSQL = `SELECT count(*) FROM certa.captured() c
 	JOIN pg_catalog.pg_class k ON k.oid = c.rel JOIN pg_catalog.pg_namespace s ON s.oid = k.relnamespace
-	WHERE c.xid = pg_catalog.pg_current_xact_id() AND c.seq > $1::bigint
+	WHERE c.seq > $1::bigint
 		AND CASE WHEN s.nspname = 'public' THEN k.relname ELSE s.nspname || '.' || k.relname END
 			IN (SELECT pg_catalog.jsonb_array_elements_text($2::pg_catalog.jsonb))`
 
