@@ -362,15 +362,18 @@ func (c *conn) clientStatement(ctx context.Context, sql string, oids []uint32) (
 // returns its command tag.
 func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) (string, error) {
 	var cols []result.Column
+	// A plan: EXPLAIN's, or its lines as a function of the client's
+	// returns them (one text column).
+	plan := false
 	if fields := rr.FieldDescriptions(); fields != nil { // of no columns too (SELECT;)
 		cols = columns(fields, wire)
 		if err := w.Columns(cols); err != nil {
 			rr.Close()
 			return "", err
 		}
+		plan = len(fields) == 1 && (fields[0].Name == "QUERY PLAN" || fields[0].DataTypeOID == textOID)
 	}
 	row := make([]result.Value, len(cols))
-	plan := len(cols) == 1 && cols[0].Name == "QUERY PLAN"
 	for rr.NextRow() {
 		values := rr.Values()
 		if plan {
@@ -405,6 +408,9 @@ func writeResult(rr *pgconn.ResultReader, w result.Writer, wire bool) (string, e
 	}
 	return tag.String(), w.Complete(tag.String())
 }
+
+// textOID is the OID of type text.
+const textOID = 25
 
 // resultChanged turns PostgreSQL's refusal of a client's result formats
 // that no longer fit the statement's columns (the client prepared it

@@ -276,7 +276,9 @@ func TestRuleResultsAsPostgreSQL(t *testing.T) { samePsqlOutput(t, rulesScript) 
 
 // explainScript runs EXPLAIN ANALYZE of writes to a table with triggers
 // of the client's (named to sort before and after certa's capture
-// trigger) in each of EXPLAIN's formats, on its own and in a block.
+// trigger) in each of EXPLAIN's formats, on its own and in a block, and
+// through a function that returns its lines (as the regression suite's
+// explain_filter functions do).
 const explainScript = `CREATE TABLE ex_t (id int PRIMARY KEY, v int);
 INSERT INTO ex_t VALUES (1, 1), (2, 2);
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) UPDATE ex_t SET v = 3 WHERE id = 1;
@@ -293,6 +295,14 @@ COMMIT;
 DROP TRIGGER audit ON ex_t;
 DROP TRIGGER zz ON ex_t;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) UPDATE ex_t SET v = 7 WHERE id = 2;
+CREATE FUNCTION ex_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+	FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		RETURN NEXT ln;
+	END LOOP;
+END $$;
+SELECT ex_lines('UPDATE ex_t SET v = 8');
 SELECT * FROM ex_t ORDER BY id;
 `
 
