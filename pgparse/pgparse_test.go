@@ -390,6 +390,14 @@ func TestSchemaTag(t *testing.T) {
 		"CREATE TABLE t AS SELECT 1 WITH NO DATA":                                         "CREATE TABLE AS",
 		"create materialized view m as select 1 with no data":                             "CREATE MATERIALIZED VIEW",
 		"REFRESH MATERIALIZED VIEW CONCURRENTLY m":                                        "REFRESH MATERIALIZED VIEW",
+		"DROP STATISTICS pg_temp.s":                                                       "DROP STATISTICS",
+		"ALTER STATISTICS s RENAME TO s2":                                                 "ALTER STATISTICS",
+		"DROP TEXT SEARCH DICTIONARY d":                                                   "DROP TEXT SEARCH DICTIONARY",
+		"DROP SERVER s":                                                                   "DROP SERVER",
+		"drop foreign data wrapper w":                                                     "DROP FOREIGN DATA WRAPPER",
+		"DROP OPERATOR FAMILY f USING btree":                                              "DROP OPERATOR FAMILY",
+		"ALTER TABLE t RENAME CONSTRAINT a TO b":                                          "ALTER TABLE",
+		"ALTER DOMAIN d RENAME CONSTRAINT a TO b":                                         "ALTER DOMAIN",
 	} {
 		if got := SchemaTag(sql); got != want {
 			t.Errorf("SchemaTag(%q) = %q, want %q", sql, got, want)

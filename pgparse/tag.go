@@ -100,10 +100,27 @@ func treeTag(n *pg_query.Node) string {
 // objectWords names an object type as command tags do: OBJECT_MATVIEW is
 // MATERIALIZED VIEW, OBJECT_FOREIGN_TABLE is FOREIGN TABLE.
 func objectWords(t pg_query.ObjectType) string {
-	if t == pg_query.ObjectType_OBJECT_MATVIEW {
-		return "MATERIALIZED VIEW"
+	if words, ok := tagWords[t]; ok {
+		return words
 	}
 	return strings.ReplaceAll(strings.TrimPrefix(t.String(), "OBJECT_"), "_", " ")
+}
+
+// tagWords are the object types command tags name otherwise than by
+// their constant's words.
+var tagWords = map[pg_query.ObjectType]string{
+	pg_query.ObjectType_OBJECT_MATVIEW:         "MATERIALIZED VIEW",
+	pg_query.ObjectType_OBJECT_STATISTIC_EXT:   "STATISTICS",
+	pg_query.ObjectType_OBJECT_TSCONFIGURATION: "TEXT SEARCH CONFIGURATION",
+	pg_query.ObjectType_OBJECT_TSDICTIONARY:    "TEXT SEARCH DICTIONARY",
+	pg_query.ObjectType_OBJECT_TSPARSER:        "TEXT SEARCH PARSER",
+	pg_query.ObjectType_OBJECT_TSTEMPLATE:      "TEXT SEARCH TEMPLATE",
+	pg_query.ObjectType_OBJECT_FDW:             "FOREIGN DATA WRAPPER",
+	pg_query.ObjectType_OBJECT_FOREIGN_SERVER:  "SERVER",
+	pg_query.ObjectType_OBJECT_OPCLASS:         "OPERATOR CLASS",
+	pg_query.ObjectType_OBJECT_OPFAMILY:        "OPERATOR FAMILY",
+	pg_query.ObjectType_OBJECT_TABCONSTRAINT:   "TABLE",
+	pg_query.ObjectType_OBJECT_DOMCONSTRAINT:   "DOMAIN",
 }
 
 // CopiesRows reports whether a schema statement also writes rows: CREATE

@@ -42,7 +42,7 @@ const localTags = `'CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'CREATE VIE
 	'CREATE FUNCTION', 'ALTER FUNCTION', 'DROP FUNCTION', 'CREATE PROCEDURE', 'ALTER PROCEDURE', 'DROP PROCEDURE',
 	'CREATE AGGREGATE', 'ALTER AGGREGATE', 'DROP AGGREGATE', 'CREATE TYPE', 'ALTER TYPE', 'DROP TYPE',
 	'CREATE DOMAIN', 'ALTER DOMAIN', 'DROP DOMAIN', 'CREATE OPERATOR', 'ALTER OPERATOR', 'DROP OPERATOR',
-	'CREATE COLLATION', 'ALTER COLLATION', 'DROP COLLATION'`
+	'CREATE COLLATION', 'ALTER COLLATION', 'DROP COLLATION', 'CREATE STATISTICS', 'ALTER STATISTICS', 'DROP STATISTICS'`
 
 // codeNotLocal is the SQLSTATE with which the event triggers refuse a
 // client's schema statement that changes a replicated object: one of
@@ -789,7 +789,7 @@ BEGIN
 	-- and this node's checks of later statements would find it.
 	SELECT d.object_identity, pg_describe_object(p.refclassid, p.refobjid, 0) INTO made, tmp
 		FROM pg_event_trigger_ddl_commands() d
-		JOIN pg_depend p ON p.classid = d.classid AND p.objid = d.objid AND p.deptype = 'n'
+		JOIN pg_depend p ON p.classid = d.classid AND p.objid = d.objid AND p.deptype IN ('n', 'a')
 		WHERE d.schema_name <> 'pg_temp' -- rules and triggers have none: their table's counts
 			AND (pg_identify_object(p.refclassid, p.refobjid, 0)).schema LIKE 'pg\_temp\_%'
 		LIMIT 1;
@@ -864,10 +864,10 @@ BEGIN
 END
 $f$;
 DROP EVENT TRIGGER IF EXISTS certa_local_ddl;
-CREATE EVENT TRIGGER certa_local_ddl ON ddl_command_end WHEN TAG IN (` + localTags + `) EXECUTE FUNCTION certa.local_ddl();
+CREATE EVENT TRIGGER certa_local_ddl ON ddl_command_end EXECUTE FUNCTION certa.local_ddl();
 ALTER EVENT TRIGGER certa_local_ddl ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_local_drop;
-CREATE EVENT TRIGGER certa_local_drop ON sql_drop WHEN TAG IN (` + localTags + `) EXECUTE FUNCTION certa.local_drop();
+CREATE EVENT TRIGGER certa_local_drop ON sql_drop EXECUTE FUNCTION certa.local_drop();
 ALTER EVENT TRIGGER certa_local_drop ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_install_capture;
 CREATE EVENT TRIGGER certa_install_capture ON ddl_command_end

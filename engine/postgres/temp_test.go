@@ -728,3 +728,44 @@ func TestRefreshConcurrently(t *testing.T) {
 		t.Fatalf("mv after the refresh: %v", rows)
 	}
 }
+
+// Extended statistics in pg_temp are the session's, as temporary tables
+// are: made, changed and dropped there (they were replicated, and every
+// node's applier made them in its own temporary schema, where the
+// session could not drop them). Statistics outside pg_temp of a
+// temporary table go with the session in PostgreSQL and cannot be
+// replicated: refused, saying so.
+func TestTemporaryStatistics(t *testing.T) {
+	e := openEngine(t)
+	f := &tempFixture{t: t, e: e}
+	if err := f.apply(&writeset.WriteSet{DDL: ddlText("CREATE TABLE ab1 (a int, b int)")}); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	defer s.Close()
+	count := func() any {
+		return mustRead(t, s, "SELECT count(*) FROM pg_statistic_ext WHERE stxname = 'st' AND stxnamespace = pg_my_temp_schema()")[0][0]
+	}
+	for _, sql := range []string{
+		"CREATE TEMP TABLE tt (a int, b int)",
+		"CREATE STATISTICS pg_temp.st ON a, b FROM ab1",
+		"ALTER STATISTICS pg_temp.st SET STATISTICS 10",
+	} {
+		if ran, err := f.local(s, sql); !ran || err != nil {
+			t.Fatalf("%s: ran %v, %v", sql, ran, err)
+		}
+	}
+	if n := count(); n != int64(1) {
+		t.Fatalf("statistics in the session's temporary schema: %v", n)
+	}
+	if ran, err := f.local(s, "DROP STATISTICS pg_temp.st"); !ran || err != nil {
+		t.Fatalf("DROP STATISTICS pg_temp.st: ran %v, %v", ran, err)
+	}
+	if n := count(); n != int64(0) {
+		t.Fatalf("statistics left after DROP: %v", n)
+	}
+	sql := "CREATE STATISTICS of_tt ON a, b FROM tt"
+	if ran, err := f.local(s, sql); !ran || sqlerr.Code(err) != sqlerr.FeatureNotSupported || !strings.Contains(err.Error(), "which is temporary") {
+		t.Fatalf("%s: ran %v, %v, want 0A000", sql, ran, err)
+	}
+}
