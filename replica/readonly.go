@@ -54,6 +54,9 @@ func errReadOnly(what string) error {
 // setTxModes runs SET TRANSACTION and SET SESSION CHARACTERISTICS AS
 // TRANSACTION: their isolation level (isolation.go) and read-only mode.
 func (s *Session) setTxModes(ctx context.Context, m pgparse.TxModes, w result.Writer) error {
+	if m.Of == "transaction" && !s.inBlock {
+		warnNoBlock(ctx, "SET TRANSACTION")
+	}
 	if m.Isolation != "" {
 		var err error
 		if m.Of == "session" {

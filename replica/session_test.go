@@ -425,6 +425,28 @@ func TestSettingsFollowTheTransaction(t *testing.T) {
 	}
 }
 
+// SET LOCAL and SET TRANSACTION outside a block warn, as in PostgreSQL
+// (25P01), and in a block (an implicit one too) do not.
+func TestSetOutsideBlockWarns(t *testing.T) {
+	s, _ := newTestSession()
+	for sql, want := range map[string]int{
+		"SET LOCAL application_name = 'x'":                             1,
+		"SET TRANSACTION READ ONLY":                                    1,
+		"SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE":        0,
+		"SELECT set_config('application_name', 'x', true)":             0,
+		"SET LOCAL application_name = 'x'; SET application_name = 'y'": 0,
+	} {
+		var got []*sqlerr.Error
+		ctx := sqlerr.WithNotices(context.Background(), func(n *sqlerr.Error) { got = append(got, n) })
+		if err := s.Query(ctx, sql, &result.Buffer{}); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(got) != want || want == 1 && (got[0].Severity != "WARNING" || got[0].Code != sqlerr.NoActiveTransaction) {
+			t.Errorf("%s: notices %v, want %d warning", sql, got, want)
+		}
+	}
+}
+
 // DISCARD SEQUENCES and DISCARD ALL forget the session's sequence values
 // (what currval and lastval answer), as they do a backend's.
 func TestDiscardForgetsSequenceValues(t *testing.T) {

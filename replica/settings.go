@@ -196,10 +196,19 @@ func (s *Session) set(ctx context.Context, st statement, w result.Writer) error 
 		}
 		return w.Complete("SET")
 	}
+	if local && !s.inBlock {
+		warnNoBlock(ctx, "SET LOCAL")
+	}
 	if err := s.setValue(name, value, local); err != nil {
 		return err
 	}
 	return w.Complete("SET")
+}
+
+// warnNoBlock warns, as PostgreSQL does, of a statement (SET LOCAL, SET
+// TRANSACTION) that outside a transaction block changes nothing.
+func warnNoBlock(ctx context.Context, what string) {
+	warn(ctx, sqlerr.NoActiveTransaction, what+" can only be used in transaction blocks")
 }
 
 // checkOwnRole refuses a SET ROLE or SET SESSION AUTHORIZATION that
@@ -380,7 +389,8 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 		tag = "RESET"
 	}
 	if ps.Local && !s.inBlock {
-		return w.Complete(tag) // PostgreSQL warns and changes nothing
+		warnNoBlock(ctx, "SET LOCAL") // and changes nothing
+		return w.Complete(tag)
 	}
 	// RESET goes back to the value of the startup packet, as in
 	// PostgreSQL, where the pooled backend's RESET would give the

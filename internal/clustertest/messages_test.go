@@ -118,7 +118,8 @@ func TestImplicitBlocksAsPostgreSQL(t *testing.T) { samePsqlOutput(t, implicitSc
 // settingsScript changes reported parameters (ParameterStatus) every way
 // a session can: SET, RESET to the startup packet's value, a block's
 // ROLLBACK (also of a session whose backend is its own for good: it
-// holds a prepared statement), RESET ALL. psql reads string literals by the
+// holds a prepared statement), RESET ALL; and SET LOCAL and SET
+// TRANSACTION outside a block, which warn. psql reads string literals by the
 // standard_conforming_strings it was last told, so a missed report shows
 // as another string.
 const settingsScript = `SHOW datestyle;
@@ -143,6 +144,9 @@ SHOW datestyle;
 SHOW timezone;
 SHOW intervalstyle;
 SELECT 'a\b' AS s, '2001-02-03 04:05'::timestamptz AS t, interval '1 day 2 hours' AS i;
+SET LOCAL work_mem = '1MB';
+SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;
+SHOW work_mem;
 PREPARE kept AS SELECT 1;
 BEGIN;
 SET enable_hashjoin = off;
