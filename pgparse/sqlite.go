@@ -60,6 +60,19 @@ type ResultColumn struct {
 	// Type is the column's type's typname in a catalog query's result
 	// (CatalogToSQLite), "" when not known.
 	Type string
+	// Common, where Cast is "" because the column is a CASE, COALESCE,
+	// NULLIF, GREATEST or LEAST of table columns, are its parts: the
+	// engine reads the columns' kinds at run time and combines them
+	// (CommonKind).
+	Common []KindPart
+}
+
+// KindPart is one part of an expression whose kind is its parts' common
+// one: a kind the statement says, or a table column's.
+type KindPart struct {
+	Kind   string // as CastKind names kinds; "unknown" for a string constant
+	Tables string // for a column: the tables it may be of, comma-separated
+	Column string // the column, "" for a Kind
 }
 
 // Param is what a statement says of one parameter's type, as PostgreSQL
@@ -142,13 +155,13 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		out.Sources = renamedSources(n.SelectStmt)
 	case *pg_query.Node_InsertStmt:
 		p.insertStmt(n.InsertStmt)
-		out.Columns = p.returningColumns(n.InsertStmt.ReturningList)
+		out.Columns = p.returningCommon(p.returningColumns(n.InsertStmt.ReturningList), n.InsertStmt.ReturningList)
 	case *pg_query.Node_UpdateStmt:
 		p.updateStmt(n.UpdateStmt)
-		out.Columns = p.returningColumns(n.UpdateStmt.ReturningList)
+		out.Columns = p.returningCommon(p.returningColumns(n.UpdateStmt.ReturningList), n.UpdateStmt.ReturningList)
 	case *pg_query.Node_DeleteStmt:
 		p.deleteStmt(n.DeleteStmt)
-		out.Columns = p.returningColumns(n.DeleteStmt.ReturningList)
+		out.Columns = p.returningCommon(p.returningColumns(n.DeleteStmt.ReturningList), n.DeleteStmt.ReturningList)
 	default:
 		return nil, nil, ErrNotPrinted
 	}

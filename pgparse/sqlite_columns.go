@@ -23,6 +23,7 @@ func strongName(n *pg_query.Node) string {
 // resultColumns describes a SELECT's result columns, nil if a * makes
 // them unknown here.
 func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
+	plain := s.Larg == nil // not a set operation, whose columns mix its operands'
 	for s.Larg != nil {
 		s = s.Larg // a set operation's columns are named by its first operand
 	}
@@ -38,6 +39,17 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 	for i, c := range cols {
 		if cr := s.TargetList[i].GetResTarget().Val.GetColumnRef(); cr != nil && c.Cast == "" {
 			cols[i].Cast = p.subqueryKind(s.FromClause, names(cr.Fields))
+		}
+	}
+	if plain && p.columnTypes && p.cat == nil && cols != nil {
+		// The columns of its FROM list, as they were when its targets
+		// were printed.
+		p.pushFromScope(s.FromClause)
+		defer p.popFromScope()
+		for i, c := range cols {
+			if c.Cast == "" {
+				cols[i].Common = p.commonParts(s.TargetList[i].GetResTarget().Val)
+			}
 		}
 	}
 	return cols
@@ -186,6 +198,18 @@ func (p *printer) returningColumns(list []*pg_query.Node) []ResultColumn {
 	return cols
 }
 
+// returningCommon sets the Common parts of the columns of a RETURNING
+// list (cols, as returningColumns described list): its columns are those
+// of the statement's tables.
+func (p *printer) returningCommon(cols []ResultColumn, list []*pg_query.Node) []ResultColumn {
+	for i, c := range cols {
+		if c.Cast == "" {
+			cols[i].Common = p.commonParts(list[i].GetResTarget().Val)
+		}
+	}
+	return cols
+}
+
 // valueKind is the kind of type n's values have when n says so.
 func valueKind(n *pg_query.Node) (string, []int64) {
 	switch e := n.Node.(type) {
@@ -269,14 +293,7 @@ func commonKind(exprs []*pg_query.Node) string {
 			continue
 		}
 		k, _ := valueKind(n)
-		switch a, b := slices.Index(numericKinds, kind), slices.Index(numericKinds, k); {
-		case k == "":
-			return ""
-		case kind == "" || kind == k:
-			kind = k
-		case a >= 0 && b >= 0:
-			kind = numericKinds[max(a, b)]
-		default:
+		if kind = widerKind(kind, k); kind == "" {
 			return ""
 		}
 	}
@@ -289,6 +306,106 @@ func commonKind(exprs []*pg_query.Node) string {
 		}
 	}
 	return kind
+}
+
+// widerKind is the kind a mix of kind (so far; "" if none yet) and k
+// resolves to, "" if they do not mix or k is not known.
+func widerKind(kind, k string) string {
+	switch a, b := slices.Index(numericKinds, kind), slices.Index(numericKinds, k); {
+	case k == "":
+		return ""
+	case kind == "" || kind == k:
+		return k
+	case a >= 0 && b >= 0:
+		return numericKinds[max(a, b)]
+	}
+	return ""
+}
+
+// CommonKind is the kind of an expression of parts (ResultColumn.Common),
+// with columnKind giving a table column's kind ("" if not known), as
+// commonKind resolves it: "" where a part's kind is not known or the
+// kinds do not mix.
+func CommonKind(parts []KindPart, columnKind func(tables, column string) string) string {
+	kind, strs := "", false
+	for _, part := range parts {
+		k := part.Kind
+		if part.Column != "" {
+			k = columnKind(part.Tables, part.Column)
+		}
+		if k == "unknown" {
+			strs = true
+			continue
+		}
+		if kind = widerKind(kind, k); kind == "" {
+			return ""
+		}
+	}
+	if kind == "" && strs {
+		return "text"
+	}
+	return kind
+}
+
+// commonParts returns the parts of n (ResultColumn.Common) if it is a
+// CASE, COALESCE, NULLIF, GREATEST or LEAST with a table column among
+// them, else nil. The columns are those of the innermost FROM list
+// (columnOf).
+func (p *printer) commonParts(n *pg_query.Node) []KindPart {
+	var exprs []*pg_query.Node
+	switch e := n.Node.(type) {
+	case *pg_query.Node_CaseExpr:
+		exprs = []*pg_query.Node{e.CaseExpr.Defresult}
+		for _, w := range e.CaseExpr.Args {
+			exprs = append(exprs, w.GetCaseWhen().Result)
+		}
+	case *pg_query.Node_CoalesceExpr:
+		exprs = e.CoalesceExpr.Args
+	case *pg_query.Node_MinMaxExpr:
+		exprs = e.MinMaxExpr.Args
+	case *pg_query.Node_AExpr:
+		if e.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_NULLIF {
+			return nil
+		}
+		exprs = []*pg_query.Node{e.AExpr.Lexpr}
+	default:
+		return nil
+	}
+	var parts []KindPart
+	columns := false
+	for _, x := range exprs {
+		if x == nil {
+			continue
+		}
+		if c := x.GetAConst(); c != nil && (c.Isnull || c.GetSval() != nil) {
+			if !c.Isnull {
+				parts = append(parts, KindPart{Kind: "unknown"})
+			}
+			continue
+		}
+		if cr := x.GetColumnRef(); cr != nil {
+			if k := p.scopeColumnKind(cr); k != "" {
+				parts = append(parts, KindPart{Kind: k})
+				continue
+			}
+			tables, column, ok := p.columnOf(cr)
+			if !ok {
+				return nil
+			}
+			parts = append(parts, KindPart{Tables: tables, Column: column})
+			columns = true
+			continue
+		}
+		k, _ := valueKind(x)
+		if k == "" {
+			return nil
+		}
+		parts = append(parts, KindPart{Kind: k})
+	}
+	if !columns {
+		return nil
+	}
+	return parts
 }
 
 // numberOfKind reports whether s is the input of a number of kind.

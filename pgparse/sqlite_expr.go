@@ -63,6 +63,7 @@ func (p *printer) expr(n *pg_query.Node) {
 	case *pg_query.Node_CaseExpr:
 		p.caseExpr(e.CaseExpr)
 	case *pg_query.Node_CoalesceExpr:
+		p.typeResults(e.CoalesceExpr.Args)
 		p.w("coalesce(")
 		p.list(e.CoalesceExpr.Args, p.expr)
 		if len(e.CoalesceExpr.Args) == 1 { // SQLite's takes two or more
@@ -72,6 +73,7 @@ func (p *printer) expr(n *pg_query.Node) {
 	case *pg_query.Node_MinMaxExpr:
 		// PostgreSQL's GREATEST and LEAST skip NULLs; SQLite's
 		// multi-argument max and min return NULL for any NULL.
+		p.typeResults(e.MinMaxExpr.Args)
 		if e.MinMaxExpr.Op == pg_query.MinMaxOp_IS_GREATEST {
 			p.w("pg_greatest(")
 		} else {
@@ -248,6 +250,7 @@ func (p *printer) aExpr(a *pg_query.A_Expr) {
 	case pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		p.binary(a.Lexpr, " IS ", a.Rexpr)
 	case pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		p.typeConstant(a.Rexpr, a.Lexpr)
 		p.w("nullif(")
 		p.expr(a.Lexpr)
 		p.w(", ")
@@ -658,6 +661,14 @@ func (p *printer) subLink(s *pg_query.SubLink) {
 }
 
 func (p *printer) caseExpr(c *pg_query.CaseExpr) {
+	results := []*pg_query.Node{c.Defresult}
+	for _, n := range c.Args {
+		results = append(results, n.GetCaseWhen().Result)
+		if c.Arg != nil {
+			p.typeConstant(n.GetCaseWhen().Expr, c.Arg) // compared with it
+		}
+	}
+	p.typeResults(results)
 	p.w("CASE")
 	if c.Arg != nil {
 		p.w(" ")
@@ -675,6 +686,24 @@ func (p *printer) caseExpr(c *pg_query.CaseExpr) {
 		p.expr(c.Defresult)
 	}
 	p.w(" END")
+}
+
+// typeResults notes the string constants among exprs, the results of a
+// CASE, COALESCE, GREATEST or LEAST, as of the type of the first column
+// among them (typeConstant): PostgreSQL reads them as values of the
+// expression's type ('2000-01-01' a timestamptz with a timestamptz
+// column), where SQLite would keep the text.
+func (p *printer) typeResults(exprs []*pg_query.Node) {
+	for _, col := range exprs {
+		if col != nil && col.GetColumnRef() != nil {
+			for _, n := range exprs {
+				if n != nil {
+					p.typeConstant(n, col)
+				}
+			}
+			return
+		}
+	}
 }
 
 func (p *printer) collate(c *pg_query.CollateClause) {

@@ -141,6 +141,12 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 				continue
 			}
 		}
+		if pgCols != nil && len(pgCols[i].Common) > 0 {
+			if r, ok := castResults[pgparse.CommonKind(pgCols[i].Common, c.columnKind)]; ok {
+				cols[i] = result.Column{Name: pgCols[i].Name, Type: r.typ}
+				continue
+			}
+		}
 		name := stmt.ColumnName(i)
 		if rec.names != nil {
 			name = rec.names[i]

@@ -195,6 +195,21 @@ func typedConst(typ result.Type, s string) (sqlite.Value, error) {
 // it with the statement's tables); a table of a view's query is read
 // then, by a nested statement. ok is false when no table, or more than
 // one, has the column.
+// columnKind is the kind (as pgparse.CastKind names kinds) of column col
+// of one of tables (cachedColumnType), "" if none or several have it.
+func (c *conn) columnKind(tables, col string) string {
+	typ, ok := c.cachedColumnType(tables, col)
+	if !ok {
+		return ""
+	}
+	for kind, r := range castResults {
+		if r.typ == typ && kind != "varchar" {
+			return kind
+		}
+	}
+	return ""
+}
+
 func (c *conn) cachedColumnType(tables, col string) (typ result.Type, ok bool) {
 	col = strings.ToLower(col)
 	for _, t := range strings.Split(tables, ",") {

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"certa/pgtext"
@@ -166,6 +168,33 @@ func TestSubqueryColumnKinds(t *testing.T) {
 		t.Errorf("VALUES of booleans typed %v", r.cols[0].Type)
 	}
 	wantRows(t, r.rows, row(true), row(false))
+}
+
+// A CASE, COALESCE, NULLIF, GREATEST or LEAST of table columns has the
+// columns' type, as in PostgreSQL, also when its first value is NULL
+// (it was typed by SQLite's values: text, or int8 for an int4), and its
+// string constants are read as values of that type.
+func TestCommonKindOfColumns(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE ck (id int PRIMARY KEY, i int, s smallint, b boolean, ts timestamptz, f double precision)")
+	e.commit("INSERT INTO ck VALUES (1, NULL, NULL, NULL, NULL, NULL), (2, 3, 4, true, '2024-01-31 15:45+02', 2.5)")
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, `SELECT CASE WHEN id > 1 THEN i END, COALESCE(b, 'f'), NULLIF(s, 4), GREATEST(s, i),
+		COALESCE(ts, '2000-01-01'), COALESCE(i, f), CASE b WHEN 't' THEN 'yes' END FROM ck ORDER BY id`)
+	want := []result.Type{result.Int4, result.Bool, result.Int2, result.Int4, result.Timestamptz, result.Float8, result.Text}
+	for i, c := range r.cols {
+		if c.Type != want[i] {
+			t.Errorf("column %d (%s) typed %v, want %v", i+1, c.Name, c.Type, want[i])
+		}
+	}
+	wantRows(t, r.rows[1:], row(int64(3), true, nil, int64(4), "2024-01-31 13:45:00+00", float64(3), "yes"))
+	if ts := fmt.Sprint(r.rows[0][4]); !strings.HasPrefix(ts, "2000-01-01") || ts == "2000-01-01" {
+		t.Errorf("COALESCE(ts, '2000-01-01') of NULL: %v, want the timestamptz", ts)
+	}
+	if got, err := execErr(e.begin(), "SELECT COALESCE(b, 'maybe') FROM ck"); got != sqlerr.InvalidTextRepresentation {
+		t.Errorf("COALESCE(b, 'maybe'): %v", err)
+	}
 }
 
 // A WITH query named more than once is evaluated once, as in
