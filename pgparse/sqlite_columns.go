@@ -23,6 +23,9 @@ func strongName(n *pg_query.Node) string {
 // resultColumns describes a SELECT's result columns, nil if a * makes
 // them unknown here.
 func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
+	if cols := p.starOfSubquery(s); cols != nil {
+		return cols
+	}
 	plain := s.Larg == nil // not a set operation, whose columns mix its operands'
 	for s.Larg != nil {
 		s = s.Larg // a set operation's columns are named by its first operand
@@ -49,6 +52,29 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 		for i, c := range cols {
 			if c.Cast == "" {
 				cols[i].Common = p.commonParts(s.TargetList[i].GetResTarget().Val)
+			}
+		}
+	}
+	return cols
+}
+
+// starOfSubquery describes the result columns of SELECT * FROM a
+// subquery or VALUES list and nothing else: the subquery's, named by its
+// alias's column names where it has them. nil for any other SELECT.
+func (p *printer) starOfSubquery(s *pg_query.SelectStmt) []ResultColumn {
+	if len(s.TargetList) != 1 || len(s.FromClause) != 1 || s.Larg != nil {
+		return nil
+	}
+	cr := s.TargetList[0].GetResTarget().Val.GetColumnRef()
+	rs := s.FromClause[0].GetRangeSubselect()
+	if cr == nil || len(cr.Fields) != 1 || cr.Fields[0].GetAStar() == nil || rs == nil || rs.Subquery.GetSelectStmt() == nil {
+		return nil
+	}
+	cols := p.resultColumns(rs.Subquery.GetSelectStmt())
+	if rs.Alias != nil {
+		for i, name := range names(rs.Alias.Colnames) {
+			if i < len(cols) {
+				cols[i].Name = name
 			}
 		}
 	}

@@ -168,6 +168,12 @@ func TestSubqueryColumnKinds(t *testing.T) {
 		t.Errorf("VALUES of booleans typed %v", r.cols[0].Type)
 	}
 	wantRows(t, r.rows, row(true), row(false))
+	// SELECT * of one: its columns, named by the alias.
+	r = exec(t, tx, "SELECT * FROM (VALUES (3 NOT IN (SELECT 1), 1), (false, 2)) ss (ok, n)")
+	if r.cols[0].Type != result.Bool || r.cols[0].Name != "ok" || r.cols[1].Name != "n" {
+		t.Errorf("SELECT * of VALUES: columns %+v", r.cols)
+	}
+	wantRows(t, r.rows, row(true, int64(1)), row(false, int64(2)))
 }
 
 // A CASE, COALESCE, NULLIF, GREATEST or LEAST of table columns has the
