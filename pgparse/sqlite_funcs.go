@@ -38,7 +38,7 @@ var sqliteFunctions = map[string]string{
 	"lower": "lower", "upper": "upper", "length": "length", "char_length": "length", "character_length": "length",
 	"octet_length": "octet_length", "replace": "replace", "concat": "concat", "concat_ws": "concat_ws",
 	"strpos": "instr", "position": "instr", "substring": "substr", "substr": "substr",
-	"btrim": "trim", "ltrim": "ltrim", "rtrim": "rtrim",
+	"btrim": "pg_btrim", "ltrim": "pg_ltrim", "rtrim": "pg_rtrim",
 	// Numbers.
 	"abs": "abs", "round": "round", "ceil": "ceil", "ceiling": "ceil", "floor": "floor", "sign": "sign",
 	"sqrt": "sqrt", "power": "pow", "pow": "pow", "exp": "exp", "ln": "ln", "log10": "log10", "mod": "mod",

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"regexp"
@@ -17,7 +18,8 @@ import (
 // operator or function means something else than PostgreSQL's: LIKE
 // (SQLite's ignores case and has no default escape), regular expressions,
 // GREATEST and LEAST (SQLite's max and min return NULL for any NULL),
-// substring (SQLite counts positions before 1 differently), random (an
+// substring (SQLite counts positions before 1 differently), trim (of
+// bytea: SQLite's reads it as text), random (an
 // integer in SQLite) and = ANY over an array parameter. A failure is kept
 // on c (funcErr) and the function returns NULL, as pg_cast does: the
 // statement fails with the failure.
@@ -78,6 +80,15 @@ func registerPGOperators(c *conn) error {
 		"pg_substr": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return substrValue(args, fail)
 		}},
+		"pg_btrim": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			return trimValue(args, true, true), nil
+		}},
+		"pg_ltrim": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			return trimValue(args, true, false), nil
+		}},
+		"pg_rtrim": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			return trimValue(args, false, true), nil
+		}},
 		"pg_random": {NArgs: 0, Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) {
 			return sqlite.FloatValue(rand.Float64()), nil
 		}},
@@ -100,6 +111,45 @@ func registerPGOperators(c *conn) error {
 		}
 	}
 	return nil
+}
+
+// trimValue is btrim (left and right), ltrim or rtrim of args: a
+// string and the characters to take off its ends (spaces if none), or a
+// bytea and the bytes to take off, as PostgreSQL's: SQLite's trim reads
+// a blob as text, and one with a zero byte as ending there.
+func trimValue(args []sqlite.Value, left, right bool) sqlite.Value {
+	if len(args) == 0 || len(args) > 2 {
+		return sqlite.Value{}
+	}
+	for _, a := range args {
+		if a.Type() == sqlite.TypeNull {
+			return sqlite.Value{}
+		}
+	}
+	if args[0].Type() == sqlite.TypeBlob {
+		b, cut := args[0].Blob(), []byte(" ")
+		if len(args) == 2 {
+			cut = args[1].Blob()
+		}
+		for left && len(b) > 0 && bytes.IndexByte(cut, b[0]) >= 0 {
+			b = b[1:]
+		}
+		for right && len(b) > 0 && bytes.IndexByte(cut, b[len(b)-1]) >= 0 {
+			b = b[:len(b)-1]
+		}
+		return sqlite.BlobValue(b)
+	}
+	s, cut := args[0].Text(), " "
+	if len(args) == 2 {
+		cut = args[1].Text()
+	}
+	if left {
+		s = strings.TrimLeft(s, cut)
+	}
+	if right {
+		s = strings.TrimRight(s, cut)
+	}
+	return sqlite.TextValue(s)
 }
 
 // likeValue is s LIKE pattern [ESCAPE e] (args), case-insensitive for

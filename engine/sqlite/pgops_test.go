@@ -101,3 +101,15 @@ func TestExtreme(t *testing.T) {
 		t.Fatalf("greatest of NULLs %v", v)
 	}
 }
+
+// trim, btrim, ltrim and rtrim of bytea take bytes off (SQLite's read a
+// blob as text ending at its first zero byte: '' here), of text the
+// characters given or spaces.
+func TestTrim(t *testing.T) {
+	e := openTest(t, Config{})
+	wantRows(t, e.query(`SELECT trim(E'\\000'::bytea FROM E'\\000Tom\\000'::bytea), trim(leading E'\\000'::bytea FROM E'\\000Tom\\000'::bytea),
+		rtrim(E'\\000Tom\\000'::bytea, E'\\000'::bytea), btrim(''::bytea, E'\\000'::bytea)`),
+		row([]byte("Tom"), []byte("Tom\x00"), []byte("\x00Tom"), []byte{}))
+	wantRows(t, e.query(`SELECT trim('  ab  '), trim(both 'xy' FROM 'xyabyx'), ltrim('ééa', 'é'), rtrim('a  '), btrim(NULL)`),
+		row("ab", "ab", "a", "a", nil))
+}
