@@ -350,6 +350,18 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 				return
 			}
 		case "->", "->>":
+			if p.cat == nil {
+				// PostgreSQL's: the member as written in the value
+				// (a jsonb's is in jsonb's form), ->> a string's text;
+				// SQLite's writes JSON its own way and ->> gives
+				// numbers and booleans as SQL values.
+				p.w("pg_json_get(")
+				p.expr(l)
+				p.w(", ")
+				p.expr(r)
+				p.w(map[string]string{"->": ", 0)", "->>": ", 1)"}[op])
+				return
+			}
 		default:
 			p.hintColumn(l, r)
 			p.hintColumn(r, l)

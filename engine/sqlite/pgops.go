@@ -89,6 +89,9 @@ func registerPGOperators(c *conn) error {
 		"pg_rtrim": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return trimValue(args, false, true), nil
 		}},
+		"pg_json_get": {NArgs: 3, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			return jsonGet(args[0], args[1], args[2].Int() == 1), nil
+		}},
 		"pg_random": {NArgs: 0, Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) {
 			return sqlite.FloatValue(rand.Float64()), nil
 		}},
@@ -150,6 +153,55 @@ func trimValue(args []sqlite.Value, left, right bool) sqlite.Value {
 		s = strings.TrimRight(s, cut)
 	}
 	return sqlite.TextValue(s)
+}
+
+// jsonGet is doc -> key (doc ->> key if text): the member of an object
+// named key (text), or the element of an array at index key (an integer;
+// negative counts from the end), as written in doc: the stored form of a
+// jsonb is PostgreSQL's, so its members are too, and a json's are as the
+// client wrote them, as PostgreSQL's json operators return them. ->> of
+// a string is its text, of null NULL. NULL where there is no such member.
+func jsonGet(doc, key sqlite.Value, text bool) sqlite.Value {
+	if doc.Type() == sqlite.TypeNull || key.Type() == sqlite.TypeNull {
+		return sqlite.Value{}
+	}
+	var raw json.RawMessage
+	src := []byte(doc.Text())
+	if key.Type() == sqlite.TypeInteger {
+		var elems []json.RawMessage
+		if json.Unmarshal(src, &elems) != nil {
+			return sqlite.Value{}
+		}
+		i := key.Int64()
+		if i < 0 {
+			i += int64(len(elems))
+		}
+		if i < 0 || i >= int64(len(elems)) {
+			return sqlite.Value{}
+		}
+		raw = elems[i]
+	} else {
+		var members map[string]json.RawMessage
+		if json.Unmarshal(src, &members) != nil {
+			return sqlite.Value{}
+		}
+		var ok bool
+		if raw, ok = members[key.Text()]; !ok {
+			return sqlite.Value{}
+		}
+	}
+	if !text {
+		return sqlite.TextValue(string(raw))
+	}
+	switch {
+	case string(raw) == "null":
+		return sqlite.Value{}
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		json.Unmarshal(raw, &s)
+		return sqlite.TextValue(s)
+	}
+	return sqlite.TextValue(string(raw))
 }
 
 // likeValue is s LIKE pattern [ESCAPE e] (args), case-insensitive for

@@ -113,3 +113,18 @@ func TestTrim(t *testing.T) {
 	wantRows(t, e.query(`SELECT trim('  ab  '), trim(both 'xy' FROM 'xyabyx'), ltrim('ééa', 'é'), rtrim('a  '), btrim(NULL)`),
 		row("ab", "ab", "a", "a", nil))
 }
+
+// -> and ->> return a member as PostgreSQL does: as written in the value
+// (a jsonb's in jsonb's form, a json's as the client wrote it), ->> a
+// string's text and other values' JSON, of null NULL. SQLite's wrote
+// JSON its own way ([1,2]) and ->> gave numbers and booleans as SQL
+// values (1.5, 1).
+func TestJSONMembers(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE js (id int PRIMARY KEY, j jsonb, t json)")
+	e.commit(`INSERT INTO js VALUES (1, '{"a": {"b":1}, "c": [1,2], "x": 1.50, "y": true, "n": null, "s": "q\"r"}', '{"a": {"b":1},  "c": [1,  2]}')`)
+	wantRows(t, e.query(`SELECT j -> 'a', j -> 'c' -> -1, t -> 'c', j ->> 'x', j ->> 'y', j ->> 'n', j -> 'n', j ->> 's', j -> 'zz', t -> 0 FROM js`),
+		row(`{"b": 1}`, "2", "[1,  2]", "1.50", "true", nil, "null", `q"r`, nil, nil))
+	wantRows(t, e.query(`SELECT '["a", [1,2]]'::jsonb -> 1, '["a", [1,2]]'::json -> 1, '["a"]'::jsonb ->> 0`), row("[1, 2]", "[1,2]", "a"))
+	wantRows(t, e.query(`SELECT count(*) FROM js WHERE j ->> 'c' = '[1, 2]' AND (j -> 'a' ->> 'b')::int = 1`), row(int64(1)))
+}
