@@ -129,6 +129,10 @@ func TestCatalogRegCasts(t *testing.T) {
 		`"Mixed"|true|true|1259|bigint|1043`)
 	err := e.Catalog(context.Background(), "SELECT 'nope'::regclass", &recorder{})
 	wantCode(t, err, sqlerr.UndefinedTable)
+	// character without a length is bpchar when a typmod is given, as
+	// "character" would be character(1).
+	wantLines(t, "format_type", e.catalog(`SELECT format_type('bpchar'::regtype, -1), format_type('bpchar'::regtype, NULL), format_type(1042, 12), format_type(1043, -1)`),
+		`bpchar|character|character(8)|character varying`)
 }
 
 // pg_size_pretty answers as PostgreSQL's does (the cases of its

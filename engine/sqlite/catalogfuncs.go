@@ -113,6 +113,11 @@ func (db *catalogDB) registerFunctions() error {
 			mod := int64(-1)
 			if m := arg(a, 1); m.Type() != sqlite.TypeNull {
 				mod = m.Int64()
+				if t, ok := pgparse.TypeByOID(uint32(arg(a, 0).Int64())); ok && t.Typname == "bpchar" && mod < 0 {
+					// character without a length: PostgreSQL's name
+					// then, as "character" would be character(1).
+					return text("bpchar"), nil
+				}
 			}
 			return text(formatType(arg(a, 0).Int64(), mod)), nil
 		},
