@@ -69,7 +69,17 @@ func figureColnameStrength(n *pg_query.Node) (string, int) {
 		case pg_query.SubLinkType_ARRAY_SUBLINK:
 			return "array", 2
 		case pg_query.SubLinkType_EXPR_SUBLINK:
-			if sel := sl.Subselect.GetSelectStmt(); sel != nil && len(sel.TargetList) > 0 {
+			// The subquery's first column's name, as PostgreSQL names it
+			// once the subquery is analysed: a set operation's is its
+			// first operand's, a VALUES list's column1.
+			sel := sl.Subselect.GetSelectStmt()
+			for sel != nil && sel.Larg != nil {
+				sel = sel.Larg
+			}
+			if sel != nil && len(sel.ValuesLists) > 0 {
+				return "column1", 2
+			}
+			if sel != nil && len(sel.TargetList) > 0 {
 				rt := sel.TargetList[0].GetResTarget()
 				if rt.Name != "" {
 					return rt.Name, 2

@@ -320,12 +320,13 @@ func TestResultColumnNames(t *testing.T) {
 	e.ddl("CREATE TABLE j2 (i int PRIMARY KEY, k int)")
 	e.commit("INSERT INTO j1 VALUES (1, 2)", "INSERT INTO j2 VALUES (1, 3)")
 	for sql, want := range map[string]string{
-		"SELECT * FROM j1 JOIN j2 ON j1.i = j2.i":         "i j i k",
-		"SELECT * FROM j1 JOIN j2 USING (i)":              "i j k",
-		"SELECT 1 AS x, 2 AS x, 3 AS x -- comment":        "x x x",
-		`SELECT 1 AS "x:1", 2 AS x, 3 AS x`:               "x:1 x x",
-		"SELECT '2147483647.4'::float8::int4":             "int4",
-		"SELECT i::text::int, (SELECT 1), 1::int FROM j1": "i ?column? int4",
+		"SELECT * FROM j1 JOIN j2 ON j1.i = j2.i":                                                   "i j i k",
+		"SELECT * FROM j1 JOIN j2 USING (i)":                                                        "i j k",
+		"SELECT 1 AS x, 2 AS x, 3 AS x -- comment":                                                  "x x x",
+		`SELECT 1 AS "x:1", 2 AS x, 3 AS x`:                                                         "x:1 x x",
+		"SELECT '2147483647.4'::float8::int4":                                                       "int4",
+		"SELECT i::text::int, (SELECT 1), 1::int FROM j1":                                           "i ?column? int4",
+		"SELECT (VALUES (1)), (SELECT i FROM j2 UNION SELECT 2), (WITH c AS (SELECT 1) VALUES (2))": "column1 i column1",
 		"SELECT CASE i WHEN 1 THEN 2 ELSE j END, CASE WHEN true THEN j END, CASE WHEN true THEN 1 ELSE 1::int END FROM j1": "j case case",
 	} {
 		tx := e.begin()
