@@ -72,8 +72,10 @@ func TestCheckDDLRefusals(t *testing.T) {
 		{"CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER PRIMARY KEY)", sqlerr.SyntaxError, "one statement"},
 		{"CREATE TABLE t (id INTEGER PRIMARY KEY)", sqlerr.DuplicateTable, `relation "t" already exists`},
 		{"CREATE VIEW t AS SELECT 1", sqlerr.DuplicateTable, `relation "t" already exists`},
-		{"DROP TABLE nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},
-		{"DROP INDEX nope", sqlerr.UndefinedObject, "no such index"},
+		{"DROP TABLE nope", sqlerr.UndefinedTable, `table "nope" does not exist`},
+		{"DROP INDEX nope", sqlerr.UndefinedObject, `index "nope" does not exist`},
+		{"DROP VIEW t", sqlerr.WrongObjectType, `"t" is not a view`},
+		{"DROP TABLE t, nope", sqlerr.UndefinedTable, `table "nope" does not exist`},
 		{"CREATE TABLEX", sqlerr.SyntaxError, "syntax error"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"zombiezen.com/go/sqlite"
+
 	"certa/pgparse"
 	"certa/sqlerr"
 )
@@ -29,6 +31,11 @@ func (c *conn) dropStatements(sql string) (stmts []string, d *pgparse.Drop, ok b
 	}
 	if d.Schema != "" {
 		return nil, nil, true, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", d.Schema+"."+d.Names[0])
+	}
+	if !d.IfExists {
+		if err := c.checkDropped(d); err != nil {
+			return nil, nil, true, err
+		}
 	}
 	names := d.Names
 	if d.Kind == "TABLE" {
@@ -82,6 +89,34 @@ func (c *conn) referencingFirst(tables []string) ([]string, error) {
 		left = slices.Delete(left, picked, picked+1)
 	}
 	return out, nil
+}
+
+// checkDropped refuses a DROP TABLE, VIEW or INDEX (d, without IF
+// EXISTS) of a name that is no such object, as PostgreSQL does: "table
+// "t" does not exist", or ""v" is not a table" with the DROP to use.
+// SQLite would say "no such table" of any of them.
+func (c *conn) checkDropped(d *pgparse.Drop) error {
+	kind := strings.ToLower(d.Kind)
+	for _, name := range d.Names {
+		var found string
+		err := c.execResult("SELECT type FROM sqlite_schema WHERE type IN ('table', 'view', 'index') AND lower(name) = lower(?) LIMIT 1",
+			func(stmt *sqlite.Stmt) { found = stmt.ColumnText(0) }, name)
+		switch {
+		case err != nil:
+			return err
+		case found == "":
+			code := sqlerr.UndefinedTable
+			if kind == "index" {
+				code = sqlerr.UndefinedObject
+			}
+			return sqlerr.New(code, "%s %q does not exist", kind, name)
+		case found != kind:
+			e := sqlerr.New(sqlerr.WrongObjectType, "%q is not a%s %s", name, map[bool]string{true: "n", false: ""}[kind == "index"], kind)
+			e.Hint = fmt.Sprintf("Use DROP %s to remove a%s %s.", strings.ToUpper(found), map[bool]string{true: "n", false: ""}[found == "index"], found)
+			return e
+		}
+	}
+	return nil
 }
 
 // skippedDrops returns the notices PostgreSQL sends for sql, a DROP ...
