@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"fmt"
 	"strings"
 
 	"zombiezen.com/go/sqlite"
@@ -37,8 +38,29 @@ func readCatalogViews(c *conn, tables []*catalogTable) ([]*catalogTable, error) 
 		if err != nil {
 			return nil, err
 		}
+		viewKinds(v)
 	}
 	return append(tables, views...), nil
+}
+
+// viewKinds gives the columns of view v that SQLite declares no type
+// (computed ones) the kind its query says (a cast, a boolean), as
+// PostgreSQL's catalog types every column of a view; the rest stay text.
+func viewKinds(v *catalogTable) {
+	printed, err := pgparse.ToSQLite(v.view)
+	if err != nil || len(printed.Columns) != len(v.cols) {
+		return
+	}
+	for i, col := range printed.Columns {
+		if v.cols[i].decl != "" || col.Cast == "" {
+			continue
+		}
+		decl := castResults[col.Cast].name
+		if len(col.Mods) == 1 && decl == "varchar" {
+			decl = fmt.Sprintf("varchar(%d)", col.Mods[0])
+		}
+		v.cols[i].decl = decl
+	}
 }
 
 // viewDefinition is the query of the view sqlite makes (its statement in

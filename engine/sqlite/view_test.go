@@ -61,4 +61,9 @@ func TestViews(t *testing.T) {
 	if got := e.catalog("SELECT pg_get_viewdef('v_named'), pg_get_viewdef('v_named'::regclass, true)"); len(got) != 1 || !strings.HasPrefix(got[0], " SELECT a::text AS x") {
 		t.Fatalf("pg_get_viewdef: %q", got)
 	}
+	// Computed columns have the types their query says (psql's \d).
+	e.ddl("CREATE VIEW v_kinds AS SELECT a, a > 1 AS big, 'x'::varchar(3) AS c, count(*) OVER () AS n, s || 'x' AS t FROM b")
+	wantLines(t, "column types", e.catalog(`SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+		WHERE a.attrelid = 'v_kinds'::regclass AND a.attnum > 0 ORDER BY a.attnum`),
+		"a|integer", "big|boolean", "c|character varying(3)", "n|bigint", "t|text")
 }
