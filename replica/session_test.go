@@ -403,7 +403,7 @@ func TestSettingsFollowTheTransaction(t *testing.T) {
 		{[]string{"SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "local"},
 		{[]string{"BEGIN", "SET LOCAL certa.consistency = 'sync'"}, "certa.consistency", "sync"},
 		{[]string{"COMMIT"}, "certa.consistency", "local"},
-		{[]string{"BEGIN", "SET timezone = 'A'", "SET LOCAL timezone = 'B'", "COMMIT"}, "timezone", "A"},
+		{[]string{"BEGIN", "SET timezone = 'GMT'", "SET LOCAL timezone = 'Etc/UTC'", "COMMIT"}, "timezone", "GMT"},
 		{[]string{"BEGIN", "SET statement_timeout = '5s'", "SAVEPOINT a", "SET statement_timeout = '7s'",
 			"ROLLBACK TO SAVEPOINT a"}, "statement_timeout", "5s"},
 		{[]string{"SET statement_timeout = '9s'", "INSERT FAIL", "ROLLBACK TO a", "COMMIT"}, "statement_timeout", "5s"},
@@ -444,6 +444,38 @@ func TestSetOutsideBlockWarns(t *testing.T) {
 		if len(got) != want || want == 1 && (got[0].Severity != "WARNING" || got[0].Code != sqlerr.NoActiveTransaction) {
 			t.Errorf("%s: notices %v, want %d warning", sql, got, want)
 		}
+	}
+}
+
+// Over an engine that keeps timestamps in UTC and writes ISO dates (the
+// embedded one), SET TimeZone to another zone and SET DateStyle to
+// another output style are refused, not taken and ignored (a time
+// written without offset would be read as UTC).
+func TestTimeZoneAndDateStyleOfUTCEngine(t *testing.T) {
+	s, _ := newTestSession()
+	for sql, want := range map[string]string{
+		"SET TimeZone = 'UTC'":                            "SET",
+		"SET TIME ZONE 'Etc/UTC'":                         "SET",
+		"SET timezone TO '+00:00'":                        "SET",
+		"SET TIME ZONE LOCAL":                             "SET",
+		"SET TimeZone = 'America/Los_Angeles'":            "!0A000",
+		"SET TIME ZONE '+02'":                             "!0A000",
+		"SELECT set_config('timezone', 'EST5EDT', false)": "!0A000",
+		"set time zone -7":                                "!0A000",
+		"SET TIME ZONE 0":                                 "SET",
+		"SET DateStyle = 'ISO, DMY'":                      "SET",
+		"SET DateStyle = 'SQL'":                           "!0A000",
+		"SET datestyle = German":                          "!0A000",
+		"SET DateStyle = 'nonsense'":                      "!22023",
+	} {
+		if got, _ := step(s, sql); got != want {
+			t.Errorf("%s: %s, want %s", sql, got, want)
+		}
+	}
+	step(s, "SET TimeZone = 'UTC'")
+	step(s, "SET TimeZone = 'Europe/Paris'")
+	if got := show(t, s, "timezone"); got != "UTC" {
+		t.Errorf("TimeZone after a refusal: %q", got)
 	}
 }
 

@@ -301,10 +301,23 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 		}
 		return &[2]string{"client_encoding", "UTF8"}, nil
 	case "datestyle":
-		// Dates go out in ISO form whatever is asked; the client is told.
+		// Dates go out in ISO form, and only ISO 8601 input is read:
+		// the order of day and month changes nothing, another output
+		// style is refused.
+		if err := checkISODateStyle(value); err != nil {
+			return nil, err
+		}
 		v.settings[name] = value
 		return &[2]string{"DateStyle", "ISO, MDY"}, nil
-	case "application_name", "timezone", "intervalstyle":
+	case "timezone":
+		if !utcZone(value) {
+			e := sqlerr.New(sqlerr.FeatureNotSupported, "the embedded engine keeps and shows timestamps with time zone in UTC: TimeZone %q is not supported", value)
+			e.Hint = "Write times with their offset (2024-01-31 13:45:00+02) and convert them in the client, or run nodes with --engine postgres, which has PostgreSQL's time zones."
+			return nil, e
+		}
+		v.settings[name] = value
+		return &[2]string{reportedName[name], value}, nil
+	case "application_name", "intervalstyle":
 		v.settings[name] = value
 		return &[2]string{reportedName[name], value}, nil
 	case "default_transaction_isolation":
@@ -350,6 +363,19 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 
 // parseSet parses SET [SESSION|LOCAL] name {TO|=} value and RESET name.
 func parseSet(sql string) (name, value string, local bool, err error) {
+	if ps, ok := pgparse.ParseSet(sql); ok && ps.Name == "timezone" {
+		// SET TIME ZONE 'z', LOCAL, DEFAULT; a number or an interval is
+		// written as given.
+		value = ps.Value
+		if !ps.Reset && value == "" {
+			text := strings.TrimRight(strings.TrimSpace(sql), ";")
+			value = text // as a whole: no zone's name
+			if i := strings.LastIndex(strings.ToUpper(text), " ZONE "); i >= 0 {
+				value = text[i+len(" ZONE "):]
+			}
+		}
+		return ps.Name, strings.TrimSpace(value), ps.Local, nil
+	}
 	f := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), ";"))
 	if len(f) >= 2 && strings.EqualFold(f[0], "RESET") {
 		return strings.ToLower(f[1]), "", false, nil
@@ -530,6 +556,36 @@ func pgTimeout(value string, reset bool) string {
 		return ""
 	}
 	return value
+}
+
+// utcZone reports whether value, a TimeZone setting, is UTC by any of its
+// names or offsets (or the default).
+func utcZone(value string) bool {
+	v := strings.ToLower(strings.TrimSpace(value))
+	switch v {
+	case "", "default", "local", "utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zulu", "uct", "etc/uct",
+		"universal", "etc/universal", "greenwich", "etc/greenwich", "gmt0", "etc/gmt0", "gmt+0", "gmt-0", "etc/gmt+0", "etc/gmt-0":
+		return true
+	}
+	// A numeric offset of zero: 0, +00, -00:00, 0.0.
+	return strings.Trim(v, "+-0:.") == "" && strings.ContainsRune(v, '0')
+}
+
+// checkISODateStyle refuses a DateStyle whose output style is not ISO,
+// the only one the embedded engine writes.
+func checkISODateStyle(value string) error {
+	for _, part := range strings.Split(value, ",") {
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(part), `'"`)) {
+		case "iso", "ymd", "dmy", "mdy", "euro", "european", "us", "noneuro", "noneuropean", "default", "":
+		case "sql", "postgres", "german":
+			e := sqlerr.New(sqlerr.FeatureNotSupported, "the embedded engine writes dates and times in ISO 8601 form: DateStyle %q is not supported", value)
+			e.Hint = "SET DateStyle = 'ISO', or run nodes with --engine postgres, which has PostgreSQL's date styles."
+			return e
+		default:
+			return sqlerr.New(sqlerr.InvalidParameterValue, "invalid value for parameter \"DateStyle\": %q", value)
+		}
+	}
+	return nil
 }
 
 // fixedAtStartup are parameters a client's startup packet may name that
