@@ -18,11 +18,15 @@ func TestSettingsReported(t *testing.T) {
 	if got := values(t, a, "SELECT 1, current_database() || ' ' || current_schema()"); got != "1=certa public" {
 		t.Errorf("got %q", got)
 	}
-	mustExec(t, a, "SET TimeZone = 'Europe/Berlin'")
-	if got := a.ParameterStatus("TimeZone"); got != "Europe/Berlin" {
+	// The embedded engine keeps timestamps in UTC and writes ISO dates:
+	// another zone or output style would be taken and ignored.
+	mustFail(t, a, "0A000", "SET TimeZone = 'Europe/Berlin'")
+	mustExec(t, a, "SET TimeZone = 'Etc/UTC'")
+	if got := a.ParameterStatus("TimeZone"); got != "Etc/UTC" {
 		t.Errorf("TimeZone reported as %q", got)
 	}
-	mustExec(t, a, "SET DateStyle = 'German'")
+	mustFail(t, a, "0A000", "SET DateStyle = 'German'")
+	mustExec(t, a, "SET DateStyle = 'ISO, DMY'")
 	if got := a.ParameterStatus("DateStyle"); got != "ISO, MDY" {
 		t.Errorf("DateStyle reported as %q, want what certa sends: ISO, MDY", got)
 	}
