@@ -247,7 +247,14 @@ func valueKind(n *pg_query.Node) (string, []int64) {
 	case *pg_query.Node_BoolExpr, *pg_query.Node_NullTest, *pg_query.Node_BooleanTest:
 		return "bool", nil
 	case *pg_query.Node_FuncCall:
-		return functionKinds[functionName(e.FuncCall.Funcname)], nil
+		name := functionName(e.FuncCall.Funcname)
+		if argKindFunctions[name] && len(e.FuncCall.Args) > 0 {
+			// numeric in, numeric out; double precision in, double out.
+			if k, _ := valueKind(e.FuncCall.Args[0]); k == "numeric" || k == "float8" {
+				return k, nil
+			}
+		}
+		return functionKinds[name], nil
 	case *pg_query.Node_AConst:
 		switch v := e.AConst.Val.(type) {
 		case *pg_query.A_Const_Boolval:
@@ -447,6 +454,11 @@ func numberOfKind(s, kind string) bool {
 	}
 	return false
 }
+
+// argKindFunctions are the functions whose result has their first
+// argument's type, when that is numeric or double precision.
+var argKindFunctions = map[string]bool{"ceil": true, "ceiling": true, "floor": true, "round": true, "trunc": true,
+	"abs": true, "sign": true}
 
 // functionKinds are the types of functions' results that PostgreSQL
 // clients rely on and SQLite's values would not tell (its integers are all

@@ -87,6 +87,10 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 			}
 		}
 	case name == "round" && len(f.Args) == 2, name == "trunc" && len(f.Args) == 2:
+	case name == "round" && len(f.Args) == 1 && p.argKind(f.Args[0]) == "float8":
+		// round(double precision) rounds half to even (rint); SQLite's,
+		// as numeric's, half away from zero.
+		fn = "pg_rint"
 	case !ok:
 		err := sqlerr.New(sqlerr.UndefinedFunction, "function %s does not exist", name)
 		err.Hint = "The embedded engine (SQLite) has the PostgreSQL functions docs/guide.md lists; the PostgreSQL engine (--engine postgres) has them all."
@@ -134,6 +138,15 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 		}
 		p.windowSpec(f.Over)
 	}
+}
+
+// argKind is the kind of a function's argument where the statement says
+// it (valueKind), or a subquery's column's.
+func (p *printer) argKind(n *pg_query.Node) string {
+	if k, _ := valueKind(n); k != "" {
+		return k
+	}
+	return p.knownType(n)
 }
 
 // functionName is a function's name without a pg_catalog qualifier.

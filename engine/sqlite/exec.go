@@ -222,8 +222,13 @@ func columnValue(stmt *sqlite.Stmt, i int, col result.Column) result.Value {
 		return fixedScale(stmt, i, ct, scale)
 	}
 	if col.Type == result.Numeric && ct == sqlite.TypeFloat {
-		// PostgreSQL writes numeric without an exponent.
-		return strconv.FormatFloat(stmt.ColumnFloat(i), 'f', -1, 64)
+		// PostgreSQL writes numeric without an exponent, and has no
+		// negative zero (ceil(-0.5) is 0).
+		f := stmt.ColumnFloat(i)
+		if f == 0 {
+			f = 0
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	switch col.Type {
 	case result.Int8, result.Int4, result.Int2:

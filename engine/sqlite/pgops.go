@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -91,6 +92,12 @@ func registerPGOperators(c *conn) error {
 		}},
 		"pg_json_get": {NArgs: 3, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return jsonGet(args[0], args[1], args[2].Int() == 1), nil
+		}},
+		"pg_rint": {NArgs: 1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			if args[0].Type() == sqlite.TypeNull {
+				return sqlite.Value{}, nil
+			}
+			return sqlite.FloatValue(math.RoundToEven(args[0].Float())), nil
 		}},
 		"pg_random": {NArgs: 0, Scalar: func(sqlite.Context, []sqlite.Value) (sqlite.Value, error) {
 			return sqlite.FloatValue(rand.Float64()), nil

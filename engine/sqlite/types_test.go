@@ -211,3 +211,22 @@ func TestWithEvaluatedOnce(t *testing.T) {
 		WITH q1(x) AS (SELECT random() FROM generate_series(1, 5))
 		SELECT * FROM q1 UNION SELECT * FROM q1) ss`), row(int64(5)))
 }
+
+// ceil, floor, round, trunc, abs and sign of numeric are numeric, which
+// has no negative zero (ceil(-0.5) is 0, SQLite's double -0); of double
+// precision double, and round of a double rounds half to even as
+// PostgreSQL's rint does (round(2.5::float8) is 2, numeric's 3).
+func TestNumericFunctions(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, `SELECT ceil(-0.5::numeric), round(-0.000001::numeric), trunc(-0.4::numeric), floor(1.5::numeric),
+		round(2.5::float8), round(-2.5::float8), round(3.5::float8), round(2.5::numeric), ceil(-0.5::float8)`)
+	want := []result.Type{result.Numeric, result.Numeric, result.Numeric, result.Numeric, result.Float8, result.Float8, result.Float8, result.Numeric, result.Float8}
+	for i, c := range r.cols {
+		if c.Type != want[i] {
+			t.Errorf("column %d typed %v, want %v", i+1, c.Type, want[i])
+		}
+	}
+	wantRows(t, r.rows, row("0", "0", "0", "1", float64(2), float64(-2), float64(4), "3", math.Copysign(0, -1)))
+}
