@@ -463,6 +463,8 @@ func TestTimeZoneAndDateStyleOfUTCEngine(t *testing.T) {
 		"SELECT set_config('timezone', 'EST5EDT', false)": "!0A000",
 		"set time zone -7":                                "!0A000",
 		"SET TIME ZONE 0":                                 "SET",
+		"SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE":  "SET",
+		"SET TIME ZONE INTERVAL '+02:00' HOUR TO MINUTE":  "!0A000",
 		"SET DateStyle = 'ISO, DMY'":                      "SET",
 		"SET DateStyle = 'SQL'":                           "!0A000",
 		"SET datestyle = German":                          "!0A000",

@@ -562,6 +562,11 @@ func pgTimeout(value string, reset bool) string {
 // names or offsets (or the default).
 func utcZone(value string) bool {
 	v := strings.ToLower(strings.TrimSpace(value))
+	if rest, ok := strings.CutPrefix(v, "interval"); ok {
+		// SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE (Sequelize's).
+		v, _, _ = strings.Cut(strings.TrimSpace(rest), " ")
+	}
+	v = strings.Trim(v, `'"`)
 	switch v {
 	case "", "default", "local", "utc", "etc/utc", "gmt", "etc/gmt", "z", "zulu", "etc/zulu", "uct", "etc/uct",
 		"universal", "etc/universal", "greenwich", "etc/greenwich", "gmt0", "etc/gmt0", "gmt+0", "gmt-0", "etc/gmt+0", "etc/gmt-0":
