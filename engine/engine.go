@@ -43,7 +43,11 @@ type Engine interface {
 	// table without a primary key (42P16), and those it finds would fail
 	// (others fail at their position, as an item of Apply). It returns
 	// ErrRunAsTransaction for a statement the engine replicates by its
-	// rows rather than as a statement.
+	// rows rather than as a statement. Its notices go to ctx's client
+	// (sqlerr.WithNotices), but for a routine definition (CREATE
+	// FUNCTION, CREATE PROCEDURE): an engine that checks a routine's
+	// body checks it in the session's try (Tx.ExecLocal), whose notices
+	// (PL/pgSQL's warnings) are then the client's.
 	CheckDDL(ctx context.Context, stmt string) (DDL, error)
 
 	// Apply applies certified write sets in order in one engine transaction

@@ -390,8 +390,12 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	pid, cancelled := c.PID(), new(atomic.Bool)
 	e.trackMaintenance(pid, cancelled, trialGrace)
 	// The trial's notices are the client's ("... does not exist,
-	// skipping"); the applier's run of it later sends none.
-	e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
+	// skipping"); the applier's run of it later sends none. A routine
+	// definition's body was checked in the session's try (Tx.ExecLocal),
+	// which sent what the check said; here it is not checked.
+	if !isRoutineDefinition(stmt) {
+		e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
+	}
 	sc, tables, held, err := checkSchemaChange(ctx, c, e.token, stmt, cc)
 	e.checkerNotices.send = nil
 	e.untrack(pid)

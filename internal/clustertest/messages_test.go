@@ -68,6 +68,13 @@ COMMIT;
 SET plpgsql.extra_errors TO 'shadowed_variables';
 CREATE OR REPLACE FUNCTION msg_shadow(f1 int) RETURNS int AS $$ DECLARE f1 int; BEGIN RETURN 1; END $$ LANGUAGE plpgsql;
 RESET plpgsql.extra_errors;
+SET plpgsql.extra_warnings TO 'shadowed_variables';
+CREATE FUNCTION msg_shadow(f1 int) RETURNS int AS $$ DECLARE f1 int; BEGIN RETURN 1; END $$ LANGUAGE plpgsql;
+BEGIN;
+CREATE OR REPLACE FUNCTION msg_shadow(f1 int) RETURNS int AS $$ DECLARE f1 int; BEGIN RETURN 2; END $$ LANGUAGE plpgsql;
+COMMIT;
+RESET plpgsql.extra_warnings;
+DROP FUNCTION msg_shadow(int);
 SELECT 1 + \gdesc
 BEGIN;
 bogus;
