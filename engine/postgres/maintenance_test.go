@@ -183,4 +183,21 @@ func TestMaintenanceNotices(t *testing.T) {
 			t.Errorf("%s: notices %q, want %q", c.sql, notices, c.want)
 		}
 	}
+	// A whole-database VACUUM or ANALYZE skips certa's tables and the
+	// catalogs the client does not own, as a database owner's would, in
+	// silence; client_min_messages holds.
+	for _, sql := range []string{"VACUUM", "ANALYZE"} {
+		notices = nil
+		if err := s.Read(ctx, sql, result.Discard); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if len(notices) != 0 {
+			t.Errorf("%s: notices %q, want none", sql, notices)
+		}
+	}
+	notices = nil
+	quiet := engine.WithSettings(ctx, map[string]string{"client_min_messages": "warning"})
+	if err := s.Read(quiet, "REINDEX TABLE bare", result.Discard); err != nil || len(notices) != 0 {
+		t.Errorf("REINDEX TABLE bare under client_min_messages = warning: %v, notices %q", err, notices)
+	}
 }

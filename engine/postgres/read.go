@@ -114,7 +114,13 @@ func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.
 	pid := c.pg.PID()
 	cancelled := new(atomic.Bool)
 	e.trackMaintenance(pid, cancelled, applyGrace)
-	stop := c.forwardNotices(ctx) // VERBOSE's INFO, REINDEX's skips
+	skips, err := ownerSkips(ctx, c.pg)
+	if err != nil {
+		e.untrack(pid)
+		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
+		return pgError(err)
+	}
+	stop := c.forwardNoticesTo(maintenanceNotices(ctx, skips)) // VERBOSE's INFO, REINDEX's skips
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
 	stop()
 	e.untrack(pid)
@@ -126,6 +132,64 @@ func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.
 		return pgError(err)
 	}
 	return w.Complete(res[len(res)-1].CommandTag.String())
+}
+
+// skipsSQL reads what ownerSkips returns: whether the session acts as
+// certa_client, and the names of certa's relations, their indexes and
+// TOAST tables.
+const skipsSQL = `SELECT pg_catalog.current_setting('role') IN ('none', 'certa_client'), coalesce(pg_catalog.array_agg(r.relname), '{}') FROM (
+	SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relnamespace = 'certa'::pg_catalog.regnamespace
+	UNION SELECT t.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_class t ON t.oid IN (c.reltoastrelid,
+		(SELECT x.indexrelid FROM pg_catalog.pg_index x WHERE x.indrelid = c.reltoastrelid LIMIT 1))
+		WHERE c.relnamespace = 'certa'::pg_catalog.regnamespace) r`
+
+// ownerSkips returns which of the warnings of a relation a maintenance
+// command skips ("skipping "t" --- only table or database owner can
+// vacuum it") are certa's to drop: those of certa's own relations, which
+// a plain PostgreSQL does not have, and, for a session acting as
+// certa_client, all: it stands for the database's owner and superuser,
+// and a whole-database VACUUM or ANALYZE skips PostgreSQL's catalogs,
+// which those maintain (the warnings filled psql's screen).
+func ownerSkips(ctx context.Context, c *pgconn.PgConn) (func(msg string) bool, error) {
+	r := c.ExecParams(ctx, skipsSQL, nil, nil, nil, nil).Read()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	owner := string(r.Rows[0][0]) == "t"
+	certa := map[string]bool{}
+	for _, name := range strings.Split(strings.Trim(string(r.Rows[0][1]), "{}"), ",") {
+		certa[name] = true
+	}
+	return func(msg string) bool {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(msg, `skipping "`), `" --- only `)
+		if !ok || !strings.HasPrefix(msg, `skipping "`) {
+			return false
+		}
+		return certa[name] || owner && rest != ""
+	}, nil
+}
+
+// maintenanceNotices is where a maintenance command's notices go: to the
+// client of ctx, at the level its client_min_messages lets through (the
+// command runs outside a transaction, where the session's settings are
+// not set), without the warnings of relations it skipped that skip
+// drops (ownerSkips).
+func maintenanceNotices(ctx context.Context, skip func(msg string) bool) func(*sqlerr.Error) {
+	send := sqlerr.NoticesFrom(ctx)
+	if send == nil {
+		return nil
+	}
+	level := map[string]int{"notice": 1, "warning": 2, "error": 3}
+	least := level[strings.ToLower(engine.SettingsFrom(ctx)["client_min_messages"])]
+	return func(n *sqlerr.Error) {
+		if skip(n.Message) {
+			return
+		}
+		if n.Severity != "INFO" && level[strings.ToLower(n.Severity)] < least {
+			return
+		}
+		send(n)
+	}
 }
 
 // errMaintenanceCancelled is what a maintenance command the applier's

@@ -103,7 +103,7 @@ func TestExtreme(t *testing.T) {
 }
 
 // trim, btrim, ltrim and rtrim of bytea take bytes off (SQLite's read a
-// blob as text ending at its first zero byte: '' here), of text the
+// blob as text ending at its first zero byte: empty here), of text the
 // characters given or spaces.
 func TestTrim(t *testing.T) {
 	e := openTest(t, Config{})
