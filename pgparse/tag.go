@@ -123,6 +123,16 @@ var tagWords = map[pg_query.ObjectType]string{
 	pg_query.ObjectType_OBJECT_DOMCONSTRAINT:   "DOMAIN",
 }
 
+// IsRoutineDefinition reports whether sql is CREATE [OR REPLACE]
+// FUNCTION or PROCEDURE.
+func IsRoutineDefinition(sql string) bool {
+	switch SchemaTag(sql) {
+	case "CREATE FUNCTION", "CREATE PROCEDURE":
+		return true
+	}
+	return false
+}
+
 // CopiesRows reports whether a schema statement also writes rows: CREATE
 // TABLE AS, SELECT INTO, CREATE MATERIALIZED VIEW.
 func CopiesRows(sql string) bool {

@@ -953,7 +953,7 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 	if !ran || err != nil {
 		// A routine definition's body is checked in this try alone
 		// (engine.Engine.CheckDDL): what the check said is the client's.
-		held.release(ran || err != nil || routineDefinition(sql))
+		held.release(ran || err != nil || pgparse.IsRoutineDefinition(sql))
 		return ran, err
 	}
 	held.release(true)
@@ -961,16 +961,6 @@ func (s *Session) localDDL(ctx context.Context, st statement, w result.Writer) (
 		return true, err
 	}
 	return true, buf.Replay(w)
-}
-
-// routineDefinition reports whether sql is CREATE [OR REPLACE] FUNCTION
-// or PROCEDURE.
-func routineDefinition(sql string) bool {
-	switch pgparse.SchemaTag(sql) {
-	case "CREATE FUNCTION", "CREATE PROCEDURE":
-		return true
-	}
-	return false
 }
 
 func (s *Session) report(name, value string) {

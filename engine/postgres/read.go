@@ -161,11 +161,9 @@ func ownerSkips(ctx context.Context, c *pgconn.PgConn) (func(msg string) bool, e
 		certa[name] = true
 	}
 	return func(msg string) bool {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(msg, `skipping "`), `" --- only `)
-		if !ok || !strings.HasPrefix(msg, `skipping "`) {
-			return false
-		}
-		return certa[name] || owner && rest != ""
+		rest, skipped := strings.CutPrefix(msg, `skipping "`)
+		name, _, ok := strings.Cut(rest, `" --- only `)
+		return skipped && ok && (owner || certa[name])
 	}, nil
 }
 
@@ -457,7 +455,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	// skipping"); the applier's run of it later sends none. A routine
 	// definition's body was checked in the session's try (Tx.ExecLocal),
 	// which sent what the check said; here it is not checked.
-	if !isRoutineDefinition(stmt) {
+	if !pgparse.IsRoutineDefinition(stmt) {
 		e.checkerNotices.send = sqlerr.NoticesFrom(ctx)
 	}
 	sc, tables, held, err := checkSchemaChange(ctx, c, e.token, stmt, cc)

@@ -309,7 +309,7 @@ func (s *Session) localNames() []string {
 // checks its body there, under the session's names (a temporary table
 // of the session's the body reads), and nowhere else (runSchemaChange).
 func mayBeLocal(sql string, temps []string) bool {
-	if isRoutineDefinition(sql) {
+	if pgparse.IsRoutineDefinition(sql) {
 		return true
 	}
 	for _, w := range identifiers(sql) {
@@ -322,16 +322,6 @@ func mayBeLocal(sql string, temps []string) bool {
 				return true
 			}
 		}
-	}
-	return false
-}
-
-// isRoutineDefinition reports whether sql is CREATE [OR REPLACE]
-// FUNCTION or PROCEDURE.
-func isRoutineDefinition(sql string) bool {
-	switch pgparse.SchemaTag(sql) {
-	case "CREATE FUNCTION", "CREATE PROCEDURE":
-		return true
 	}
 	return false
 }

@@ -75,6 +75,7 @@ func TestCheckDDLRefusals(t *testing.T) {
 		{"DROP TABLE nope", sqlerr.UndefinedTable, `table "nope" does not exist`},
 		{"DROP INDEX nope", sqlerr.UndefinedObject, `index "nope" does not exist`},
 		{"DROP VIEW t", sqlerr.WrongObjectType, `"t" is not a view`},
+		{"DROP INDEX IF EXISTS t", sqlerr.WrongObjectType, `"t" is not an index`},
 		{"DROP TABLE t, nope", sqlerr.UndefinedTable, `table "nope" does not exist`},
 		{"CREATE TABLEX", sqlerr.SyntaxError, "syntax error"},
 	}

@@ -32,10 +32,8 @@ func (c *conn) dropStatements(sql string) (stmts []string, d *pgparse.Drop, ok b
 	if d.Schema != "" {
 		return nil, nil, true, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", d.Schema+"."+d.Names[0])
 	}
-	if !d.IfExists {
-		if err := c.checkDropped(d); err != nil {
-			return nil, nil, true, err
-		}
+	if err := c.checkDropped(d); err != nil {
+		return nil, nil, true, err
 	}
 	names := d.Names
 	if d.Kind == "TABLE" {
@@ -91,10 +89,11 @@ func (c *conn) referencingFirst(tables []string) ([]string, error) {
 	return out, nil
 }
 
-// checkDropped refuses a DROP TABLE, VIEW or INDEX (d, without IF
-// EXISTS) of a name that is no such object, as PostgreSQL does: "table
-// "t" does not exist", or ""v" is not a table" with the DROP to use.
-// SQLite would say "no such table" of any of them.
+// checkDropped refuses a DROP TABLE, VIEW or INDEX (d) of a name that is
+// another kind of object, as PostgreSQL does (""v" is not a table", with
+// the DROP to use), also with IF EXISTS, and without IF EXISTS one of a
+// name that is none ("table "t" does not exist"). SQLite would say "no
+// such table" of any of them.
 func (c *conn) checkDropped(d *pgparse.Drop) error {
 	kind := strings.ToLower(d.Kind)
 	for _, name := range d.Names {
@@ -104,19 +103,26 @@ func (c *conn) checkDropped(d *pgparse.Drop) error {
 		switch {
 		case err != nil:
 			return err
+		case found == "" && d.IfExists:
+		case found == "" && kind == "index":
+			return sqlerr.New(sqlerr.UndefinedObject, "index %q does not exist", name)
 		case found == "":
-			code := sqlerr.UndefinedTable
-			if kind == "index" {
-				code = sqlerr.UndefinedObject
-			}
-			return sqlerr.New(code, "%s %q does not exist", kind, name)
+			return sqlerr.New(sqlerr.UndefinedTable, "%s %q does not exist", kind, name)
 		case found != kind:
-			e := sqlerr.New(sqlerr.WrongObjectType, "%q is not a%s %s", name, map[bool]string{true: "n", false: ""}[kind == "index"], kind)
-			e.Hint = fmt.Sprintf("Use DROP %s to remove a%s %s.", strings.ToUpper(found), map[bool]string{true: "n", false: ""}[found == "index"], found)
+			e := sqlerr.New(sqlerr.WrongObjectType, "%q is not %s", name, withArticle(kind))
+			e.Hint = fmt.Sprintf("Use DROP %s to remove %s.", strings.ToUpper(found), withArticle(found))
 			return e
 		}
 	}
 	return nil
+}
+
+// withArticle is "a table", "an index".
+func withArticle(kind string) string {
+	if kind == "index" {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // skippedDrops returns the notices PostgreSQL sends for sql, a DROP ...
