@@ -245,12 +245,15 @@ func readCoarseIndexes(rows [][][]byte, keyed map[string]bool) []uniqueIndex {
 // constraint oid, referenced index oid, parent's relkind, schema and
 // name, position, child column, parent column, and per side the base
 // type (oid, typtype), the type and typmod, and whether the collation is
-// deterministic. A foreign key cloned onto a partition of the parent (its
+// deterministic; then the parent column's collation, qualified (empty for
+// none). A foreign key cloned onto a partition of the parent (its
 // parent constraint references another table) is the parent
 // constraint's business, not this table's.
 var foreignKeysSQL = `SELECT c.oid, c.conindid, pc.relkind, n.nspname, pc.relname, k.ord, ca.attname, pa.attname,
 		coalesce(cb.oid, 0), coalesce(cb.typtype, ''), ca.atttypid, ca.atttypmod, ` + fmt.Sprintf(collDeterministicSQL, "ca.attcollation") + `,
-		coalesce(pb.oid, 0), coalesce(pb.typtype, ''), pa.atttypid, pa.atttypmod, ` + fmt.Sprintf(collDeterministicSQL, "pa.attcollation") + `
+		coalesce(pb.oid, 0), coalesce(pb.typtype, ''), pa.atttypid, pa.atttypmod, ` + fmt.Sprintf(collDeterministicSQL, "pa.attcollation") + `,
+		coalesce((SELECT pg_catalog.quote_ident(ln.nspname) || '.' || pg_catalog.quote_ident(l.collname)
+			FROM pg_catalog.pg_collation l JOIN pg_catalog.pg_namespace ln ON ln.oid = l.collnamespace WHERE l.oid = pa.attcollation), '')
 	FROM pg_catalog.pg_constraint c JOIN pg_catalog.pg_class pc ON pc.oid = c.confrelid JOIN pg_catalog.pg_namespace n ON n.oid = pc.relnamespace
 	CROSS JOIN LATERAL unnest(c.conkey, c.confkey) WITH ORDINALITY k(ck, pk, ord)
 	JOIN pg_catalog.pg_attribute ca ON ca.attrelid = c.conrelid AND ca.attnum = k.ck
@@ -319,9 +322,16 @@ func foreignKeyOf(m *tableMeta, rows [][][]byte, ix *indexInfo) foreignKey {
 	if relkind == "p" {
 		only = ""
 	}
+	// Compared in the parent column's collation, as PostgreSQL's own check
+	// does: two columns of different collations have none in common, and
+	// a nondeterministic one cannot hash without one.
 	var where []string
-	for i := range childCols {
-		where = append(where, "p."+quoteIdent(parentCols[i])+" = c."+quoteIdent(childCols[i]))
+	for i, r := range rows {
+		cond := "p." + quoteIdent(parentCols[i]) + " = c." + quoteIdent(childCols[i])
+		if coll := string(r[18]); coll != "" {
+			cond += " COLLATE " + coll
+		}
+		where = append(where, cond)
 	}
 	fk.lookup = "SELECT p.tableoid, certa.row_jsonb(p) FROM " + only + parent.sqlName() + " p, pg_catalog.jsonb_populate_record(NULL::" +
 		m.sqlName() + ", $1::jsonb) c WHERE " + strings.Join(where, " AND ") + " LIMIT 1"

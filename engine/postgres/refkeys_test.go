@@ -45,6 +45,10 @@ func TestRefKeys(t *testing.T) {
 		`CREATE UNIQUE INDEX holes_active ON holes (email) WHERE active`,
 		`CREATE TABLE tree (id int PRIMARY KEY, up int REFERENCES tree)`,
 		`CREATE TABLE nopk (a int, b text UNIQUE, c int REFERENCES parent)`,
+		`CREATE COLLATION nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`,
+		`CREATE COLLATION cs (provider = icu, locale = 'und')`,
+		`CREATE TABLE cspk (x text COLLATE cs PRIMARY KEY)`,
+		`CREATE TABLE cifk (x text COLLATE nocase REFERENCES cspk)`,
 	)
 	s := e.NewSession()
 	defer s.Close()
@@ -92,6 +96,11 @@ func TestRefKeys(t *testing.T) {
 		// A table without a primary key.
 		{[]string{`INSERT INTO nopk VALUES (1, 'u', 3)`}, []writeset.Key{
 			wholeRowKey("nopk", `{"a": 1, "b": "u", "c": 3}`), uk("nopk", "nopk_b_key", "u"), key("parent", 3)}},
+		// A child column of another collation (nondeterministic: no exact
+		// key) finds its parent in the parent's collation, as PostgreSQL's
+		// check does.
+		{[]string{`INSERT INTO cspk VALUES ('abc')`}, []writeset.Key{key("cspk", "abc")}},
+		{[]string{`INSERT INTO cifk VALUES ('abc')`}, []writeset.Key{wholeRowKey("cifk", `{"x": "abc"}`), key("cspk", "abc")}},
 	} {
 		ws := f.exec(s, c.stmts...)
 		if ws == nil {

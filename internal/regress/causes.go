@@ -31,12 +31,24 @@ const (
 	// psql's columns that hold them), as sequence values from blocks of
 	// another node's, or the sizes of relations, do.
 	CauseNumbers Cause = "numbers only"
-	// CauseOther: anything else.
+	// CauseMessages: the hunk differs only in messages (Compare's
+	// Messages, for one hunk).
+	CauseMessages Cause = "messages only"
+	// CauseOrder: the same lines in another order (rows of a query
+	// without ORDER BY, or a wrong order).
+	CauseOrder Cause = "order only"
+	// CauseSilent: certa sent no error in the hunk and its lines differ
+	// from PostgreSQL's: other values, or a statement PostgreSQL refuses
+	// accepted. These are the ones to read first: a wrong result.
+	CauseSilent Cause = "silent"
+	// CauseOther: anything else (certa failed a statement with an error
+	// of its engine's).
 	CauseOther Cause = "other"
 )
 
 // Causes lists the causes in report order.
-var Causes = []Cause{CauseSuperuser, CauseDatabases, CauseTwoPhase, CauseRoles, CauseRefusal, CauseNumbers, CauseOther}
+var Causes = []Cause{CauseSuperuser, CauseDatabases, CauseTwoPhase, CauseRoles, CauseRefusal,
+	CauseNumbers, CauseMessages, CauseOrder, CauseSilent, CauseOther}
 
 // Excused reports whether a test that differs for c alone may stay so:
 // what the issue of the suite lets certa refuse.
@@ -69,14 +81,34 @@ var numberShape = regexp.MustCompile(`[0-9 +-]+`)
 // once, in report order.
 func DiffCauses(diff []byte) []Cause {
 	var found []Cause
-	for _, h := range hunks(diff) {
-		c := hunkCause(h)
+	for _, c := range HunkCauses(diff) {
 		if !slices.Contains(found, c) {
 			found = append(found, c)
 		}
 	}
 	slices.SortFunc(found, func(a, b Cause) int { return slices.Index(Causes, a) - slices.Index(Causes, b) })
 	return found
+}
+
+// countCause returns how many hunks of diff read as c.
+func countCause(diff []byte, c Cause) int {
+	n := 0
+	for _, hc := range HunkCauses(diff) {
+		if hc == c {
+			n++
+		}
+	}
+	return n
+}
+
+// HunkCauses returns the cause of each hunk of a unified diff, in
+// order.
+func HunkCauses(diff []byte) []Cause {
+	var out []Cause
+	for _, h := range hunks(diff) {
+		out = append(out, hunkCause(h))
+	}
+	return out
 }
 
 // hunk is one hunk of a unified diff: its removed (PostgreSQL's) and
@@ -120,5 +152,23 @@ func hunkCause(h hunk) Cause {
 	}) {
 		return CauseNumbers
 	}
+	removed, added := normalize(asStrings(h.removed)).texts, normalize(asStrings(h.added)).texts
+	switch {
+	case slices.Equal(removed, added):
+		return CauseMessages
+	case len(removed) > 0 && slices.Equal(slices.Sorted(slices.Values(removed)), slices.Sorted(slices.Values(added))):
+		return CauseOrder
+	case !slices.Contains(added, "ERROR"):
+		return CauseSilent
+	}
 	return CauseOther
+}
+
+// asStrings converts lines.
+func asStrings(ls [][]byte) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = string(l)
+	}
+	return out
 }

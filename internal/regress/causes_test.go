@@ -29,8 +29,29 @@ func TestDiffCauses(t *testing.T) {
 @@ -30,2 +32,2 @@
 -ERROR:  a
 +ERROR:  b
+@@ -40,3 +42,3 @@
+- a
+- b
++ b
++ a
+@@ -50,2 +52,2 @@
+- 34
++ 34.5
+@@ -60,2 +62,2 @@
+-ERROR:  invalid input syntax for type integer: "34.5"
++INSERT 0 1
+@@ -70,2 +72,2 @@
+- 1
++ERROR:  no such function: f
 `)
-	want := []Cause{CauseSuperuser, CauseRefusal, CauseNumbers, CauseOther}
+	want := []Cause{CauseSuperuser, CauseNumbers, CauseRefusal, CauseMessages, CauseOrder, CauseSilent, CauseSilent, CauseOther}
+	if got := HunkCauses(diff); !slices.Equal(got, want) {
+		t.Fatalf("hunk causes %q, want %q", got, want)
+	}
+	if got := countCause(diff, CauseSilent); got != 2 {
+		t.Fatalf("%d silent hunks, want 2", got)
+	}
+	want = []Cause{CauseSuperuser, CauseRefusal, CauseNumbers, CauseMessages, CauseOrder, CauseSilent, CauseOther}
 	if got := DiffCauses(diff); !slices.Equal(got, want) {
 		t.Fatalf("causes %q, want %q", got, want)
 	}

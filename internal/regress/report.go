@@ -50,6 +50,10 @@ type TestResult struct {
 	Diff   Difference // unless Identical
 	Note   string     // for Timeout and Error
 	Causes []Cause    // of its differences, unless Identical (DiffCauses)
+	// Silent is how many hunks read as CauseSilent: against the plain
+	// PostgreSQL's superuser, or its client if fewer (none if identical
+	// to the client's).
+	Silent int
 	// AsClient is how the output compares with the plain PostgreSQL's
 	// client's (Config.AsClient), where it differs from the superuser's
 	// and both ran to the end; NotRun otherwise.
@@ -208,6 +212,18 @@ func (er EngineReport) writeCauses(w io.Writer) {
 	}
 	if len(excused) > 0 {
 		fmt.Fprintf(w, "differ only where a superuser, several databases or two-phase commit is needed: %s\n", strings.Join(excused, " "))
+	}
+	var silent []string
+	hunks := 0
+	for _, res := range er.Results {
+		if res.Silent > 0 {
+			silent = append(silent, fmt.Sprintf("%s(%d)", res.Test, res.Silent))
+			hunks += res.Silent
+		}
+	}
+	fmt.Fprintf(w, "silent hunks (no error from certa, output other than a client's PostgreSQL's): %d in %d tests\n", hunks, len(silent))
+	if len(silent) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(silent, " "))
 	}
 }
 
