@@ -395,12 +395,43 @@ var errInFailedBlock = sqlerr.New(sqlerr.InFailedTransaction,
 	"current transaction is aborted, commands ignored until end of transaction block")
 
 func (s *Session) run(ctx context.Context, st statement, w result.Writer) error {
+	if isDiscardAll(st) && s.node.engine.RunsPostgreSQL() {
+		return s.discardAll(ctx, w)
+	}
 	err := s.runStatement(ctx, st, w)
 	if err == nil && discardsSequences(st) {
 		// The session's values are its backend's sequence state.
 		s.seqValues = engine.SequenceValues{}
 	}
 	return err
+}
+
+// discardAllSteps are what DISCARD ALL does, in PostgreSQL's order (its
+// documentation's): each as the session runs it, for the session's state
+// lies in certa (settings, sequence values) and on its backend.
+var discardAllSteps = []string{"CLOSE ALL", "SET SESSION AUTHORIZATION DEFAULT", "RESET ALL", "DEALLOCATE ALL",
+	"UNLISTEN *", "SELECT pg_catalog.pg_advisory_unlock_all()", "DISCARD PLANS", "DISCARD TEMP", "DISCARD SEQUENCES"}
+
+// discardAll runs DISCARD ALL, which connection poolers send between
+// clients: outside a block only, as in PostgreSQL.
+func (s *Session) discardAll(ctx context.Context, w result.Writer) error {
+	if s.inBlock {
+		if s.failed {
+			return errInFailedBlock
+		}
+		return sqlerr.New(sqlerr.ActiveTransaction, "DISCARD ALL cannot run inside a transaction block")
+	}
+	for _, sql := range discardAllSteps {
+		if err := s.run(ctx, newStatement(sql), result.Discard); err != nil {
+			return err
+		}
+	}
+	return w.Complete("DISCARD ALL")
+}
+
+// isDiscardAll reports whether st is DISCARD ALL.
+func isDiscardAll(st statement) bool {
+	return len(st.words) == 2 && strings.EqualFold(st.words[0], "DISCARD") && strings.EqualFold(st.words[1], "ALL")
 }
 
 // discardsSequences reports whether st is DISCARD SEQUENCES or DISCARD

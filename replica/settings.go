@@ -431,6 +431,14 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 			return err
 		}
 	}
+	if ps.All && s.inBlock {
+		// Reset in the block's transaction, which a backend that keeps
+		// the session's state for good (a prepared statement, a cursor
+		// WITH HOLD) commits or rolls back with the block.
+		if err := s.beginIfNeeded(ctx); err != nil {
+			return err
+		}
+	}
 	var value string
 	inTx := s.tx != nil && !ps.All && !slices.Contains(shownModes, ps.Name)
 	switch {
@@ -452,6 +460,16 @@ func (s *Session) setPostgres(ctx context.Context, st statement, ps pgparse.Set,
 			return err
 		}
 		value = v
+	case s.tx == nil:
+		// Outside a block, such a backend resets them at once, back to
+		// the startup packet's.
+		all := []string{sql}
+		for name, value := range s.pgStartup {
+			all = append(all, setConfigSQL(name, value, false))
+		}
+		if _, err := s.es.Setting(s.engineCtx(ctx), strings.Join(all, "; "), "search_path"); err != nil {
+			return err
+		}
 	}
 	if ps.Name == "transaction_read_only" || ps.Name == "transaction_deferrable" {
 		// The block's, not the session's: SET TRANSACTION.

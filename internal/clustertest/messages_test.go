@@ -164,12 +164,43 @@ BEGIN;
 SET enable_hashjoin = off;
 COMMIT;
 SELECT name, setting FROM pg_settings WHERE name IN ('enable_hashjoin', 'enable_mergejoin') ORDER BY 1;
+SET enable_mergejoin = off;
+RESET ALL;
+SELECT name, setting FROM pg_settings WHERE name IN ('enable_hashjoin', 'enable_mergejoin') ORDER BY 1;
+SET enable_hashjoin = off;
+BEGIN;
+RESET ALL;
+SHOW enable_hashjoin;
+ROLLBACK;
+SHOW enable_hashjoin;
+BEGIN;
+RESET ALL;
+COMMIT;
+SELECT name, setting FROM pg_settings WHERE name = 'enable_hashjoin';
+DECLARE held CURSOR WITH HOLD FOR SELECT 1;
+CREATE TEMP TABLE discarded (a int);
+CREATE SEQUENCE discarded_seq;
+SELECT nextval('discarded_seq');
+SET enable_hashjoin = off;
+BEGIN;
+DISCARD ALL;
+ROLLBACK;
+DISCARD ALL;
+SELECT name FROM pg_prepared_statements;
+SELECT name FROM pg_cursors;
+SHOW enable_hashjoin;
+SHOW datestyle;
+SELECT count(*) FROM pg_class WHERE relname = 'discarded';
+SELECT currval('discarded_seq');
+DROP SEQUENCE discarded_seq;
 `
 
 // Run-time parameters behave through the PostgreSQL engine as in
 // PostgreSQL: RESET returns to what the client's startup packet asked for
 // (PGDATESTYLE, PGTZ), not to the server's default, and every change of a
 // reported parameter reaches the client (psql parses strings by it).
+// RESET ALL and DISCARD ALL (which poolers send) reset also a session
+// whose backend is its own for good (a prepared statement).
 func TestSessionSettingsAsPostgreSQL(t *testing.T) {
 	samePsqlOutput(t, settingsScript, "PGDATESTYLE=Postgres, MDY", "PGTZ=America/New_York")
 }
