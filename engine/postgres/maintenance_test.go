@@ -200,4 +200,20 @@ func TestMaintenanceNotices(t *testing.T) {
 	if err := s.Read(quiet, "REINDEX TABLE bare", result.Discard); err != nil || len(notices) != 0 {
 		t.Errorf("REINDEX TABLE bare under client_min_messages = warning: %v, notices %q", err, notices)
 	}
+	// After SET ROLE, the command runs as that role, which skips what it
+	// does not own, as in PostgreSQL; the pooled backend is reset after.
+	applyOne(t, e, 3, &writeset.WriteSet{DDL: ddlText("CREATE ROLE maint_other")})
+	notices = nil
+	other := engine.WithSettings(ctx, map[string]string{"role": "maint_other"})
+	if err := s.Read(other, "VACUUM plain", result.Discard); err != nil {
+		t.Fatalf("VACUUM plain as maint_other: %v", err)
+	}
+	if want := `WARNING: skipping "plain" --- only table or database owner can vacuum it`; !slices.Equal(notices, []string{want}) {
+		t.Errorf("VACUUM plain as maint_other: notices %q, want %q", notices, want)
+	}
+	for range 3 { // whichever pooled backend
+		if rows := mustRead(t, s, "SELECT current_user"); rows[0][0] != "certa_client" {
+			t.Fatalf("after a VACUUM as maint_other, a statement runs as %v", rows[0][0])
+		}
+	}
 }

@@ -101,8 +101,10 @@ func maintenance(sql string) bool {
 }
 
 // maintain runs a maintenance command on the session's backend (which
-// sees its temporary tables) or a pooled one, outside a transaction, as
-// the client role (which owns the tables). The applier's watcher knows
+// sees its temporary tables) or a pooled one, outside a transaction,
+// under the session's settings (its role: a VACUUM after SET ROLE skips
+// the tables that role does not own, as in PostgreSQL), which a pooled
+// backend then resets. The applier's watcher knows
 // its backend (watch.go): VACUUM FULL, CLUSTER and REINDEX lock their
 // tables against the applier's writes, and one that blocks the applier
 // for longer than the grace is cancelled, with errMaintenanceCancelled.
@@ -112,19 +114,36 @@ func (e *Engine) maintain(ctx context.Context, s *Session, sql string, w result.
 		return err
 	}
 	pid := c.pg.PID()
+	set := setSettingsSQL(ctx, false)
+	// done resets what the session's settings left on a pooled backend
+	// before it goes back to the pool (a pinned one is the session's),
+	// and gives it back.
+	done := func(broken bool) {
+		if set != "" && c.resets() && !broken {
+			_, rerr := c.pg.Exec(context.WithoutCancel(ctx), "RESET ALL; RESET ROLE").ReadAll()
+			broken = rerr != nil
+		}
+		e.finish(s, c, broken || c.pg.IsClosed(), false, tempState{})
+	}
+	if set != "" {
+		if _, err := c.pg.Exec(ctx, set).ReadAll(); err != nil {
+			done(true) // in an unknown state: not for another session
+			return pgError(err)
+		}
+	}
 	cancelled := new(atomic.Bool)
 	e.trackMaintenance(pid, cancelled, applyGrace)
 	skips, err := ownerSkips(ctx, c.pg)
 	if err != nil {
 		e.untrack(pid)
-		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
+		done(false)
 		return pgError(err)
 	}
 	stop := c.forwardNoticesTo(maintenanceNotices(ctx, skips)) // VERBOSE's INFO, REINDEX's skips
 	res, err := c.pg.Exec(ctx, sql).ReadAll()
 	stop()
 	e.untrack(pid)
-	e.finish(s, c, err != nil && c.pg.IsClosed(), false, tempState{})
+	done(false)
 	if err != nil {
 		if cancelled.Load() {
 			return errMaintenanceCancelled(sql, err)

@@ -81,19 +81,29 @@ const beginSQL = `BEGIN ISOLATION LEVEL REPEATABLE READ, READ WRITE; SELECT coal
 // settingsSQL returns the statement (with a leading "; ") that applies the
 // session settings ctx carries to the transaction, or "".
 func settingsSQL(ctx context.Context) string {
+	if set := setSettingsSQL(ctx, true); set != "" {
+		return "; " + set
+	}
+	return ""
+}
+
+// setSettingsSQL returns the statement that applies the session settings
+// ctx carries, to the transaction (local) or to the backend's session,
+// or "" if it carries none.
+func setSettingsSQL(ctx context.Context, local bool) string {
 	settings := engine.SettingsFrom(ctx)
 	if len(settings) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("; SELECT ")
+	b.WriteString("SELECT ")
 	first := true
 	for name, value := range settings {
 		if !first {
 			b.WriteString(", ")
 		}
 		first = false
-		fmt.Fprintf(&b, "set_config(%s, %s, true)", quoteLiteral(name), quoteLiteral(value))
+		fmt.Fprintf(&b, "set_config(%s, %s, %t)", quoteLiteral(name), quoteLiteral(value), local)
 	}
 	return b.String()
 }
