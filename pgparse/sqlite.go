@@ -63,8 +63,11 @@ type ResultColumn struct {
 	// Common, where Cast is "" because the column is a CASE, COALESCE,
 	// NULLIF, GREATEST or LEAST of table columns, are its parts: the
 	// engine reads the columns' kinds at run time and combines them
-	// (CommonKind).
-	Common []KindPart
+	// (CommonKind). Arithmetic of them (+ - * / %) has their kind only if
+	// it is an integer's (IntegerOnly): the engine computes numerics in
+	// doubles.
+	Common      []KindPart
+	IntegerOnly bool
 }
 
 // KindPart is one part of an expression whose kind is its parts' common

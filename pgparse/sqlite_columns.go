@@ -51,7 +51,10 @@ func (p *printer) resultColumns(s *pg_query.SelectStmt) []ResultColumn {
 		defer p.popFromScope()
 		for i, c := range cols {
 			if c.Cast == "" {
-				cols[i].Common = p.commonParts(s.TargetList[i].GetResTarget().Val)
+				val := s.TargetList[i].GetResTarget().Val
+				cols[i].Common = p.commonParts(val)
+				a := val.GetAExpr()
+				cols[i].IntegerOnly = a != nil && a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && arithmetic[operator(a.Name)]
 			}
 		}
 	}
@@ -381,9 +384,12 @@ func CommonKind(parts []KindPart, columnKind func(tables, column string) string)
 }
 
 // commonParts returns the parts of n (ResultColumn.Common) if it is a
-// CASE, COALESCE, NULLIF, GREATEST or LEAST with a table column among
-// them, else nil. The columns are those of the innermost FROM list
-// (columnOf).
+// CASE, COALESCE, NULLIF, GREATEST or LEAST, or arithmetic (whose
+// result is of its operands' common kind when both are numbers: int4 *
+// int2 is int4, int8 + numeric numeric; the engine checks an integer's
+// range by it, as PostgreSQL's operators fail past it), with a table
+// column among them, else nil. The columns are those of the innermost
+// FROM list (columnOf).
 func (p *printer) commonParts(n *pg_query.Node) []KindPart {
 	var exprs []*pg_query.Node
 	switch e := n.Node.(type) {
@@ -397,10 +403,14 @@ func (p *printer) commonParts(n *pg_query.Node) []KindPart {
 	case *pg_query.Node_MinMaxExpr:
 		exprs = e.MinMaxExpr.Args
 	case *pg_query.Node_AExpr:
-		if e.AExpr.Kind != pg_query.A_Expr_Kind_AEXPR_NULLIF {
+		switch {
+		case e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_NULLIF:
+			exprs = []*pg_query.Node{e.AExpr.Lexpr}
+		case e.AExpr.Kind == pg_query.A_Expr_Kind_AEXPR_OP && arithmetic[operator(e.AExpr.Name)]:
+			exprs = []*pg_query.Node{e.AExpr.Lexpr, e.AExpr.Rexpr}
+		default:
 			return nil
 		}
-		exprs = []*pg_query.Node{e.AExpr.Lexpr}
 	default:
 		return nil
 	}
@@ -427,6 +437,22 @@ func (p *printer) commonParts(n *pg_query.Node) []KindPart {
 			}
 			parts = append(parts, KindPart{Tables: tables, Column: column})
 			columns = true
+			continue
+		}
+		if a := x.GetAExpr(); a != nil && a.Kind == pg_query.A_Expr_Kind_AEXPR_OP && arithmetic[operator(a.Name)] {
+			// (a + b) * c: of the parts of a + b.
+			inner := p.commonParts(x)
+			if inner == nil {
+				k, _ := valueKind(x)
+				if k == "" {
+					return nil
+				}
+				inner = []KindPart{{Kind: k}}
+			}
+			for _, part := range inner {
+				columns = columns || part.Column != ""
+			}
+			parts = append(parts, inner...)
 			continue
 		}
 		k, _ := valueKind(x)

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"certa/sqlerr"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,7 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 		return 0, rows, err
 	}
 	vals := make([]result.Value, len(cols))
+	computed := computedColumns(rec, len(cols))
 	for hasRow {
 		if c.funcErr != nil {
 			// One of our functions failed computing this row (its value
@@ -67,6 +69,11 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 		}
 		for i, col := range cols {
 			vals[i] = columnValue(stmt, i, col)
+			if computed[i] {
+				if err := checkIntegerRange(col.Type, vals[i]); err != nil {
+					return 0, rows, err
+				}
+			}
 		}
 		rows++
 		if err := call(func() error { return w.Row(vals) }); err != nil {
@@ -142,7 +149,9 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 			}
 		}
 		if pgCols != nil && len(pgCols[i].Common) > 0 {
-			if r, ok := castResults[pgparse.CommonKind(pgCols[i].Common, c.columnKind)]; ok {
+			kind := pgparse.CommonKind(pgCols[i].Common, c.columnKind)
+			r, ok := castResults[kind]
+			if ok && (!pgCols[i].IntegerOnly || kind == "int2" || kind == "int4" || kind == "int8") {
 				cols[i] = result.Column{Name: pgCols[i].Name, Type: r.typ}
 				continue
 			}
@@ -205,6 +214,55 @@ func runtimeType(t sqlite.ColumnType) result.Type {
 	default:
 		return result.Text
 	}
+}
+
+// integerRanges are the ranges of PostgreSQL's integer types, with the
+// error of a value out of them.
+var integerRanges = map[result.Type]struct {
+	min, max int64
+	err      *sqlerr.Error
+}{
+	result.Int2: {math.MinInt16, math.MaxInt16, sqlerr.New(sqlerr.NumericValueOutOfRange, "smallint out of range")},
+	result.Int4: {math.MinInt32, math.MaxInt32, sqlerr.New(sqlerr.NumericValueOutOfRange, "integer out of range")},
+	result.Int8: {math.MinInt64, math.MaxInt64, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")},
+}
+
+// computedColumns reports which of n result columns the parse tree types
+// (not a table's column, whose stored values the table's constraints
+// keep in range).
+func computedColumns(rec *record, n int) []bool {
+	out := make([]bool, n)
+	if len(rec.columns) != n {
+		return out
+	}
+	for i, c := range rec.columns {
+		out[i] = c.Source == "" && (c.Cast != "" || len(c.Common) > 0)
+	}
+	return out
+}
+
+// checkIntegerRange refuses a value of an integer column outside its
+// type, as PostgreSQL's arithmetic does: SQLite computes in 64 bits and
+// turns an overflow of those into a double, where PostgreSQL's smallint,
+// integer and bigint operators fail. It checks the columns the parse
+// tree types (computedColumns). What overflows only inside an expression
+// (in WHERE, or undone by a later operator) is not seen here.
+func checkIntegerRange(typ result.Type, v result.Value) error {
+	r, ok := integerRanges[typ]
+	if !ok {
+		return nil
+	}
+	switch v := v.(type) {
+	case int64:
+		if v < r.min || v > r.max {
+			return r.err
+		}
+	case float64:
+		if math.IsNaN(v) || v < float64(r.min) || v >= float64(r.max)+1 {
+			return r.err
+		}
+	}
+	return nil
 }
 
 // columnValue returns column i of the current row as the Go type of col.

@@ -388,3 +388,37 @@ func TestSubqueryDoublesRoundToEven(t *testing.T) {
 	wantRows(t, e.query("SELECT x::int4, x::int8 FROM (VALUES (-2.5::float8), (0.5::float8), (1.5::float8)) t(x)"),
 		row(int64(-2), int64(-2)), row(int64(0), int64(0)), row(int64(2), int64(2)))
 }
+
+// Integer arithmetic fails past its type's range, as PostgreSQL's
+// operators do, where SQLite would compute in 64 bits (int4 * int2 past
+// 2^31) or turn an overflow into a double (int8 * int8); in range it has
+// its type: int4 * int2 is an integer, int8 + int4 a bigint.
+func TestIntegerArithmeticOverflow(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE nums (id int PRIMARY KEY, i2 int2, i4 int4, i8 int8)")
+	e.commit("INSERT INTO nums VALUES (1, 32767, 2147483647, 4567890123456789), (2, 1, 1, 1)")
+	for _, c := range []struct{ sql, msg string }{
+		{"SELECT i4 * int2 '2' FROM nums", "integer out of range"},
+		{"SELECT i4 + 1 FROM nums", "integer out of range"},
+		{"SELECT i2 + int2 '2' FROM nums", "smallint out of range"},
+		{"SELECT -i2 - i2 FROM nums", "smallint out of range"},
+		{"SELECT i8 * i8 FROM nums", "bigint out of range"},
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), c.sql, &recorder{})
+		tx.Rollback()
+		wantCode(t, err, sqlerr.NumericValueOutOfRange)
+		if !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.sql, err, c.msg)
+		}
+	}
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT (i2 + 1) * 2, i4::int8 * 2, i8 + i4 FROM nums WHERE id = 1")
+	wantRows(t, r.rows, row(int64(65536), int64(4294967294), int64(4567892270940436)))
+	for i, want := range []result.Type{result.Int4, result.Int8, result.Int8} {
+		if r.cols[i].Type != want {
+			t.Errorf("column %d: type %v, want %v", i+1, r.cols[i].Type, want)
+		}
+	}
+}
