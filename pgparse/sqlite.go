@@ -44,6 +44,9 @@ type SQLite struct {
 	// t): SQLite selects a NULL for each row, which the result leaves
 	// out.
 	NoColumns bool
+	// Arithmetic are the table columns the statement does arithmetic on:
+	// the engine refuses it unless each is a number (ArithmeticOperand).
+	Arithmetic []KindPart
 }
 
 // ResultColumn is one result column of a printed statement.
@@ -171,7 +174,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 	if p.err != nil {
 		return nil, nil, p.err
 	}
-	out.SQL, out.Params, out.Tables = p.b.String(), p.params, p.tables
+	out.SQL, out.Params, out.Tables, out.Arithmetic = p.b.String(), p.params, p.tables, p.arithColumns
 	return out, p, nil
 }
 
@@ -200,6 +203,8 @@ type printer struct {
 	b      strings.Builder
 	err    error
 	params []Param
+	// arithColumns: SQLite.Arithmetic.
+	arithColumns []KindPart
 	// aliases maps the names a statement's tables go by (their aliases,
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string

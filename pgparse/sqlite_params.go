@@ -240,11 +240,59 @@ func (p *printer) deriveName(name string) {
 // arithmetic are the operators of arithmetic.
 var arithmetic = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true}
 
-// arithmetic notes that n, if a parameter, is an operand of arithmetic.
+// arithmetic notes that n is an operand of arithmetic (+ - * / %),
+// which SQLite does on numbers only: on a date's text '2020-01-01' + 1
+// is 2021. A parameter is noted so; an operand of a kind that is no
+// number's is refused, and a table column's kind, known at run time, is
+// left for the engine to check (SQLite.Arithmetic). A string constant
+// takes the other operand's type, as in PostgreSQL.
 func (p *printer) arithmetic(n *pg_query.Node) {
 	if prm := p.paramOf(n); prm != nil {
 		prm.Arithmetic = true
+		return
 	}
+	if !p.columnTypes || p.cat != nil || n.GetAConst() != nil {
+		return
+	}
+	if cr := n.GetColumnRef(); cr != nil {
+		if k := p.scopeColumnKind(cr); k != "" {
+			p.numberOperand(k)
+		} else if tables, column, ok := p.columnOf(cr); ok {
+			p.arithColumns = append(p.arithColumns, KindPart{Tables: tables, Column: column})
+		}
+		return
+	}
+	if f := n.GetSqlvalueFunction(); f != nil {
+		// CURRENT_DATE, LOCALTIMESTAMP, CURRENT_USER...: none a number.
+		kind := map[string]string{"current_date": "date", "current_timestamp": "timestamptz",
+			"localtimestamp": "timestamp", "current_time": "time", "localtime": "time"}[sqlValueName(f.Op)]
+		if kind == "" {
+			kind = "name"
+		}
+		p.numberOperand(kind)
+		return
+	}
+	if k, _ := valueKind(n); k != "" {
+		p.numberOperand(k)
+	}
+}
+
+// numberOperand refuses an operand of arithmetic of kind, unless a
+// number's.
+func (p *printer) numberOperand(kind string) {
+	if err := ArithmeticOperand(kind); err != nil {
+		p.fail(err)
+	}
+}
+
+// ArithmeticOperand returns the error of an operand of arithmetic of
+// kind (as CastKind names kinds; "" if not known), nil for a number's:
+// SQLite's arithmetic on anything else is not PostgreSQL's.
+func ArithmeticOperand(kind string) error {
+	if kind == "" || kind == "float4" || slices.Contains(numericKinds, kind) {
+		return nil
+	}
+	return sqlerr.New(sqlerr.FeatureNotSupported, "arithmetic on %s values is not supported by the embedded engine (SQLite); the PostgreSQL engine (--engine postgres) supports it", kind)
 }
 
 // hintKind notes that n, if a parameter, is of kind.

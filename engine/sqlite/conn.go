@@ -304,6 +304,13 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		return nil, rec, "", err
 	}
 	if printed != nil {
+		for _, col := range printed.Arithmetic {
+			if err := pgparse.ArithmeticOperand(c.columnKind(col.Tables, col.Column)); err != nil {
+				c.endStatement()
+				stmt.Finalize()
+				return nil, rec, "", err
+			}
+		}
 		rec.columns, rec.params, rec.paramTables = printed.Columns, printed.Params, printed.Tables
 		rec.noColumns = printed.NoColumns
 		rec.sources = printed.Sources

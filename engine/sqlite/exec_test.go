@@ -422,3 +422,34 @@ func TestIntegerArithmeticOverflow(t *testing.T) {
 		}
 	}
 }
+
+// Arithmetic on what is no number (a date, a timestamp, text, jsonb) is
+// refused, in any clause: SQLite would compute on the text ('2020-01-01'
+// + 1 is 2021). Numbers, and string constants that take the other
+// operand's type, are computed.
+func TestArithmeticOnlyOnNumbers(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE things (id int PRIMARY KEY, d date, ts timestamp, s text, j jsonb, n numeric, i int8)")
+	e.commit("INSERT INTO things VALUES (1, '2020-01-01', '2020-01-01 10:00', '5', '{\"a\": 1}', 1.5, 7)")
+	for _, sql := range []string{
+		"SELECT d + 1 FROM things",
+		"SELECT id FROM things WHERE d - 1 > 0",
+		"SELECT ts - ts FROM things",
+		"SELECT s * 2 FROM things",
+		"SELECT j - 'a' FROM things",
+		"SELECT date '2020-01-01' + 1",
+		"SELECT now() - now()",
+		"UPDATE things SET d = d + 1",
+		"SELECT t.d * 2 FROM things t",
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), sql, &recorder{})
+		tx.Rollback()
+		wantCode(t, err, sqlerr.FeatureNotSupported)
+		if !strings.Contains(err.Error(), "arithmetic on") {
+			t.Errorf("%s: %v, want a refusal of arithmetic", sql, err)
+		}
+	}
+	wantRows(t, e.query("SELECT n + 1, '5' + 1, i * 2, -i, (i + 1) % 3 FROM things"),
+		row(2.5, int64(6), int64(14), int64(-7), int64(2)))
+}
