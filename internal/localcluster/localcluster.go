@@ -477,11 +477,16 @@ func (c *Cluster) getJSON(addr, path string, v any) error {
 }
 
 // Ready reports nil when every running node knows a leader and every
-// member with its client address.
+// member with its client address. A member whose process ended by itself
+// (not by Kill) is named in the error, as it will not become ready.
 func (c *Cluster) Ready() error {
 	members := c.members()
 	for _, i := range members {
-		if !c.Nodes[i].Running() {
+		n := c.Nodes[i]
+		if !n.Running() {
+			if n.done != nil && !n.killing.Load() {
+				return fmt.Errorf("%s exited: %v", n.ID, n.exitErr)
+			}
 			continue
 		}
 		st, err := c.Status(i)

@@ -49,7 +49,11 @@ func StartCluster(binary, dir, engine string, timeout time.Duration) (*Cluster, 
 		transfers: make([]uint64, clusterNodes), logSeen: make([]int64, clusterNodes)}
 	if err := poll(context.Background(), timeout, lc.Ready); err != nil {
 		c.Stop()
-		return nil, fmt.Errorf("%s cluster not ready within %s: %w\n%s", engine, timeout, err, lc.LogTail(0, 2000))
+		var logs strings.Builder
+		for i, n := range lc.Nodes {
+			fmt.Fprintf(&logs, "\n--- %s log (tail):\n%s", n.ID, lc.LogTail(i, 1500))
+		}
+		return nil, fmt.Errorf("%s cluster not ready within %s: %w%s", engine, timeout, err, logs.String())
 	}
 	return c, nil
 }
