@@ -1,6 +1,7 @@
 package pgparse
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -29,14 +30,17 @@ func TestParseCommand(t *testing.T) {
 
 func TestParseSetValue(t *testing.T) {
 	for sql, want := range map[string]Set{
-		"SET ROLE r2":                       {Name: "role", Value: "r2"},
-		"SET SESSION AUTHORIZATION 'u'":     {Name: "session_authorization", Value: "u"},
-		"SET LOCAL search_path TO s":        {Name: "search_path", Local: true, Value: "s"},
-		"RESET ROLE":                        {Name: "role", Reset: true},
-		"SET SESSION AUTHORIZATION DEFAULT": {Name: "session_authorization", Reset: true},
-		"SET search_path TO a, b":           {Name: "search_path"},
+		"SET ROLE r2":                         {Name: "role", Value: "r2", Items: []string{"r2"}},
+		"SET SESSION AUTHORIZATION 'u'":       {Name: "session_authorization", Value: "u", Items: []string{"u"}},
+		"SET LOCAL search_path TO s":          {Name: "search_path", Local: true, Value: "s", Items: []string{"s"}},
+		"RESET ROLE":                          {Name: "role", Reset: true},
+		"SET SESSION AUTHORIZATION DEFAULT":   {Name: "session_authorization", Reset: true},
+		"SET search_path TO a, 'b, c', \"D\"": {Name: "search_path", Items: []string{"a", "b, c", "D"}},
+		"SET lock_timeout = -1":               {Name: "lock_timeout", Items: []string{"-1"}},
+		"SET seq_page_cost = 2.5":             {Name: "seq_page_cost", Items: []string{"2.5"}},
+		"SET enable_seqscan = off":            {Name: "enable_seqscan", Value: "off", Items: []string{"off"}},
 	} {
-		if got, ok := ParseSet(sql); !ok || got != want {
+		if got, ok := ParseSet(sql); !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseSet(%q) = %+v, %v; want %+v", sql, got, ok, want)
 		}
 	}

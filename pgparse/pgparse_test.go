@@ -345,9 +345,9 @@ func TestParseSet(t *testing.T) {
 		want Set
 		ok   bool
 	}{
-		{"SET search_path = a, public", Set{Name: "search_path"}, true},
-		{"set local TimeZone to 'UTC'", Set{Name: "timezone", Local: true, Value: "UTC"}, true},
-		{"SET TIME ZONE 'Asia/Tokyo'", Set{Name: "timezone", Value: "Asia/Tokyo"}, true},
+		{"SET search_path = a, public", Set{Name: "search_path", Items: []string{"a", "public"}}, true},
+		{"set local TimeZone to 'UTC'", Set{Name: "timezone", Local: true, Value: "UTC", Items: []string{"UTC"}}, true},
+		{"SET TIME ZONE 'Asia/Tokyo'", Set{Name: "timezone", Value: "Asia/Tokyo", Items: []string{"Asia/Tokyo"}}, true},
 		{"SET application_name TO DEFAULT", Set{Name: "application_name", Reset: true}, true},
 		{"RESET datestyle", Set{Name: "datestyle", Reset: true}, true},
 		{"RESET ALL", Set{Reset: true, All: true}, true},
@@ -355,7 +355,7 @@ func TestParseSet(t *testing.T) {
 		{"SELECT 1", Set{}, false},
 	} {
 		got, ok := ParseSet(c.sql)
-		if ok != c.ok || got != c.want {
+		if ok != c.ok || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: got %+v, %v; want %+v, %v", c.sql, got, ok, c.want, c.ok)
 		}
 	}

@@ -1,6 +1,7 @@
 package pgparse
 
 import (
+	"strconv"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -15,6 +16,9 @@ type Set struct {
 	// Value is the value set when it is one string or name (SET ROLE r,
 	// SET SESSION AUTHORIZATION 'u', SET search_path TO s), else "".
 	Value string
+	// Items are the values of a list (SET search_path TO a, 'b c'), each
+	// a string, name or number as written; nil for another value.
+	Items []string
 }
 
 // ParseSet returns the SET or RESET of sql if sql is one such statement
@@ -36,6 +40,7 @@ func ParseSet(sql string) (s Set, ok bool) {
 				s.Value = c.GetSval().Sval
 			}
 		}
+		s.Items = constItems(vs.Args)
 	case pg_query.VariableSetKind_VAR_SET_DEFAULT, pg_query.VariableSetKind_VAR_RESET:
 		s.Reset = true
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
@@ -120,4 +125,28 @@ func ParseSetConfig(sql string) (sc SetConfig, ok bool) {
 func SetsConstraints(sql string) bool {
 	tree, err := pg_query.Parse(sql)
 	return err == nil && len(tree.Stmts) == 1 && tree.Stmts[0].Stmt.GetConstraintsSetStmt() != nil
+}
+
+// constItems returns args as text if each is a constant (string, name,
+// number), else nil.
+func constItems(args []*pg_query.Node) []string {
+	var out []string
+	for _, a := range args {
+		c := a.GetAConst()
+		switch {
+		case c == nil:
+			return nil
+		case c.GetSval() != nil:
+			out = append(out, c.GetSval().Sval)
+		case c.GetIval() != nil:
+			out = append(out, strconv.Itoa(int(c.GetIval().Ival)))
+		case c.GetFval() != nil:
+			out = append(out, c.GetFval().Fval)
+		case c.GetBoolval() != nil:
+			out = append(out, strconv.FormatBool(c.GetBoolval().Boolval))
+		default:
+			return nil
+		}
+	}
+	return out
 }

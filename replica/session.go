@@ -1073,10 +1073,7 @@ func (s *Session) show(st statement, w result.Writer) error {
 		value = strconv.FormatUint(map[string]*atomic.Uint64{"certa.read_sets": &s.node.readSets,
 			"certa.read_set_bytes": &s.node.readSetBytes, "certa.read_filter_false_positives": &s.node.filterFalsePositives}[name].Load(), 10)
 	case "statement_timeout":
-		value = s.statementTimeout.String()
-		if s.statementTimeout == 0 {
-			value = "0"
-		}
+		value = pgParameters[name].show(float64(s.statementTimeout.Milliseconds()))
 	case "transaction_isolation":
 		value = s.modesNow().level()
 	case "transaction_read_only":
@@ -1087,13 +1084,15 @@ func (s *Session) show(st statement, w result.Writer) error {
 		value = onOff(s.defaultModes.readOnly)
 	case "server_version":
 		value = "15.0"
+	case "session_authorization":
+		value = s.user
 	default:
 		v, ok := s.settings[name]
-		if !ok {
-			if strings.HasPrefix(name, "certa.") {
+		if !ok || v == "" {
+			if _, known := pgParameters[name]; !known && (strings.HasPrefix(name, "certa.") || !strings.Contains(name, ".") && !ok) {
 				return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 			}
-			v = defaultSettings[name]
+			v = defaultShown(name)
 		}
 		value = v
 	}

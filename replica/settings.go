@@ -251,6 +251,13 @@ func (s *Session) setConfig(st statement, w result.Writer) error {
 
 // setValue sets a session setting, for the rest of the block if local.
 func (s *Session) setValue(name, value string, local bool) error {
+	if !s.node.engine.RunsPostgreSQL() {
+		shown, err := embeddedSetting(strings.ToLower(name), value, false)
+		if err != nil {
+			return err
+		}
+		name, value = strings.ToLower(name), shown
+	}
 	if local && !s.inBlock {
 		// PostgreSQL warns and changes nothing.
 		return nil
@@ -376,6 +383,9 @@ func parseSet(sql string) (name, value string, local bool, err error) {
 		}
 		return ps.Name, strings.TrimSpace(value), ps.Local, nil
 	}
+	if ps, ok := pgparse.ParseSet(sql); ok && !ps.All && (ps.Reset || ps.Items != nil) {
+		return ps.Name, flattenSetItems(ps.Name, ps.Items), ps.Local, nil
+	}
 	f := strings.Fields(strings.TrimRight(strings.TrimSpace(sql), ";"))
 	if len(f) >= 2 && strings.EqualFold(f[0], "RESET") {
 		return strings.ToLower(f[1]), "", false, nil
@@ -403,6 +413,20 @@ func parseSet(sql string) (name, value string, local bool, err error) {
 	}
 	value = strings.Trim(value, "'\"")
 	return strings.ToLower(name), value, local, nil
+}
+
+// flattenSetItems is the value of SET name TO items, as PostgreSQL
+// writes it: a list's items joined with commas, those of a list of names
+// (search_path) quoted where they would not read back as one name.
+func flattenSetItems(name string, items []string) string {
+	if slices.Contains([]string{"search_path", "temp_tablespaces", "local_preload_libraries"}, name) {
+		quoted := make([]string, len(items))
+		for i, it := range items {
+			quoted[i] = pgparse.QuoteIdent(it)
+		}
+		items = quoted
+	}
+	return strings.Join(items, ", ")
 }
 
 // setPostgres runs a SET or RESET of one of PostgreSQL's parameters, over
@@ -611,11 +635,6 @@ func checkISODateStyle(value string) error {
 	return nil
 }
 
-// fixedAtStartup are parameters a client's startup packet may name that
-// the SQLite engine does not take (values go out in one form, which the
-// client was told at startup): as before, they are left as they are.
-var fixedAtStartup = []string{"datestyle", "timezone", "intervalstyle", "extra_float_digits"}
-
 // Startup applies the run-time parameters of the client's startup packet
 // (pgwire.Backend.NewSession), as PostgreSQL does at connection: they
 // become the session's values, as if SET, and a bad one fails the
@@ -647,8 +666,9 @@ func (s *Session) Startup(ctx context.Context, settings [][2]string) error {
 			}
 			continue
 		}
-		if slices.Contains(fixedAtStartup, name) {
-			continue
+		value, err := embeddedSetting(name, value, true)
+		if err != nil {
+			return err
 		}
 		report, err := s.sessionSettings.apply(name, value, s.node.cfg.StatementTimeout)
 		if err != nil {

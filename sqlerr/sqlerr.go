@@ -54,6 +54,7 @@ const (
 	WrongObjectType              = "42809" // e.g. OR REPLACE VIEW of a table
 	ObjectNotInPrerequisiteState = "55000" // the object is not in the state the statement needs
 	LockNotAvailable             = "55P03"
+	CantChangeRuntimeParam       = "55P02" // a parameter fixed at server start or by its context
 	QueryCanceled                = "57014"
 	AdminShutdown                = "57P01"
 	ProgramLimitExceeded         = "54000"

@@ -213,7 +213,7 @@ func (fk *catalogFK) def() string {
 	b.WriteString("FOREIGN KEY (")
 	b.WriteString(quoteIdentList(fk.cols))
 	b.WriteString(") REFERENCES ")
-	b.WriteString(pgQuoteIdent(fk.parent))
+	b.WriteString(pgparse.QuoteIdent(fk.parent))
 	b.WriteString("(")
 	b.WriteString(quoteIdentList(fk.parentCols))
 	b.WriteString(")")
@@ -239,26 +239,10 @@ func (fk *catalogFK) def() string {
 	return b.String()
 }
 
-// pgQuoteIdent quotes an identifier where PostgreSQL's quote_ident would:
-// unless it is lower-case letters, digits and underscores, not starting
-// with a digit, and no keyword but an unreserved one.
-func pgQuoteIdent(s string) string {
-	plain := s != "" && !quotedKeywords[s]
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c == '_' || i > 0 && (c >= '0' && c <= '9' || c == '$')) {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
 func quoteIdentList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = pgQuoteIdent(n)
+		q[i] = pgparse.QuoteIdent(n)
 	}
 	return strings.Join(q, ", ")
 }
@@ -316,7 +300,7 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 				case identityByDefault:
 					col.identity, col.dflt = "d", ""
 				default: // SERIAL, as PostgreSQL shows it
-					col.dflt = "nextval('" + strings.ReplaceAll(pgQuoteIdent(d.seq), "'", "''") + "'::regclass)"
+					col.dflt = "nextval('" + strings.ReplaceAll(pgparse.QuoteIdent(d.seq), "'", "''") + "'::regclass)"
 				}
 			} else if col.dflt != "" {
 				col.dflt = pgparse.DefaultForCatalog(col.dflt)
@@ -388,7 +372,7 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 			if !idx[i].unique {
 				kind = "INDEX"
 			}
-			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, pgQuoteIdent(idx[i].name), pgQuoteIdent(t.name),
+			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, pgparse.QuoteIdent(idx[i].name), pgparse.QuoteIdent(t.name),
 				quoteIdentList(idx[i].cols))
 		}
 		t.indexes = idx

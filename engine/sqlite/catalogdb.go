@@ -199,7 +199,7 @@ func fillFixed(w *rowWriter, db *catalogDB) {
 		w.row("pg_settings", map[string]any{"name": s.name, "setting": s.setting, "vartype": s.vartype, "context": "user",
 			"source": "default", "category": "certa", "short_desc": s.name})
 	}
-	for _, word := range reservedKeywords {
+	for _, word := range pgparse.ReservedKeywords {
 		w.row("pg_get_keywords", map[string]any{"word": word, "catcode": "R", "barelabel": 1, "catdesc": "reserved", "baredesc": "can be bare label"})
 	}
 	for _, t := range pgparse.Types {
@@ -273,7 +273,7 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 	byName := map[string]*catalogTable{}
 	for _, t := range tables {
 		byName[strings.ToLower(t.name)] = t
-		db.relNames[t.oid] = pgQuoteIdent(t.name)
+		db.relNames[t.oid] = pgparse.QuoteIdent(t.name)
 	}
 	seqOIDs := map[string]int64{}
 	for i, s := range seqs {
@@ -477,7 +477,7 @@ func collationOf(typoid int64) int {
 
 func fillIndexes(w *rowWriter, db *catalogDB, t *catalogTable) {
 	for _, ix := range t.indexes {
-		db.relNames[ix.oid] = pgQuoteIdent(ix.name)
+		db.relNames[ix.oid] = pgparse.QuoteIdent(ix.name)
 		db.indexDefs[ix.oid] = ix.sql
 		db.indexCols[ix.oid] = ix.cols
 		db.indexExprs[ix.oid] = ix.exprs
@@ -565,7 +565,7 @@ func sequenceOID(i int) int64 { return 800000 + int64(i) }
 func fillSequences(w *rowWriter, db *catalogDB, seqs []catalogSequence, byName map[string]*catalogTable) {
 	for i, s := range seqs {
 		oid := sequenceOID(i)
-		db.relNames[oid] = pgQuoteIdent(s.name)
+		db.relNames[oid] = pgparse.QuoteIdent(s.name)
 		t := byName[strings.ToLower(s.table)]
 		var col *catalogColumn
 		if t != nil {
@@ -660,28 +660,3 @@ func typeFacts(decl string, oid int64) columnFacts {
 	}
 	return f
 }
-
-// reservedKeywords are PostgreSQL's reserved key words (pg_get_keywords'
-// catcode R), which a tool must quote as identifiers.
-var reservedKeywords = strings.Fields(`all analyse analyze and any array as asc asymmetric both case cast check
-collate column constraint create current_catalog current_date current_role current_time current_timestamp
-current_user default deferrable desc distinct do else end except false fetch for foreign from grant group
-having in initially intersect into lateral leading limit localtime localtimestamp not null offset on only or
-order placing primary references returning select session_user some symmetric system_user table then to
-trailing true union unique user using variadic when where window with`)
-
-// quotedKeywords are the keywords quote_ident quotes: reserved ones, and
-// those that may not be a function or type name (catcode C) or may only
-// be one (T).
-var quotedKeywords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range append(reservedKeywords, strings.Fields(`between bigint bit boolean char character coalesce dec decimal
-exists extract float greatest grouping inout int integer interval least national nchar none normalize nullif numeric out
-overlay position precision real row setof smallint substring time timestamp treat trim values varchar xmlattributes
-xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable
-authorization binary collation concurrently cross current_schema freeze full ilike inner is isnull join left like
-natural notnull outer overlaps right similar tablesample verbose`)...) {
-		m[w] = true
-	}
-	return m
-}()

@@ -74,7 +74,7 @@ func (db *catalogDB) registerFunctions() error {
 					return text(exprs[col-1]), nil
 				}
 				if cols := db.indexCols[oid]; int(col) <= len(cols) {
-					return text(pgQuoteIdent(cols[col-1])), nil
+					return text(pgparse.QuoteIdent(cols[col-1])), nil
 				}
 				return text(""), nil
 			}
@@ -102,7 +102,7 @@ func (db *catalogDB) registerFunctions() error {
 		"pg_get_userbyid": func([]sqlite.Value) (sqlite.Value, error) { return text("certa"), nil },
 		"pg_get_serial_sequence": func(a []sqlite.Value) (sqlite.Value, error) {
 			if seq, ok := db.serialSeqs[strings.ToLower(strings.TrimPrefix(arg(a, 0).Text(), "public."))+"."+arg(a, 1).Text()]; ok {
-				return text("public." + pgQuoteIdent(seq)), nil
+				return text("public." + pgparse.QuoteIdent(seq)), nil
 			}
 			return null, nil
 		},
@@ -153,7 +153,7 @@ func (db *catalogDB) registerFunctions() error {
 			}
 			return text(`["public"]`), nil
 		},
-		"quote_ident": func(a []sqlite.Value) (sqlite.Value, error) { return text(pgQuoteIdent(arg(a, 0).Text())), nil },
+		"quote_ident": func(a []sqlite.Value) (sqlite.Value, error) { return text(pgparse.QuoteIdent(arg(a, 0).Text())), nil },
 		"quote_literal": func(a []sqlite.Value) (sqlite.Value, error) {
 			if arg(a, 0).Type() == sqlite.TypeNull {
 				return null, nil
@@ -250,7 +250,7 @@ func (db *catalogDB) regclass(name string) (int64, bool) {
 	}
 	if schema == "" || schema == "public" {
 		for oid, n := range db.relNames {
-			if n == pgQuoteIdent(parts[0]) {
+			if n == pgparse.QuoteIdent(parts[0]) {
 				return oid, true
 			}
 		}

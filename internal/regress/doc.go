@@ -17,6 +17,12 @@
 // statement that failed early makes later ones fail too), and for the
 // others the diff with that client's output shows the rest.
 //
+// Through the embedded engine, which takes no time zone but UTC and no
+// date style but ISO, psql connects with PGTZ=UTC and PGDATESTYLE=ISO,
+// MDY instead of pg_regress's America/Los_Angeles and Postgres, MDY, and
+// its outputs are compared with a plain PostgreSQL's run with the same
+// (the plain-utc directories).
+//
 // The command cmd/regress runs the whole schedule and writes a report;
 // regress_test.go keeps the tests listed in identical-<engine>.txt
 // identical. .ci/pgregress-source fetches the suite.

@@ -69,9 +69,13 @@ func (p *PlainPG) Stop() { p.server.Stop() }
 
 // plainDir is where a run keeps a plain server's data and outputs:
 // "plain" for the superuser's run, "plain-client" for the client's.
-func plainDir(out string, superuser bool) string {
-	if superuser {
-		return filepath.Join(out, "plain")
+func plainDir(out string, clock Clock, superuser bool) string {
+	name := "plain"
+	if clock.Name != "" {
+		name += "-" + clock.Name
 	}
-	return filepath.Join(out, "plain-client")
+	if !superuser {
+		name += "-client"
+	}
+	return filepath.Join(out, name)
 }

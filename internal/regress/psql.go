@@ -27,6 +27,31 @@ type Env struct {
 	SrcDir   string // the regress directory: sql/, data/, expected/
 	BuildDir string // where tests write files (results/ under it)
 	LibDir   string // where regress.so would be (the tests that load it fail on both sides)
+	// Clock is the TimeZone and DateStyle psql connects with.
+	Clock Clock
+}
+
+// Clock is the time zone and date style a client asks for at connection
+// (PGTZ, PGDATESTYLE).
+type Clock struct {
+	Name                string // "" for pg_regress's; names the plain runs' directories
+	TimeZone, DateStyle string
+}
+
+// Clocks: pg_regress's, and UTC with ISO dates for the embedded engine,
+// which refuses other zones and styles (a plain PostgreSQL's runs for it
+// use the same, so the outputs compare).
+var (
+	regressClock = Clock{TimeZone: "America/Los_Angeles", DateStyle: "Postgres, MDY"}
+	utcClock     = Clock{Name: "utc", TimeZone: "UTC", DateStyle: "ISO, MDY"}
+)
+
+// clockFor is the clock the tests use through engine.
+func clockFor(engine string) Clock {
+	if engine == "sqlite" {
+		return utcClock
+	}
+	return regressClock
 }
 
 // TestRun is how one test file ran.
@@ -40,7 +65,7 @@ type TestRun struct {
 // RunTest feeds script (a test file, see Script) to psql against target
 // as pg_regress does: psql -X -a -q -d DB -v HIDE_TABLEAM=on -v
 // HIDE_TOAST_COMPRESSION=on < NAME.sql > NAME.out 2>&1, with
-// pg_regress's environment (PGTZ, PGDATESTYLE, PGOPTIONS with
+// pg_regress's environment (PGTZ, PGDATESTYLE of env.Clock, PGOPTIONS with
 // intervalstyle=postgres_verbose, LC_MESSAGES=C, PG_ABS_SRCDIR...). The
 // output goes to outFile too. psql is killed after timeout. An error means
 // psql could not be run at all.
@@ -84,6 +109,9 @@ func regressEnviron(env Env, target Target, name string) []string {
 		}
 		out = append(out, kv)
 	}
+	if env.Clock.TimeZone != "" {
+		out = append(out, "PGTZ="+env.Clock.TimeZone, "PGDATESTYLE="+env.Clock.DateStyle)
+	}
 	return append(out,
 		"PGAPPNAME=pg_regress/"+name,
 		"PGHOST="+target.Host,
@@ -91,8 +119,6 @@ func regressEnviron(env Env, target Target, name string) []string {
 		"PGUSER="+target.User,
 		"PGSSLMODE=disable",
 		"LC_MESSAGES=C",
-		"PGTZ=America/Los_Angeles",
-		"PGDATESTYLE=Postgres, MDY",
 		"PGOPTIONS=-c intervalstyle=postgres_verbose",
 		"PG_ABS_SRCDIR="+env.SrcDir,
 		"PG_ABS_BUILDDIR="+env.BuildDir,

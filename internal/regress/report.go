@@ -12,10 +12,16 @@ import (
 // Report is what a run saw.
 type Report struct {
 	Out     string
-	Tests   []string // in the order they ran
-	Plain   PlainReport
-	Client  *PlainReport // the plain PostgreSQL's client's run (Config.AsClient), or nil
+	Tests   []string    // in the order they ran
+	Plains  []PlainRuns // one per clock the engines use
 	Engines []EngineReport
+}
+
+// PlainRuns are the plain PostgreSQL's runs with one clock.
+type PlainRuns struct {
+	Clock  Clock
+	Plain  PlainReport
+	Client *PlainReport // the plain PostgreSQL's client's run (Config.AsClient), or nil
 }
 
 // PlainReport is the plain PostgreSQL's run.
@@ -89,17 +95,20 @@ func (er EngineReport) Problems() []Problem {
 // differing lines.
 func (r *Report) WriteSummary(w io.Writer, details bool) {
 	fmt.Fprintf(w, "PostgreSQL regression suite through certa: %d tests, outputs in %s\n", len(r.Tests), r.Out)
-	fmt.Fprintf(w, "plain PostgreSQL: %d tests in %s", len(r.Plain.Runs), r.Plain.Elapsed.Round(time.Second))
-	if r.Plain.Stopped != "" {
-		fmt.Fprintf(w, " (%s)", r.Plain.Stopped)
-	}
-	fmt.Fprintln(w)
-	if r.Client != nil {
-		fmt.Fprintf(w, "plain PostgreSQL, as a client that is not a superuser: %d tests in %s", len(r.Client.Runs), r.Client.Elapsed.Round(time.Second))
-		if r.Client.Stopped != "" {
-			fmt.Fprintf(w, " (%s)", r.Client.Stopped)
+	for _, p := range r.Plains {
+		clock := fmt.Sprintf("TimeZone %s, DateStyle %s", p.Clock.TimeZone, p.Clock.DateStyle)
+		fmt.Fprintf(w, "plain PostgreSQL (%s): %d tests in %s", clock, len(p.Plain.Runs), p.Plain.Elapsed.Round(time.Second))
+		if p.Plain.Stopped != "" {
+			fmt.Fprintf(w, " (%s)", p.Plain.Stopped)
 		}
 		fmt.Fprintln(w)
+		if p.Client != nil {
+			fmt.Fprintf(w, "plain PostgreSQL (%s), as a client that is not a superuser: %d tests in %s", clock, len(p.Client.Runs), p.Client.Elapsed.Round(time.Second))
+			if p.Client.Stopped != "" {
+				fmt.Fprintf(w, " (%s)", p.Client.Stopped)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	for _, er := range r.Engines {
 		fmt.Fprintf(w, "\n== %s: %s", er.Engine, er.Elapsed.Round(time.Second))
@@ -117,7 +126,7 @@ func (r *Report) WriteSummary(w io.Writer, details bool) {
 				fmt.Fprintf(w, "%s: %s\n", c, strings.Join(ts, " "))
 			}
 		}
-		if r.Client != nil {
+		if cfgAsClient(r) {
 			ts := er.asClient(Identical)
 			fmt.Fprintf(w, "of those not identical, identical to the plain PostgreSQL's client (they differ only where PostgreSQL needs a superuser): %d\n", len(ts))
 			if len(ts) > 0 {
@@ -255,4 +264,10 @@ func (r *Report) Write() error {
 		}
 	}
 	return nil
+}
+
+// cfgAsClient reports whether the run compared with the plain
+// PostgreSQL's client (Config.AsClient).
+func cfgAsClient(r *Report) bool {
+	return len(r.Plains) > 0 && r.Plains[0].Client != nil
 }

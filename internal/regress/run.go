@@ -133,18 +133,33 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		scripts[t] = Script(string(b), env.SrcDir, env.BuildDir)
 	}
 	r := &Report{Out: cfg.Out, Tests: tests}
-	if r.Plain, err = runPlain(ctx, cfg, env, tests, scripts, true); err != nil {
-		return r, err
+	clocks := []Clock{regressClock}
+	if len(cfg.Engines) > 0 {
+		clocks = nil
+		for _, e := range cfg.Engines {
+			if !slices.Contains(clocks, clockFor(e)) {
+				clocks = append(clocks, clockFor(e))
+			}
+		}
 	}
-	if cfg.AsClient {
-		client, err := runPlain(ctx, cfg, env, tests, scripts, false)
-		r.Client = &client
+	for _, clock := range clocks {
+		env.Clock = clock
+		p := PlainRuns{Clock: clock}
+		p.Plain, err = runPlain(ctx, cfg, env, tests, scripts, true)
+		if err == nil && cfg.AsClient {
+			var client PlainReport
+			client, err = runPlain(ctx, cfg, env, tests, scripts, false)
+			p.Client = &client
+		}
+		r.Plains = append(r.Plains, p)
 		if err != nil {
 			return r, err
 		}
 	}
 	for _, engine := range cfg.Engines {
-		er, err := runEngine(ctx, cfg, env, engine, tests, scripts, r)
+		env.Clock = clockFor(engine)
+		i := slices.IndexFunc(r.Plains, func(p PlainRuns) bool { return p.Clock == env.Clock })
+		er, err := runEngine(ctx, cfg, env, engine, tests, scripts, &r.Plains[i])
 		if er != nil {
 			r.Engines = append(r.Engines, *er)
 		}
@@ -163,7 +178,7 @@ const plainRole = "certa_client"
 // runPlain runs the tests through a plain PostgreSQL, as a superuser or
 // as a client that is not one.
 func runPlain(ctx context.Context, cfg Config, env Env, tests []string, scripts map[string]string, superuser bool) (PlainReport, error) {
-	dir := plainDir(cfg.Out, superuser)
+	dir := plainDir(cfg.Out, env.Clock, superuser)
 	results := filepath.Join(dir, "results")
 	if err := mkdirs(0o711, dir, results); err != nil {
 		return PlainReport{}, err
@@ -216,7 +231,7 @@ func timedOut(r TestRun) string {
 
 // runEngine runs the tests through node 1 of a fresh cluster of engine
 // and compares each output with the plain servers'.
-func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []string, scripts map[string]string, r *Report) (*EngineReport, error) {
+func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []string, scripts map[string]string, plain *PlainRuns) (*EngineReport, error) {
 	dir := filepath.Join(cfg.Out, engine)
 	results, diffs, clusterDir := filepath.Join(dir, "results"), filepath.Join(dir, "diffs"), filepath.Join(dir, "cluster")
 	if err := mkdirs(0o711, dir, results, diffs, clusterDir); err != nil {
@@ -248,7 +263,7 @@ func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []
 			stop(i, fmt.Sprintf("stopped after %s (bound %s) before %s", time.Since(start).Round(time.Second), cfg.MaxDuration, t))
 			break
 		}
-		res := runOne(ctx, cfg, env, c, t, scripts[t], results, diffs, r)
+		res := runOne(ctx, cfg, env, c, t, scripts[t], results, diffs, plain)
 		if ctx.Err() != nil {
 			stop(i, "cancelled")
 			return er, ctx.Err()
@@ -271,12 +286,12 @@ func runEngine(ctx context.Context, cfg Config, env Env, engine string, tests []
 }
 
 // runOne runs test t through the cluster's node 1 and compares.
-func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, results, diffs string, r *Report) TestResult {
+func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, results, diffs string, plain *PlainRuns) TestResult {
 	res := TestResult{Test: t, AsClient: NotRun}
 	outFile := filepath.Join(results, t+".out")
 	run, err := RunTest(ctx, env, c.Target(), t, script, outFile, cfg.TestTimeout)
 	res.Elapsed, res.Exit = run.Elapsed, run.Exit
-	want, ran := r.Plain.Runs[t]
+	want, ran := plain.Plain.Runs[t]
 	switch {
 	case err != nil:
 		res.Class, res.Note = Error, err.Error()
@@ -297,10 +312,10 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 	if res.Class == Identical {
 		return res
 	}
-	diff := writeDiff(filepath.Join(plainDir(cfg.Out, true), "results", t+".out"), outFile, filepath.Join(diffs, t+".diff"))
+	diff := writeDiff(filepath.Join(plainDir(cfg.Out, env.Clock, true), "results", t+".out"), outFile, filepath.Join(diffs, t+".diff"))
 	res.Causes = DiffCauses(diff)
 	res.Silent = countCause(diff, CauseSilent)
-	if client, ok := r.Client.run(t); ok && !run.TimedOut && run.Exit == 0 && !client.TimedOut && client.Exit == 0 {
+	if client, ok := plain.Client.run(t); ok && !run.TimedOut && run.Exit == 0 && !client.TimedOut && client.Exit == 0 {
 		res.AsClient, res.ClientDiff = Compare(client.Output, run.Output)
 		if res.AsClient == Identical {
 			res.Silent = 0
@@ -309,7 +324,7 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 			// (a member of the roles it makes): a hunk silent against
 			// one PostgreSQL but not the other is no wrong result, so the
 			// fewer silent hunks count.
-			cdiff := writeDiff(filepath.Join(plainDir(cfg.Out, false), "results", t+".out"), outFile, filepath.Join(diffs, t+".client.diff"))
+			cdiff := writeDiff(filepath.Join(plainDir(cfg.Out, env.Clock, false), "results", t+".out"), outFile, filepath.Join(diffs, t+".client.diff"))
 			res.Silent = min(res.Silent, countCause(cdiff, CauseSilent))
 		}
 	}
