@@ -461,7 +461,10 @@ func (p *printer) commonParts(n *pg_query.Node) []KindPart {
 		}
 		parts = append(parts, KindPart{Kind: k})
 	}
-	if !columns {
+	if a := n.GetAExpr(); !columns && (a == nil || a.Kind != pg_query.A_Expr_Kind_AEXPR_OP) {
+		// Of constants only: typed by its values, but arithmetic, whose
+		// operands' types say its result's (smallint + smallint is a
+		// smallint, and overflows as one).
 		return nil
 	}
 	return parts

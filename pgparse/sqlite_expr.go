@@ -375,10 +375,16 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 				p.arithmetic(l)
 				p.arithmetic(r)
 			}
+			if (op == "/" || op == "%") && p.cat == nil {
+				// SQLite's x / 0 is NULL, where PostgreSQL's fails, and
+				// its % makes both operands integers.
+				p.call(map[string]string{"/": "pg_div", "%": "pg_mod"}[op], l, r)
+				return
+			}
 		}
 		p.binary(l, " "+op+" ", r)
 	case op == "^":
-		p.call("pow", l, r)
+		p.call("pg_pow", l, r)
 	default:
 		if re, ok := regexOperators[op]; ok {
 			if re[1] {

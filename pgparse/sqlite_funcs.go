@@ -41,7 +41,7 @@ var sqliteFunctions = map[string]string{
 	"btrim": "pg_btrim", "ltrim": "pg_ltrim", "rtrim": "pg_rtrim",
 	// Numbers.
 	"abs": "abs", "round": "round", "ceil": "ceil", "ceiling": "ceil", "floor": "floor", "sign": "sign",
-	"sqrt": "sqrt", "power": "pow", "pow": "pow", "exp": "exp", "ln": "ln", "log10": "log10", "mod": "mod",
+	"sqrt": "pg_sqrt", "power": "pg_pow", "pow": "pg_pow", "exp": "pg_exp", "ln": "pg_ln", "log10": "pg_log10", "mod": "pg_mod",
 	"pi": "pi", "trunc": "trunc", "random": "pg_random", "md5": "md5",
 	// PostgreSQL's own, registered by the engine.
 	"now": "now", "transaction_timestamp": "now", "statement_timestamp": "now", "clock_timestamp": "now",
@@ -72,7 +72,7 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 		p.refuse("generate_series outside FROM")
 		return
 	case name == "log" && len(f.Args) == 1:
-		fn, ok = "log10", true // PostgreSQL's log(x) is base 10
+		fn, ok = "pg_log10", true // PostgreSQL's log(x) is base 10
 	case (name == "substring" || name == "substr") && len(f.Args) >= 2:
 		// SQLite counts a start before 1 differently; PostgreSQL's
 		// SUBSTRING(x FROM s FOR n) is the characters s..s+n-1 that exist.

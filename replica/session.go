@@ -1088,10 +1088,12 @@ func (s *Session) show(st statement, w result.Writer) error {
 		value = s.user
 	default:
 		v, ok := s.settings[name]
-		if !ok || v == "" {
-			if _, known := pgParameters[name]; !known && (strings.HasPrefix(name, "certa.") || !strings.Contains(name, ".") && !ok) {
-				return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
-			}
+		_, known := pgParameters[name]
+		switch {
+		case !known && (!ok || strings.HasPrefix(name, "certa.")):
+			// A custom name (myapp.x) is known once set.
+			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+		case known && v == "":
 			v = defaultShown(name)
 		}
 		value = v
@@ -1121,6 +1123,6 @@ var defaultSettings = map[string]string{
 	"timezone":                    "UTC",
 	"standard_conforming_strings": "on",
 	"integer_datetimes":           "on",
-	"search_path":                 "public",
+	"search_path":                 `"$user", public`,
 	"max_identifier_length":       "63",
 }

@@ -314,6 +314,9 @@ func (v *sessionSettings) apply(name, value string, defaultTimeout time.Duration
 		if err := checkISODateStyle(value); err != nil {
 			return nil, err
 		}
+		if value != "" {
+			value = dateStyle(v.settings[name], value)
+		}
 		v.settings[name] = value
 		return &[2]string{"DateStyle", "ISO, MDY"}, nil
 	case "timezone":
@@ -616,6 +619,28 @@ func utcZone(value string) bool {
 	}
 	// A numeric offset of zero: 0, +00, -00:00, 0.0.
 	return strings.Trim(v, "+-0:.") == "" && strings.ContainsRune(v, '0')
+}
+
+// dateStyle is DateStyle after setting value (checkISODateStyle took it)
+// on current (its value, "" for the default), as PostgreSQL writes it:
+// the output style, then the order of day and month, each kept from
+// current where value does not name it.
+func dateStyle(current, value string) string {
+	order := "MDY"
+	if _, o, ok := strings.Cut(current, ", "); ok {
+		order = o
+	}
+	for _, part := range strings.Split(value, ",") {
+		switch strings.ToLower(strings.Trim(strings.TrimSpace(part), `'"`)) {
+		case "ymd":
+			order = "YMD"
+		case "dmy", "euro", "european":
+			order = "DMY"
+		case "mdy", "us", "noneuro", "noneuropean", "default":
+			order = "MDY"
+		}
+	}
+	return "ISO, " + order
 }
 
 // checkISODateStyle refuses a DateStyle whose output style is not ISO,

@@ -55,6 +55,9 @@ const (
 	ObjectNotInPrerequisiteState = "55000" // the object is not in the state the statement needs
 	LockNotAvailable             = "55P03"
 	CantChangeRuntimeParam       = "55P02" // a parameter fixed at server start or by its context
+	DivisionByZero               = "22012"
+	InvalidArgumentForLog        = "2201E"
+	InvalidArgumentForPower      = "2201F"
 	QueryCanceled                = "57014"
 	AdminShutdown                = "57P01"
 	ProgramLimitExceeded         = "54000"

@@ -186,6 +186,10 @@ func openConn(path string, foreignKeys bool) (*conn, error) {
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if err := registerMath(c); err != nil { // pgmath.go
+		sc.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := registerPGOperators(c); err != nil { // pgops.go
 		sc.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -258,7 +258,9 @@ func checkIntegerRange(typ result.Type, v result.Value) error {
 			return r.err
 		}
 	case float64:
-		if math.IsNaN(v) || v < float64(r.min) || v >= float64(r.max)+1 {
+		// -2^63 as a double is where SQLite's 64-bit arithmetic
+		// overflowed to, not a bigint it computed.
+		if math.IsNaN(v) || v < float64(r.min) || v >= float64(r.max)+1 || r.min == math.MinInt64 && v == float64(r.min) {
 			return r.err
 		}
 	}

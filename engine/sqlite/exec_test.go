@@ -130,9 +130,10 @@ func TestExecColumnTypes(t *testing.T) {
 	if !reflect.DeepEqual(types, wantTypes) {
 		t.Fatalf("expression types %v, want %v", types, wantTypes)
 	}
-	// No rows: declared types still apply, the rest is text.
-	r = exec(t, tx, "SELECT id, 1 + 1 AS two FROM t WHERE id < 0")
-	if !reflect.DeepEqual(r.cols, []result.Column{{Name: "id", Type: result.Int4}, {Name: "two", Type: result.Text}}) || r.tag != "SELECT 0" {
+	// No rows: declared types still apply, and the types arithmetic's
+	// operands give it; the rest is text.
+	r = exec(t, tx, "SELECT id, 1 + 1 AS two, 'x' AS x FROM t WHERE id < 0")
+	if !reflect.DeepEqual(r.cols, []result.Column{{Name: "id", Type: result.Int4}, {Name: "two", Type: result.Int4}, {Name: "x", Type: result.Text}}) || r.tag != "SELECT 0" {
 		t.Fatalf("empty result: %v %q", r.cols, r.tag)
 	}
 }
@@ -403,6 +404,9 @@ func TestIntegerArithmeticOverflow(t *testing.T) {
 		{"SELECT i2 + int2 '2' FROM nums", "smallint out of range"},
 		{"SELECT -i2 - i2 FROM nums", "smallint out of range"},
 		{"SELECT i8 * i8 FROM nums", "bigint out of range"},
+		{"SELECT 32767::int2 + 1::int2", "smallint out of range"},
+		{"SELECT (-2147483648)::int4 * (-1)::int2", "integer out of range"},
+		{"SELECT '-100'::int2 - '9223372036854775800'::int8", "bigint out of range"},
 	} {
 		tx := e.begin()
 		err := tx.Exec(context.Background(), c.sql, &recorder{})
@@ -452,4 +456,63 @@ func TestArithmeticOnlyOnNumbers(t *testing.T) {
 	}
 	wantRows(t, e.query("SELECT n + 1, '5' + 1, i * 2, -i, (i + 1) % 3 FROM things"),
 		row(2.5, int64(6), int64(14), int64(-7), int64(2)))
+}
+
+// Division and modulo by zero fail with 22012, as in PostgreSQL, where
+// SQLite's give NULL: in results, in WHERE, in an UPDATE, which then
+// changes nothing.
+func TestDivisionByZero(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE dz (id int PRIMARY KEY, n int, f float8, d numeric)")
+	e.commit("INSERT INTO dz VALUES (1, 0, 0, 0), (2, 2, 2.5, 1.5)")
+	for _, sql := range []string{
+		"SELECT 1 / 0",
+		"SELECT 1.0 / 0",
+		"SELECT 5 % 0",
+		"SELECT 1 / '0'",
+		"SELECT id / n FROM dz",
+		"SELECT 1 / f FROM dz",
+		"SELECT d % n FROM dz",
+		"SELECT id FROM dz WHERE 10 / n > 1",
+		"UPDATE dz SET n = 10 / n",
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), sql, &recorder{})
+		tx.Rollback()
+		wantCode(t, err, sqlerr.DivisionByZero)
+	}
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT 10 / n, NULL / 0, n / NULL FROM dz WHERE id = 2")
+	wantRows(t, r.rows, row(int64(5), nil, nil))
+	r = exec(t, tx, "SELECT n FROM dz ORDER BY id")
+	wantRows(t, r.rows, row(int64(0)), row(int64(2)))
+}
+
+// Mathematical functions fail where PostgreSQL's do, where SQLite's
+// return NULL: a logarithm of zero, a square root of a negative number,
+// an undefined power, an overflow.
+func TestMathFunctionErrors(t *testing.T) {
+	e := openTest(t, Config{})
+	for _, c := range []struct{ sql, code, msg string }{
+		{"SELECT ln(0)", sqlerr.InvalidArgumentForLog, "cannot take logarithm of zero"},
+		{"SELECT log(-1.5)", sqlerr.InvalidArgumentForLog, "cannot take logarithm of a negative number"},
+		{"SELECT sqrt(-1::float8)", sqlerr.InvalidArgumentForPower, "cannot take square root of a negative number"},
+		{"SELECT power(0::float8, -1)", sqlerr.InvalidArgumentForPower, "zero raised to a negative power is undefined"},
+		{"SELECT (-8.0) ^ 0.5", sqlerr.InvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result"},
+		{"SELECT exp(1000::float8)", sqlerr.NumericValueOutOfRange, "value out of range: overflow"},
+		{"SELECT mod(5, 0)", sqlerr.DivisionByZero, "division by zero"},
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), c.sql, &recorder{})
+		tx.Rollback()
+		wantCode(t, err, c.code)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.sql, err, c.msg)
+		}
+	}
+	tx := e.begin()
+	defer tx.Rollback()
+	r := exec(t, tx, "SELECT sqrt(16), ln(1), power(2, 10), (-8.0) ^ 3, mod(-7, 3), exp(0), sqrt(NULL)")
+	wantRows(t, r.rows, row(4.0, 0.0, 1024.0, -512.0, int64(-1), 1.0, nil))
 }

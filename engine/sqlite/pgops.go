@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -71,6 +72,20 @@ func registerPGOperators(c *conn) error {
 				regexps[key] = re
 			}
 			return boolValue(re.MatchString(castText(args[0]))), nil
+		}},
+		"pg_div": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := divide(args[0], args[1], false)
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
+		}},
+		"pg_mod": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := divide(args[0], args[1], true)
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
 		}},
 		"pg_greatest": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return extreme(args, 1), nil
@@ -376,4 +391,62 @@ func substrValue(args []sqlite.Value, fail func(*sqlerr.Error) (sqlite.Value, er
 		return sqlite.TextValue(""), nil
 	}
 	return sqlite.TextValue(string(r[start-1 : end-1])), nil
+}
+
+// divide is PostgreSQL's l / r (or l % r if mod): NULL if either is,
+// 22012 if r is zero; integers divide truncating toward zero, as
+// PostgreSQL's do, other numbers as doubles, and % keeps the dividend's
+// sign (PostgreSQL's numeric %, where SQLite's makes both integers).
+func divide(l, r sqlite.Value, mod bool) (sqlite.Value, *sqlerr.Error) {
+	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
+		return sqlite.Value{}, nil
+	}
+	li, lf, lInt, err := numberOf(l)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	ri, rf, rInt, err := numberOf(r)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	if rInt && ri == 0 || !rInt && rf == 0 {
+		return sqlite.Value{}, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
+	}
+	switch {
+	case lInt && rInt && ri == -1:
+		if !mod && li == math.MinInt64 {
+			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		if mod {
+			return sqlite.IntegerValue(0), nil
+		}
+		return sqlite.IntegerValue(-li), nil
+	case lInt && rInt && mod:
+		return sqlite.IntegerValue(li % ri), nil
+	case lInt && rInt:
+		return sqlite.IntegerValue(li / ri), nil
+	case mod:
+		return sqlite.FloatValue(math.Mod(lf, rf)), nil
+	}
+	return sqlite.FloatValue(lf / rf), nil
+}
+
+// numberOf reads v as a number: an integer (isInt) or a double. Text is
+// read as the number it spells (a string constant PostgreSQL would take
+// as one).
+func numberOf(v sqlite.Value) (i int64, f float64, isInt bool, err *sqlerr.Error) {
+	switch v.Type() {
+	case sqlite.TypeInteger:
+		return v.Int64(), float64(v.Int64()), true, nil
+	case sqlite.TypeFloat:
+		return 0, v.Float(), false, nil
+	}
+	s := strings.TrimSpace(v.Text())
+	if n, perr := strconv.ParseInt(s, 10, 64); perr == nil {
+		return n, float64(n), true, nil
+	}
+	if f, perr := strconv.ParseFloat(s, 64); perr == nil {
+		return 0, f, false, nil
+	}
+	return 0, 0, false, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", v.Text())
 }

@@ -11,7 +11,8 @@ import (
 // embeddedSettingsScript sets and shows parameters the embedded engine
 // takes, with good and bad values: checked, and shown, as PostgreSQL
 // does (units, booleans, enums, ranges, RESET, custom names).
-const embeddedSettingsScript = `SHOW work_mem;
+const embeddedSettingsScript = `SHOW search_path;
+SHOW work_mem;
 SET work_mem = '64MB';
 SHOW work_mem;
 SET work_mem = 10;
@@ -58,6 +59,18 @@ SET client_min_messages = warning;
 SHOW client_min_messages;
 SET extra_float_digits = 3;
 SHOW extra_float_digits;
+SET DateStyle = ymd;
+SHOW DateStyle;
+SET DateStyle = 'ISO';
+SHOW DateStyle;
+SET DateStyle = euro, iso;
+SHOW DateStyle;
+RESET DateStyle;
+SHOW DateStyle;
+SHOW custom.never_set;
+SET custom.was_set = 'x';
+RESET custom.was_set;
+SHOW custom.was_set;
 BEGIN;
 SET LOCAL work_mem = '8MB';
 SHOW work_mem;
