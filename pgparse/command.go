@@ -31,3 +31,28 @@ func ParseCommand(sql string) (Command, error) {
 	kind := strings.TrimPrefix(fmt.Sprintf("%T", tree.Stmts[0].Stmt.Node), "*pg_query.Node_")
 	return Command{Kind: kind, Words: leadingWords(sql, false)}, nil
 }
+
+// OutsideBlockOnly returns the command PostgreSQL refuses inside a
+// transaction block ("VACUUM", "CREATE INDEX CONCURRENTLY", "DROP INDEX
+// CONCURRENTLY") if sql is one, else "".
+func OutsideBlockOnly(sql string) string {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return ""
+	}
+	switch n := tree.Stmts[0].Stmt.Node.(type) {
+	case *pg_query.Node_VacuumStmt:
+		if n.VacuumStmt.IsVacuumcmd {
+			return "VACUUM"
+		}
+	case *pg_query.Node_IndexStmt:
+		if n.IndexStmt.Concurrent {
+			return "CREATE INDEX CONCURRENTLY"
+		}
+	case *pg_query.Node_DropStmt:
+		if n.DropStmt.Concurrent {
+			return "DROP INDEX CONCURRENTLY"
+		}
+	}
+	return ""
+}

@@ -504,6 +504,13 @@ func (s *Session) runStatement(ctx context.Context, st statement, w result.Write
 	if s.failed {
 		return errInFailedBlock
 	}
+	if s.inBlock && !s.node.engine.RunsPostgreSQL() && len(st.words) > 0 &&
+		(st.words[0] == "VACUUM" || strings.Contains(strings.ToUpper(st.sql), "CONCURRENTLY")) {
+		// Over PostgreSQL, PostgreSQL refuses these itself.
+		if cmd := pgparse.OutsideBlockOnly(st.sql); cmd != "" {
+			return sqlerr.New(sqlerr.ActiveTransaction, "%s cannot run inside a transaction block", cmd)
+		}
+	}
 	st.sql = s.withModesShown(st.sql)
 	switch s.kindOf(st) {
 	case kindSet:

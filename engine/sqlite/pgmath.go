@@ -85,6 +85,9 @@ func registerMath(c *conn) error {
 					nums[i] = x
 				}
 				r, err := f(nums)
+				if err == nil && math.IsNaN(r) {
+					err = errNaN
+				}
 				if err != nil {
 					return c.failFunc(err)
 				}

@@ -425,10 +425,15 @@ func divide(l, r sqlite.Value, mod bool) (sqlite.Value, *sqlerr.Error) {
 		return sqlite.IntegerValue(li % ri), nil
 	case lInt && rInt:
 		return sqlite.IntegerValue(li / ri), nil
-	case mod:
-		return sqlite.FloatValue(math.Mod(lf, rf)), nil
 	}
-	return sqlite.FloatValue(lf / rf), nil
+	q := lf / rf
+	if mod {
+		q = math.Mod(lf, rf)
+	}
+	if math.IsNaN(q) { // Infinity / Infinity
+		return sqlite.Value{}, errNaN
+	}
+	return sqlite.FloatValue(q), nil
 }
 
 // numberOf reads v as a number: an integer (isInt) or a double. Text is
