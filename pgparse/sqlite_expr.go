@@ -375,6 +375,12 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 				p.arithmetic(l)
 				p.arithmetic(r)
 			}
+			if (op == "/" || op == "%") && p.cat == nil && isZeroConstant(r) && isNumberConstant(l) {
+				// PostgreSQL folds a constant division when it plans the
+				// statement, so 1 / 0 fails even where it is not reached.
+				p.fail(sqlerr.New(sqlerr.DivisionByZero, "division by zero"))
+				return
+			}
 			if (op == "/" || op == "%") && p.cat == nil {
 				// SQLite's x / 0 is NULL, where PostgreSQL's fails, and
 				// its % makes both operands integers.
@@ -772,4 +778,30 @@ func lastName(nodes []*pg_query.Node) string {
 		return ""
 	}
 	return parts[len(parts)-1]
+}
+
+// isNumberConstant reports whether n is a number written as a constant
+// (1, 2.5, -3), which PostgreSQL folds with the operators around it.
+func isNumberConstant(n *pg_query.Node) bool {
+	if a := n.GetAExpr(); a != nil && a.Lexpr == nil && operator(a.Name) == "-" {
+		n = a.Rexpr
+	}
+	c := n.GetAConst()
+	return c != nil && (c.GetIval() != nil || c.GetFval() != nil)
+}
+
+// isZeroConstant reports whether n is the number constant 0 (0, 0.0).
+func isZeroConstant(n *pg_query.Node) bool {
+	if !isNumberConstant(n) {
+		return false
+	}
+	if a := n.GetAExpr(); a != nil {
+		n = a.Rexpr
+	}
+	c := n.GetAConst()
+	if c.GetIval() != nil {
+		return c.GetIval().Ival == 0
+	}
+	f, err := strconv.ParseFloat(c.GetFval().Fval, 64)
+	return err == nil && f == 0
 }
