@@ -47,6 +47,10 @@ type SQLite struct {
 	// Arithmetic are the table columns the statement does arithmetic on:
 	// the engine refuses it unless each is a number (ArithmeticOperand).
 	Arithmetic []KindPart
+	// Ungrouped are the columns grouped queries read outside their
+	// aggregates: the engine refuses one that is not grouped and whose
+	// table's primary key is not either (GroupCheck).
+	Ungrouped []GroupCheck
 }
 
 // ResultColumn is one result column of a printed statement.
@@ -175,6 +179,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		return nil, nil, p.err
 	}
 	out.SQL, out.Params, out.Tables, out.Arithmetic = p.b.String(), p.params, p.tables, p.arithColumns
+	out.Ungrouped = p.ungrouped
 	return out, p, nil
 }
 
@@ -205,6 +210,8 @@ type printer struct {
 	params []Param
 	// arithColumns: SQLite.Arithmetic.
 	arithColumns []KindPart
+	// ungrouped: SQLite.Ungrouped.
+	ungrouped []GroupCheck
 	// aliases maps the names a statement's tables go by (their aliases,
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string

@@ -56,6 +56,7 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 		if p.columnTypes {
 			p.pushFromScope(s.FromClause)
 			defer p.popFromScope()
+			p.checkGrouping(s)
 		}
 		p.w("SELECT ")
 		if s.DistinctClause != nil {

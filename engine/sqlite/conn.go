@@ -315,6 +315,11 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 				return nil, rec, "", err
 			}
 		}
+		if err := c.checkGrouping(printed.Ungrouped); err != nil {
+			c.endStatement()
+			stmt.Finalize()
+			return nil, rec, "", err
+		}
 		rec.columns, rec.params, rec.paramTables = printed.Columns, printed.Params, printed.Tables
 		rec.noColumns = printed.NoColumns
 		rec.sources = printed.Sources

@@ -121,7 +121,7 @@ func TestExecColumnTypes(t *testing.T) {
 
 	// Expressions are typed as PostgreSQL types them, aliased columns by
 	// their table's declaration.
-	r = exec(t, tx, "SELECT 1, 1.5, 'x', x'00', NULL, i AS alias, count(*) FROM t WHERE id = 1")
+	r = exec(t, tx, "SELECT 1, 1.5, 'x', x'00', NULL, i AS alias, count(*) FROM t WHERE id = 1 GROUP BY i")
 	var types []result.Type
 	for _, c := range r.cols {
 		types = append(types, c.Type)

@@ -1,0 +1,145 @@
+package pgparse
+
+import (
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// GroupCheck is a column a grouped query reads outside an aggregate.
+// PostgreSQL takes it only if it is grouped, or its table's primary key
+// is; SQLite takes any column and gives some row's value. The engine,
+// which knows the keys, checks (SQLite.Ungrouped).
+type GroupCheck struct {
+	Name    string     // as PostgreSQL's error names it: table.column
+	Column  KindPart   // the column (Tables, Column)
+	Grouped []KindPart // the columns of the GROUP BY
+}
+
+// checkGrouping notes the columns of s, a SELECT that groups or
+// aggregates, read outside its aggregates (SQLite.Ungrouped). It notes
+// none where it cannot tell what is grouped: a GROUP BY of expressions,
+// grouping sets, a * among the targets.
+func (p *printer) checkGrouping(s *pg_query.SelectStmt) {
+	if !p.columnTypes || p.cat != nil {
+		return
+	}
+	if len(s.GroupClause) == 0 && s.HavingClause == nil && !anyAggregate(s.TargetList) {
+		return
+	}
+	aliases := map[string]*pg_query.Node{}
+	for _, t := range s.TargetList {
+		rt := t.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return
+		}
+		if rt.Name != "" {
+			aliases[rt.Name] = rt.Val
+		}
+	}
+	var grouped []KindPart
+	for _, g := range s.GroupClause {
+		if c := g.GetAConst(); c != nil && c.GetIval() != nil {
+			i := int(c.GetIval().Ival)
+			if i < 1 || i > len(s.TargetList) {
+				return
+			}
+			g = s.TargetList[i-1].GetResTarget().Val
+		} else if cr := g.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+			// An output column's name (PostgreSQL takes an input
+			// column of that name first: then this check is lenient).
+			if v, ok := aliases[cr.Fields[0].GetString_().GetSval()]; ok {
+				g = v
+			}
+		}
+		cr := g.GetColumnRef()
+		if cr == nil {
+			return
+		}
+		tables, column, ok := p.columnOf(cr)
+		if !ok {
+			return
+		}
+		grouped = append(grouped, KindPart{Tables: tables, Column: column})
+	}
+	var read []*pg_query.ColumnRef
+	for _, t := range s.TargetList {
+		read = append(read, ungroupedRefs(t.GetResTarget().Val)...)
+	}
+	if s.HavingClause != nil {
+		read = append(read, ungroupedRefs(s.HavingClause)...)
+	}
+	for _, sb := range s.SortClause {
+		n := sb.GetSortBy().Node
+		if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && aliases[cr.Fields[0].GetString_().GetSval()] != nil {
+			continue // an output column
+		}
+		if n.GetAConst() != nil {
+			continue
+		}
+		read = append(read, ungroupedRefs(n)...)
+	}
+	for _, cr := range read {
+		tables, column, ok := p.columnOf(cr)
+		if !ok {
+			continue
+		}
+		name := column
+		if parts := columnParts(cr); len(parts) == 2 {
+			name = parts[0] + "." + parts[1]
+		} else if len(p.scopes) > 0 && len(p.scopes[len(p.scopes)-1].tables) == 1 {
+			name = tables + "." + column
+		}
+		p.ungrouped = append(p.ungrouped, GroupCheck{Name: name, Column: KindPart{Tables: tables, Column: column}, Grouped: grouped})
+	}
+}
+
+// anyAggregate reports whether an aggregate is called among targets,
+// outside subqueries.
+func anyAggregate(targets []*pg_query.Node) bool {
+	found := false
+	for _, t := range targets {
+		walkPruned(t.ProtoReflect(), func(m protoreflect.Message) bool {
+			switch n := m.Interface().(type) {
+			case *pg_query.SubLink:
+				return false
+			case *pg_query.FuncCall:
+				if n.Over == nil && aggregates[functionName(n.Funcname)] {
+					found = true
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// ungroupedRefs returns the column references of n outside aggregates,
+// window functions and subqueries (whose references are checked by
+// rules this check does not know).
+func ungroupedRefs(n *pg_query.Node) []*pg_query.ColumnRef {
+	var out []*pg_query.ColumnRef
+	if n == nil {
+		return nil
+	}
+	walkPruned(n.ProtoReflect(), func(m protoreflect.Message) bool {
+		switch x := m.Interface().(type) {
+		case *pg_query.SubLink:
+			return false
+		case *pg_query.FuncCall:
+			if x.Over != nil || aggregates[functionName(x.Funcname)] {
+				return false
+			}
+		case *pg_query.ColumnRef:
+			if x.Fields[len(x.Fields)-1].GetAStar() == nil {
+				out = append(out, x)
+			}
+			return false
+		}
+		return true
+	})
+	return out
+}
