@@ -212,6 +212,9 @@ type printer struct {
 	arithColumns []KindPart
 	// ungrouped: SQLite.Ungrouped.
 	ungrouped []GroupCheck
+	// upsertKeys: the value of a VALUES row that is printed as the
+	// engine's check of the row's conflict key (upsertKeyCheck).
+	upsertKeys map[*pg_query.Node][]*pg_query.Node
 	// aliases maps the names a statement's tables go by (their aliases,
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string

@@ -18,6 +18,13 @@ func (p *printer) expr(n *pg_query.Node) {
 		p.refuse("an empty expression")
 		return
 	}
+	if keys, ok := p.upsertKeys[n]; ok {
+		delete(p.upsertKeys, n)
+		p.w("pg_upsert_key(")
+		p.list(keys, p.expr)
+		p.w(")")
+		return
+	}
 	switch e := n.Node.(type) {
 	case *pg_query.Node_ColumnRef:
 		p.columnRef(e.ColumnRef)

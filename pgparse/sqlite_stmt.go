@@ -3,6 +3,7 @@ package pgparse
 import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"slices"
 
 	"certa/sqlerr"
 )
@@ -498,6 +499,7 @@ func (p *printer) insertStmt(s *pg_query.InsertStmt) {
 				p.hintTarget(v, s.Relation.Relname, col, i)
 			}
 		}
+		p.upsertKeyCheck(s, sel)
 		// SQLite reads "INSERT ... SELECT ... ON CONFLICT" as a join's ON:
 		// a WHERE true ends the SELECT, as SQLite's documentation asks.
 		if s.OnConflictClause != nil && len(sel.ValuesLists) == 0 && sel.WhereClause == nil && sel.Op == pg_query.SetOperation_SETOP_NONE {
@@ -509,6 +511,58 @@ func (p *printer) insertStmt(s *pg_query.InsertStmt) {
 	}
 	p.onConflict(s.Relation.Relname, s.OnConflictClause)
 	p.returning(s.ReturningList)
+}
+
+// upsertKeyCheck has the rows of s, an INSERT of VALUES ... ON CONFLICT
+// (columns) DO UPDATE, printed with the engine's check of their conflict
+// keys (pg_upsert_key of each row's key values, which returns the last):
+// PostgreSQL refuses to update a row a second time in one statement, so
+// two rows with one key fail (21000), where SQLite would update the row
+// the first inserted. Checked where each key value is a constant or a
+// parameter (printed twice, it must not change) and the DO UPDATE has no
+// WHERE (which can leave a conflicting row alone).
+func (p *printer) upsertKeyCheck(s *pg_query.InsertStmt, sel *pg_query.SelectStmt) {
+	oc := s.OnConflictClause
+	if oc == nil || oc.Action != pg_query.OnConflictAction_ONCONFLICT_UPDATE || oc.WhereClause != nil ||
+		oc.Infer == nil || len(oc.Infer.IndexElems) == 0 || len(sel.ValuesLists) < 2 || len(s.Cols) == 0 {
+		return
+	}
+	var pos []int
+	for _, n := range oc.Infer.IndexElems {
+		ie := n.GetIndexElem()
+		i := slices.IndexFunc(s.Cols, func(c *pg_query.Node) bool { return c.GetResTarget().GetName() == ie.Name })
+		if ie.Expr != nil || i < 0 {
+			return
+		}
+		pos = append(pos, i)
+	}
+	for _, row := range sel.ValuesLists {
+		items := row.GetList().Items
+		var keys []*pg_query.Node
+		for _, i := range pos {
+			if i >= len(items) || !constantOrParam(items[i]) {
+				return
+			}
+			keys = append(keys, items[i])
+		}
+		if p.upsertKeys == nil {
+			p.upsertKeys = map[*pg_query.Node][]*pg_query.Node{}
+		}
+		// The last key value printed stands for them all.
+		p.upsertKeys[items[pos[len(pos)-1]]] = append(keys[:len(keys)-1:len(keys)-1], items[pos[len(pos)-1]])
+	}
+}
+
+// constantOrParam reports whether n is a constant or a parameter, maybe
+// cast.
+func constantOrParam(n *pg_query.Node) bool {
+	if tc := n.GetTypeCast(); tc != nil {
+		n = tc.Arg
+	}
+	if a := n.GetAExpr(); a != nil && a.Lexpr == nil && operator(a.Name) == "-" {
+		n = a.Rexpr
+	}
+	return n.GetAConst() != nil || n.GetParamRef() != nil
 }
 
 func (p *printer) onConflict(table string, oc *pg_query.OnConflictClause) {

@@ -56,6 +56,7 @@ const (
 	LockNotAvailable             = "55P03"
 	CantChangeRuntimeParam       = "55P02" // a parameter fixed at server start or by its context
 	DivisionByZero               = "22012"
+	CardinalityViolation         = "21000"
 	GroupingError                = "42803"
 	InvalidArgumentForLog        = "2201E"
 	InvalidArgumentForPower      = "2201F"

@@ -48,6 +48,9 @@ type conn struct {
 	// stmtTaken are the values the running statement took from the node's
 	// blocks: one that fails for want of more gives them back (giveBack).
 	stmtTaken []takenValue
+	// upsertKeys are the conflict keys of the rows the running INSERT ...
+	// ON CONFLICT DO UPDATE proposed so far (pg_upsert_key).
+	upsertKeys map[string]bool
 	// touched collects the keys of rows UPDATEs touch, for the Tx using c
 	// (touched.go); nil when no Tx uses it.
 	touched *[]writeset.Key
@@ -79,6 +82,7 @@ func (c *conn) takeFuncErr() *sqlerr.Error {
 	fe := c.funcErr
 	c.funcErr = nil
 	c.stmtTaken = c.stmtTaken[:0]
+	clear(c.upsertKeys)
 	return fe
 }
 

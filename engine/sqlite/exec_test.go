@@ -519,3 +519,32 @@ func TestMathFunctionErrors(t *testing.T) {
 	r := exec(t, tx, "SELECT sqrt(16), ln(1), power(2, 10), (-8.0) ^ 3, mod(-7, 3), exp(0), sqrt(NULL)")
 	wantRows(t, r.rows, row(4.0, 0.0, 1024.0, -512.0, int64(-1), 1.0, nil))
 }
+
+// An INSERT ... ON CONFLICT DO UPDATE whose rows share a conflict key
+// fails (21000) and changes nothing, as in PostgreSQL, where SQLite
+// would update the row the first of them inserted.
+func TestUpsertRowTwice(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE up (f1 int PRIMARY KEY, f2 int)")
+	e.ddl("CREATE TABLE up2 (a int, b text, v int, PRIMARY KEY (a, b))")
+	e.commit("INSERT INTO up VALUES (1, 1)")
+	for _, sql := range []string{
+		"INSERT INTO up (f1, f2) VALUES (4, 1), (4, 2) ON CONFLICT (f1) DO UPDATE SET f2 = 0",
+		"INSERT INTO up (f2, f1) VALUES (5, 1), (5, 2), (6, 1) ON CONFLICT (f1) DO UPDATE SET f2 = excluded.f2",
+		"INSERT INTO up2 (a, b, v) VALUES (1, 'x', 1), (1, 'x', 2) ON CONFLICT (a, b) DO UPDATE SET v = 0",
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), sql, &recorder{})
+		wantCode(t, err, sqlerr.CardinalityViolation)
+		r := exec(t, tx, "SELECT f1, f2 FROM up ORDER BY f1")
+		wantRows(t, r.rows, row(int64(1), int64(1)))
+		tx.Rollback()
+	}
+	tx := e.begin()
+	defer tx.Rollback()
+	exec(t, tx, "INSERT INTO up (f1, f2) VALUES (1, 7), (2, 8), (2, 9) ON CONFLICT (f1) DO NOTHING")
+	exec(t, tx, "INSERT INTO up (f1, f2) VALUES (1, 9), (3, 9) ON CONFLICT (f1) DO UPDATE SET f2 = excluded.f2")
+	exec(t, tx, "INSERT INTO up2 (a, b, v) VALUES (1, 'x', 1), (1, 'y', 2) ON CONFLICT (a, b) DO UPDATE SET v = 0")
+	r := exec(t, tx, "SELECT f1, f2 FROM up ORDER BY f1")
+	wantRows(t, r.rows, row(int64(1), int64(9)), row(int64(2), int64(8)), row(int64(3), int64(9)))
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp"
@@ -86,6 +87,28 @@ func registerPGOperators(c *conn) error {
 				return fail(err)
 			}
 			return v, nil
+		}},
+		"pg_upsert_key": {NArgs: -1, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			// The conflict key of a row an INSERT ... ON CONFLICT DO
+			// UPDATE proposes (pgparse's upsertKeyCheck): a second row
+			// with one would update the first's.
+			var key strings.Builder
+			for _, a := range args {
+				if a.Type() == sqlite.TypeNull {
+					return args[len(args)-1], nil // conflicts with no row
+				}
+				fmt.Fprintf(&key, "%d:%q,", a.Type(), castText(a))
+			}
+			if c.upsertKeys[key.String()] {
+				e := sqlerr.New(sqlerr.CardinalityViolation, "ON CONFLICT DO UPDATE command cannot affect row a second time")
+				e.Hint = "Ensure that no rows proposed for insertion within the same command have duplicate constrained values."
+				return fail(e)
+			}
+			if c.upsertKeys == nil {
+				c.upsertKeys = map[string]bool{}
+			}
+			c.upsertKeys[key.String()] = true
+			return args[len(args)-1], nil
 		}},
 		"pg_greatest": {NArgs: -1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			return extreme(args, 1), nil
