@@ -345,6 +345,14 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 	case sameOperators[op]:
 		switch op {
 		case "||":
+			if lk, rk := nonTextKinds[p.argKind(l)], nonTextKinds[p.argKind(r)]; lk != "" && rk != "" {
+				// No text on either side: PostgreSQL has no such
+				// operator, where SQLite's would join their texts.
+				err := sqlerr.New(sqlerr.UndefinedFunction, "operator does not exist: %s || %s", lk, rk)
+				err.Hint = "No operator matches the given name and argument types. You might need to add explicit type casts."
+				p.fail(err)
+				return
+			}
 			p.hintKind(l, "text")
 			p.hintKind(r, "text")
 			if p.knownType(l) == "bool" || p.knownType(r) == "bool" {

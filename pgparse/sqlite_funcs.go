@@ -52,6 +52,17 @@ var sqliteFunctions = map[string]string{
 	"pg_cast": "pg_cast",
 }
 
+// textFunctions are the functions of sqliteFunctions whose first
+// argument PostgreSQL takes as text only.
+var textFunctions = map[string]bool{"lower": true, "upper": true, "length": true, "char_length": true,
+	"character_length": true, "replace": true, "strpos": true, "btrim": true, "ltrim": true, "rtrim": true}
+
+// nonTextKinds are the kinds (as CastKind names them) that are no text
+// and have no implicit cast to it, by PostgreSQL's name of their type.
+var nonTextKinds = map[string]string{"int2": "smallint", "int4": "integer", "int8": "bigint", "numeric": "numeric",
+	"float8": "double precision", "bool": "boolean", "date": "date", "timestamp": "timestamp without time zone",
+	"timestamptz": "timestamp with time zone", "time": "time without time zone"}
+
 // aggregates are the functions of sqliteFunctions that aggregate rows or
 // work over windows: not scalars.
 var aggregates = map[string]bool{
@@ -96,6 +107,16 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 		err.Hint = "The embedded engine (SQLite) has the PostgreSQL functions docs/guide.md lists; the PostgreSQL engine (--engine postgres) has them all."
 		p.fail(err)
 		return
+	}
+	if textFunctions[name] && len(f.Args) > 0 {
+		if k := p.argKind(f.Args[0]); nonTextKinds[k] != "" {
+			// PostgreSQL has no implicit cast to text: length(42) is
+			// no function of its, where SQLite's would read "42".
+			err := sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, nonTextKinds[k])
+			err.Hint = "No function matches the given name and argument types. You might need to add explicit type casts."
+			p.fail(err)
+			return
+		}
 	}
 	switch {
 	case f.AggWithinGroup:

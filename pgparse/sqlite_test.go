@@ -149,3 +149,26 @@ func otherConstants(sql string) string {
 	b.WriteString(sql[last:])
 	return b.String()
 }
+
+// What PostgreSQL has no function or operator for, for want of an
+// implicit cast to text, is refused with its 42883, where SQLite would
+// take the value's text.
+func TestNoImplicitText(t *testing.T) {
+	for sql, msg := range map[string]string{
+		"SELECT length(42)":         "function length(integer) does not exist",
+		"SELECT upper(true)":        "function upper(boolean) does not exist",
+		"SELECT lower(1.5::float8)": "function lower(double precision) does not exist",
+		"SELECT 3 || 4.0":           "operator does not exist: integer || numeric",
+		"SELECT 1.5 || false":       "operator does not exist: numeric || boolean",
+	} {
+		_, err := ToSQLite(sql)
+		if sqlerr.Code(err) != sqlerr.UndefinedFunction || err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want 42883 %q", sql, err, msg)
+		}
+	}
+	for _, sql := range []string{"SELECT length('abc')", "SELECT 3 || 'a'", "SELECT 'a' || 4", "SELECT length(42::text)"} {
+		if _, err := ToSQLite(sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}
