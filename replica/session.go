@@ -1130,6 +1130,6 @@ var defaultSettings = map[string]string{
 	"timezone":                    "UTC",
 	"standard_conforming_strings": "on",
 	"integer_datetimes":           "on",
-	"search_path":                 `"$user", public`,
+	"search_path":                 "public",
 	"max_identifier_length":       "63",
 }

@@ -11,8 +11,7 @@ import (
 // embeddedSettingsScript sets and shows parameters the embedded engine
 // takes, with good and bad values: checked, and shown, as PostgreSQL
 // does (units, booleans, enums, ranges, RESET, custom names).
-const embeddedSettingsScript = `SHOW search_path;
-SHOW work_mem;
+const embeddedSettingsScript = `SHOW work_mem;
 SET work_mem = '64MB';
 SHOW work_mem;
 SET work_mem = 10;
