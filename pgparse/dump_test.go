@@ -18,7 +18,11 @@ func TestParseSetConfig(t *testing.T) {
 		{"select set_config('Application_Name', 'x', true) AS v", SetConfig{Name: "application_name", Value: "x", Column: "v", Local: true}, true},
 		{"SELECT set_config('a', 'b', false) FROM t", SetConfig{}, false},
 		{"SELECT set_config('a', 'b', false), 1", SetConfig{}, false},
-		{"SELECT set_config($1, 'b', false)", SetConfig{}, false},
+		{"SELECT set_config($1, 'b', false)", SetConfig{Value: "b", Column: "set_config", Params: [3]int{1, 0, 0}}, true},
+		{"SELECT set_config('a', $2, $1)", SetConfig{Name: "a", Column: "set_config", Params: [3]int{0, 2, 1}}, true},
+		{"SELECT set_config('a', 'b' || 'c', false)", SetConfig{}, false},
+		{"SELECT set_config('a', 'b', 'f')", SetConfig{Name: "a", Value: "b", Column: "set_config"}, true},
+		{"SELECT set_config('a', 'b', 'maybe')", SetConfig{}, false},
 		{"SELECT other.set_config('a', 'b', false)", SetConfig{}, false},
 	}
 	for _, tt := range tests {
@@ -170,6 +174,22 @@ func TestToSQLiteReplacing(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s:\n got %s\nwant %s", sql, got, want)
+		}
+	}
+}
+
+func TestSetConfigBind(t *testing.T) {
+	sc, _ := ParseSetConfig("SELECT set_config($1, $2, $3)")
+	got, err := sc.Bind([]any{"Work_Mem", "8MB", true})
+	if err != nil || got.Name != "work_mem" || got.Value != "8MB" || !got.Local || got.Reset {
+		t.Fatalf("bound: %+v %v", got, err)
+	}
+	if got, err = sc.Bind([]any{"work_mem", nil, nil}); err != nil || !got.Reset || got.Local {
+		t.Fatalf("NULL value and is_local: %+v %v", got, err)
+	}
+	for _, args := range [][]any{{nil, "x", false}, {"a", "b"}, {"a", "b", "maybe"}} {
+		if _, err := sc.Bind(args); err == nil {
+			t.Errorf("%v: bound without an error", args)
 		}
 	}
 }

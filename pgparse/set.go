@@ -1,8 +1,12 @@
 package pgparse
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"certa/pgtext"
+	"certa/sqlerr"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -66,12 +70,18 @@ func ParseShow(sql string) (name string, ok bool) {
 	return strings.ToLower(vs.Name), true
 }
 
-// SetConfig is a SELECT set_config(name, value, is_local) of constants, as
-// pg_dump and psql send it: what SET name TO value (SET LOCAL if Local)
-// does, returning the value in one column named Column.
+// SetConfig is a SELECT set_config(name, value, is_local) of constants or
+// parameters, as pg_dump, psql and Flyway send it: what SET name TO value
+// (SET LOCAL if Local) does, returning the value in one column named
+// Column. Params holds, for name, value and is_local in turn, the number
+// of the parameter ($1 is 1) that gives it, or 0 where the text gave a
+// constant; Bind fills those in.
 type SetConfig struct {
 	Name, Value, Column string
 	Local               bool
+	Reset               bool // value NULL: the parameter's default, as RESET
+	Params              [3]int
+	nullName            bool // the name is NULL: an error when it runs
 }
 
 // ParseSetConfig returns the set_config call of sql if sql is one such
@@ -99,23 +109,100 @@ func ParseSetConfig(sql string) (sc SetConfig, ok bool) {
 	if name := strings.Join(names, "."); name != "set_config" && name != "pg_catalog.set_config" {
 		return sc, false
 	}
-	var strs [2]string
-	for i := range strs {
-		c := fc.Args[i].GetAConst()
-		if c == nil || c.GetSval() == nil {
-			return sc, false
-		}
-		strs[i] = c.GetSval().GetSval()
-	}
-	local := fc.Args[2].GetAConst()
-	if local == nil || local.GetBoolval() == nil {
-		return sc, false
-	}
-	sc = SetConfig{Name: strings.ToLower(strs[0]), Value: strs[1], Column: "set_config", Local: local.GetBoolval().GetBoolval()}
+	sc.Column = "set_config"
 	if rt.Name != "" {
 		sc.Column = rt.Name
 	}
+	for i, arg := range fc.Args {
+		if p := arg.GetParamRef(); p != nil {
+			sc.Params[i] = int(p.Number)
+			continue
+		}
+		c := arg.GetAConst()
+		switch {
+		case c == nil:
+			return SetConfig{}, false
+		case c.Isnull && i == 0:
+			sc.nullName = true
+		case c.Isnull && i == 1:
+			sc.Reset = true
+		case c.Isnull: // is_local NULL is false
+		case i < 2 && c.GetSval() != nil:
+			if i == 0 {
+				sc.Name = strings.ToLower(c.GetSval().GetSval())
+			} else {
+				sc.Value = c.GetSval().GetSval()
+			}
+		case i == 2 && c.GetBoolval() != nil:
+			sc.Local = c.GetBoolval().GetBoolval()
+		case i == 2 && c.GetSval() != nil:
+			// 'f', as pgx's simple protocol sends false: boolean input.
+			b, ok := pgtext.ParseBool(c.GetSval().GetSval())
+			if !ok {
+				return SetConfig{}, false
+			}
+			sc.Local = b
+		default:
+			return SetConfig{}, false
+		}
+	}
 	return sc, true
+}
+
+// Bind returns sc with its parameters' values from args ($1 is args[0]):
+// text, or for is_local a boolean; NULL as set_config reads it (no name
+// is an error, no value the default, is_local false).
+func (sc SetConfig) Bind(args []any) (SetConfig, error) {
+	if sc.nullName {
+		return sc, sqlerr.New(sqlerr.NullValueNotAllowed, "SET requires parameter name")
+	}
+	for i, n := range sc.Params {
+		if n == 0 {
+			continue
+		}
+		if n > len(args) {
+			return sc, sqlerr.New(sqlerr.ProtocolViolation, "set_config: there is no parameter $%d", n)
+		}
+		v := args[n-1]
+		switch i {
+		case 0, 1:
+			var text string
+			switch v := v.(type) {
+			case nil:
+				if i == 0 {
+					return sc, sqlerr.New(sqlerr.NullValueNotAllowed, "SET requires parameter name")
+				}
+				sc.Reset = true
+			case string:
+				text = v
+			case []byte:
+				text = string(v)
+			default:
+				text = fmt.Sprint(v)
+			}
+			if i == 0 {
+				sc.Name = strings.ToLower(text)
+			} else {
+				sc.Value = text
+			}
+		case 2:
+			switch v := v.(type) {
+			case nil:
+				sc.Local = false
+			case bool:
+				sc.Local = v
+			case string:
+				b, ok := pgtext.ParseBool(v)
+				if !ok {
+					return sc, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type boolean: %q", v)
+				}
+				sc.Local = b
+			default:
+				return sc, sqlerr.New(sqlerr.DatatypeMismatch, "set_config: is_local must be a boolean, not %T", v)
+			}
+		}
+	}
+	return sc, nil
 }
 
 // SetsConstraints reports whether sql is one SET CONSTRAINTS statement,

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"certa/pgtext"
 	_ "embed"
 	"fmt"
 	"math"
@@ -242,7 +243,7 @@ func (p *pgParameter) settable(atStartup bool) error {
 func (p *pgParameter) parse(value string) (string, error) {
 	switch p.vartype {
 	case "bool":
-		b, ok := pgBool(value)
+		b, ok := pgtext.ParseBool(value)
 		if !ok {
 			return "", sqlerr.New(sqlerr.InvalidParameterValue, "parameter %q requires a Boolean value", p.name)
 		}
@@ -264,21 +265,6 @@ func (p *pgParameter) parse(value string) (string, error) {
 		return p.show(n), nil
 	}
 	return value, nil
-}
-
-// pgBool reads a boolean as PostgreSQL's parse_bool does: on, off, true,
-// false, yes, no (or a prefix of them), 1, 0.
-func pgBool(value string) (b, ok bool) {
-	v := strings.ToLower(strings.TrimSpace(value))
-	switch {
-	case v == "":
-		return false, false
-	case v == "1", v == "on", strings.HasPrefix("true", v), strings.HasPrefix("yes", v):
-		return true, true
-	case v == "0", v == "of", v == "off", strings.HasPrefix("false", v), strings.HasPrefix("no", v):
-		return false, true
-	}
-	return false, false
 }
 
 // Units of memory (in bytes) and time (in milliseconds) a number may

@@ -1,8 +1,8 @@
 package replica
 
 import (
+	"certa/pgtext"
 	"context"
-	"strings"
 
 	"certa/engine"
 	"certa/pgparse"
@@ -120,12 +120,8 @@ func (s *Session) setTxReadOnly(ctx context.Context, readOnly bool) error {
 // parseBool reads a Boolean parameter's value as PostgreSQL does (on,
 // off, true, false, yes, no, 1, 0, and unique prefixes of the words).
 func parseBool(name, value string) (bool, error) {
-	v := strings.ToLower(strings.TrimSpace(value))
-	switch {
-	case v == "1" || v == "on" || v != "" && (strings.HasPrefix("true", v) || strings.HasPrefix("yes", v)):
-		return true, nil
-	case v == "0" || len(v) >= 2 && strings.HasPrefix("off", v) || v != "" && (strings.HasPrefix("false", v) || strings.HasPrefix("no", v)):
-		return false, nil
+	if b, ok := pgtext.ParseBool(value); ok {
+		return b, nil
 	}
 	return false, sqlerr.New(sqlerr.InvalidParameterValue, "parameter %q requires a Boolean value", name)
 }

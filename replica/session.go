@@ -345,7 +345,16 @@ func (s *Session) Describe(ctx context.Context, sql string) (params []result.Typ
 		return nil, []result.Column{{Name: showColumn(showName(st)), Type: result.Text}}, nil
 	case kindSetConfig:
 		sc, _ := pgparse.ParseSetConfig(st.sql)
-		return nil, []result.Column{{Name: sc.Column, Type: result.Text}}, nil
+		var params []result.Type
+		for i, n := range sc.Params {
+			for len(params) < n {
+				params = append(params, result.Unknown)
+			}
+			if n > 0 {
+				params[n-1] = []result.Type{result.Text, result.Text, result.Bool}[i]
+			}
+		}
+		return params, []result.Column{{Name: sc.Column, Type: result.Text}}, nil
 	}
 	return nil, nil, nil
 }
@@ -434,11 +443,10 @@ func isDiscardAll(st statement) bool {
 	return len(st.words) == 2 && strings.EqualFold(st.words[0], "DISCARD") && strings.EqualFold(st.words[1], "ALL")
 }
 
-// discardsSequences reports whether st is DISCARD SEQUENCES or DISCARD
-// ALL, which forget what currval and lastval answer.
+// discardsSequences reports whether st is DISCARD SEQUENCES, which
+// forgets what currval and lastval answer (DISCARD ALL runs it as a step).
 func discardsSequences(st statement) bool {
-	return len(st.words) == 2 && strings.EqualFold(st.words[0], "DISCARD") &&
-		(strings.EqualFold(st.words[1], "SEQUENCES") || strings.EqualFold(st.words[1], "ALL"))
+	return len(st.words) == 2 && strings.EqualFold(st.words[0], "DISCARD") && strings.EqualFold(st.words[1], "SEQUENCES")
 }
 
 func (s *Session) runStatement(ctx context.Context, st statement, w result.Writer) error {
@@ -1064,7 +1072,21 @@ func (s *Session) show(st statement, w result.Writer) error {
 		return sqlerr.New(sqlerr.SyntaxError, "syntax error in SHOW: expected a parameter name")
 	}
 	name := showName(st)
-	var value string
+	value, err := s.shownValue(name)
+	if err != nil {
+		return err
+	}
+	if err := w.Columns([]result.Column{{Name: showColumn(name), Type: result.Text}}); err != nil {
+		return err
+	}
+	if err := w.Row([]result.Value{value}); err != nil {
+		return err
+	}
+	return w.Complete("SHOW")
+}
+
+// shownValue is what SHOW name answers in this session.
+func (s *Session) shownValue(name string) (value string, err error) {
 	switch name {
 	case settingConsistency:
 		value = s.consistency
@@ -1099,19 +1121,13 @@ func (s *Session) show(st statement, w result.Writer) error {
 		switch {
 		case !known && (!ok || strings.HasPrefix(name, "certa.")):
 			// A custom name (myapp.x) is known once set.
-			return sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
+			return "", sqlerr.New(sqlerr.UndefinedObject, "unrecognized configuration parameter %q", name)
 		case known && v == "":
 			v = defaultShown(name)
 		}
 		value = v
 	}
-	if err := w.Columns([]result.Column{{Name: showColumn(name), Type: result.Text}}); err != nil {
-		return err
-	}
-	if err := w.Row([]result.Value{value}); err != nil {
-		return err
-	}
-	return w.Complete("SHOW")
+	return value, nil
 }
 
 // showColumn is the name of SHOW's column for the setting name: its
@@ -1130,6 +1146,6 @@ var defaultSettings = map[string]string{
 	"timezone":                    "UTC",
 	"standard_conforming_strings": "on",
 	"integer_datetimes":           "on",
-	"search_path":                 "public",
+	"search_path":                 `"$user", public`,
 	"max_identifier_length":       "63",
 }

@@ -481,14 +481,15 @@ func TestTimeZoneAndDateStyleOfUTCEngine(t *testing.T) {
 	}
 }
 
-// DISCARD SEQUENCES and DISCARD ALL forget the session's sequence values
-// (what currval and lastval answer), as they do a backend's.
+// DISCARD SEQUENCES forgets the session's sequence values (what currval
+// and lastval answer), as it does a backend's; DISCARD ALL runs it as
+// one of its steps (discardAll).
 func TestDiscardForgetsSequenceValues(t *testing.T) {
 	s, _ := newTestSession()
 	for _, c := range []struct {
 		sql    string
 		forget bool
-	}{{"DISCARD SEQUENCES", true}, {"discard all", true}, {"DISCARD PLANS", false}} {
+	}{{"DISCARD SEQUENCES", true}, {"discard sequences", true}, {"DISCARD PLANS", false}} {
 		s.seqValues = engine.SequenceValues{}
 		s.seqValues.Took("s", 5)
 		step(s, c.sql)

@@ -226,24 +226,41 @@ func (s *Session) checkOwnRole(ps pgparse.Set) error {
 }
 
 // setConfig runs SELECT set_config(name, value, is_local) as SET (SET
-// LOCAL) runs, and returns the value as PostgreSQL does.
+// LOCAL) runs, and returns what SHOW then answers, as PostgreSQL does.
 func (s *Session) setConfig(st statement, w result.Writer) error {
 	sc, ok := pgparse.ParseSetConfig(st.sql)
 	if !ok {
 		return sqlerr.New(sqlerr.Internal, "set_config: statement not understood")
 	}
+	sc, err := sc.Bind(st.args)
+	if err != nil {
+		return err
+	}
+	if sc.Reset {
+		sc.Value = ""
+	}
 	if name := strings.ToLower(sc.Name); !s.node.engine.RunsPostgreSQL() && (name == "role" || name == "session_authorization") {
-		if err := s.checkOwnRole(pgparse.Set{Name: name, Value: sc.Value}); err != nil {
+		if err := s.checkOwnRole(pgparse.Set{Name: name, Value: sc.Value, Reset: sc.Reset}); err != nil {
 			return err
 		}
 	}
 	if err := s.setValue(sc.Name, sc.Value, sc.Local); err != nil {
 		return err
 	}
+	shown, err := s.shownValue(strings.ToLower(sc.Name))
+	if err != nil {
+		return err
+	}
+	if sc.Local && !s.inBlock && sc.Value != "" {
+		// The value held for the statement's own transaction only.
+		if shown, err = embeddedSetting(strings.ToLower(sc.Name), sc.Value, false); err != nil {
+			return err
+		}
+	}
 	if err := w.Columns([]result.Column{{Name: sc.Column, Type: result.Text}}); err != nil {
 		return err
 	}
-	if err := w.Row([]result.Value{sc.Value}); err != nil {
+	if err := w.Row([]result.Value{shown}); err != nil {
 		return err
 	}
 	return w.Complete("SELECT 1")

@@ -18,7 +18,7 @@ const (
 	kindRollback
 	kindSet
 	kindShow
-	kindSetConfig // SELECT set_config(...) of constants alone (pgparse.ParseSetConfig)
+	kindSetConfig // SELECT set_config(...) of constants or parameters alone (pgparse.ParseSetConfig)
 	kindDDL
 	kindCatalog   // a query on pg_catalog or information_schema
 	kindSavepoint // SAVEPOINT, RELEASE [SAVEPOINT], ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT]

@@ -43,6 +43,8 @@ const (
 	DuplicateTable               = "42P07"
 	DuplicateObject              = "42710"
 	InvalidParameterValue        = "22023"
+	NullValueNotAllowed          = "22004"
+	DatatypeMismatch             = "42804"
 	UniqueViolation              = "23505"
 	NotNullViolation             = "23502"
 	SequenceLimitExceeded        = "2200H"

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"certa/internal/pgclient"
 	"certa/internal/testcluster"
 )
 
 // embeddedSettingsScript sets and shows parameters the embedded engine
 // takes, with good and bad values: checked, and shown, as PostgreSQL
 // does (units, booleans, enums, ranges, RESET, custom names).
-const embeddedSettingsScript = `SHOW work_mem;
+const embeddedSettingsScript = `SHOW search_path;
+SHOW work_mem;
 SET work_mem = '64MB';
 SHOW work_mem;
 SET work_mem = 10;
@@ -75,6 +77,11 @@ SET LOCAL work_mem = '8MB';
 SHOW work_mem;
 COMMIT;
 SHOW work_mem;
+SELECT set_config('work_mem', '65536', false);
+SELECT set_config('work_mem', '2MB', true);
+SHOW work_mem;
+SELECT set_config('Enable_SeqScan', 'of', false) AS v;
+SELECT set_config('work_mem', '1 TB', false);
 `
 
 // The embedded engine takes PostgreSQL's parameters only where it does
@@ -90,6 +97,41 @@ func TestEmbeddedSettingsAsPostgreSQL(t *testing.T) {
 	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), embeddedSettingsScript, clock...); got != want {
 		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
 	}
+
+	// set_config with parameters (Flyway sends its search_path so).
+	ref, err := pgclient.ConnectString(ctxT(t), fmt.Sprintf("postgres://certa@127.0.0.1:%d/certa?sslmode=disable", pg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	host, port, _ := strings.Cut(c.Nodes[0].PGAddr, ":")
+	ext, err := pgclient.ConnectExtended(ctxT(t), fmt.Sprintf("host=%s port=%s user=certa dbname=certa sslmode=disable", host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	simple := c.Conn(0)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT set_config('work_mem', $1, false)", []any{"65536"}},
+		{"SELECT set_config($1, $2, $3)", []any{"application_name", "app 1", false}},
+		{"SELECT set_config($2, $1, false)", []any{"8MB", "work_mem"}},
+		{"SELECT set_config('work_mem', $1, false)", []any{nil}},
+		{"SELECT set_config($1, 'x', false)", []any{nil}},
+		{"SELECT set_config('work_mem', $1, false)", []any{"1 TB"}},
+		{"SHOW work_mem", nil},
+	} {
+		want, werr := ref.Query(ctxT(t), q.sql, q.args...)
+		for _, conn := range []*pgclient.Conn{simple, ext} { // simple and extended protocol
+			got, gerr := conn.Query(ctxT(t), q.sql, q.args...)
+			if fmt.Sprint(got) != fmt.Sprint(want) || pgclient.SQLState(gerr) != pgclient.SQLState(werr) {
+				t.Fatalf("%s %v: certa %v %v, PostgreSQL %v %v", q.sql, q.args, got, gerr, want, werr)
+			}
+		}
+	}
+	mustFail(t, c.Conn(0), "0A000", "SELECT set_config('search_path', $1, false)", "app")
 
 	for _, sql := range []string{
 		"SET standard_conforming_strings = off",
