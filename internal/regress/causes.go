@@ -101,6 +101,18 @@ func countCause(diff []byte, c Cause) int {
 	return n
 }
 
+// SilentHunks returns the hunks of a unified diff that read as
+// CauseSilent, each as its lines: what to read first.
+func SilentHunks(diff []byte) []string {
+	var out []string
+	for _, h := range hunks(diff) {
+		if hunkCause(h) == CauseSilent {
+			out = append(out, string(bytes.Join(h.all, []byte("\n"))))
+		}
+	}
+	return out
+}
+
 // HunkCauses returns the cause of each hunk of a unified diff, in
 // order.
 func HunkCauses(diff []byte) []Cause {

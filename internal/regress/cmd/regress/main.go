@@ -42,7 +42,11 @@ func run() error {
 	flag.IntVar(&cfg.ChecksumEvery, "checksum-every", 1, "compare the nodes' checksums after every this many tests (and after the last)")
 	flag.DurationVar(&cfg.MaxDuration, "max-duration", 40*time.Minute, "bound on each target's run (plain PostgreSQL, each engine): tests not started by then are reported not run")
 	flag.BoolVar(&cfg.AsClient, "as-client", true, "also run the tests through a plain PostgreSQL as a client that is not a superuser, and compare with that where the outputs differ")
+	silent := flag.String("silent", "", "print the silent hunks of an earlier run's engine directory (--out/sqlite or --out/postgres) and run nothing")
 	flag.Parse()
+	if *silent != "" {
+		return printSilent(*silent)
+	}
 	if cfg.Source == "" {
 		return fmt.Errorf("--source is required: the regress directory (run .ci/pgregress-source to fetch it)")
 	}
@@ -91,4 +95,38 @@ func run() error {
 		fmt.Printf("\ndetails: %s\n", filepath.Join(cfg.Out, "summary.txt"))
 	}
 	return err
+}
+
+// printSilent prints the silent hunks of each test's diff in an engine's
+// output directory: of its diff against the superuser's output or against
+// the plain client's, whichever has fewer (as the report counts them).
+func printSilent(dir string) error {
+	diffs, err := filepath.Glob(filepath.Join(dir, "diffs", "*.diff"))
+	if err != nil {
+		return err
+	}
+	for _, name := range diffs {
+		if strings.HasSuffix(name, ".client.diff") {
+			continue
+		}
+		hunks, err := silentHunks(name)
+		if err != nil {
+			return err
+		}
+		if client, err := silentHunks(strings.TrimSuffix(name, ".diff") + ".client.diff"); err == nil && len(client) < len(hunks) {
+			hunks = client
+		}
+		for _, h := range hunks {
+			fmt.Printf("=== %s\n%s\n", strings.TrimSuffix(filepath.Base(name), ".diff"), h)
+		}
+	}
+	return nil
+}
+
+func silentHunks(file string) ([]string, error) {
+	diff, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return regress.SilentHunks(diff), nil
 }
