@@ -169,6 +169,16 @@ func (r *record) authorizeLocal(a sqlite.Action) sqlite.AuthResult {
 			r.firstOp = a.Type()
 		}
 		r.writes = addName(r.writes, t)
+		if a.Type() == sqlite.OpDelete {
+			// A DELETE without WHERE compiled while no session watched the
+			// connection (a statement prepared, and cached, before the
+			// Tx's session began) would empty the table by SQLite's
+			// truncate optimization, which no session records: the rows
+			// would come back at commit. Ignore disables it; the DELETE
+			// runs row by row. (It is the one plan SQLite picks by
+			// whether a preupdate hook is set, ANALYZE's aside.)
+			return sqlite.AuthResultIgnore
+		}
 		return sqlite.AuthResultOK
 	case sqlite.OpPragma:
 		if readOnlyPragmas[strings.ToLower(a.Pragma())] {
