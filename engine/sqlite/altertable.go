@@ -376,19 +376,46 @@ func addConstraint(c *conn, table, def string, ct *pgparse.CreateTable, cmd pgpa
 		return nil, nil, sqlerr.New(sqlerr.DuplicateObject, "constraint %q for relation %q already exists", name, table)
 	}
 	e.insert(ct.ListEnd, ", "+text)
+	var fullCheck string
+	if k.Kind == pgparse.ConstraintForeignKey {
+		// MATCH FULL, which SQLite's keys ignore, is a CHECK beside the
+		// key, as CREATE TABLE makes it (matchFullChecks).
+		fulls, err := matchFullChecks("CREATE TABLE "+quoteIdent(table)+" ("+text+")", table)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, checks := range fulls {
+			for _, nc := range checks {
+				e.insert(ct.ListEnd, fmt.Sprintf(", CONSTRAINT %s CHECK (%s)", quoteIdent(nc[0]), nc[1]))
+				fullCheck = nc[1]
+			}
+		}
+	}
 	switch {
 	case k.NotValid:
 		return nil, nil, nil
+	case fullCheck != "":
+		return func() error {
+			err := sqlerr.New(sqlerr.ForeignKeyViolation, "insert or update on table %q violates foreign key constraint %q", table, name)
+			err.Detail = matchFullDetail
+			return noRow(c, fmt.Sprintf("SELECT 1 FROM %s WHERE NOT (%s) LIMIT 1", quoteIdent(table), fullCheck), err)
+		}, c.foreignKeyCheck(table, name), nil
 	case k.Kind == pgparse.ConstraintCheck:
 		return func() error {
 			return noRow(c, fmt.Sprintf("SELECT 1 FROM %s WHERE NOT (%s) LIMIT 1", quoteIdent(table), checkCondition(text)),
 				sqlerr.New(sqlerr.CheckViolation, "check constraint %q of relation %q is violated by some row", name, table))
 		}, nil, nil
 	}
-	return nil, func() error {
+	return nil, c.foreignKeyCheck(table, name), nil
+}
+
+// foreignKeyCheck returns the check, once the table's new definition is
+// written, that every row of table has its parent row (constraint name).
+func (c *conn) foreignKeyCheck(table, name string) func() error {
+	return func() error {
 		return noRow(c, fmt.Sprintf("SELECT 1 FROM pragma_foreign_key_check(%s) LIMIT 1", quoteLiteral(table)),
 			sqlerr.New(sqlerr.ForeignKeyViolation, "insert or update on table %q violates foreign key constraint %q", table, name))
-	}, nil
+	}
 }
 
 // dropConstraint removes a named constraint from the definition, or drops

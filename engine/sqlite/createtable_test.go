@@ -131,6 +131,37 @@ func TestForeignKeyMatchFull(t *testing.T) {
 	}
 }
 
+// ALTER TABLE ... ADD FOREIGN KEY ... MATCH FULL holds as the one made
+// by CREATE TABLE: rows already partly NULL refuse it (23503, with
+// PostgreSQL's detail), and rows written after it are checked.
+func TestAddForeignKeyMatchFull(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl(`CREATE TABLE p (x int, y int, PRIMARY KEY (x, y))`)
+	e.ddl(`CREATE TABLE c (id int PRIMARY KEY, a int, b int)`)
+	e.commit("INSERT INTO p VALUES (1, 1)", "INSERT INTO c VALUES (1, 1, NULL)")
+	const add = `ALTER TABLE c ADD FOREIGN KEY (a, b) REFERENCES p MATCH FULL`
+	_, err := e.CheckDDL(context.Background(), add)
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || se.Code != sqlerr.ForeignKeyViolation || se.Detail != matchFullDetail ||
+		se.Message != `insert or update on table "c" violates foreign key constraint "c_a_b_fkey"` {
+		t.Fatalf("over a partly NULL key: %v", err)
+	}
+	e.commit("DELETE FROM c")
+	e.ddl(add)
+	for stmt, code := range map[string]string{
+		"INSERT INTO c VALUES (2, 1, NULL)":    sqlerr.ForeignKeyViolation,
+		"INSERT INTO c VALUES (3, 2, 2)":       sqlerr.ForeignKeyViolation,
+		"INSERT INTO c VALUES (4, NULL, NULL)": "",
+		"INSERT INTO c VALUES (5, 1, 1)":       "",
+	} {
+		tx := e.begin()
+		if got, err := execErr(tx, stmt); got != code {
+			t.Errorf("%s: %s %v, want %q", stmt, got, err, code)
+		}
+		tx.Rollback()
+	}
+}
+
 // NUMERIC keeps the digits it was given and numeric(p,s) prints with s
 // decimals, as PostgreSQL does; what SQLite's doubles cannot keep exactly
 // is refused rather than altered.
