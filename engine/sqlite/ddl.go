@@ -30,7 +30,7 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if err := pgparse.CheckSyntax(stmt); err != nil {
 		return engine.DDL{}, err // not SQLite's own syntax either (guide: Schema changes)
 	}
-	stmt = pgparse.UnqualifyPublic(stmt)
+	stmt = pgparse.UnqualifyPublic(foldNames(stmt))
 	if word, ok := unsupportedDDL(stmt); ok {
 		return engine.DDL{}, errUnsupportedDDL(word)
 	}
@@ -46,6 +46,18 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 		}
 	}
 	return engine.DDL{}, err
+}
+
+// foldNames returns a schema statement with its unquoted names in lower
+// case (pgparse.FoldIdentifiers), as PostgreSQL makes them: SQLite keeps a
+// table's and its columns' names as written, and shows them so in SELECT
+// * and the catalogs. A view keeps the client's text, its query being
+// printed from PostgreSQL's parse tree, whose names are folded already.
+func foldNames(sql string) string {
+	if tag := pgparse.SchemaTag(sql); tag == "CREATE VIEW" {
+		return sql
+	}
+	return pgparse.FoldIdentifiers(sql)
 }
 
 // unsupportedDDL names a schema statement SQLite has no counterpart of.

@@ -42,7 +42,7 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	if err := pgparse.CheckSyntax(sql); err != nil {
 		return err
 	}
-	sql = pgparse.UnqualifyPublic(sql)
+	sql = pgparse.UnqualifyPublic(foldNames(sql))
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
