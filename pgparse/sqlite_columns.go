@@ -257,6 +257,9 @@ func valueKind(n *pg_query.Node) (string, []int64) {
 				return k, nil
 			}
 		}
+		if mathFunctions[name] {
+			return mathKind(e.FuncCall.Args), nil
+		}
 		return functionKinds[name], nil
 	case *pg_query.Node_AConst:
 		switch v := e.AConst.Val.(type) {
@@ -488,6 +491,30 @@ func numberOfKind(s, kind string) bool {
 // argument's type, when that is numeric or double precision.
 var argKindFunctions = map[string]bool{"ceil": true, "ceiling": true, "floor": true, "round": true, "trunc": true,
 	"abs": true, "sign": true}
+
+// mathFunctions are PostgreSQL's functions of numeric and of double
+// precision (mathKind), which the embedded engine computes (pgmath.go).
+var mathFunctions = map[string]bool{"sqrt": true, "power": true, "pow": true, "exp": true, "ln": true,
+	"log": true, "log10": true}
+
+// mathKind is the kind of a math function's result over args, as
+// PostgreSQL resolves it: numeric when an argument is numeric and none is
+// double precision, else double precision (sqrt(2) is float8: integers
+// go to the preferred type of numbers).
+func mathKind(args []*pg_query.Node) string {
+	kind := "float8"
+	for _, a := range args {
+		switch k, _ := valueKind(a); k {
+		case "":
+			return "" // a column's: the engine's value tells
+		case "float8", "text":
+			return "float8"
+		case "numeric":
+			kind = "numeric"
+		}
+	}
+	return kind
+}
 
 // functionKinds are the types of functions' results that PostgreSQL
 // clients rely on and SQLite's values would not tell (its integers are all

@@ -518,6 +518,10 @@ func TestMathFunctionErrors(t *testing.T) {
 	defer tx.Rollback()
 	r := exec(t, tx, "SELECT sqrt(16), ln(1), power(2, 10), (-8.0) ^ 3, mod(-7, 3), exp(0), sqrt(NULL)")
 	wantRows(t, r.rows, row(4.0, 0.0, 1024.0, -512.0, int64(-1), 1.0, nil))
+	// A string compared with a function's double is read as a number
+	// (PostgreSQL's unknown-typed constant), not compared as text.
+	r = exec(t, tx, "SELECT power(float8 '-inf', float8 '-2') = '0', sqrt(4) = '2.0', ln(1) <> '0'")
+	wantRows(t, r.rows, row(true, true, false))
 }
 
 // An INSERT ... ON CONFLICT DO UPDATE whose rows share a conflict key
