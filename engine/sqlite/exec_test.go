@@ -552,3 +552,22 @@ func TestUpsertRowTwice(t *testing.T) {
 	r := exec(t, tx, "SELECT f1, f2 FROM up ORDER BY f1")
 	wantRows(t, r.rows, row(int64(1), int64(9)), row(int64(2), int64(8)), row(int64(3), int64(9)))
 }
+
+// Numbers in forms PostgreSQL 16 added (1_000, 0x1F, 0o17, 0b101) are
+// syntax errors, as PostgreSQL 15 reads them, where the parser certa
+// uses would read them as numbers; names and strings that look alike are
+// not.
+func TestNewerNumberLiterals(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	for _, sql := range []string{"SELECT 1_2_3", "SELECT 0x1F", "SELECT 1 + 0o17", "SELECT 0b101"} {
+		err := tx.Exec(context.Background(), sql, &recorder{})
+		wantCode(t, err, sqlerr.SyntaxError)
+		if err == nil || !strings.Contains(err.Error(), "trailing junk after numeric literal") {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	r := exec(t, tx, "SELECT 10 AS x_1, '0x1F', 'a_1_2' AS t0xb, 2 - 1")
+	wantRows(t, r.rows, row(int64(10), "0x1F", "a_1_2", int64(1)))
+}

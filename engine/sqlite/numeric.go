@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"certa/pgparse"
 	"certa/result"
@@ -80,7 +81,7 @@ func errNumberChanged(s, stored, where string) error {
 // checkNumbers refuses a client statement with a numeric constant that
 // SQLite would read as another number.
 func checkNumbers(sql string) error {
-	if !strings.ContainsAny(sql, ".eE") && len(sql) < 19 {
+	if !strings.ContainsAny(sql, ".eE") && len(sql) < 19 && !newerLiteral(sql) {
 		return nil // no constant beyond an int64 or with a fraction
 	}
 	numbers, ok := pgparse.FindNumbers(sql)
@@ -88,12 +89,35 @@ func checkNumbers(sql string) error {
 		return nil // SQLite reports what it cannot read
 	}
 	for _, n := range numbers {
+		if strings.ContainsRune(n, '_') || len(n) > 1 && n[0] == '0' && strings.ContainsRune("xXoObB", rune(n[1])) {
+			// PostgreSQL 16's forms (1_000, 0x1F), which the parser
+			// certa uses reads; PostgreSQL 15 does not.
+			err := sqlerr.New(sqlerr.SyntaxError, "trailing junk after numeric literal at or near %q", n)
+			err.Position = int32(utf8.RuneCountInString(sql[:strings.Index(sql, n)]) + 1)
+			return err
+		}
 		if stored, kept := storedNumber(n); !kept {
 			return errNumberChanged(n, stored, "")
 		}
 	}
 	return nil
 }
+
+// newerLiteral reports whether sql may hold a number in a form PostgreSQL
+// 15 does not read: digits joined by _, or 0x, 0o, 0b after no letter.
+func newerLiteral(sql string) bool {
+	for i := 1; i+1 < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '_' && isDigit(sql[i-1]) && isDigit(sql[i+1]):
+			return true
+		case sql[i-1] == '0' && strings.IndexByte("xXoObB", c) >= 0 && (i < 2 || !isWordByte(sql[i-2])):
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 
 // numericInputs checks the string constants a client INSERT or UPDATE
 // gives numeric columns of ti, and returns the parameters it gives them,
