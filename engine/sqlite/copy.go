@@ -82,6 +82,23 @@ func (tx *Tx) copyTable(cp pgparse.Copy) (*tableInfo, []string, error) {
 	if !ti.exists {
 		return nil, nil, sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", cp.Table)
 	}
+	isView := false
+	if err := c.execResult("SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ? COLLATE NOCASE",
+		func(*sqlite.Stmt) { isView = true }, cp.Table); err != nil {
+		return nil, nil, err
+	}
+	if isView {
+		// As PostgreSQL says it (the embedded engine has no INSTEAD OF
+		// triggers that would let COPY FROM write through a view).
+		if cp.From {
+			err := sqlerr.New(sqlerr.WrongObjectType, "cannot copy to view %q", cp.Table)
+			err.Hint = "To enable copying to a view, provide an INSTEAD OF INSERT trigger."
+			return nil, nil, err
+		}
+		err := sqlerr.New(sqlerr.WrongObjectType, "cannot copy from view %q", cp.Table)
+		err.Hint = "Try the COPY (SELECT ...) TO variant."
+		return nil, nil, err
+	}
 	if len(cp.Columns) == 0 {
 		return ti, ti.columns, nil
 	}

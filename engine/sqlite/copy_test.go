@@ -97,9 +97,12 @@ func TestCopyFromAndTo(t *testing.T) {
 func TestCopyFromErrors(t *testing.T) {
 	e := openTest(t, Config{})
 	e.ddl("CREATE TABLE t (id integer PRIMARY KEY, name text NOT NULL, v int)")
+	e.ddl("CREATE VIEW vt AS SELECT 'v_' || name FROM t")
 	for _, c := range []struct {
 		sql, data, code, where string
 	}{
+		{"COPY vt TO STDOUT", "", "42809", ""},
+		{"COPY vt FROM STDIN", "", "42809", ""},
 		{"COPY t FROM STDIN", "1\ta\t1\n2\tb\n", "22P04", "COPY t, line 2"},
 		{"COPY t FROM STDIN", "1\ta\t1\t9\n", "22P04", "COPY t, line 1"},
 		{"COPY t FROM STDIN", "1\ta\t1\n2\tb\tzwei\n", "22P02", `COPY t, line 2, column v: "zwei"`},
