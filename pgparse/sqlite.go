@@ -51,6 +51,12 @@ type SQLite struct {
 	// aggregates: the engine refuses one that is not grouped and whose
 	// table's primary key is not either (GroupCheck).
 	Ungrouped []GroupCheck
+	// UpsertColumnsOf names the table of an INSERT of several VALUES
+	// rows ... ON CONFLICT DO UPDATE without a column list: the engine
+	// prints it again with the table's columns listed
+	// (InsertWithColumns), so that the rows' conflict keys can be
+	// checked (upsertKeyCheck).
+	UpsertColumnsOf string
 }
 
 // ResultColumn is one result column of a printed statement.
@@ -179,7 +185,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		return nil, nil, p.err
 	}
 	out.SQL, out.Params, out.Tables, out.Arithmetic = p.b.String(), p.params, p.tables, p.arithColumns
-	out.Ungrouped = p.ungrouped
+	out.Ungrouped, out.UpsertColumnsOf = p.ungrouped, p.upsertColumnsOf
 	return out, p, nil
 }
 
@@ -215,6 +221,8 @@ type printer struct {
 	// upsertKeys: the value of a VALUES row that is printed as the
 	// engine's check of the row's conflict key (upsertKeyCheck).
 	upsertKeys map[*pg_query.Node][]*pg_query.Node
+	// upsertColumnsOf: SQLite.UpsertColumnsOf.
+	upsertColumnsOf string
 	// aliases maps the names a statement's tables go by (their aliases,
 	// or their names) to the tables; tables lists them.
 	aliases map[string]string

@@ -524,7 +524,13 @@ func (p *printer) insertStmt(s *pg_query.InsertStmt) {
 func (p *printer) upsertKeyCheck(s *pg_query.InsertStmt, sel *pg_query.SelectStmt) {
 	oc := s.OnConflictClause
 	if oc == nil || oc.Action != pg_query.OnConflictAction_ONCONFLICT_UPDATE || oc.WhereClause != nil ||
-		oc.Infer == nil || len(oc.Infer.IndexElems) == 0 || len(sel.ValuesLists) < 2 || len(s.Cols) == 0 {
+		oc.Infer == nil || len(oc.Infer.IndexElems) == 0 || len(sel.ValuesLists) < 2 {
+		return
+	}
+	if len(s.Cols) == 0 {
+		// The keys' places are the table's columns' (engine: print again
+		// with them listed).
+		p.upsertColumnsOf = s.Relation.Relname
 		return
 	}
 	var pos []int

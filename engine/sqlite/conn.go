@@ -265,6 +265,11 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 			}
 		}
 	}
+	if printed != nil && printed.UpsertColumnsOf != "" {
+		if printed, err = c.withInsertColumns(sql, printed); err != nil {
+			return nil, record{}, "", err
+		}
+	}
 	if printed != nil {
 		sql = printed.SQL
 		c.cacheTables(printed)
@@ -370,6 +375,24 @@ func (c *conn) sharedNames(stmt *sqlite.Stmt, sql string) []string {
 // numberedName is the number SQLite gives a subquery's column whose name
 // another column has.
 var numberedName = regexp.MustCompile(`:[0-9]+$`)
+
+// withInsertColumns prints again an INSERT printed as p that needs its
+// table's columns listed (pgparse.SQLite.UpsertColumnsOf), or returns p
+// where they cannot be (the table does not exist: SQLite says so).
+func (c *conn) withInsertColumns(sql string, p *pgparse.SQLite) (*pgparse.SQLite, error) {
+	if err := c.refreshSchema(); err != nil {
+		return nil, err
+	}
+	ti, err := c.table(p.UpsertColumnsOf)
+	if err != nil || !ti.exists {
+		return p, err
+	}
+	listed, ok := pgparse.InsertWithColumns(sql, ti.columns)
+	if !ok {
+		return p, nil
+	}
+	return toSQLite(listed)
+}
 
 // endStatement returns c to modeInternal after a client or schema statement.
 func (c *conn) endStatement() {

@@ -536,6 +536,8 @@ func TestUpsertRowTwice(t *testing.T) {
 		"INSERT INTO up (f1, f2) VALUES (4, 1), (4, 2) ON CONFLICT (f1) DO UPDATE SET f2 = 0",
 		"INSERT INTO up (f2, f1) VALUES (5, 1), (5, 2), (6, 1) ON CONFLICT (f1) DO UPDATE SET f2 = excluded.f2",
 		"INSERT INTO up2 (a, b, v) VALUES (1, 'x', 1), (1, 'x', 2) ON CONFLICT (a, b) DO UPDATE SET v = 0",
+		"INSERT INTO up VALUES (4, 1), (4, 2) ON CONFLICT (f1) DO UPDATE SET f2 = 0", // no column list
+		"insert into up2 values (1, 'x'), (1, 'x') on conflict (b, a) do update set v = 0",
 	} {
 		tx := e.begin()
 		err := tx.Exec(context.Background(), sql, &recorder{})
@@ -549,8 +551,9 @@ func TestUpsertRowTwice(t *testing.T) {
 	exec(t, tx, "INSERT INTO up (f1, f2) VALUES (1, 7), (2, 8), (2, 9) ON CONFLICT (f1) DO NOTHING")
 	exec(t, tx, "INSERT INTO up (f1, f2) VALUES (1, 9), (3, 9) ON CONFLICT (f1) DO UPDATE SET f2 = excluded.f2")
 	exec(t, tx, "INSERT INTO up2 (a, b, v) VALUES (1, 'x', 1), (1, 'y', 2) ON CONFLICT (a, b) DO UPDATE SET v = 0")
+	exec(t, tx, "INSERT INTO up VALUES (3, 10), (4, 11) ON CONFLICT (f1) DO UPDATE SET f2 = excluded.f2")
 	r := exec(t, tx, "SELECT f1, f2 FROM up ORDER BY f1")
-	wantRows(t, r.rows, row(int64(1), int64(9)), row(int64(2), int64(8)), row(int64(3), int64(9)))
+	wantRows(t, r.rows, row(int64(1), int64(9)), row(int64(2), int64(8)), row(int64(3), int64(10)), row(int64(4), int64(11)))
 }
 
 // Numbers in forms PostgreSQL 16 added (1_000, 0x1F, 0o17, 0b101) are
