@@ -56,8 +56,11 @@ func viewKinds(v *catalogTable) {
 			continue
 		}
 		decl := castResults[col.Cast].name
-		if len(col.Mods) == 1 && decl == "varchar" {
-			decl = fmt.Sprintf("varchar(%d)", col.Mods[0])
+		switch {
+		case len(col.Mods) == 1 && (decl == "varchar" || decl == "numeric"):
+			decl = fmt.Sprintf("%s(%d)", decl, col.Mods[0])
+		case len(col.Mods) == 2 && decl == "numeric":
+			decl = fmt.Sprintf("numeric(%d,%d)", col.Mods[0], col.Mods[1])
 		}
 		v.cols[i].decl = decl
 	}

@@ -41,7 +41,7 @@ func (c *conn) createView(v *pgparse.View) (string, error) {
 		}
 	}
 	if v.Replace {
-		if err := c.replaceView(v.Name, cols); err != nil {
+		if err := c.replaceView(v, query, cols); err != nil {
 			return "", err
 		}
 	}
@@ -67,10 +67,12 @@ func (c *conn) queryColumns(query string) ([]string, error) {
 	return cols, nil
 }
 
-// replaceView drops the view name for CREATE OR REPLACE VIEW, which
-// must keep its columns (cols may add some after them); a table of the
-// name is not replaced.
-func (c *conn) replaceView(name string, cols []string) error {
+// replaceView drops the view v names for CREATE OR REPLACE VIEW, which
+// must keep its columns, their names and types (cols may add some after
+// them); a table of the name is not replaced. query are the names of
+// v's query's columns.
+func (c *conn) replaceView(v *pgparse.View, query, cols []string) error {
+	name := v.Name
 	typ := ""
 	if err := c.execResult("SELECT type FROM sqlite_schema WHERE lower(name) = lower(?)", func(s *sqlite.Stmt) { typ = s.ColumnText(0) }, name); err != nil {
 		return err
@@ -96,7 +98,57 @@ func (c *conn) replaceView(name string, cols []string) error {
 			return err
 		}
 	}
+	oldTypes, err := c.viewColumnTypes(name)
+	if err != nil {
+		return err
+	}
+	// The new view's types are those of the view it makes, made under
+	// another name for a moment (a schema statement runs in a transaction
+	// that ends before anyone reads it).
+	trial := *v
+	trial.Name = "_certa_view_trial"
+	if err := c.exec(pgparse.ViewSQL(&trial, query, cols)); err != nil {
+		return err
+	}
+	newTypes, err := c.viewColumnTypes(trial.Name)
+	if err != nil {
+		return err
+	}
+	if err := c.exec("DROP VIEW " + quoteIdent(trial.Name)); err != nil {
+		return err
+	}
+	for i, o := range oldTypes {
+		if i < len(newTypes) && o != newTypes[i] {
+			return sqlerr.New(sqlerr.InvalidTableDefinition, "cannot change data type of view column %q from %s to %s",
+				old[i], formatType(o[0], o[1]), formatType(newTypes[i][0], newTypes[i][1]))
+		}
+	}
 	return c.exec("DROP VIEW " + quoteIdent(name))
+}
+
+// viewColumnTypes returns the type (oid and typmod) of each column of the
+// view name, as the catalog shows them (readCatalogViews).
+func (c *conn) viewColumnTypes(name string) ([][2]int64, error) {
+	v := &catalogTable{name: name}
+	err := c.execResult("SELECT sql FROM sqlite_schema WHERE type = 'view' AND name = ?", func(s *sqlite.Stmt) {
+		v.view = viewDefinition(s.ColumnText(0))
+	}, name)
+	if err != nil {
+		return nil, err
+	}
+	err = c.execResult("SELECT name, type FROM pragma_table_info(?) ORDER BY cid", func(s *sqlite.Stmt) {
+		v.cols = append(v.cols, catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1)})
+	}, name)
+	if err != nil {
+		return nil, err
+	}
+	viewKinds(v)
+	types := make([][2]int64, len(v.cols))
+	for i, col := range v.cols {
+		oid := columnTypeOID(col.decl)
+		types[i] = [2]int64{oid, int64(typeFacts(col.decl, oid).typmod)}
+	}
+	return types, nil
 }
 
 // refuseRenameUnderView refuses sql if it renames a table or view, or a

@@ -30,16 +30,18 @@ func TestViews(t *testing.T) {
 	e.ddl("CREATE OR REPLACE VIEW v_like AS SELECT a, s, f FROM b WHERE s ILIKE 'a%'")
 	wantRows(t, e.query("SELECT a, f FROM v_like ORDER BY a"), row(int64(1), true), row(int64(2), false))
 	for sql, code := range map[string]string{
-		"CREATE OR REPLACE VIEW v_like AS SELECT a FROM b":           sqlerr.InvalidTableDefinition,
-		"CREATE OR REPLACE VIEW v_like AS SELECT s, a, f FROM b":     sqlerr.InvalidTableDefinition,
-		"CREATE OR REPLACE VIEW b AS SELECT 1":                       sqlerr.WrongObjectType,
-		"CREATE VIEW dup AS SELECT 1 AS x, 2 AS x":                   sqlerr.DuplicateColumn,
-		"CREATE VIEW two (x, y) AS SELECT 1":                         sqlerr.SyntaxError,
-		"CREATE VIEW chk AS SELECT * FROM b WITH CHECK OPTION":       sqlerr.FeatureNotSupported,
-		"CREATE VIEW sim AS SELECT * FROM b WHERE s SIMILAR TO 'a%'": sqlerr.FeatureNotSupported,
-		"CREATE TEMP VIEW tv AS SELECT 1":                            sqlerr.FeatureNotSupported,
-		"ALTER TABLE b RENAME COLUMN s TO t":                         sqlerr.FeatureNotSupported,
-		"ALTER TABLE b RENAME TO c":                                  sqlerr.FeatureNotSupported,
+		"CREATE OR REPLACE VIEW v_like AS SELECT a FROM b":                   sqlerr.InvalidTableDefinition,
+		"CREATE OR REPLACE VIEW v_like AS SELECT s, a, f FROM b":             sqlerr.InvalidTableDefinition,
+		"CREATE OR REPLACE VIEW v_like AS SELECT a::numeric, s, f FROM b":    sqlerr.InvalidTableDefinition,
+		"CREATE OR REPLACE VIEW v_like AS SELECT a, s::varchar(3), f FROM b": sqlerr.InvalidTableDefinition,
+		"CREATE OR REPLACE VIEW b AS SELECT 1":                               sqlerr.WrongObjectType,
+		"CREATE VIEW dup AS SELECT 1 AS x, 2 AS x":                           sqlerr.DuplicateColumn,
+		"CREATE VIEW two (x, y) AS SELECT 1":                                 sqlerr.SyntaxError,
+		"CREATE VIEW chk AS SELECT * FROM b WITH CHECK OPTION":               sqlerr.FeatureNotSupported,
+		"CREATE VIEW sim AS SELECT * FROM b WHERE s SIMILAR TO 'a%'":         sqlerr.FeatureNotSupported,
+		"CREATE TEMP VIEW tv AS SELECT 1":                                    sqlerr.FeatureNotSupported,
+		"ALTER TABLE b RENAME COLUMN s TO t":                                 sqlerr.FeatureNotSupported,
+		"ALTER TABLE b RENAME TO c":                                          sqlerr.FeatureNotSupported,
 	} {
 		_, err := e.CheckDDL(context.Background(), sql)
 		wantCode(t, err, code)
