@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"certa/sqlerr"
 )
 
 // ErrJSON is returned for text that is not JSON.
@@ -18,7 +21,13 @@ var ErrJSON = errors.New("invalid input syntax for type json")
 // duplicate keys kept, numbers as numeric writes them (1e2 is 100, 1.50
 // stays 1.50), strings with their escapes resolved, and ", " and ": "
 // between elements.
+//
+// Escapes PostgreSQL refuses are refused as it refuses them (a
+// *sqlerr.Error); other text that is not JSON is ErrJSON.
 func FormatJSONB(s string) (string, error) {
+	if err := checkJSONEscapes(s); err != nil {
+		return "", err
+	}
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
 	var v any
@@ -153,4 +162,60 @@ func jsonbNumber(s string) (string, error) {
 		text = "-" + text
 	}
 	return text, nil
+}
+
+// checkJSONEscapes refuses the \u escapes of s's strings that PostgreSQL
+// refuses when it reads JSON into values (jsonb): \u0000, which text
+// cannot hold, and UTF-16 surrogates that do not pair up. Go's decoder
+// would take them as U+FFFD, changing the value.
+func checkJSONEscapes(s string) *sqlerr.Error {
+	badSurrogate := func(detail string) *sqlerr.Error {
+		e := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
+		e.Detail = detail
+		return e
+	}
+	const lowAfterHigh = "Unicode low surrogate must follow a high surrogate."
+	inString, high := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !inString {
+			inString = c == '"'
+			continue
+		}
+		isEscapeU := c == '\\' && i+5 < len(s) && s[i+1] == 'u'
+		var r uint64
+		if isEscapeU {
+			var err error
+			if r, err = strconv.ParseUint(s[i+2:i+6], 16, 32); err != nil {
+				isEscapeU = false // not JSON: the decoder says so
+			}
+		}
+		switch {
+		case isEscapeU && r >= 0xD800 && r <= 0xDBFF:
+			if high {
+				return badSurrogate("Unicode high surrogate must not follow a high surrogate.")
+			}
+			high = true
+		case isEscapeU && r >= 0xDC00 && r <= 0xDFFF:
+			if !high {
+				return badSurrogate(lowAfterHigh)
+			}
+			high = false
+		case high:
+			return badSurrogate(lowAfterHigh)
+		case isEscapeU && r == 0:
+			e := sqlerr.New(sqlerr.UntranslatableCharacter, "unsupported Unicode escape sequence")
+			e.Detail = `\u0000 cannot be converted to text.`
+			return e
+		case c == '\\':
+			i++ // the escaped character (a quote does not end the string)
+			continue
+		case c == '"':
+			inString = false
+		}
+		if isEscapeU {
+			i += 5
+		}
+	}
+	return nil
 }

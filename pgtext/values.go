@@ -3,6 +3,7 @@ package pgtext
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -55,7 +56,9 @@ func ParseValue(typ result.Type, s string) (any, error) {
 		}
 	case typ == result.JSONB:
 		form, err := FormatJSONB(s)
-		if err != nil {
+		if se := (*sqlerr.Error)(nil); errors.As(err, &se) {
+			return nil, se
+		} else if err != nil {
 			return nil, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
 		}
 		return form, nil

@@ -39,6 +39,7 @@ const (
 	InvalidDatetimeFormat        = "22007"
 	BadCopyFileFormat            = "22P04"
 	CharacterNotInRepertoire     = "22021" // bytes that are not UTF-8
+	UntranslatableCharacter      = "22P05"
 	DatetimeFieldOverflow        = "22008"
 	DuplicateTable               = "42P07"
 	DuplicateObject              = "42710"

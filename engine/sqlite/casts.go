@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -198,7 +199,9 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 		}
 	case "jsonb":
 		s, err := pgtext.FormatJSONB(castText(v))
-		if err != nil {
+		if se := (*sqlerr.Error)(nil); errors.As(err, &se) {
+			return v, se
+		} else if err != nil {
 			return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
 		}
 		return sqlite.TextValue(s), nil
