@@ -573,4 +573,12 @@ func TestNewerNumberLiterals(t *testing.T) {
 	}
 	r := exec(t, tx, "SELECT 10 AS x_1, '0x1F', 'a_1_2' AS t0xb, 2 - 1")
 	wantRows(t, r.rows, row(int64(10), "0x1F", "a_1_2", int64(1)))
+	for sql, want := range map[string]bool{
+		"SELECT 1_000": true, "SELECT 0x1F": true, "SELECT (0b1)": true, "SELECT 12_3": true,
+		"SELECT * FROM events_2024_01": false, "SELECT a0x1, t10b FROM t": false, "SELECT 10 AS x_1": false, "SELECT 100x": false,
+	} {
+		if got := newerLiteral(sql); got != want {
+			t.Errorf("newerLiteral(%q) = %v", sql, got)
+		}
+	}
 }

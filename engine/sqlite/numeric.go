@@ -104,13 +104,23 @@ func checkNumbers(sql string) error {
 }
 
 // newerLiteral reports whether sql may hold a number in a form PostgreSQL
-// 15 does not read: digits joined by _, or 0x, 0o, 0b after no letter.
+// 15 does not read: digits joined by _, or 0x, 0o, 0b, where the digits
+// start no name (events_2024_01 is a name). Every client statement passes
+// here: a byte scan, so that only those go to the scanner.
 func newerLiteral(sql string) bool {
 	for i := 1; i+1 < len(sql); i++ {
-		switch c := sql[i]; {
-		case c == '_' && isDigit(sql[i-1]) && isDigit(sql[i+1]):
-			return true
-		case sql[i-1] == '0' && strings.IndexByte("xXoObB", c) >= 0 && (i < 2 || !isWordByte(sql[i-2])):
+		c := sql[i]
+		if c != '_' && strings.IndexByte("xXoObB", c) < 0 || !isDigit(sql[i-1]) {
+			continue
+		}
+		j := i - 1
+		for j > 0 && isDigit(sql[j-1]) {
+			j--
+		}
+		if j > 0 && isWordByte(sql[j-1]) {
+			continue // digits inside a name
+		}
+		if c == '_' && isDigit(sql[i+1]) || c != '_' && j == i-1 && sql[j] == '0' {
 			return true
 		}
 	}
