@@ -468,11 +468,16 @@ func (p *printer) insertStmt(s *pg_query.InsertStmt) {
 	p.rangeVar(s.Relation)
 	if len(s.Cols) > 0 {
 		p.w(" (")
+		named := map[string]bool{}
 		p.list(s.Cols, func(n *pg_query.Node) {
 			rt := n.GetResTarget()
 			if len(rt.Indirection) > 0 {
 				p.refuse("assigning to a field or element of a column")
 			}
+			if named[rt.Name] {
+				p.fail(sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", rt.Name))
+			}
+			named[rt.Name] = true
 			p.ident(rt.Name)
 		})
 		p.w(")")
@@ -628,8 +633,17 @@ func (p *printer) updateStmt(s *pg_query.UpdateStmt) {
 }
 
 // setList writes UPDATE's assignments; (a, b) = (...) assignments come as
-// one MultiAssignRef per column and are written once.
+// one MultiAssignRef per column and are written once. A column assigned
+// twice fails as in PostgreSQL (SQLite would take the last).
 func (p *printer) setList(table string, list []*pg_query.Node) {
+	assigned := map[string]bool{}
+	for _, n := range list {
+		name := n.GetResTarget().GetName()
+		if assigned[name] {
+			p.fail(sqlerr.New(sqlerr.SyntaxError, "multiple assignments to same column %q", name))
+		}
+		assigned[name] = true
+	}
 	for i := 0; i < len(list); i++ {
 		if i > 0 {
 			p.w(", ")

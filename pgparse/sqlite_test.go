@@ -172,3 +172,24 @@ func TestNoImplicitText(t *testing.T) {
 		}
 	}
 }
+
+// A column named twice in one INSERT's list or one UPDATE's SET fails as
+// in PostgreSQL; SQLite would keep the last value.
+func TestColumnAssignedTwice(t *testing.T) {
+	for sql, want := range map[string]string{
+		"INSERT INTO t (a, b, a) VALUES (1, 2, 3)":                                sqlerr.DuplicateColumn + ` column "a" specified more than once`,
+		"UPDATE t SET a = 1, a = 2":                                               sqlerr.SyntaxError + ` multiple assignments to same column "a"`,
+		"UPDATE t SET (c, b) = ('car', a + b), b = a + 1 WHERE a = 10":            sqlerr.SyntaxError + ` multiple assignments to same column "b"`,
+		"INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET b = 1, b = 2": sqlerr.SyntaxError + ` multiple assignments to same column "b"`,
+	} {
+		_, err := ToSQLite(sql)
+		if got := sqlerr.Code(err) + " " + fmt.Sprint(err); err == nil || !strings.HasPrefix(got, strings.SplitN(want, " ", 2)[0]) || !strings.Contains(got, strings.SplitN(want, " ", 2)[1]) {
+			t.Errorf("%s: %v, want %s", sql, err, want)
+		}
+	}
+	for _, sql := range []string{"INSERT INTO t (a, b) VALUES (1, 2)", "UPDATE t SET (a, b) = (1, 2), c = 3"} {
+		if _, err := ToSQLite(sql); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+}
