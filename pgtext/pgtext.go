@@ -136,6 +136,43 @@ func TimeTypeName(typ result.Type) string {
 	return "timestamp"
 }
 
+// isoEra and isoZone match what PostgreSQL reads after an ISO date or
+// time besides timeLayouts' offsets: an era, an offset without a colon
+// (+0100) and a zone name (PST, Europe/Paris).
+var (
+	isoEra    = regexp.MustCompile(`(?i)\s+(AD|BC)$`)
+	isoOffset = regexp.MustCompile(`\s*([+-]\d{2})(\d{2})$`)
+	isoZone   = regexp.MustCompile(`\d:\d\d(?::\d\d(?:\.\d*)?)?\s*([A-Za-z][A-Za-z_/+-]*)$`)
+)
+
+// isoVariant reads what follows an ISO date or time that timeLayouts do
+// not: it returns s in a form they do ("" if none), or the refusal of a
+// form PostgreSQL reads and the embedded engine does not, rather than
+// call valid input malformed (22007).
+func isoVariant(typ result.Type, s string) (string, error) {
+	if !isoLike.MatchString(s) {
+		return "", nil
+	}
+	if m := isoEra.FindStringSubmatch(s); m != nil {
+		if strings.EqualFold(m[1], "AD") {
+			return strings.TrimSpace(s[:len(s)-len(m[0])]), nil
+		}
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "%s input %q is before the common era: the embedded engine keeps dates from 0001-01-01 on", TimeTypeName(typ), s)
+	}
+	if m := isoOffset.FindStringSubmatchIndex(s); m != nil && strings.Count(s, ":") > 0 {
+		return s[:m[0]] + s[m[2]:m[3]] + ":" + s[m[4]:m[5]], nil
+	}
+	if m := isoZone.FindStringSubmatchIndex(s); m != nil {
+		zone := s[m[2]:m[3]]
+		switch strings.ToUpper(zone) {
+		case "UTC", "GMT", "Z", "ZULU", "UT":
+			return strings.TrimSpace(s[:m[2]]) + "+00", nil
+		}
+		return "", sqlerr.New(sqlerr.FeatureNotSupported, "%s input %q names the time zone %q, which the embedded engine does not read: write its offset (+02, -05:30)", TimeTypeName(typ), s, zone)
+	}
+	return "", nil
+}
+
 // isoLike matches the start of an ISO 8601 date or time.
 var isoLike = regexp.MustCompile(`^(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}:\d{2})`)
 
@@ -162,6 +199,12 @@ func ParseTime(typ result.Type, s string) (time.Time, error) {
 			t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 		}
 		return t, nil
+	}
+	if again, err := isoVariant(typ, s); err != nil || again != "" {
+		if err != nil {
+			return time.Time{}, err
+		}
+		return ParseTime(typ, again)
 	}
 	switch {
 	case !isoLike.MatchString(s):

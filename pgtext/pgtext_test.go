@@ -80,3 +80,32 @@ func TestFormatArray(t *testing.T) {
 		t.Errorf("FormatArray = %s", got)
 	}
 }
+
+// Input PostgreSQL reads after an ISO date or time is read too, or
+// refused as not supported (0A000), never called malformed (22007).
+func TestParseTimeVariants(t *testing.T) {
+	for in, want := range map[string]string{
+		"1999-01-08 04:05:06 +0100": "1999-01-08 03:05:06+00",
+		"1999-01-08 04:05:06-0530":  "1999-01-08 09:35:06+00",
+		"1999-01-08 04:05:06 UTC":   "1999-01-08 04:05:06+00",
+		"1999-01-08 04:05:06 AD":    "1999-01-08 04:05:06+00",
+	} {
+		got, err := ParseTime(result.Timestamptz, in)
+		if err != nil || FormatTime(result.Timestamptz, got) != want {
+			t.Errorf("ParseTime(%q) = %s, %v; want %s", in, FormatTime(result.Timestamptz, got), err, want)
+		}
+	}
+	for in, typ := range map[string]result.Type{
+		"2040-04-10 BC":                 result.Date,
+		"2000-01-01 00:00:00 BC":        result.Timestamp,
+		"1999-01-08 04:05:06 PST":       result.Timestamptz,
+		"1999-01-08 04:05 Europe/Paris": result.Timestamptz,
+	} {
+		if _, err := ParseTime(typ, in); sqlerr.Code(err) != sqlerr.FeatureNotSupported {
+			t.Errorf("ParseTime(%q): %v, want 0A000", in, err)
+		}
+	}
+	if _, err := ParseTime(result.Date, "2024-01-0x"); sqlerr.Code(err) != sqlerr.InvalidDatetimeFormat {
+		t.Errorf("2024-01-0x: %v, want 22007", err)
+	}
+}
