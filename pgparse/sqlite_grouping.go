@@ -23,7 +23,7 @@ func (p *printer) checkGrouping(s *pg_query.SelectStmt) {
 	if !p.columnTypes || p.cat != nil {
 		return
 	}
-	if len(s.GroupClause) == 0 && s.HavingClause == nil && !anyAggregate(s.TargetList) {
+	if len(s.GroupClause) == 0 && s.HavingClause == nil && !anyAggregate(s.TargetList) && !outerAggregate(s) {
 		return
 	}
 	aliases := map[string]*pg_query.Node{}
@@ -115,6 +115,94 @@ func anyAggregate(targets []*pg_query.Node) bool {
 		})
 	}
 	return found
+}
+
+// outerAggregate reports whether a subquery among s's targets calls an
+// aggregate of s: one whose arguments read only columns of s's tables
+// (named by them; a subquery's table of the same name shadows them), as
+// in SELECT f1, (SELECT count(t.f1)) FROM t, which PostgreSQL makes a
+// grouped query (and refuses, as f1 is not grouped).
+func outerAggregate(s *pg_query.SelectStmt) bool {
+	outer := fromNames(s.FromClause)
+	found := false
+	for _, t := range s.TargetList {
+		walkPruned(t.ProtoReflect(), func(m protoreflect.Message) bool {
+			sl, ok := m.Interface().(*pg_query.SubLink)
+			if !ok || found {
+				return !found
+			}
+			sub := sl.Subselect.GetSelectStmt()
+			if sub == nil {
+				return false
+			}
+			inner := fromNames(sub.FromClause)
+			walkPruned(sub.ProtoReflect(), func(m protoreflect.Message) bool {
+				switch n := m.Interface().(type) {
+				case *pg_query.SubLink:
+					return false
+				case *pg_query.FuncCall:
+					if n.Over == nil && aggregates[functionName(n.Funcname)] && readsOnly(n.Args, outer, inner) {
+						found = true
+					}
+					return !found
+				}
+				return true
+			})
+			return false
+		})
+	}
+	return found
+}
+
+// fromNames returns the names a FROM list's tables are known by: their
+// aliases, or their names.
+func fromNames(from []*pg_query.Node) map[string]bool {
+	names := map[string]bool{}
+	for _, f := range from {
+		walkPruned(f.ProtoReflect(), func(m protoreflect.Message) bool {
+			switch n := m.Interface().(type) {
+			case *pg_query.RangeVar:
+				if n.Alias != nil {
+					names[n.Alias.Aliasname] = true
+				} else {
+					names[n.Relname] = true
+				}
+				return false
+			case *pg_query.RangeSubselect:
+				if n.Alias != nil {
+					names[n.Alias.Aliasname] = true
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return names
+}
+
+// readsOnly reports whether args read at least one column and only
+// columns named by a table of outer that inner does not shadow.
+func readsOnly(args []*pg_query.Node, outer, inner map[string]bool) bool {
+	any, only := false, true
+	for _, a := range args {
+		walkPruned(a.ProtoReflect(), func(m protoreflect.Message) bool {
+			switch n := m.Interface().(type) {
+			case *pg_query.SubLink:
+				only = false
+				return false
+			case *pg_query.ColumnRef:
+				parts := columnParts(n)
+				if len(parts) == 2 && outer[parts[0]] && !inner[parts[0]] {
+					any = true
+				} else {
+					only = false
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return any && only
 }
 
 // ungroupedRefs returns the column references of n outside aggregates,

@@ -23,6 +23,10 @@ func TestGroupingErrors(t *testing.T) {
 		"SELECT h.y + 1 FROM h GROUP BY h.x",
 		"SELECT g.b, count(*) FROM g JOIN h ON h.x = g.id GROUP BY g.a",
 		"SELECT h.y, count(*) FROM g JOIN h ON h.x = g.id GROUP BY g.id",
+		// An aggregate of the outer query's columns in a subquery groups
+		// the outer query.
+		"SELECT x, (SELECT count(h.y)) FROM h",
+		"SELECT x, (SELECT count(hh.y) FROM g) FROM h hh",
 	} {
 		tx := e.begin()
 		err := tx.Exec(context.Background(), sql, &recorder{})
@@ -41,6 +45,10 @@ func TestGroupingErrors(t *testing.T) {
 		"SELECT x + y FROM h GROUP BY x + y",
 		"SELECT x, row_number() OVER (ORDER BY x) FROM h GROUP BY x",
 		"SELECT x, y FROM h",
+		"SELECT (SELECT count(h.y)) FROM h",
+		"SELECT x, (SELECT count(h.y) FROM h) FROM h",
+		"SELECT x, (SELECT sum(h.y + g.a) FROM g) FROM h",
+		"SELECT x, (SELECT count(g.a) FROM g WHERE g.id = h.x) FROM h",
 	} {
 		tx := e.begin()
 		err := tx.Exec(context.Background(), sql, &recorder{})
