@@ -33,6 +33,10 @@ type conn struct {
 	// schemaVersion (the cache is dropped when the schema changes).
 	tables        map[string]*tableInfo
 	schemaVersion int64
+	// refs holds the foreign keys of all tables by the lower-cased name
+	// of the table they reference, for the same schema version as
+	// tables; nil until read (fkeys.go: loadForeignKeys).
+	refs map[string][]foreignKey
 
 	// cache holds prepared client statements by their text, for the
 	// schema version schemaVersion (stmtcache.go); cached is its set of
@@ -57,8 +61,9 @@ type conn struct {
 	// advisory holds the advisory locks of the Tx using c (advisory.go).
 	advisory *advisoryHold
 	// touchVersion is the schema version c's touch triggers were made for
-	// (0: none yet).
+	// (0: none yet); touch holds them by the name of their table.
 	touchVersion int64
+	touch        map[string]touchTrigger
 	// user is the session user of the transaction or read using c
 	// (CURRENT_USER).
 	user string
@@ -73,7 +78,7 @@ type conn struct {
 // forgetSchema drops the caches of the schema: the schema version they
 // are for may come to mean another schema (a transaction that changed the
 // schema rolled back).
-func (c *conn) forgetSchema() { c.tables = nil }
+func (c *conn) forgetSchema() { c.tables, c.refs = nil, nil }
 
 // takeFuncErr returns (and forgets) the first error of our SQL functions
 // since it was last called: the statement that ran them failed with it,
@@ -477,7 +482,7 @@ func (c *conn) refreshSchema() error {
 		return err
 	}
 	if v != c.schemaVersion || c.tables == nil {
-		c.tables = make(map[string]*tableInfo)
+		c.tables, c.refs = make(map[string]*tableInfo), nil
 		c.dropCache()
 		c.schemaVersion = v
 	}

@@ -62,7 +62,11 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 		case owner != "":
 			return sqlerr.New(sqlerr.DependentObjectsStillExist, "cannot drop sequence %s because column of table %s requires it", name, owner)
 		}
-		used, err := columnSequences(c)
+		tables, err := userTables(c)
+		if err != nil {
+			return err
+		}
+		used, _, err := columnSequences(c, tables)
 		if err != nil {
 			return err
 		}

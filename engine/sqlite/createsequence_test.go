@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"certa/result"
 	"certa/sqlerr"
 )
 
@@ -86,4 +87,27 @@ func TestSequenceBlockGrows(t *testing.T) {
 	}
 	e.commit(insert)
 	wantRows(t, e.query("SELECT min(id), max(id), count(*) FROM s"), row(int64(1), int64(3*sequenceBlock), int64(3*sequenceBlock)))
+}
+
+// Sequences follow the columns that own them through the schema
+// statements that touch their tables (syncSequences reads those tables
+// alone): a rename keeps the owner, dropping the column or the table
+// drops the sequence, a statement on another table leaves it alone.
+func TestSequencesFollowTheirColumns(t *testing.T) {
+	e := openTest(t, Config{})
+	seqs := func(want ...[]result.Value) {
+		t.Helper()
+		wantRows(t, e.query("SELECT name, tbl, col FROM _certa_sequences ORDER BY name"), want...)
+	}
+	e.ddl("CREATE TABLE a (id serial PRIMARY KEY, n bigserial)")
+	e.ddl("CREATE TABLE b (id serial PRIMARY KEY)")
+	seqs(row("a_id_seq", "a", "id"), row("a_n_seq", "a", "n"), row("b_id_seq", "b", "id"))
+	e.ddl("ALTER TABLE a RENAME TO a2")
+	e.ddl("ALTER TABLE a2 RENAME COLUMN n TO m")
+	e.ddl("CREATE TABLE c (x int PRIMARY KEY)")
+	seqs(row("a_id_seq", "a2", "id"), row("a_n_seq", "a2", "m"), row("b_id_seq", "b", "id"))
+	e.ddl("ALTER TABLE a2 DROP COLUMN m")
+	seqs(row("a_id_seq", "a2", "id"), row("b_id_seq", "b", "id"))
+	e.ddl("DROP TABLE b")
+	seqs(row("a_id_seq", "a2", "id"))
 }

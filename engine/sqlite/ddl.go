@@ -96,6 +96,13 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	}
 	done := tx.interruptOn(ctx)
 	defer done()
+	// A touch trigger the connection keeps for a table another one has
+	// since renamed or dropped would fail SQLite's rename of a table or a
+	// column ("error in trigger ...: no such table"): brought up to date,
+	// the connection has none.
+	if _, err := tx.conn.syncTouchTriggers(); err != nil {
+		return engine.DDL{}, tx.classify(err)
+	}
 	if err := tx.conn.exec("BEGIN IMMEDIATE"); err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
@@ -466,16 +473,16 @@ func finishDDL(c *conn, sql string, seqno uint64, before map[string]schemaEntry)
 	if err := renameInIndexes(c, sql, before, after); err != nil {
 		return "", nil, err
 	}
-	if err := syncSequences(c, seqno); err != nil {
-		return "", nil, err
-	}
-	if err := syncComments(c); err != nil {
-		return "", nil, err
-	}
 	tables = make([]string, 0, len(touched))
 	for t := range touched {
 		tables = append(tables, t)
 	}
 	sort.Strings(tables)
+	if err := syncSequences(c, seqno, tables); err != nil {
+		return "", nil, err
+	}
+	if err := syncComments(c); err != nil {
+		return "", nil, err
+	}
 	return sql, tables, nil
 }

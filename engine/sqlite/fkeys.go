@@ -83,28 +83,47 @@ func (ti *tableInfo) hasActions() bool {
 // loadForeignKeys reads ti's foreign keys and those that reference it.
 func (c *conn) loadForeignKeys(ti *tableInfo) error {
 	var err error
-	ti.fks, err = c.readForeignKeys(`SELECT ?1, f.id, f."table", f."from", f."to", f.on_update, f.on_delete
+	ti.fks, err = c.readForeignKeys(`SELECT ?1, f.id, f."table", f."from", f."to", f.on_update, f.on_delete,
+			(SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE)
 		FROM pragma_foreign_key_list(?1, 'main') f ORDER BY f.id, f.seq`, ti.name)
 	if err != nil {
 		return err
 	}
-	ti.refs, err = c.readForeignKeys(`SELECT m.name, f.id, f."table", f."from", f."to", f.on_update, f.on_delete
-		FROM sqlite_schema m JOIN pragma_foreign_key_list(m.name, 'main') f
-		WHERE m.type = 'table' AND f."table" = ?1 COLLATE NOCASE ORDER BY m.name, f.id, f.seq`, ti.name)
-	return err
+	if c.refs == nil {
+		// Every table's foreign keys at once, once per schema version:
+		// read table by table, each would scan them all.
+		all, err := c.readForeignKeys(`SELECT m.name, f.id, f."table", f."from", f."to", f.on_update, f.on_delete, m.sql
+			FROM sqlite_schema m JOIN pragma_foreign_key_list(m.name, 'main') f
+			WHERE m.type = 'table' ORDER BY m.name, f.id, f.seq`)
+		if err != nil {
+			return err
+		}
+		c.refs = map[string][]foreignKey{}
+		for _, fk := range all {
+			p := strings.ToLower(fk.parent)
+			c.refs[p] = append(c.refs[p], fk)
+		}
+	}
+	ti.refs = c.refs[strings.ToLower(ti.name)]
+	return nil
 }
 
-// readForeignKeys runs query (rows of child, id, parent, from, to,
-// on_update, on_delete, one per column) and groups its rows into foreign
-// keys.
-func (c *conn) readForeignKeys(query, table string) ([]foreignKey, error) {
+// readForeignKeys runs query with args (rows of child, id, parent, from,
+// to, on_update, on_delete and the child's declaration, one per column)
+// and groups its rows into foreign keys.
+func (c *conn) readForeignKeys(query string, args ...any) ([]foreignKey, error) {
 	var fks []foreignKey
 	lastChild, lastID := "", int64(-1)
 	err := c.execResult(query, func(s *sqlite.Stmt) {
 		child, id := s.ColumnText(0), s.ColumnInt64(1)
 		if child != lastChild || id != lastID {
+			// SQLite's pragmas do not say which keys are deferred; reading
+			// the declaration errs on the side of checking (a key that is
+			// not deferred passes the check trivially).
+			decl := strings.Join(strings.Fields(strings.ToLower(s.ColumnText(7))), " ")
 			fks = append(fks, foreignKey{child: child, parent: s.ColumnText(2),
-				action: isAction(s.ColumnText(5)) || isAction(s.ColumnText(6))})
+				action:     isAction(s.ColumnText(5)) || isAction(s.ColumnText(6)),
+				deferrable: strings.Contains(decl, "initially deferred")})
 			lastChild, lastID = child, id
 		}
 		fk := &fks[len(fks)-1]
@@ -112,7 +131,7 @@ func (c *conn) readForeignKeys(query, table string) ([]foreignKey, error) {
 		if s.ColumnType(4) != sqlite.TypeNull {
 			fk.to = append(fk.to, s.ColumnText(4))
 		}
-	}, table)
+	}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -121,16 +140,6 @@ func (c *conn) readForeignKeys(query, table string) ([]foreignKey, error) {
 		if len(fk.to) != len(fk.from) {
 			fk.to = nil // references the parent's primary key
 		}
-		// SQLite's pragmas do not say which keys are deferred; reading the
-		// declaration errs on the side of checking (a key that is not
-		// deferred passes the check trivially).
-		var decl string
-		err := c.execResult("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
-			func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, fk.child)
-		if err != nil {
-			return nil, err
-		}
-		fk.deferrable = strings.Contains(strings.Join(strings.Fields(strings.ToLower(decl)), " "), "initially deferred")
 	}
 	return fks, nil
 }

@@ -515,39 +515,44 @@ func parseSequenceDefault(dflt string) (d seqDefault, ok bool) {
 
 // syncSequences makes _certa_sequences hold exactly the sequences that
 // column defaults call and those CREATE SEQUENCE made (createsequence.go),
-// with the column that owns each (the last schema
-// statement may have made, renamed or dropped some). created is the seqno
-// of that statement (0 when it is only tried). It runs in the statement's
-// transaction, on every node alike.
-func syncSequences(c *conn, created uint64) error {
-	want, err := columnSequences(c)
+// with the column that owns each, after a schema statement that changed
+// the tables touched (as finishDDL finds them: made, altered, renamed or
+// dropped; the others' columns and defaults are as they were, so only
+// these are read, and a statement costs the same in a large schema as in
+// a small one). created is the seqno of that statement (0 when it is only
+// tried). It runs in the statement's transaction, on every node alike.
+func syncSequences(c *conn, created uint64, touched []string) error {
+	want, columns, err := columnSequences(c, touched)
 	if err != nil {
 		return err
 	}
 	// have holds the sequences there are, by whether a column owns them
 	// (those of CREATE SEQUENCE do not, and stay as they are, unless
-	// ALTER SEQUENCE ... OWNED BY gave them one). gone are those whose
-	// owning column no longer exists: they go with it, as in PostgreSQL.
-	have, gone := map[string]bool{}, map[string]bool{}
-	err = c.execResult(`SELECT s.name, s.tbl <> '', s.tbl <> '' AND NOT EXISTS (SELECT 1 FROM sqlite_schema m, pragma_table_info(m.name) p
-			WHERE m.type = 'table' AND m.name = s.tbl COLLATE NOCASE AND p.name = s.col COLLATE NOCASE)
-		FROM _certa_sequences s`, func(s *sqlite.Stmt) {
-		have[s.ColumnText(0)] = s.ColumnInt64(1) != 0
-		gone[s.ColumnText(0)] = s.ColumnInt64(2) != 0
+	// ALTER SEQUENCE ... OWNED BY gave them one). Those whose owning
+	// column no longer exists go with it, as in PostgreSQL.
+	type owner struct{ table, column string }
+	have := map[string]owner{}
+	err = c.execResult("SELECT name, tbl, col FROM _certa_sequences", func(s *sqlite.Stmt) {
+		have[s.ColumnText(0)] = owner{s.ColumnText(1), s.ColumnText(2)}
 	})
 	if err != nil {
 		return err
 	}
-	for name := range have {
-		if _, ok := want[name]; !ok && gone[name] {
-			if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
-				return err
-			}
+	for name, o := range have {
+		if _, ok := want[name]; ok || o.table == "" {
+			continue
+		}
+		cols, ok := columns[strings.ToLower(o.table)]
+		if !ok || cols[strings.ToLower(o.column)] {
+			continue // a table the statement left alone, or the column is there
+		}
+		if err := c.exec("DELETE FROM _certa_sequences WHERE name = ?", name); err != nil {
+			return err
 		}
 	}
 	for name, o := range want {
-		owned, ok := have[name]
-		if ok && !owned {
+		h, ok := have[name]
+		if ok && h.table == "" {
 			continue
 		}
 		if ok {
@@ -570,30 +575,52 @@ type seqOwner struct {
 	start, max    int64
 }
 
-// columnSequences returns the sequences that column defaults call, by name.
-func columnSequences(c *conn) (map[string]seqOwner, error) {
+// columnSequences returns the sequences that the column defaults of the
+// tables named call, by name, and the columns of each of those tables
+// that exists (lower-cased, by lower-cased table name; a table that does
+// not exist has none: nil).
+func columnSequences(c *conn, tables []string) (map[string]seqOwner, map[string]map[string]bool, error) {
 	want := map[string]seqOwner{}
-	var tables []string
-	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
-		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
-	if err != nil {
-		return nil, err
-	}
+	columns := map[string]map[string]bool{}
 	for _, t := range tables {
-		err := c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+		columns[strings.ToLower(t)] = nil
+		if isInternalTable(t) || isSQLiteTable(t) {
+			continue
+		}
+		name, found := "", false
+		err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+			func(s *sqlite.Stmt) { name, found = s.ColumnText(0), true }, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !found {
+			continue
+		}
+		cols := map[string]bool{}
+		err = c.execResult("SELECT name, type, dflt_value FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+			cols[strings.ToLower(s.ColumnText(0))] = true
 			if d, ok := parseSequenceDefault(s.ColumnText(2)); ok {
-				o := seqOwner{t, s.ColumnText(0), 1, maxOfType(s.ColumnText(1))}
+				o := seqOwner{name, s.ColumnText(0), 1, maxOfType(s.ColumnText(1))}
 				if d.identity != "" {
 					o.start, o.max = d.start, min(d.max, o.max)
 				}
 				want[d.seq] = o
 			}
-		}, t)
+		}, name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		columns[strings.ToLower(t)] = cols
 	}
-	return want, nil
+	return want, columns, nil
+}
+
+// userTables returns the names of the clients' tables.
+func userTables(c *conn) ([]string, error) {
+	var tables []string
+	err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_certa\\_%' ESCAPE '\\'",
+		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) })
+	return tables, err
 }
 
 // maxOfType is the largest value a column of this declared type holds in
@@ -610,14 +637,11 @@ func maxOfType(decl string) int64 {
 
 // ReserveSequence implements engine.Engine.
 func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.WriteSet, engine.SequenceBlock, error) {
-	tx, err := e.newTx(ctx)
+	tx, err := e.beginTx(ctx)
 	if err != nil {
 		return nil, engine.SequenceBlock{}, err
 	}
 	defer tx.Rollback()
-	if err := tx.begin(); err != nil {
-		return nil, engine.SequenceBlock{}, mapErr(err)
-	}
 	var row []rowValue
 	err = tx.conn.execResult("SELECT name, tbl, col, reserved, created, maxval FROM _certa_sequences WHERE name = ?",
 		func(s *sqlite.Stmt) {

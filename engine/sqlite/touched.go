@@ -6,6 +6,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
+	"certa/sqlerr"
 	"certa/writeset"
 )
 
@@ -60,10 +61,26 @@ func sqliteKeyValue(v sqlite.Value) any {
 	return nil
 }
 
+// errConnRenewed fails what ran on a connection closed for a lingering
+// touch trigger (syncTouchTriggers): nothing ran yet, so it is safe to
+// try again, which Begin and CheckDDL do.
+var errConnRenewed = &sqlerr.Error{Code: sqlerr.SerializationFailure,
+	Message: "certa: the connection was renewed (a trigger of a table renamed elsewhere lingered on it); try again"}
+
+// touchTrigger is a table's touch trigger on one connection.
+type touchTrigger struct {
+	name     string // "" for a table without keys: no trigger
+	tableSQL string // the table's definition it was made for
+}
+
 // syncTouchTriggers makes c's touch triggers those of the current schema:
-// one per table whose rows have keys (rowid.go). It returns the schema version they
-// were made for. c must be outside a transaction; the work is done once
-// per schema version.
+// one per table whose rows have keys (rowid.go). It returns the schema
+// version they were made for. c must be outside a transaction; the work
+// is done once per schema version, and only for the tables whose
+// definition changed since (c.touch), so that a schema statement costs
+// each connection the same in a large schema as in a small one. (A
+// trigger outlives its table's DROP and re-creation by another
+// connection: SQLite attaches it to the table of that name again.)
 func (c *conn) syncTouchTriggers() (version int64, err error) {
 	version, _, err = c.queryInt("PRAGMA schema_version")
 	if err != nil || version == c.touchVersion {
@@ -72,23 +89,35 @@ func (c *conn) syncTouchTriggers() (version int64, err error) {
 	if err := c.refreshSchema(); err != nil {
 		return 0, err
 	}
-	var old, tables []string
+	tables := map[string]string{}
+	if err := c.execResult("SELECT name, sql FROM sqlite_schema WHERE type = 'table'",
+		func(s *sqlite.Stmt) { tables[s.ColumnText(0)] = s.ColumnText(1) }); err != nil {
+		return 0, err
+	}
+	touch := make(map[string]touchTrigger, len(tables))
+	kept := map[string]bool{}
+	for t, had := range c.touch {
+		if sql, ok := tables[t]; ok && sql == had.tableSQL {
+			touch[t] = had
+			kept[had.name] = true
+		}
+	}
+	// Every other trigger goes, also one whose table another connection
+	// dropped: listed but gone until a table of its name is made again,
+	// when it would come back to life (IF EXISTS: gone now).
+	var old []string
 	if err := c.execResult("SELECT name FROM sqlite_temp_schema WHERE type = 'trigger' AND name LIKE 'certa_touch_%'",
 		func(s *sqlite.Stmt) { old = append(old, s.ColumnText(0)) }); err != nil {
 		return 0, err
 	}
-	if err := c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table'",
-		func(s *sqlite.Stmt) { tables = append(tables, s.ColumnText(0)) }); err != nil {
-		return 0, err
-	}
 	var script strings.Builder
 	for _, name := range old {
-		// IF EXISTS: a trigger whose table another connection dropped is
-		// listed but gone.
-		script.WriteString("DROP TRIGGER IF EXISTS temp." + quoteIdent(name) + ";")
+		if !kept[name] {
+			script.WriteString("DROP TRIGGER IF EXISTS temp." + quoteIdent(name) + ";")
+		}
 	}
-	for _, t := range tables {
-		if isInternalTable(t) || isSQLiteTable(t) {
+	for t, sql := range tables {
+		if _, ok := touch[t]; ok || isInternalTable(t) || isSQLiteTable(t) {
 			continue
 		}
 		ti, err := c.table(t)
@@ -97,21 +126,41 @@ func (c *conn) syncTouchTriggers() (version int64, err error) {
 		}
 		keyCols := ti.keyColumns()
 		if len(keyCols) == 0 {
+			touch[t] = touchTrigger{tableSQL: sql}
 			continue
 		}
 		keys := make([]string, len(keyCols))
 		for i, col := range keyCols {
 			keys[i] = "OLD." + quoteIdent(col)
 		}
+		name := fmt.Sprintf("certa_touch_%d_%s", version, ti.name)
 		fmt.Fprintf(&script, "CREATE TEMP TRIGGER %s AFTER UPDATE ON main.%s BEGIN SELECT %s(%s, %s); END;",
-			quoteIdent(fmt.Sprintf("certa_touch_%d_%s", version, ti.name)), quoteIdent(ti.name), touchFunction, quoteLiteral(ti.name), strings.Join(keys, ", "))
+			quoteIdent(name), quoteIdent(ti.name), touchFunction, quoteLiteral(ti.name), strings.Join(keys, ", "))
+		touch[t] = touchTrigger{name: name, tableSQL: sql}
 	}
 	restore := c.internal()
 	defer restore()
 	if err := execScript(c.c, script.String()); err != nil { // one transaction
 		return 0, fmt.Errorf("make touch triggers: %w", err)
 	}
-	c.touchVersion = version
+	c.touch, c.touchVersion = touch, version
+	// A trigger whose table another connection renamed cannot always be
+	// dropped (SQLite lists it, but finds no trigger of its name), and
+	// SQLite's next rename of any table or column fails on it: such a
+	// connection is closed, and its user tries again on a new one.
+	current := map[string]bool{}
+	for _, tt := range touch {
+		current[tt.name] = true
+	}
+	lingering := false
+	if err := c.execResult("SELECT name FROM sqlite_temp_schema WHERE type = 'trigger' AND name LIKE 'certa_touch_%'",
+		func(s *sqlite.Stmt) { lingering = lingering || !current[s.ColumnText(0)] }); err != nil {
+		return 0, err
+	}
+	if lingering {
+		c.close()
+		return 0, errConnRenewed
+	}
 	return version, nil
 }
 

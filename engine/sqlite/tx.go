@@ -99,18 +99,32 @@ var _ engine.Tx = (*Tx)(nil)
 // Begin starts a local transaction reading the latest applied state. It
 // waits for a free connection until ctx ends.
 func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
-	tx, err := e.newTx(ctx)
+	tx, err := e.beginTx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tx.mu.Lock()
-	err = tx.begin()
-	tx.mu.Unlock()
-	if err != nil {
-		tx.Rollback()
-		return nil, mapErr(err)
-	}
 	return tx, nil
+}
+
+// beginTx is Begin, trying again on a new connection when the one it got
+// had to be renewed (errConnRenewed).
+func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
+	for try := 0; ; try++ {
+		tx, err := e.newTx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx.mu.Lock()
+		err = tx.begin()
+		tx.mu.Unlock()
+		if err == nil {
+			return tx, nil
+		}
+		tx.Rollback()
+		if !errors.Is(err, errConnRenewed) || try == 2 {
+			return nil, mapErr(err)
+		}
+	}
 }
 
 // newTx returns a Tx holding a pooled connection, with no SQLite transaction
