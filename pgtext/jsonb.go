@@ -25,7 +25,7 @@ var ErrJSON = errors.New("invalid input syntax for type json")
 // Escapes PostgreSQL refuses are refused as it refuses them (a
 // *sqlerr.Error); other text that is not JSON is ErrJSON.
 func FormatJSONB(s string) (string, error) {
-	if err := checkJSONEscapes(s); err != nil {
+	if err := CheckJSONEscapes(s); err != nil {
 		return "", err
 	}
 	d := json.NewDecoder(strings.NewReader(s))
@@ -164,11 +164,11 @@ func jsonbNumber(s string) (string, error) {
 	return text, nil
 }
 
-// checkJSONEscapes refuses the \u escapes of s's strings that PostgreSQL
-// refuses when it reads JSON into values (jsonb): \u0000, which text
-// cannot hold, and UTF-16 surrogates that do not pair up. Go's decoder
-// would take them as U+FFFD, changing the value.
-func checkJSONEscapes(s string) *sqlerr.Error {
+// CheckJSONEscapes refuses the \u escapes of s's strings that PostgreSQL
+// refuses when it reads JSON into values (jsonb, and json's -> and ->>):
+// \u0000, which text cannot hold, and UTF-16 surrogates that do not pair
+// up. Go's decoder would take them as U+FFFD, changing the value.
+func CheckJSONEscapes(s string) *sqlerr.Error {
 	badSurrogate := func(detail string) *sqlerr.Error {
 		e := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type json")
 		e.Detail = detail

@@ -129,6 +129,13 @@ func registerPGOperators(c *conn) error {
 			return trimValue(args, false, true), nil
 		}},
 		"pg_json_get": {NArgs: 3, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			// PostgreSQL's -> and ->> resolve a json's escapes, and refuse
+			// those it refuses in jsonb (a jsonb's passed that at input).
+			if args[0].Type() == sqlite.TypeText {
+				if err := pgtext.CheckJSONEscapes(args[0].Text()); err != nil {
+					return fail(err)
+				}
+			}
 			return jsonGet(args[0], args[1], args[2].Int() == 1), nil
 		}},
 		"pg_rint": {NArgs: 1, Deterministic: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {

@@ -128,3 +128,21 @@ func TestJSONMembers(t *testing.T) {
 	wantRows(t, e.query(`SELECT '["a", [1,2]]'::jsonb -> 1, '["a", [1,2]]'::json -> 1, '["a"]'::jsonb ->> 0`), row("[1, 2]", "[1,2]", "a"))
 	wantRows(t, e.query(`SELECT count(*) FROM js WHERE j ->> 'c' = '[1, 2]' AND (j -> 'a' ->> 'b')::int = 1`), row(int64(1)))
 }
+
+// json's -> and ->> resolve the document's escapes and refuse those
+// PostgreSQL refuses, as its json operators do (json input keeps them).
+func TestJSONGetEscapes(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	for sql, code := range map[string]string{
+		`SELECT '{"a": "\ud83d\ud83d"}'::json -> 'a'`: sqlerr.InvalidTextRepresentation,
+		`SELECT '{"a": "\ude04X"}'::json ->> 'a'`:     sqlerr.InvalidTextRepresentation,
+		`SELECT '{"a": "\u0000"}'::json -> 'a'`:       sqlerr.UntranslatableCharacter,
+	} {
+		if got, err := execErr(tx, sql); got != code {
+			t.Errorf("%s: %v, want %s", sql, err, code)
+		}
+	}
+	wantRows(t, exec(t, tx, `SELECT '{"a": "\ud83d\ude04"}'::json ->> 'a', '{"a": "\u0000"}'::json::text`).rows,
+		row("😄", `{"a": "\u0000"}`))
+}
