@@ -112,7 +112,9 @@ func (p *printer) expr(n *pg_query.Node) {
 		}
 		p.refuse("subscripts and field selection")
 	case *pg_query.Node_SetToDefault:
-		p.refuse("DEFAULT here")
+		// Only a VALUES row of an INSERT and UPDATE's SET take it
+		// (defaultMarker).
+		p.fail(sqlerr.New(sqlerr.SyntaxError, "DEFAULT is not allowed in this context"))
 	case *pg_query.Node_GroupingFunc:
 		p.refuse("GROUPING")
 	default:
