@@ -72,3 +72,22 @@ func pgCastCall(n *pg_query.Node) (*pg_query.Node, string, bool) {
 	}
 	return f.Args[0], f.Args[1].GetAConst().GetSval().GetSval(), true
 }
+
+// DefaultString returns the text of a column default that is a string
+// constant ('5', 'now', E'x'), which PostgreSQL converts to the column's
+// type when the default is made; ok is false for any other expression.
+func DefaultString(expr string) (text string, ok bool) {
+	tree, err := pg_query.Parse("SELECT " + expr)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", false
+	}
+	sel := tree.Stmts[0].Stmt.GetSelectStmt()
+	if sel == nil || len(sel.TargetList) != 1 {
+		return "", false
+	}
+	c := sel.TargetList[0].GetResTarget().GetVal().GetAConst()
+	if c == nil || c.GetSval() == nil {
+		return "", false
+	}
+	return c.GetSval().GetSval(), true
+}

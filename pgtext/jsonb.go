@@ -34,8 +34,8 @@ func FormatJSONB(s string) (string, error) {
 	if err := d.Decode(&v); err != nil {
 		return "", ErrJSON
 	}
-	if _, err := d.Token(); err == nil {
-		return "", ErrJSON // more than one value
+	if strings.Trim(s[d.InputOffset():], " \t\n\r") != "" {
+		return "", ErrJSON // more than one value, or a value cut short (1f2)
 	}
 	var b strings.Builder
 	if err := writeJSONB(&b, v); err != nil {

@@ -54,7 +54,7 @@ func TestFormatJSONB(t *testing.T) {
 			t.Errorf("FormatJSONB(%s) = %s, %v; want %s", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{`{`, `1 2`, `{'a':1}`, ``} {
+	for _, bad := range []string{`{`, `1 2`, `{'a':1}`, ``, `1f2`, `true, false`, `[1]]`, `{"a":1}x`} {
 		if _, err := FormatJSONB(bad); err == nil {
 			t.Errorf("FormatJSONB(%q): no error", bad)
 		}

@@ -165,13 +165,18 @@ func alterCommand(c *conn, table string, cmd pgparse.AlterCmd) error {
 			}
 		}
 		if cmd.Kind == pgparse.AlterSetDefault {
-			kind, _, err := pgparse.CastKind(col.Type)
+			kind, mods, err := pgparse.CastKind(col.Type)
 			if err != nil {
 				kind = ""
 			}
-			d, err := pgparse.DefaultToSQLite(cmd.Default, kind)
+			d, ok, err := defaultString(cmd.Default, kind, mods)
 			if err != nil {
 				return err
+			}
+			if !ok {
+				if d, err = pgparse.DefaultToSQLite(cmd.Default, kind); err != nil {
+					return err
+				}
 			}
 			e.insert(col.End, " DEFAULT ("+d+")")
 		}

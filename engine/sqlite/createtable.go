@@ -5,8 +5,11 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"zombiezen.com/go/sqlite"
 
 	"certa/pgparse"
 	"certa/sqlerr"
@@ -298,9 +301,12 @@ func columnDefault(sql string, col pgparse.Column) (defaultEdit, bool, error) {
 			continue
 		}
 		expr := sql[k.Default.Start:k.Default.End]
-		kind, _, err := pgparse.CastKind(col.Type)
+		kind, mods, err := pgparse.CastKind(col.Type)
 		if err != nil {
 			kind = ""
+		}
+		if lit, ok, err := defaultString(expr, kind, mods); err != nil || ok {
+			return defaultEdit{k.Default, " " + lit}, ok, err
 		}
 		text, err := pgparse.DefaultToSQLite(expr, kind)
 		if err != nil || text == expr {
@@ -309,6 +315,36 @@ func columnDefault(sql string, col pgparse.Column) (defaultEdit, bool, error) {
 		return defaultEdit{k.Default, " " + text}, true, nil
 	}
 	return defaultEdit{}, false, nil
+}
+
+// defaultString reads a default that is a string constant as its
+// column's type (kind, with mods) reads it, as PostgreSQL does when the
+// default is made: it returns the value as SQL that SQLite and the
+// catalog (pg_get_expr, pg_dump) both read as that value (' 7 ' for an
+// integer is 7, 'yes' for a boolean true), or the refusal of text the
+// type does not read ('wrong' for an integer: 22P02), rather than fail
+// when a row first takes it. ok is false for any other default.
+func defaultString(expr, kind string, mods []int64) (sql string, ok bool, err error) {
+	text, ok := pgparse.DefaultString(expr)
+	if !ok || kind == "" || kind == "text" {
+		return "", false, nil
+	}
+	v, err := castValue(sqlite.TextValue(text), castTarget{kind: kind, mods: mods})
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case kind == "bool" && v.Type() == sqlite.TypeInteger:
+		return strconv.FormatBool(v.Int64() != 0), true, nil
+	case v.Type() == sqlite.TypeInteger:
+		return strconv.FormatInt(v.Int64(), 10), true, nil
+	case v.Type() == sqlite.TypeFloat && !math.IsInf(v.Float(), 0) && !math.IsNaN(v.Float()):
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), true, nil
+	case v.Type() == sqlite.TypeText:
+		return quoteLiteral(v.Text()), true, nil
+	}
+	// Infinity, bytea: converted when used, shown as 'x'::kind.
+	return "(pg_cast(" + quoteLiteral(text) + ", " + quoteLiteral(kind) + "))", true, nil
 }
 
 // numericWord returns the span of a numeric or decimal column's type name,
