@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 
@@ -38,11 +39,16 @@ func (e *Engine) CheckDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if err != nil {
 		return engine.DDL{}, err
 	}
-	for range checkDDLTries {
+	for tries, renewals := 0, 0; tries < checkDDLTries; {
 		var ddl engine.DDL
 		ddl, err = e.checkDDL(ctx, stmt)
-		if sqlerr.Code(err) != sqlerr.SerializationFailure || ctx.Err() != nil {
+		switch {
+		case errors.Is(err, errConnRenewed) && renewals < maxRenewals && ctx.Err() == nil:
+			renewals++ // another connection (beginTx)
+		case sqlerr.Code(err) != sqlerr.SerializationFailure || ctx.Err() != nil:
 			return ddl, err
+		default:
+			tries++
 		}
 	}
 	return engine.DDL{}, err

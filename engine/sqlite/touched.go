@@ -67,6 +67,10 @@ func sqliteKeyValue(v sqlite.Value) any {
 var errConnRenewed = &sqlerr.Error{Code: sqlerr.SerializationFailure,
 	Message: "certa: the connection was renewed (a trigger of a table renamed elsewhere lingered on it); try again"}
 
+// maxRenewals bounds the connections one Begin or CheckDDL renews: far
+// more than a pool holds, a safety net.
+const maxRenewals = 1000
+
 // touchTrigger is a table's touch trigger on one connection.
 type touchTrigger struct {
 	name     string // "" for a table without keys: no trigger

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"certa/engine"
 	"certa/writeset"
 )
 
@@ -51,4 +52,27 @@ func TestRenameAfterATableWentElsewhere(t *testing.T) {
 	e.ddl("ALTER TABLE y RENAME TO y2")
 	e.ddl("ALTER TABLE z2 RENAME COLUMN v TO w")
 	e.commit("INSERT INTO y2 VALUES (1, 1)", "UPDATE y2 SET w = 2", "UPDATE z2 SET w = 2")
+}
+
+// Every idle connection may hold a trigger of a table dropped elsewhere:
+// the next schema statement and transaction renew as many as they meet,
+// and the client sees none of it.
+func TestManyConnectionsRenewed(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE x (id int PRIMARY KEY, v int)")
+	var txs []engine.Tx
+	for range 12 { // each on a connection of its own, which makes x's trigger
+		txs = append(txs, e.begin())
+	}
+	for _, tx := range txs {
+		tx.Rollback()
+	}
+	e.ddl("DROP TABLE x")
+	e.ddl("CREATE TABLE y (id int PRIMARY KEY, v int)")
+	e.ddl("ALTER TABLE y RENAME COLUMN v TO w")
+	e.commit("INSERT INTO y VALUES (1, 1)")
+	for range 12 {
+		e.commit("UPDATE y SET w = w + 1")
+	}
+	wantRows(t, e.query("SELECT w FROM y"), row(int64(13)))
 }

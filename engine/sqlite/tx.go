@@ -106,8 +106,10 @@ func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
 	return tx, nil
 }
 
-// beginTx is Begin, trying again on a new connection when the one it got
-// had to be renewed (errConnRenewed).
+// beginTx is Begin, trying again on another connection when the one it
+// got had to be renewed (errConnRenewed): each try closes one, and a new
+// one never has to be, so every idle connection may go (a table dropped
+// had a trigger on each) before one is opened.
 func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
 	for try := 0; ; try++ {
 		tx, err := e.newTx(ctx)
@@ -121,7 +123,7 @@ func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
 			return tx, nil
 		}
 		tx.Rollback()
-		if !errors.Is(err, errConnRenewed) || try == 2 {
+		if !errors.Is(err, errConnRenewed) || try == maxRenewals {
 			return nil, mapErr(err)
 		}
 	}
