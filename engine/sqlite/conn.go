@@ -64,6 +64,10 @@ type conn struct {
 	// (0: none yet); touch holds them by the name of their table.
 	touchVersion int64
 	touch        map[string]touchTrigger
+	// lingering: c holds a touch trigger of a table dropped or renamed
+	// elsewhere, which it cannot drop (syncTouchTriggers): c is closed
+	// before its next Begin or schema statement.
+	lingering bool
 	// user is the session user of the transaction or read using c
 	// (CURRENT_USER).
 	user string

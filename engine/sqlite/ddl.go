@@ -109,6 +109,10 @@ func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) 
 	if _, err := tx.conn.syncTouchTriggers(); err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}
+	if tx.conn.lingering {
+		tx.conn.close()
+		return engine.DDL{}, errConnRenewed
+	}
 	if err := tx.conn.exec("BEGIN IMMEDIATE"); err != nil {
 		return engine.DDL{}, tx.classify(err)
 	}

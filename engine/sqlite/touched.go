@@ -61,11 +61,11 @@ func sqliteKeyValue(v sqlite.Value) any {
 	return nil
 }
 
-// errConnRenewed fails what ran on a connection closed for a lingering
-// touch trigger (syncTouchTriggers): nothing ran yet, so it is safe to
-// try again, which Begin and CheckDDL do.
+// errConnRenewed is what beginTx and checkDDL do on a connection they
+// closed for a lingering touch trigger (conn.lingering): nothing ran yet,
+// so they try again on another.
 var errConnRenewed = &sqlerr.Error{Code: sqlerr.SerializationFailure,
-	Message: "certa: the connection was renewed (a trigger of a table renamed elsewhere lingered on it); try again"}
+	Message: "certa: the connection was renewed (a trigger of a table dropped elsewhere lingered on it); try again"}
 
 // maxRenewals bounds the connections one Begin or CheckDDL renews: far
 // more than a pool holds, a safety net.
@@ -148,22 +148,19 @@ func (c *conn) syncTouchTriggers() (version int64, err error) {
 		return 0, fmt.Errorf("make touch triggers: %w", err)
 	}
 	c.touch, c.touchVersion = touch, version
-	// A trigger whose table another connection renamed cannot always be
-	// dropped (SQLite lists it, but finds no trigger of its name), and
-	// SQLite's next rename of any table or column fails on it: such a
-	// connection is closed, and its user tries again on a new one.
+	// A trigger whose table another connection dropped or renamed cannot
+	// always be dropped (SQLite lists it, but finds no trigger of its
+	// name), and SQLite's next rename of any table or column fails on it:
+	// such a connection lingers, and is closed before its next use
+	// (beginTx, checkDDL).
 	current := map[string]bool{}
 	for _, tt := range touch {
 		current[tt.name] = true
 	}
-	lingering := false
+	c.lingering = false
 	if err := c.execResult("SELECT name FROM sqlite_temp_schema WHERE type = 'trigger' AND name LIKE 'certa_touch_%'",
-		func(s *sqlite.Stmt) { lingering = lingering || !current[s.ColumnText(0)] }); err != nil {
+		func(s *sqlite.Stmt) { c.lingering = c.lingering || !current[s.ColumnText(0)] }); err != nil {
 		return 0, err
-	}
-	if lingering {
-		c.close()
-		return 0, errConnRenewed
 	}
 	return version, nil
 }

@@ -118,6 +118,10 @@ func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
 		}
 		tx.mu.Lock()
 		err = tx.begin()
+		if err == nil && tx.conn.lingering {
+			tx.conn.close()
+			err = errConnRenewed
+		}
 		tx.mu.Unlock()
 		if err == nil {
 			return tx, nil
