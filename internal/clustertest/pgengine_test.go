@@ -227,6 +227,10 @@ func TestPostgresEngineSchemaInBlock(t *testing.T) {
 	mustExec(t, syncConn(t, c, 1), "INSERT INTO book (author_id, title) SELECT id, 'cy book' FROM author WHERE name = 'cy'")
 
 	// A block of node 2 that read the old schema loses to the migration.
+	// The migration must begin on node 1 after the rows above are there
+	// (a is not a sync connection): else it is the one refused, for
+	// writing the table at a snapshot older than those rows.
+	c.WaitConverged(20 * time.Second)
 	b := syncConn(t, c, 1)
 	mustExec(t, b, "BEGIN")
 	mustExec(t, b, "UPDATE author SET born = 1990 WHERE name = 'ann'")
