@@ -183,7 +183,7 @@ func fromNames(from []*pg_query.Node) map[string]bool {
 // readsOnly reports whether args read at least one column and only
 // columns named by a table of outer that inner does not shadow.
 func readsOnly(args []*pg_query.Node, outer, inner map[string]bool) bool {
-	any, only := false, true
+	outerRead, only := false, true
 	for _, a := range args {
 		walkPruned(a.ProtoReflect(), func(m protoreflect.Message) bool {
 			switch n := m.Interface().(type) {
@@ -193,7 +193,7 @@ func readsOnly(args []*pg_query.Node, outer, inner map[string]bool) bool {
 			case *pg_query.ColumnRef:
 				parts := columnParts(n)
 				if len(parts) == 2 && outer[parts[0]] && !inner[parts[0]] {
-					any = true
+					outerRead = true
 				} else {
 					only = false
 				}
@@ -202,7 +202,7 @@ func readsOnly(args []*pg_query.Node, outer, inner map[string]bool) bool {
 			return true
 		})
 	}
-	return any && only
+	return outerRead && only
 }
 
 // ungroupedRefs returns the column references of n outside aggregates,
