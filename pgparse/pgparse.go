@@ -33,6 +33,13 @@ type CreateTable struct {
 	// method, ON COMMIT), or is "".
 	Tail        Span
 	TailRefused string
+	// Temp: a temporary table (TEMP, TEMPORARY, LOCAL TEMP, or in
+	// schema pg_temp); OnCommit is then its ON COMMIT action ("DROP",
+	// "DELETE ROWS", or "" to keep its rows). IfNotExists: IF NOT
+	// EXISTS was written.
+	Temp        bool
+	OnCommit    string
+	IfNotExists bool
 }
 
 // ConstraintKind is what a constraint requires.
@@ -140,7 +147,8 @@ func ParseCreateTable(sql string) *CreateTable {
 		return nil
 	}
 	toks := scan.Tokens
-	ct := &CreateTable{Table: cs.Relation.Relname, ListEnd: listEnd(toks, cs.Relation.Location)}
+	ct := &CreateTable{Table: cs.Relation.Relname, ListEnd: listEnd(toks, cs.Relation.Location),
+		Temp: isTemp(cs.Relation), IfNotExists: cs.IfNotExists}
 	if ct.ListEnd >= 0 {
 		ct.Tail = Span{ct.ListEnd + 1, ct.ListEnd + 1}
 		for _, t := range toks {
@@ -164,6 +172,8 @@ func ParseCreateTable(sql string) *CreateTable {
 		ct.TailRefused = "partitioned tables"
 	case cs.AccessMethod != "" && cs.AccessMethod != "heap":
 		ct.TailRefused = "table access method " + cs.AccessMethod
+	case ct.Temp:
+		ct.OnCommit = onCommitAction(cs.Oncommit)
 	case cs.Oncommit != pg_query.OnCommitAction_ONCOMMIT_NOOP && cs.Oncommit != pg_query.OnCommitAction_ON_COMMIT_ACTION_UNDEFINED:
 		ct.TailRefused = "ON COMMIT"
 	}

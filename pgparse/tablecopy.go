@@ -17,6 +17,11 @@ type TableCopy struct {
 	Schema string // the table's schema as written ("" when unqualified)
 	Name   string // the table's name, as PostgreSQL folded it
 	Create Rewritten
+	// A temporary table's (ParseTempCopy): its column names, if listed,
+	// WITH NO DATA, and its ON COMMIT action (as CreateTable.OnCommit).
+	Columns  []string
+	SkipData bool
+	OnCommit string
 
 	query   string // the client's text, parts blanked, from queryAt on
 	queryAt int    // bytes of the client's text before query
@@ -59,7 +64,17 @@ func (c *TableCopy) Insert(target string) Rewritten {
 // TABLE AS or SELECT INTO that fills a permanent or unlogged table (not
 // WITH NO DATA, not of EXECUTE, not a temporary table, not a materialized
 // view); ok is false otherwise. Cheap for statements that cannot be one.
-func ParseTableCopy(sql string) (c *TableCopy, ok bool) {
+func ParseTableCopy(sql string) (c *TableCopy, ok bool) { return parseTableCopy(sql, false) }
+
+// ParseTempCopy is ParseTableCopy for a CREATE TABLE AS or SELECT INTO
+// that makes a temporary table, also WITH NO DATA (Create is not set).
+func ParseTempCopy(sql string) (c *TableCopy, ok bool) { return parseTableCopy(sql, true) }
+
+// Query is the query whose rows fill the table, as the client wrote it
+// (the INTO clause of a SELECT INTO blanked).
+func (c *TableCopy) Query() string { return c.query }
+
+func parseTableCopy(sql string, temp bool) (c *TableCopy, ok bool) {
 	lower := strings.ToLower(sql)
 	switch leadingWord(lower) {
 	case "select", "with":
@@ -87,9 +102,9 @@ func ParseTableCopy(sql string) (c *TableCopy, ok bool) {
 	}
 	switch st := tree.Stmts[0].Stmt.Node.(type) {
 	case *pg_query.Node_CreateTableAsStmt:
-		return createTableAs(sql, toks, st.CreateTableAsStmt)
+		return createTableAs(sql, toks, st.CreateTableAsStmt, temp)
 	case *pg_query.Node_SelectStmt:
-		return selectInto(sql, toks, st.SelectStmt)
+		return selectInto(sql, toks, st.SelectStmt, temp)
 	}
 	return nil, false
 }
@@ -110,10 +125,10 @@ func OfPrepared(sql string) bool {
 	return st != nil && st.GetQuery().GetExecuteStmt() != nil
 }
 
-func createTableAs(sql string, toks []*pg_query.ScanToken, st *pg_query.CreateTableAsStmt) (*TableCopy, bool) {
+func createTableAs(sql string, toks []*pg_query.ScanToken, st *pg_query.CreateTableAsStmt, temp bool) (*TableCopy, bool) {
 	into := st.Into
-	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE || into == nil || into.SkipData || st.GetQuery().GetExecuteStmt() != nil ||
-		into.Rel.Relpersistence == "t" {
+	if st.Objtype != pg_query.ObjectType_OBJECT_TABLE || into == nil || into.SkipData && !temp || st.GetQuery().GetExecuteStmt() != nil ||
+		isTemp(into.Rel) != temp {
 		return nil, false
 	}
 	// The query follows the first AS outside parentheses after the name,
@@ -127,12 +142,18 @@ func createTableAs(sql string, toks []*pg_query.ScanToken, st *pg_query.CreateTa
 	}
 	if n := len(toks); n >= 2 && toks[n-2].Token == pg_query.Token_WITH && toks[n-1].Token == pg_query.Token_DATA_P {
 		end = int(toks[n-2].Start)
+	} else if n >= 3 && toks[n-3].Token == pg_query.Token_WITH && toks[n-2].Token == pg_query.Token_NO && toks[n-1].Token == pg_query.Token_DATA_P {
+		end = int(toks[n-3].Start)
 	}
 	if start < 0 {
 		return nil, false
 	}
 	c := &TableCopy{Schema: into.Rel.Schemaname, Name: into.Rel.Relname}
 	c.query = blank(sql, end, len(sql))[start:]
+	if temp {
+		c.Columns, c.SkipData, c.OnCommit = stringList(into.ColNames), into.SkipData, onCommitAction(into.OnCommit)
+		return c, true
+	}
 	c.queryAt = utf8.RuneCountInString(sql[:start])
 	// A line of its own: the client's text may end in a line comment.
 	create := blank(sql, end, len(sql))
@@ -140,12 +161,12 @@ func createTableAs(sql string, toks []*pg_query.ScanToken, st *pg_query.CreateTa
 	return c, true
 }
 
-func selectInto(sql string, toks []*pg_query.ScanToken, st *pg_query.SelectStmt) (*TableCopy, bool) {
+func selectInto(sql string, toks []*pg_query.ScanToken, st *pg_query.SelectStmt, temp bool) (*TableCopy, bool) {
 	into := st.IntoClause
 	for leftmost := st; into == nil && leftmost.Larg != nil; leftmost = leftmost.Larg {
 		into = leftmost.Larg.IntoClause
 	}
-	if into == nil || into.Rel.Relpersistence == "t" {
+	if into == nil || isTemp(into.Rel) != temp {
 		return nil, false
 	}
 	// INTO [TEMP | UNLOGGED ...] [TABLE] name: from the first INTO outside
@@ -170,6 +191,10 @@ func selectInto(sql string, toks []*pg_query.ScanToken, st *pg_query.SelectStmt)
 	}
 	query := blank(sql, from, to)
 	c := &TableCopy{Schema: into.Rel.Schemaname, Name: into.Rel.Relname, query: query}
+	if temp {
+		c.OnCommit = onCommitAction(into.OnCommit)
+		return c, true
+	}
 	prefix := "CREATE " + persistence + "TABLE " + name + " AS "
 	c.Create = Rewritten{
 		SQL:    prefix + query + "\nWITH NO DATA",

@@ -16,6 +16,7 @@ const (
 	modeInternal authMode = iota // our own statements: everything allowed
 	modeLocal                    // client statements in a local transaction
 	modeDDL                      // a schema statement (CheckDDL, Apply)
+	modeTemp                     // a statement on the session's temporary objects (temp.go)
 )
 
 // record is what the authorizer saw while SQLite prepared one statement.
@@ -65,6 +66,12 @@ type record struct {
 	// uncached: the statement must be prepared again each time (it reads
 	// a sequence as a relation, seqrelation.go).
 	uncached bool
+	// tempWrites: a client statement writes temporary tables (temp.go);
+	// notLocal: a statement on temporary objects (modeTemp) would
+	// change the main database.
+	tempWrites, notLocal bool
+	// tempReads: a client statement reads temporary tables.
+	tempReads bool
 }
 
 // tables returns the tables r read or wrote, lower-cased.
@@ -148,6 +155,8 @@ func (r *record) authorizeLocal(a sqlite.Action) sqlite.AuthResult {
 	case sqlite.OpRead:
 		if t := a.Table(); t != "" && a.Database() != "temp" {
 			r.reads = addName(r.reads, t)
+		} else if t != "" && !strings.HasPrefix(t, "certa_") {
+			r.tempReads = true
 		}
 		return sqlite.AuthResultOK
 	case sqlite.OpInsert, sqlite.OpUpdate, sqlite.OpDelete:
@@ -163,7 +172,9 @@ func (r *record) authorizeLocal(a sqlite.Action) sqlite.AuthResult {
 			return r.deny(sqlerr.FeatureNotSupported, "table %q is internal and cannot be written", t)
 		}
 		if a.Database() == "temp" {
-			return r.deny(sqlerr.FeatureNotSupported, "temporary tables are not supported")
+			// The session's own (temp.go): not replicated, not locked.
+			r.tempWrites = true
+			return sqlite.AuthResultOK
 		}
 		if len(r.writes) == 0 {
 			r.firstOp = a.Type()

@@ -56,6 +56,9 @@ func (tx *Tx) WriteSet() (*writeset.WriteSet, error) {
 	if tx.schema == nil && len(changes) == 0 && len(tx.locked) == 0 && len(tx.keyRows) == 0 && len(tx.updatedKeys) == 0 {
 		return nil, nil
 	}
+	if tx.tempChanged {
+		return nil, errTempMix() // what it did to them would be rolled back
+	}
 	ws := &writeset.WriteSet{Snapshot: tx.snapshot.Load(), Changes: changes}
 	if tx.schema != nil {
 		if err := tx.schemaWriteSet(ws); err != nil {

@@ -77,6 +77,13 @@ type conn struct {
 	// lastValues are the values the session using c took last, for
 	// currval and lastval (setval.go); nil for the engine's own work.
 	lastValues *engine.SequenceValues
+	// temps are the objects of c's temp database by lower-cased name
+	// and their types ("table", "view", "index"): a session's
+	// temporary objects (temp.go); onCommit the ON COMMIT actions of
+	// its temporary tables, "DROP" or "DELETE ROWS", by name.
+	temps    map[string]string
+	onCommit map[string]string
+	hidden   []string // temporary tables and views whose names replicated ones have
 }
 
 // forgetSchema drops the caches of the schema: the schema version they
@@ -242,6 +249,8 @@ func (c *conn) Authorize(a sqlite.Action) sqlite.AuthResult {
 		return c.rec.authorizeLocal(a)
 	case modeDDL:
 		return c.rec.authorizeDDL(a)
+	case modeTemp:
+		return c.rec.authorizeTemp(a)
 	default:
 		return sqlite.AuthResultOK
 	}
@@ -259,6 +268,9 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 	text := sql
 	if mode == modeLocal {
 		if err := checkNumbers(sql); err != nil { // numeric.go
+			return nil, record{}, "", err
+		}
+		if err := c.refuseHidden(sql); err != nil { // temp.go
 			return nil, record{}, "", err
 		}
 		// A query or data change runs as PostgreSQL's parser reads it,
@@ -489,14 +501,35 @@ func (c *conn) refreshSchema() error {
 		c.tables, c.refs = make(map[string]*tableInfo), nil
 		c.dropCache()
 		c.schemaVersion = v
+		if len(c.temps) > 0 {
+			return c.loadTemps() // which of them the schema's tables hide
+		}
 	}
 	return nil
 }
 
-// table returns what PRAGMA table_info says of the main database's table
-// name, cached for the current schema version (call refreshSchema first).
+// table returns what PRAGMA table_info says of table name, cached for the
+// current schema version (call refreshSchema first): the session's
+// temporary table of that name, which hides the replicated one as in
+// PostgreSQL (temp.go), else the main database's.
 func (c *conn) table(name string) (*tableInfo, error) {
+	return c.tableIn(name, c.isTemp(name, "table"))
+}
+
+// tableOf is table for a result column SQLite says comes from database
+// db ("main" or "temp").
+func (c *conn) tableOf(db, name string) (*tableInfo, error) {
+	return c.tableIn(name, db == "temp")
+}
+
+// tableIn is table in the temp database, or in the main one.
+func (c *conn) tableIn(name string, temp bool) (*tableInfo, error) {
 	key := strings.ToLower(name)
+	schema, schemaTable := "main", "sqlite_schema"
+	if temp {
+		key = "temp." + key
+		schema, schemaTable = "temp", "sqlite_temp_schema"
+	}
 	if ti := c.tables[key]; ti != nil {
 		return ti, nil
 	}
@@ -504,7 +537,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 	pkPos := map[int64]string{}
 	pkCol := map[int64]int{}
 	nullable := map[string]bool{}
-	err := c.execResult("SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_info(?, 'main')", func(s *sqlite.Stmt) {
+	err := c.execResult("SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_info(?1, ?2)", func(s *sqlite.Stmt) {
 		ti.exists = true
 		ti.columns = append(ti.columns, s.ColumnText(0))
 		if s.ColumnType(4) != sqlite.TypeNull {
@@ -542,7 +575,7 @@ func (c *conn) table(name string) (*tableInfo, error) {
 			pkCol[p] = len(ti.columns) - 1
 			nullable[s.ColumnText(0)] = s.ColumnInt64(3) == 0
 		}
-	}, name)
+	}, name, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -551,11 +584,15 @@ func (c *conn) table(name string) (*tableInfo, error) {
 		ti.pkCols = append(ti.pkCols, pkCol[p])
 	}
 	if ti.exists {
-		err = c.execResult("SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+		err = c.execResult("SELECT name FROM "+schemaTable+" WHERE type = 'table' AND name = ? COLLATE NOCASE",
 			func(s *sqlite.Stmt) { ti.name = s.ColumnText(0) }, name)
 		if err != nil {
 			return nil, err
 		}
+	}
+	if schema == "temp" {
+		c.tables[key] = ti // not replicated: no keys, no foreign keys
+		return ti, nil
 	}
 	if ti.exists && ti.hasPK {
 		if ti.keyProblem, err = c.keyProblem(ti, nullable); err != nil {
@@ -614,12 +651,18 @@ func declaredCharOID(decl string) uint32 {
 	}
 	switch d {
 	case "VARCHAR", "CHARACTER VARYING":
-		return 1043
+		return varcharOID
 	case "CHAR", "CHARACTER", "BPCHAR":
-		return 1042
+		return bpcharOID
 	}
 	return 0
 }
+
+// The OIDs of varchar and char(n) (bpchar).
+const (
+	varcharOID = 1043
+	bpcharOID  = 1042
+)
 
 // isNumericDecl: an upper-cased declared type name is numeric's.
 func isNumericDecl(name string) bool {

@@ -54,6 +54,14 @@ func translateCreateTable(sql string) (string, error) {
 	if ct.TailRefused != "" {
 		return "", sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TABLE with %s is not supported by the embedded SQLite engine (the PostgreSQL engine supports it)", ct.TailRefused)
 	}
+	if ct.Temp {
+		// SQLite knows CREATE TEMP TABLE, not LOCAL nor schema pg_temp.
+		prefix := "CREATE TEMP TABLE "
+		if ct.IfNotExists {
+			prefix += "IF NOT EXISTS "
+		}
+		edits = append(edits, edit{0, ct.NameSpan.End, prefix + quoteIdent(ct.Table)})
+	}
 	if ct.Tail.End > ct.Tail.Start {
 		// Storage parameters and TABLESPACE: PostgreSQL's storage, which
 		// SQLite has no part of.
@@ -75,6 +83,9 @@ func translateCreateTable(sql string) (string, error) {
 			return "", sqlerr.New(sqlerr.SyntaxError, "multiple identity specifications for column %q of table %q", col.Name, ct.Table)
 		case col.Identity != nil && (col.Default || serial):
 			return "", sqlerr.New(sqlerr.SyntaxError, "both default and identity specified for column %q of table %q", col.Name, ct.Table)
+		}
+		if ct.Temp && (serial || col.Identity != nil) {
+			return "", sqlerr.New(sqlerr.FeatureNotSupported, "serial and identity columns of temporary tables are not supported by the SQLite engine (column %q)", col.Name)
 		}
 		if typ, ok := generatedTypes[col.Type]; ok {
 			seq = sequenceFor(ct.Table, col.Name)

@@ -85,7 +85,7 @@ func unsupportedDDL(stmt string) (string, bool) {
 const checkDDLTries = 5
 
 func (e *Engine) checkDDL(ctx context.Context, stmt string) (engine.DDL, error) {
-	tx, err := e.newTx(ctx)
+	tx, err := e.newTx(ctx, nil)
 	if err != nil {
 		return engine.DDL{}, err
 	}

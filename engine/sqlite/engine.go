@@ -220,6 +220,10 @@ func (p *pool) put(c *conn, broken bool) {
 	<-p.tokens
 }
 
+// detach takes a connection get handed out out of the pool for good: its
+// holder closes it (a session's pinned connection, session.go).
+func (p *pool) detach() { <-p.tokens }
+
 // close closes the idle connections; the others are closed by put.
 func (p *pool) close() {
 	p.mu.Lock()

@@ -114,7 +114,7 @@ func (c *conn) streamTo(ctx context.Context, stmt *sqlite.Stmt, sql string, rec 
 // SQLite's count is that of the last write on the connection, so a
 // statement that writes nothing changed nothing.
 func (c *conn) changes(rec *record) int {
-	if len(rec.writes) == 0 {
+	if len(rec.writes) == 0 && !rec.tempWrites {
 		return 0
 	}
 	return c.c.Changes()
@@ -164,8 +164,8 @@ func (c *conn) columns(stmt *sqlite.Stmt, rec *record, hasRow bool) ([]result.Co
 			name = pgCols[i].Name
 		}
 		typ, known, mod := result.Text, false, int32(0)
-		if tbl := stmt.ColumnTableName(i); tbl != "" && stmt.ColumnDatabaseName(i) == "main" {
-			ti, err := c.table(tbl)
+		if tbl, db := stmt.ColumnTableName(i), stmt.ColumnDatabaseName(i); tbl != "" && (db == "main" || db == "temp") {
+			ti, err := c.tableOf(db, tbl)
 			if err != nil {
 				return nil, err
 			}

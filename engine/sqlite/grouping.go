@@ -46,10 +46,7 @@ func (c *conn) columnTable(part pgparse.KindPart) (*tableInfo, bool) {
 	col := strings.ToLower(part.Column)
 	var found *tableInfo
 	for _, t := range strings.Split(part.Tables, ",") {
-		ti := c.tables[strings.ToLower(t)]
-		if ti == nil {
-			ti, _ = c.table(t)
-		}
+		ti, _ := c.table(t)
 		if ti == nil || !ti.exists {
 			continue
 		}

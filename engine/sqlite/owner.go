@@ -8,22 +8,25 @@ import (
 	"certa/sqlerr"
 )
 
-// ExecLocal implements engine.Tx. No statement changes only a session's
-// own objects here (temporary tables are refused), but one changes
-// nothing this engine keeps: ALTER ... OWNER TO, which pg_dump writes
-// after each object it makes. certa has no roles (every user may do
-// everything), so an object's owner would mean nothing; the statement
-// checks that the object exists, as PostgreSQL does, and runs on this
-// node alone. Any other statement returns false.
+// ExecLocal implements engine.Tx. A statement that makes, drops or
+// empties the session's temporary tables, views and indexes runs here
+// (temp.go), and one that changes nothing this engine keeps: ALTER ...
+// OWNER TO, which pg_dump writes after each object it makes. certa has no
+// roles (every user may do everything), so an object's owner would mean
+// nothing; the statement checks that the object exists, as PostgreSQL
+// does, and runs on this node alone. Any other statement returns false.
 func (tx *Tx) ExecLocal(ctx context.Context, sql string, w result.Writer) (bool, error) {
-	oc, ok := pgparse.ParseOwnerChange(sql)
-	if !ok {
-		return false, nil
-	}
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
 		return true, err
+	}
+	if ran, err := tx.execTemp(ctx, sql, w); ran || err != nil {
+		return ran, err
+	}
+	oc, ok := pgparse.ParseOwnerChange(sql)
+	if !ok {
+		return false, nil
 	}
 	if err := tx.ownedExists(oc); err != nil {
 		return true, err

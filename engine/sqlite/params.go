@@ -146,11 +146,11 @@ func (c *conn) describe(sql string) ([]result.Type, []result.Column, error) {
 // declaredText reports whether result column i is a table column declared
 // as text (as opposed to an expression, whose type columns could not tell).
 func (c *conn) declaredText(stmt *sqlite.Stmt, i int) bool {
-	tbl := stmt.ColumnTableName(i)
-	if tbl == "" || stmt.ColumnDatabaseName(i) != "main" {
+	tbl, db := stmt.ColumnTableName(i), stmt.ColumnDatabaseName(i)
+	if tbl == "" || db != "main" && db != "temp" {
 		return false
 	}
-	ti, err := c.table(tbl)
+	ti, err := c.tableOf(db, tbl)
 	if err != nil {
 		return false
 	}

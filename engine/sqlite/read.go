@@ -15,16 +15,8 @@ import (
 // runs it in a Tx, which also reports its errors as usual.
 func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...any) error {
 	sql = skipBlank(sql)
-	switch firstKeyword(sql) {
-	case "SELECT", "WITH", "VALUES":
-	default:
+	if !mayRead(sql) {
 		return engine.ErrNotReadOnly
-	}
-	if _, locking := parseLocking(sql); locking {
-		return engine.ErrNotReadOnly
-	}
-	if nested, err := nestedLocks(sql); err != nil || len(nested) > 0 {
-		return engine.ErrNotReadOnly // locks in a subquery or CTE (the Tx refuses what it must)
 	}
 	if e.closed.Load() {
 		return errClosed
@@ -33,10 +25,31 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 	if err != nil {
 		return err
 	}
+	return e.readOn(ctx, c, sql, w, args, func(broken bool) { e.pool.put(c, broken) })
+}
+
+// mayRead reports whether Read may run sql (with no blanks before it): a
+// plain query that locks nothing.
+func mayRead(sql string) bool {
+	switch firstKeyword(sql) {
+	case "SELECT", "WITH", "VALUES":
+	default:
+		return false
+	}
+	if _, locking := parseLocking(sql); locking {
+		return false
+	}
+	nested, err := nestedLocks(sql) // locks in a subquery or CTE (the Tx refuses what it must)
+	return err == nil && len(nested) == 0
+}
+
+// readOn is Read on connection c, which done takes back (broken: it is
+// in an unknown state and must be closed).
+func (e *Engine) readOn(ctx context.Context, c *conn, sql string, w result.Writer, args []any, done func(broken bool)) error {
 	c.user = sessionUser(ctx)
 	c.lastValues = engine.SequenceValuesFrom(ctx)
 	broken := false
-	defer func() { e.pool.put(c, broken) }()
+	defer func() { done(broken) }()
 	// BEGIN holds one snapshot for the schema check in prepareCached and
 	// the statement, so the column types match what it reads.
 	if err := c.exec("BEGIN"); err != nil {
@@ -57,7 +70,7 @@ func (e *Engine) Read(ctx context.Context, sql string, w result.Writer, args ...
 		c.endStatement()
 	}()
 	// nextval takes values: not read-only.
-	if !isBlank(tail) || len(rec.writes) > 0 || rec.nextval {
+	if !isBlank(tail) || len(rec.writes) > 0 || rec.tempWrites || rec.nextval {
 		return engine.ErrNotReadOnly
 	}
 	if err := bindArgs(stmt, args); err != nil {

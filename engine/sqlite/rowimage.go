@@ -67,7 +67,7 @@ var errLeaveImages = errors.New("leave image mode")
 // statement: it has not written yet (it may have read). tx.mu is held.
 func (tx *Tx) canStartImages() bool {
 	return tx.img == nil && tx.schema == nil && !tx.holdsLock && !tx.parked && tx.sess == nil && !tx.unchecked && !tx.usedSavepoints &&
-		!tx.rlog.off && len(tx.writes) == 0 && len(tx.locked) == 0
+		!tx.rlog.off && len(tx.writes) == 0 && len(tx.locked) == 0 && len(tx.conn.temps) == 0
 }
 
 // imagedStmtLimit is how many statements a Tx in image mode may have run:

@@ -637,7 +637,7 @@ func maxOfType(decl string) int64 {
 
 // ReserveSequence implements engine.Engine.
 func (e *Engine) ReserveSequence(ctx context.Context, name string) (*writeset.WriteSet, engine.SequenceBlock, error) {
-	tx, err := e.beginTx(ctx)
+	tx, err := e.beginTx(ctx, nil)
 	if err != nil {
 		return nil, engine.SequenceBlock{}, err
 	}

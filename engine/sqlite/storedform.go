@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"zombiezen.com/go/sqlite"
 
@@ -40,7 +41,7 @@ func (c *conn) storedForms(sql string) (string, error) {
 	if err != nil || !ti.exists {
 		return sql, err
 	}
-	kept := false
+	kept := len(ti.charOIDs) > 0
 	for _, typ := range ti.types {
 		kept = kept || hasStoredForm(typ)
 	}
@@ -54,6 +55,18 @@ func (c *conn) storedForms(sql string) (string, error) {
 	var edits []edit
 	visit := func(col string, it pgparse.Item) error {
 		typ := ti.types[strings.ToLower(col)]
+		if n, ok := ti.charLength(col); ok && it.Str != nil {
+			cut := cutExcessSpaces(*it.Str, n)
+			if ti.charOIDs[strings.ToLower(col)] == bpcharOID {
+				// char(n) is kept without its padding, which it is
+				// read back with; its trailing spaces mean nothing.
+				cut = strings.TrimRight(cut, " ")
+			}
+			if cut != *it.Str {
+				edits = append(edits, edit{it.Span, quoteLiteral(cut)})
+			}
+			return nil
+		}
 		if it.Str == nil || !hasStoredForm(typ) {
 			return nil
 		}
@@ -75,6 +88,33 @@ func (c *conn) storedForms(sql string) (string, error) {
 		sql = sql[:e.at.Start] + e.text + sql[e.at.End:]
 	}
 	return sql, nil
+}
+
+// charLength returns n of a varchar(n) or char(n) column.
+func (ti *tableInfo) charLength(col string) (int, bool) {
+	col = strings.ToLower(col)
+	if ti.charOIDs[col] == 0 || ti.mods[col] < 4 {
+		return 0, false
+	}
+	return int(ti.mods[col] - 4), true
+}
+
+// cutExcessSpaces is s given to a varchar(n) or char(n) column: longer
+// than n characters only by spaces, it is cut to n, as PostgreSQL does
+// (a longer value fails the column's check: 22001).
+func cutExcessSpaces(s string, n int) string {
+	i := 0
+	for range n {
+		if i == len(s) {
+			return s
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if strings.TrimRight(s[i:], " ") != "" {
+		return s
+	}
+	return s[:i]
 }
 
 // hasStoredForm reports whether values of typ are kept in one form.
@@ -213,10 +253,7 @@ func (c *conn) columnKind(tables, col string) string {
 func (c *conn) cachedColumnType(tables, col string) (typ result.Type, ok bool) {
 	col = strings.ToLower(col)
 	for _, t := range strings.Split(tables, ",") {
-		ti := c.tables[strings.ToLower(t)]
-		if ti == nil {
-			ti, _ = c.table(t)
-		}
+		ti, _ := c.table(t)
 		if ti == nil || !ti.exists {
 			continue
 		}

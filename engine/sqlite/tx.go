@@ -81,6 +81,12 @@ type Tx struct {
 	// says so to lock waiters.
 	schema     *schemaChanges
 	schemaHeld atomic.Bool
+	// tempChanged: the Tx changed the session's temporary objects
+	// (temp.go), which CommitLocal keeps; owner is the session whose
+	// Tx it is (nil for the engine's own), which keeps its connection
+	// once it holds temporary objects (session.go).
+	tempChanged bool
+	owner       *session
 
 	snapshot atomic.Uint64 // the Tx's snapshot for certification
 
@@ -99,26 +105,28 @@ var _ engine.Tx = (*Tx)(nil)
 // Begin starts a local transaction reading the latest applied state. It
 // waits for a free connection until ctx ends.
 func (e *Engine) Begin(ctx context.Context) (engine.Tx, error) {
-	tx, err := e.beginTx(ctx)
+	tx, err := e.beginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	return tx, nil
 }
 
-// beginTx is Begin, trying again on another connection when the one it
-// got had to be renewed (errConnRenewed): each try closes one, and a new
-// one never has to be, so every idle connection may go (a table dropped
-// had a trigger on each) before one is opened.
-func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
+// beginTx is Begin for session s (nil: the engine's own work), trying
+// again on another connection when the one it got had to be renewed
+// (errConnRenewed): each try closes one, and a new one never has to be,
+// so every idle connection may go (a table dropped had a trigger on each)
+// before one is opened. A session's pinned connection is never renewed:
+// it holds the session's temporary objects.
+func (e *Engine) beginTx(ctx context.Context, s *session) (*Tx, error) {
 	for try := 0; ; try++ {
-		tx, err := e.newTx(ctx)
+		tx, err := e.newTx(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		tx.mu.Lock()
 		err = tx.begin()
-		if err == nil && tx.conn.lingering {
+		if err == nil && tx.conn.lingering && (s == nil || tx.conn != s.pinned) {
 			tx.conn.close()
 			err = errConnRenewed
 		}
@@ -133,20 +141,26 @@ func (e *Engine) beginTx(ctx context.Context) (*Tx, error) {
 	}
 }
 
-// newTx returns a Tx holding a pooled connection, with no SQLite transaction
-// begun yet.
-func (e *Engine) newTx(ctx context.Context) (*Tx, error) {
+// newTx returns a Tx holding a pooled connection, or session s's pinned
+// one, with no SQLite transaction begun yet.
+func (e *Engine) newTx(ctx context.Context, s *session) (*Tx, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
 	// The epoch is read before the connection's snapshot is taken, so a
 	// Restore that completes after it always makes the Tx fail.
 	epoch := e.epoch.Load()
-	c, err := e.pool.get(ctx)
-	if err != nil {
-		return nil, err
+	c := (*conn)(nil)
+	if s != nil {
+		c = s.pinned
 	}
-	tx := &Tx{e: e, epoch: epoch, conn: c}
+	if c == nil {
+		var err error
+		if c, err = e.pool.get(ctx); err != nil {
+			return nil, err
+		}
+	}
+	tx := &Tx{e: e, epoch: epoch, conn: c, owner: s}
 	c.user = sessionUser(ctx)
 	c.lastValues = engine.SequenceValuesFrom(ctx)
 	c.seqLog = &tx.seqs
@@ -229,9 +243,17 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	broken := tx.endLocked()
+	if tx.tempChanged && !broken {
+		// Rolled back, its temporary objects are as before it.
+		broken = tx.tempSchemaChanged() != nil
+	}
 	tx.conn.advisory.release()
 	tx.conn.seqLog, tx.conn.touched, tx.conn.advisory = nil, nil, nil
-	tx.e.pool.put(tx.conn, broken)
+	if tx.owner != nil {
+		tx.owner.keep(tx.conn, broken)
+	} else {
+		tx.e.pool.put(tx.conn, broken)
+	}
 	tx.conn = nil
 	tx.parked, tx.spill, tx.img, tx.sps, tx.readOnly = false, nil, nil, nil, false
 	return nil
@@ -283,6 +305,12 @@ func (tx *Tx) Exec(ctx context.Context, sql string, w result.Writer, args ...any
 		return tx.copyStatement(ctx, cp, w)
 	} else if firstKeyword(sql) == "COPY" {
 		return sqlerr.New(sqlerr.FeatureNotSupported, "COPY to or from a file or program on the server is not supported: copy from or to the client (COPY ... FROM STDIN, TO STDOUT; psql's \\copy)")
+	}
+	if tc, ok := pgparse.ParseTempCopy(sql); ok {
+		return tx.execTempCopy(ctx, tc, w) // SELECT INTO TEMP (temp.go)
+	}
+	if isDiscardTemp(sql) {
+		return tx.discardTemp(w)
 	}
 	if tag, tables, ok := pgparse.ParseVacuum(sql); ok {
 		return tx.vacuum(tag, tables, w)
@@ -448,7 +476,12 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 	c := tx.conn
 	if req, ok := parseLocking(sql); ok {
 		sql = req.sql
-		if req.table != "" {
+		if req.table != "" && c.isTemp(req.table, "table") {
+			// The session's own rows: no other session sees them.
+		} else if req.table != "" {
+			if tx.tempChanged {
+				return errTempMix()
+			}
 			rewritten, ti, k, err := c.lockedSelect(req)
 			if err != nil {
 				return err
@@ -478,6 +511,13 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 			return errReadOnly("nextval()")
 		}
 		return errReadOnly(firstKeyword(sql))
+	}
+	if rec.tempWrites && (len(rec.writes) > 0 || tx.changesReplicated()) || len(rec.writes) > 0 && tx.tempChanged {
+		return errTempMix()
+	}
+	if rec.tempWrites {
+		tx.tempChanged = true
+		tx.rlog.stop() // never run again: its changes are kept, not replicated
 	}
 	if len(rec.writes) > 0 {
 		if err := tx.prepareWrite(ctx, rec.writes); err != nil {
@@ -604,7 +644,7 @@ func (tx *Tx) ensureSession() error {
 // connection's, which sees the changes.
 func (tx *Tx) Describe(ctx context.Context, sql string) ([]result.Type, []result.Column, error) {
 	tx.mu.Lock()
-	if tx.schema == nil || tx.usable() != nil {
+	if tx.usable() != nil || tx.schema == nil && len(tx.conn.temps) == 0 {
 		tx.mu.Unlock()
 		return tx.e.Describe(ctx, sql)
 	}

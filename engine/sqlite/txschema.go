@@ -48,6 +48,9 @@ func (tx *Tx) ExecSchema(ctx context.Context, sql string, w result.Writer) error
 	if err := tx.usable(); err != nil {
 		return err
 	}
+	if tx.tempChanged {
+		return errTempMix() // its write set would roll them back (temp.go)
+	}
 	if word, ok := unsupportedDDL(sql); ok {
 		return errUnsupportedDDL(word)
 	}

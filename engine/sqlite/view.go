@@ -26,19 +26,9 @@ func (c *conn) createView(v *pgparse.View) (string, error) {
 		err.Hint = tempHint
 		return "", err
 	}
-	query, err := c.queryColumns(v.Query)
+	query, cols, err := c.viewColumns(v)
 	if err != nil {
 		return "", err
-	}
-	if len(v.Columns) > len(query) {
-		return "", sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
-	}
-	cols := slices.Clone(query)
-	copy(cols, v.Columns)
-	for i, name := range cols {
-		if slices.Contains(cols[:i], name) {
-			return "", sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", name)
-		}
 	}
 	if v.Replace {
 		if err := c.replaceView(v, query, cols); err != nil {
@@ -46,6 +36,26 @@ func (c *conn) createView(v *pgparse.View) (string, error) {
 		}
 	}
 	return pgparse.ViewSQL(v, query, cols), nil
+}
+
+// viewColumns returns the names of the result columns of v's query and
+// those of v's columns (the names v gives them, then the query's).
+func (c *conn) viewColumns(v *pgparse.View) (query, cols []string, err error) {
+	query, err = c.queryColumns(v.Query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(v.Columns) > len(query) {
+		return nil, nil, sqlerr.New(sqlerr.SyntaxError, "CREATE VIEW specifies more column names than columns")
+	}
+	cols = slices.Clone(query)
+	copy(cols, v.Columns)
+	for i, name := range cols {
+		if slices.Contains(cols[:i], name) {
+			return nil, nil, sqlerr.New(sqlerr.DuplicateColumn, "column %q specified more than once", name)
+		}
+	}
+	return query, cols, nil
 }
 
 // queryColumns returns the names of the result columns of query, a
