@@ -186,6 +186,9 @@ type Session interface {
 	Read(ctx context.Context, sql string, w result.Writer, args ...any) error
 	// Describe is Engine.Describe on the session's backend.
 	Describe(ctx context.Context, sql string) (params []result.Type, cols []result.Column, err error)
+	// Catalog is Engine.Catalog as the session sees the catalogs: with
+	// its temporary objects, on an engine that emulates them.
+	Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error
 	// Setting is Engine.Setting on the session's backend; if that
 	// backend keeps the session's state for good, the value stays there
 	// too, unless ctx says the SET is in a block (WithinBlock).

@@ -370,7 +370,7 @@ func (s *Session) describeCatalog(ctx context.Context, st statement) ([]result.T
 		}
 	}
 	buf := &result.Buffer{}
-	if err := s.node.engine.Catalog(ctx, st.sql, buf, make([]any, n)...); err != nil {
+	if err := s.es.Catalog(ctx, st.sql, buf, make([]any, n)...); err != nil {
 		return nil, nil, err
 	}
 	return make([]result.Type, n), buf.Cols, nil
@@ -535,7 +535,7 @@ func (s *Session) runStatement(ctx context.Context, st statement, w result.Write
 		if err := s.readWait(ctx); err != nil {
 			return err
 		}
-		return s.node.engine.Catalog(ctx, st.sql, w, st.args...)
+		return s.es.Catalog(ctx, st.sql, w, st.args...)
 	}
 	if s.inBlock {
 		if err := s.beginIfNeeded(ctx); err != nil {

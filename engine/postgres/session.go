@@ -101,6 +101,12 @@ func (s *Session) Describe(ctx context.Context, sql string) ([]result.Type, []re
 	return s.e.describe(ctx, s, sql)
 }
 
+// Catalog is the engine's: PostgreSQL's catalogs are read by ordinary
+// statements, in the session's transactions.
+func (s *Session) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	return s.e.Catalog(ctx, sql, w, args...)
+}
+
 // Setting checks a SET on the session's backend.
 func (s *Session) Setting(ctx context.Context, set, name string) (string, error) {
 	return s.e.setting(ctx, s, set, name)

@@ -51,12 +51,35 @@ func (e *Engine) Catalog(ctx context.Context, sql string, w result.Writer, args 
 	return buf.Replay(w)
 }
 
+// Catalog is Engine.Catalog with the session's temporary objects, in
+// schema pg_temp_3, once it has made some: its catalog database is its
+// own then, built again when its temporary objects change.
+func (s *session) Catalog(ctx context.Context, sql string, w result.Writer, args ...any) error {
+	if s.pinned == nil {
+		return s.e.Catalog(ctx, sql, w, args...)
+	}
+	if s.e.closed.Load() {
+		return errClosed
+	}
+	q, err := pgparse.CatalogToSQLite(sql, catalogNames{})
+	if err != nil {
+		return err
+	}
+	buf := &result.Buffer{}
+	if err := s.catalog.query(ctx, s.pinned, q, buf, args); err != nil {
+		return err
+	}
+	return buf.Replay(w)
+}
+
 // catalogCache keeps the catalog database of the last schema it was
-// built from. Its one connection answers one query at a time.
+// built from. Its one connection answers one query at a time. A
+// session's (withTemp) shows its temporary objects too.
 type catalogCache struct {
-	mu  sync.Mutex
-	key string
-	db  *catalogDB
+	mu       sync.Mutex
+	key      string
+	db       *catalogDB
+	withTemp bool
 }
 
 // query runs q on the catalog database of c's schema, into buf.
@@ -89,13 +112,20 @@ func (cc *catalogCache) query(ctx context.Context, c *conn, q *pgparse.SQLite, b
 // if the schema changed since the last one was built.
 func (cc *catalogCache) current(c *conn) (*catalogDB, error) {
 	defer c.internal()()
-	if err := c.exec("BEGIN"); err != nil {
-		return nil, mapErr(err)
+	// A session's connection may be in its transaction, whose schema
+	// the catalogs then show.
+	if c.c.AutocommitEnabled() {
+		if err := c.exec("BEGIN"); err != nil {
+			return nil, mapErr(err)
+		}
+		defer c.exec("COMMIT")
 	}
-	defer c.exec("COMMIT")
 	var key string
-	err := execResult(c.c, "SELECT (SELECT schema_version FROM pragma_schema_version) || '/' || (SELECT count(*) || '/' || coalesce(sum(length(name)), 0) FROM _certa_sequences) || '/' || (SELECT coalesce(group_concat(kind || name || col || comment, '/'), '') FROM _certa_comments)",
-		func(s *sqlite.Stmt) { key = s.ColumnText(0) })
+	query := "SELECT (SELECT schema_version FROM pragma_schema_version) || '/' || (SELECT count(*) || '/' || coalesce(sum(length(name)), 0) FROM _certa_sequences) || '/' || (SELECT coalesce(group_concat(kind || name || col || comment, '/'), '') FROM _certa_comments)"
+	if cc.withTemp {
+		query += " || '/' || (SELECT coalesce(group_concat(type || name || coalesce(sql, ''), '/'), '') FROM sqlite_temp_schema)"
+	}
+	err := execResult(c.c, query, func(s *sqlite.Stmt) { key = s.ColumnText(0) })
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -105,6 +135,13 @@ func (cc *catalogCache) current(c *conn) (*catalogDB, error) {
 	tables, seqs, err := readCatalog(c)
 	if err != nil {
 		return nil, mapErr(err)
+	}
+	if cc.withTemp {
+		temps, err := readTempCatalog(c)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		tables = append(tables, temps...)
 	}
 	comments, err := readCatalogComments(c)
 	if err != nil {
@@ -143,6 +180,41 @@ type catalogTable struct {
 	// table), reads the relations its query reads.
 	view  string
 	reads []string
+	// temp: a session's temporary table or view (temp.go), in schema
+	// pg_temp_3.
+	temp bool
+}
+
+// tempSchema is the schema a session's temporary objects are in, as the
+// catalogs show it (PostgreSQL's first backend's), and its oid.
+const (
+	tempSchema       = "pg_temp_3"
+	oidTempNamespace = firstTempOID - 1
+)
+
+// catalogSchemaName is the schema the catalogs show for SQLite's
+// database schema ("main" or "temp").
+func catalogSchemaName(schema string) string {
+	if schema == "temp" {
+		return tempSchema
+	}
+	return "public"
+}
+
+// schema is the schema t is in.
+func (t *catalogTable) schema() string {
+	if t.temp {
+		return tempSchema
+	}
+	return "public"
+}
+
+// namespace is the oid of t's schema.
+func (t *catalogTable) namespace() int64 {
+	if t.temp {
+		return oidTempNamespace
+	}
+	return oidPublic
 }
 
 // catalogCheck is a CHECK constraint: its name (PostgreSQL's, if the
@@ -263,11 +335,11 @@ type catalogIndex struct {
 // readCatalog reads the user tables, their indexes and constraints, and
 // the sequences of c's database.
 func readCatalog(c *conn) ([]*catalogTable, []catalogSequence, error) {
-	tables, err := readCatalogTables(c)
+	tables, err := readCatalogTables(c, "main", firstUserOID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if tables, err = readCatalogViews(c, tables); err != nil {
+	if tables, err = readCatalogViews(c, "main", tables, firstUserOID); err != nil {
 		return nil, nil, err
 	}
 	var seqs []catalogSequence
@@ -277,19 +349,42 @@ func readCatalog(c *conn) ([]*catalogTable, []catalogSequence, error) {
 	return tables, seqs, err
 }
 
-func readCatalogTables(c *conn) ([]*catalogTable, error) {
+// readTempCatalog reads the tables and views of c's temp database: a
+// session's temporary objects (temp.go), with oids of their own.
+func readTempCatalog(c *conn) ([]*catalogTable, error) {
+	tables, err := readCatalogTables(c, "temp", firstTempOID)
+	if err != nil {
+		return nil, err
+	}
+	if tables, err = readCatalogViews(c, "temp", tables, firstTempOID); err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		t.temp = true
+	}
+	return tables, nil
+}
+
+// The first oid of a user table, and of a session's temporary object.
+const (
+	firstUserOID = 16384
+	firstTempOID = 3_000_000
+)
+
+// readCatalogTables reads the tables of c's database schema ("main" or
+// "temp"), numbered from oid on.
+func readCatalogTables(c *conn, schema string, oid int64) ([]*catalogTable, error) {
 	var tables []*catalogTable
-	err := execResult(c.c, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_certa_%' ORDER BY name", func(s *sqlite.Stmt) {
+	err := execResult(c.c, "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_certa_%' ORDER BY name", func(s *sqlite.Stmt) {
 		tables = append(tables, &catalogTable{name: s.ColumnText(0)})
 	})
 	if err != nil {
 		return nil, err
 	}
-	oid := int64(16384)
 	for _, t := range tables {
 		t.oid = oid
 		oid++
-		err := execResult(c.c, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", func(s *sqlite.Stmt) {
+		err := execResult(c.c, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1, ?2)", func(s *sqlite.Stmt) {
 			col := catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1), notNull: s.ColumnInt64(2) != 0 || s.ColumnInt64(4) > 0,
 				dflt: s.ColumnText(3), pk: s.ColumnInt64(4) > 0}
 			if d, ok := parseSequenceDefault(col.dflt); ok {
@@ -306,28 +401,28 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 				col.dflt = pgparse.DefaultForCatalog(col.dflt)
 			}
 			t.cols = append(t.cols, col)
-		}, t.name)
+		}, t.name, schema)
 		if err != nil {
 			return nil, err
 		}
-		if t.fks, err = readCatalogFKs(c, t.name); err != nil {
+		if t.fks, err = readCatalogFKs(c, schema, t.name); err != nil {
 			return nil, err
 		}
-		if t.checks, err = readCatalogChecks(c, t.name); err != nil {
+		if t.checks, err = readCatalogChecks(c, schema, t.name); err != nil {
 			return nil, err
 		}
 		var idx []catalogIndex
-		err = execResult(c.c, "SELECT l.name, l.\"unique\", l.origin, coalesce(m.sql, '') FROM pragma_index_list(?) l LEFT JOIN sqlite_schema m ON m.name = l.name ORDER BY l.name", func(s *sqlite.Stmt) {
+		err = execResult(c.c, "SELECT l.name, l.\"unique\", l.origin, coalesce(m.sql, '') FROM pragma_index_list(?1, ?2) l LEFT JOIN "+schema+".sqlite_schema m ON m.name = l.name ORDER BY l.name", func(s *sqlite.Stmt) {
 			idx = append(idx, catalogIndex{name: s.ColumnText(0), unique: s.ColumnInt64(1) != 0, primary: s.ColumnText(2) == "pk",
 				constraint: s.ColumnText(2) == "u", sql: s.ColumnText(3)})
-		}, t.name)
+		}, t.name, schema)
 		if err != nil {
 			return nil, err
 		}
 		for i := range idx {
-			err := execResult(c.c, "SELECT name FROM pragma_index_info(?) ORDER BY seqno", func(s *sqlite.Stmt) {
+			err := execResult(c.c, "SELECT name FROM pragma_index_info(?1, ?2) ORDER BY seqno", func(s *sqlite.Stmt) {
 				idx[i].cols = append(idx[i].cols, s.ColumnText(0))
-			}, idx[i].name)
+			}, idx[i].name, schema)
 			if err != nil {
 				return nil, err
 			}
@@ -372,8 +467,8 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 			if !idx[i].unique {
 				kind = "INDEX"
 			}
-			idx[i].sql = fmt.Sprintf("CREATE %s %s ON public.%s USING btree (%s)", kind, pgparse.QuoteIdent(idx[i].name), pgparse.QuoteIdent(t.name),
-				quoteIdentList(idx[i].cols))
+			idx[i].sql = fmt.Sprintf("CREATE %s %s ON %s.%s USING btree (%s)", kind, pgparse.QuoteIdent(idx[i].name), catalogSchemaName(schema),
+				pgparse.QuoteIdent(t.name), quoteIdentList(idx[i].cols))
 		}
 		t.indexes = idx
 	}
@@ -385,11 +480,11 @@ func readCatalogTables(c *conn) ([]*catalogTable, error) {
 // from the declaration (the pragma does not tell), read with PostgreSQL's
 // parser. A key the declaration does not name gets PostgreSQL's name,
 // table_columns_fkey.
-func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
+func readCatalogFKs(c *conn, schema, table string) ([]catalogFK, error) {
 	var fks []catalogFK
 	lastID := int64(-1)
 	var hasTo []bool
-	err := execResult(c.c, `SELECT id, "table", "from", "to", on_update, on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq`, func(s *sqlite.Stmt) {
+	err := execResult(c.c, `SELECT id, "table", "from", "to", on_update, on_delete FROM pragma_foreign_key_list(?1, ?2) ORDER BY id, seq`, func(s *sqlite.Stmt) {
 		if id := s.ColumnInt64(0); id != lastID {
 			fks = append(fks, catalogFK{parent: s.ColumnText(1), update: fkAction(s.ColumnText(4)), delete: fkAction(s.ColumnText(5)), match: 's'})
 			hasTo = append(hasTo, true)
@@ -402,7 +497,7 @@ func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
 		} else {
 			fk.parentCols = append(fk.parentCols, s.ColumnText(3))
 		}
-	}, table)
+	}, table, schema)
 	if err != nil || len(fks) == 0 {
 		return nil, err
 	}
@@ -412,7 +507,7 @@ func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
 		hasTo[i], hasTo[j] = hasTo[j], hasTo[i]
 	}
 	var decl string
-	err = execResult(c.c, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, table)
+	err = execResult(c.c, "SELECT sql FROM "+schema+".sqlite_schema WHERE type = 'table' AND name = ?", func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, table)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +519,7 @@ func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
 		// The parent's actual spelling, and its key when the foreign key
 		// names no columns; a key to a missing table is left out.
 		var parent string
-		err := execResult(c.c, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
+		err := execResult(c.c, "SELECT name FROM "+schema+".sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE",
 			func(s *sqlite.Stmt) { parent = s.ColumnText(0) }, fk.parent)
 		if err != nil {
 			return nil, err
@@ -435,8 +530,8 @@ func readCatalogFKs(c *conn, table string) ([]catalogFK, error) {
 		fk.parent = parent
 		if !hasTo[i] {
 			fk.parentCols = nil
-			err := execResult(c.c, "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
-				func(s *sqlite.Stmt) { fk.parentCols = append(fk.parentCols, s.ColumnText(0)) }, parent)
+			err := execResult(c.c, "SELECT name FROM pragma_table_info(?1, ?2) WHERE pk > 0 ORDER BY pk",
+				func(s *sqlite.Stmt) { fk.parentCols = append(fk.parentCols, s.ColumnText(0)) }, parent, schema)
 			if err != nil {
 				return nil, err
 			}
@@ -485,9 +580,9 @@ func foreignKeyName(table string, cols []string, taken map[string]bool) string {
 // declaration, but for those certa adds to enforce column types
 // (typeConditions, matchFullChecks). An unnamed one gets PostgreSQL's name: table_column_check
 // for a column's, table_check for the table's.
-func readCatalogChecks(c *conn, table string) ([]catalogCheck, error) {
+func readCatalogChecks(c *conn, schema, table string) ([]catalogCheck, error) {
 	var decl string
-	err := execResult(c.c, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, table)
+	err := execResult(c.c, "SELECT sql FROM "+schema+".sqlite_schema WHERE type = 'table' AND name = ?", func(s *sqlite.Stmt) { decl = s.ColumnText(0) }, table)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ type catalogDB struct {
 	// descriptions are the comments, by object oid and column number
 	// (0 for the object itself).
 	descriptions map[[2]int64]string
+	// hidden are the relations a session's temporary one of their name
+	// hides (pg_table_is_visible).
+	hidden map[int64]bool
 }
 
 func (db *catalogDB) close() { db.c.close() }
@@ -111,7 +114,7 @@ func openCatalogDB(tables []*catalogTable, seqs []catalogSequence, comments []ca
 	}
 	db := &catalogDB{c: &conn{c: sc}, relNames: map[int64]string{}, typeNames: map[int64]string{},
 		indexDefs: map[int64]string{}, constraintDefs: map[int64]string{}, viewDefs: map[int64]string{}, indexCols: map[int64][]string{}, indexExprs: map[int64][]string{}, serialSeqs: map[string]string{},
-		descriptions: map[[2]int64]string{}}
+		descriptions: map[[2]int64]string{}, hidden: map[int64]bool{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -270,10 +273,24 @@ func fillType(w *rowWriter, db *catalogDB, t pgparse.TypeInfo) {
 // fillTables writes the tables, their columns, indexes and constraints,
 // and the sequences.
 func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []catalogSequence) {
+	// A session's temporary relations come last: one hides the table of
+	// its name.
 	byName := map[string]*catalogTable{}
+	temp := false
 	for _, t := range tables {
 		byName[strings.ToLower(t.name)] = t
 		db.relNames[t.oid] = pgparse.QuoteIdent(t.name)
+		temp = temp || t.temp
+	}
+	for _, t := range tables {
+		if h := byName[strings.ToLower(t.name)]; h != t && h.temp {
+			db.hidden[t.oid] = true
+		}
+	}
+	if temp {
+		w.row("pg_namespace", map[string]any{"oid": oidTempNamespace, "nspname": tempSchema, "nspowner": oidUser, "nspacl": nil})
+		w.row("information_schema.schemata", map[string]any{"catalog_name": "certa", "schema_name": tempSchema, "schema_owner": "certa",
+			"default_character_set_name": nil, "sql_path": nil})
 	}
 	seqOIDs := map[string]int64{}
 	for i, s := range seqs {
@@ -295,17 +312,17 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 			fillView(w, db, t, byName)
 			continue
 		}
-		w.row("pg_class", relation(t.oid, t.name, "r", len(t.cols), map[string]any{
-			"relam": oidHeapAM, "relhasindex": len(t.indexes) > 0, "relhastriggers": hasFK[t], "relchecks": len(t.checks)}))
-		w.row("pg_tables", map[string]any{"schemaname": "public", "tablename": t.name, "tableowner": "certa",
+		w.row("pg_class", t.inSchema(relation(t.oid, t.name, "r", len(t.cols), map[string]any{
+			"relam": oidHeapAM, "relhasindex": len(t.indexes) > 0, "relhastriggers": hasFK[t], "relchecks": len(t.checks)})))
+		w.row("pg_tables", map[string]any{"schemaname": t.schema(), "tablename": t.name, "tableowner": "certa",
 			"hasindexes": len(t.indexes) > 0, "hasrules": 0, "hastriggers": hasFK[t], "rowsecurity": 0})
-		w.row("information_schema.tables", map[string]any{"table_catalog": "certa", "table_schema": "public",
-			"table_name": t.name, "table_type": "BASE TABLE", "is_insertable_into": "YES", "is_typed": "NO"})
+		w.row("information_schema.tables", map[string]any{"table_catalog": "certa", "table_schema": t.schema(),
+			"table_name": t.name, "table_type": t.tableType(), "is_insertable_into": "YES", "is_typed": "NO"})
 		for _, rel := range []string{"pg_stat_user_tables", "pg_stat_all_tables"} {
-			w.row(rel, map[string]any{"relid": t.oid, "schemaname": "public", "relname": t.name, "n_live_tup": 0, "n_dead_tup": 0})
+			w.row(rel, map[string]any{"relid": t.oid, "schemaname": t.schema(), "relname": t.name, "n_live_tup": 0, "n_dead_tup": 0})
 		}
-		w.row("pg_statio_user_tables", map[string]any{"relid": t.oid, "schemaname": "public", "relname": t.name})
-		w.row("pg_statio_all_tables", map[string]any{"relid": t.oid, "schemaname": "public", "relname": t.name,
+		w.row("pg_statio_user_tables", map[string]any{"relid": t.oid, "schemaname": t.schema(), "relname": t.name})
+		w.row("pg_statio_all_tables", map[string]any{"relid": t.oid, "schemaname": t.schema(), "relname": t.name,
 			"heap_blks_read": 0, "heap_blks_hit": 0})
 		fillColumns(w, t, seqOIDs)
 		fillIndexes(w, db, t)
@@ -315,33 +332,61 @@ func fillTables(w *rowWriter, db *catalogDB, tables []*catalogTable, seqs []cata
 			if n := t.column(ck.column); n > 0 {
 				conkey = jsonInts([]int{n})
 			}
-			w.row("pg_constraint", constraint(oid, ck.name, "c", t.oid, map[string]any{"conbin": ck.expr, "conkey": conkey}))
+			w.row("pg_constraint", t.inSchema(constraint(oid, ck.name, "c", t.oid, map[string]any{"conbin": ck.expr, "conkey": conkey})))
 			db.constraintDefs[oid] = "CHECK (" + ck.expr + ")"
 			w.row("information_schema.check_constraints", map[string]any{"constraint_catalog": "certa",
-				"constraint_schema": "public", "constraint_name": ck.name, "check_clause": ck.expr})
+				"constraint_schema": t.schema(), "constraint_name": ck.name, "check_clause": ck.expr})
 		}
 	}
 	fillForeignKeys(w, db, tables, byName)
 	fillSequences(w, db, seqs, byName)
 	// information_schema's constraint views, from pg_constraint.
-	w.exec(`INSERT INTO information_schema_table_constraints SELECT 'certa', 'public', k.conname, 'certa', 'public', c.relname,
+	w.exec(`INSERT INTO information_schema_table_constraints SELECT 'certa', ` + relSchemaSQL + `, k.conname, 'certa', ` + relSchemaSQL + `, c.relname,
 		CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE' WHEN 'f' THEN 'FOREIGN KEY' ELSE 'CHECK' END,
 		CASE WHEN k.condeferrable THEN 'YES' ELSE 'NO' END, CASE WHEN k.condeferred THEN 'YES' ELSE 'NO' END, 'YES',
 		CASE WHEN k.contype IN ('p', 'u') THEN 'YES' END
 		FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid`)
-	w.exec(`INSERT INTO information_schema_key_column_usage SELECT 'certa', 'public', k.conname, 'certa', 'public', c.relname,
+	w.exec(`INSERT INTO information_schema_key_column_usage SELECT 'certa', ` + relSchemaSQL + `, k.conname, 'certa', ` + relSchemaSQL + `, c.relname,
 		a.attname, j.key + 1, CASE WHEN k.contype = 'f' THEN j.key + 1 END
 		FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid, json_each(k.conkey) j
 		JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = j.value
 		WHERE k.contype IN ('p', 'u', 'f')`)
 	// constraint_column_usage names the referenced columns of a foreign
 	// key, the constrained ones of the others.
-	w.exec(`INSERT INTO information_schema_constraint_column_usage SELECT 'certa', 'public', c.relname, a.attname,
-		'certa', 'public', k.conname
+	w.exec(`INSERT INTO information_schema_constraint_column_usage SELECT 'certa', ` + relSchemaSQL + `, c.relname, a.attname,
+		'certa', ` + relSchemaSQL + `, k.conname
 		FROM pg_constraint k JOIN pg_class c ON c.oid = CASE k.contype WHEN 'f' THEN k.confrelid ELSE k.conrelid END,
 		json_each(CASE k.contype WHEN 'f' THEN k.confkey ELSE k.conkey END) j
 		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = j.value
 		WHERE k.contype IN ('p', 'u', 'f')`)
+}
+
+// relSchemaSQL is the schema of pg_class row c, in the catalog database's
+// SQL.
+var relSchemaSQL = fmt.Sprintf("CASE c.relnamespace WHEN %d THEN '%s' ELSE 'public' END", oidTempNamespace, tempSchema)
+
+// inSchema makes r, a pg_class or pg_constraint row of t's, one of t's
+// schema: a temporary relation's is pg_temp_3.
+func (t *catalogTable) inSchema(r map[string]any) map[string]any {
+	if t.temp {
+		if _, ok := r["relname"]; ok {
+			r["relnamespace"], r["relpersistence"] = oidTempNamespace, "t"
+		} else {
+			r["connamespace"] = oidTempNamespace
+		}
+	}
+	return r
+}
+
+// tableType is t's information_schema.tables.table_type.
+func (t *catalogTable) tableType() string {
+	switch {
+	case t.temp:
+		return "LOCAL TEMPORARY"
+	case t.view != "":
+		return "VIEW"
+	}
+	return "BASE TABLE"
 }
 
 // relation is a pg_class row with PostgreSQL's values for what certa does
@@ -435,7 +480,7 @@ func fillColumns(w *rowWriter, t *catalogTable, seqOIDs map[string]int64) {
 		} else if typoid == 25 || typoid == 1043 || typoid == 1042 {
 			octets = 1073741824
 		}
-		w.row("information_schema.columns", map[string]any{"table_catalog": "certa", "table_schema": "public",
+		w.row("information_schema.columns", map[string]any{"table_catalog": "certa", "table_schema": t.schema(),
 			"table_name": t.name, "column_name": col.name, "ordinal_position": i + 1, "column_default": nullIfEmpty(col.dflt),
 			"is_nullable": nullable, "data_type": info.Name, "character_maximum_length": facts.charLen,
 			"character_octet_length": octets, "identity_minimum": minimum, "identity_maximum": maximum, "identity_cycle": "NO",
@@ -481,10 +526,10 @@ func fillIndexes(w *rowWriter, db *catalogDB, t *catalogTable) {
 		db.indexDefs[ix.oid] = ix.sql
 		db.indexCols[ix.oid] = ix.cols
 		db.indexExprs[ix.oid] = ix.exprs
-		w.row("pg_class", relation(ix.oid, ix.name, "i", len(ix.cols), map[string]any{"relam": oidBtreeAM}))
-		w.row("pg_indexes", map[string]any{"schemaname": "public", "tablename": t.name, "indexname": ix.name, "indexdef": ix.sql})
+		w.row("pg_class", t.inSchema(relation(ix.oid, ix.name, "i", len(ix.cols), map[string]any{"relam": oidBtreeAM})))
+		w.row("pg_indexes", map[string]any{"schemaname": t.schema(), "tablename": t.name, "indexname": ix.name, "indexdef": ix.sql})
 		for _, rel := range []string{"pg_stat_user_indexes", "pg_stat_all_indexes"} {
-			w.row(rel, map[string]any{"relid": t.oid, "indexrelid": ix.oid, "schemaname": "public", "relname": t.name,
+			w.row(rel, map[string]any{"relid": t.oid, "indexrelid": ix.oid, "schemaname": t.schema(), "relname": t.name,
 				"indexrelname": ix.name, "idx_scan": 0})
 		}
 		var keys, classes []int
@@ -540,15 +585,15 @@ func fillForeignKeys(w *rowWriter, db *catalogDB, tables []*catalogTable, byName
 				}
 			}
 			fkOID++
-			w.row("pg_constraint", constraint(fkOID, fk.name, "f", t.oid, map[string]any{"condeferrable": fk.deferrable,
+			w.row("pg_constraint", t.inSchema(constraint(fkOID, fk.name, "f", t.oid, map[string]any{"condeferrable": fk.deferrable,
 				"condeferred": fk.defered, "conindid": index, "confrelid": p.oid, "conkey": jsonInts(conkey), "confkey": jsonInts(confkey),
-				"confupdtype": string(fk.update), "confdeltype": string(fk.delete), "confmatchtype": string(fk.match)}))
+				"confupdtype": string(fk.update), "confdeltype": string(fk.delete), "confmatchtype": string(fk.match)})))
 			db.constraintDefs[fkOID] = fk.def()
 			rules := map[byte]string{'a': "NO ACTION", 'r': "RESTRICT", 'c': "CASCADE", 'n': "SET NULL", 'd': "SET DEFAULT"}
 			match := map[byte]string{'s': "NONE", 'f': "FULL", 'p': "PARTIAL"}
 			w.row("information_schema.referential_constraints", map[string]any{"constraint_catalog": "certa",
-				"constraint_schema": "public", "constraint_name": fk.name, "unique_constraint_catalog": "certa",
-				"unique_constraint_schema": "public", "unique_constraint_name": nullIfEmpty(unique),
+				"constraint_schema": t.schema(), "constraint_name": fk.name, "unique_constraint_catalog": "certa",
+				"unique_constraint_schema": t.schema(), "unique_constraint_name": nullIfEmpty(unique),
 				"match_option": match[fk.match], "update_rule": rules[fk.update], "delete_rule": rules[fk.delete]})
 		}
 	}

@@ -121,7 +121,13 @@ func (db *catalogDB) registerFunctions() error {
 			}
 			return text(formatType(arg(a, 0).Int64(), mod)), nil
 		},
-		"pg_table_is_visible": yes, "pg_type_is_visible": yes, "pg_function_is_visible": yes,
+		"pg_table_is_visible": func(a []sqlite.Value) (sqlite.Value, error) {
+			if db.hidden[arg(a, 0).Int64()] {
+				return no(a)
+			}
+			return yes(a)
+		},
+		"pg_type_is_visible": yes, "pg_function_is_visible": yes,
 		"has_table_privilege": yes, "has_schema_privilege": yes, "has_database_privilege": yes,
 		"has_column_privilege": yes, "has_sequence_privilege": yes, "pg_has_role": yes,
 		"pg_relation_is_publishable": no, "pg_is_in_recovery": no,
@@ -248,11 +254,20 @@ func (db *catalogDB) regclass(name string) (int64, bool) {
 	if len(parts) != 1 {
 		return 0, false
 	}
-	if schema == "" || schema == "public" {
+	if schema == "" || schema == "public" || schema == tempSchema || schema == "pg_temp" {
+		// A session's temporary relation hides the table of its name.
+		found := int64(0)
 		for oid, n := range db.relNames {
-			if n == pgparse.QuoteIdent(parts[0]) {
-				return oid, true
+			temp := oid >= firstTempOID
+			if n != pgparse.QuoteIdent(parts[0]) || schema == "public" && temp || schema != "" && schema != "public" && !temp {
+				continue
 			}
+			if temp || found == 0 {
+				found = oid
+			}
+		}
+		if found != 0 {
+			return found, true
 		}
 	}
 	if schema == "" || schema == "pg_catalog" {
@@ -304,7 +319,7 @@ func (db *catalogDB) out(v sqlite.Value, typ string) (sqlite.Value, error) {
 		}
 		return sqlite.TextValue(v.Text()), nil
 	case "regnamespace":
-		names := map[int64]string{oidPublic: "public", oidPgCatalog: "pg_catalog", oidInfoSchema: "information_schema"}
+		names := map[int64]string{oidPublic: "public", oidPgCatalog: "pg_catalog", oidInfoSchema: "information_schema", oidTempNamespace: tempSchema}
 		if name, ok := names[v.Int64()]; ok {
 			return sqlite.TextValue(name), nil
 		}

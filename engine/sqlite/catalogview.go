@@ -13,8 +13,7 @@ import (
 // oids after theirs and their indexes'. A view's definition is the one
 // its statement keeps (pgparse.ViewDefinition); a view made by an older
 // certa, which ran the client's statement as written, shows its query.
-func readCatalogViews(c *conn, tables []*catalogTable) ([]*catalogTable, error) {
-	next := int64(16384)
+func readCatalogViews(c *conn, schema string, tables []*catalogTable, next int64) ([]*catalogTable, error) {
 	for _, t := range tables {
 		next = max(next, t.oid+1)
 		for _, ix := range t.indexes {
@@ -22,7 +21,7 @@ func readCatalogViews(c *conn, tables []*catalogTable) ([]*catalogTable, error) 
 		}
 	}
 	var views []*catalogTable
-	err := execResult(c.c, "SELECT name, sql FROM sqlite_schema WHERE type = 'view' ORDER BY name", func(s *sqlite.Stmt) {
+	err := execResult(c.c, "SELECT name, sql FROM "+schema+".sqlite_schema WHERE type = 'view' ORDER BY name", func(s *sqlite.Stmt) {
 		def := viewDefinition(s.ColumnText(1))
 		views = append(views, &catalogTable{name: s.ColumnText(0), view: def, reads: pgparse.ViewRelations(def)})
 	})
@@ -32,9 +31,9 @@ func readCatalogViews(c *conn, tables []*catalogTable) ([]*catalogTable, error) 
 	for _, v := range views {
 		v.oid = next
 		next++
-		err := execResult(c.c, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid", func(s *sqlite.Stmt) {
+		err := execResult(c.c, "SELECT name, type FROM pragma_table_info(?1, ?2) ORDER BY cid", func(s *sqlite.Stmt) {
 			v.cols = append(v.cols, catalogColumn{name: s.ColumnText(0), decl: s.ColumnText(1)})
-		}, v.name)
+		}, v.name, schema)
 		if err != nil {
 			return nil, err
 		}
@@ -81,11 +80,11 @@ func viewDefinition(sqlite string) string {
 // rule's dependencies on the relations it reads (byName), which pg_dump
 // follows to make those first.
 func fillView(w *rowWriter, db *catalogDB, v *catalogTable, byName map[string]*catalogTable) {
-	w.row("pg_class", relation(v.oid, v.name, "v", len(v.cols), map[string]any{"relhasrules": 1}))
-	w.row("pg_views", map[string]any{"schemaname": "public", "viewname": v.name, "viewowner": "certa", "definition": " " + v.view + ";"})
-	w.row("information_schema.tables", map[string]any{"table_catalog": "certa", "table_schema": "public",
-		"table_name": v.name, "table_type": "VIEW", "is_insertable_into": "NO", "is_typed": "NO"})
-	w.row("information_schema.views", map[string]any{"table_catalog": "certa", "table_schema": "public", "table_name": v.name,
+	w.row("pg_class", v.inSchema(relation(v.oid, v.name, "v", len(v.cols), map[string]any{"relhasrules": 1})))
+	w.row("pg_views", map[string]any{"schemaname": v.schema(), "viewname": v.name, "viewowner": "certa", "definition": " " + v.view + ";"})
+	w.row("information_schema.tables", map[string]any{"table_catalog": "certa", "table_schema": v.schema(),
+		"table_name": v.name, "table_type": v.tableType(), "is_insertable_into": "NO", "is_typed": "NO"})
+	w.row("information_schema.views", map[string]any{"table_catalog": "certa", "table_schema": v.schema(), "table_name": v.name,
 		"view_definition": " " + v.view + ";", "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
 		"is_trigger_updatable": "NO", "is_trigger_deletable": "NO", "is_trigger_insertable_into": "NO"})
 	fillColumns(w, v, nil)

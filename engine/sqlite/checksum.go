@@ -48,7 +48,7 @@ func (c *conn) checksums(sums *engine.Checksums) error {
 		return err
 	}
 	sums.Seqno = uint64(seqno)
-	tables, err := readCatalogTables(c)
+	tables, err := readCatalogTables(c, "main", firstUserOID)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 // reads and descriptions, and closes it at Close, which drops them.
 // A pinned connection does not count against the pool's connections.
 type session struct {
-	e      *Engine
-	pinned *conn
+	e       *Engine
+	pinned  *conn
+	catalog catalogCache // with its temporary objects (catalog.go)
 	// lost: the pinned connection broke; the session's temporary
 	// objects are gone.
 	lost bool
@@ -24,7 +25,9 @@ type session struct {
 
 // NewSession returns a session that runs on the engine's shared
 // connections until it makes a temporary object.
-func (e *Engine) NewSession() engine.Session { return &session{e: e} }
+func (e *Engine) NewSession() engine.Session {
+	return &session{e: e, catalog: catalogCache{withTemp: true}}
+}
 
 // errLost is what every call of a session whose temporary tables were
 // lost fails with.
@@ -84,6 +87,7 @@ func (s *session) Close() {
 		s.pinned.close()
 		s.pinned = nil
 	}
+	s.catalog.close()
 }
 
 // keep takes back c, which a Tx or read of the session used: the pinned

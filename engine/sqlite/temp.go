@@ -129,11 +129,16 @@ type tempStatement struct {
 // tempStatementOf returns sql as a statement on c's temporary objects, or
 // ok false when it is not one.
 func (c *conn) tempStatementOf(sql string) (ts tempStatement, ok bool, err error) {
-	if v, ok, err := pgparse.ViewToSQLite(sql); ok && (v.Temp || len(c.temps) > 0) {
-		if err != nil {
-			return ts, v.Temp, err
+	if v, ok, err := pgparse.ViewToSQLite(sql); ok {
+		switch tc, temp := pgparse.ParseTempCreate(sql); {
+		case err != nil && temp && tc.Kind == "VIEW":
+			return ts, true, err
+		case err != nil:
+			return ts, false, nil // refused as a replicated statement
+		case v.Temp || len(c.temps) > 0:
+			return c.tempView(v)
 		}
-		return c.tempView(v)
+		return ts, false, nil
 	}
 	if tc, ok := pgparse.ParseTempCreate(sql); ok {
 		if tc.Kind != "TABLE" {

@@ -250,6 +250,9 @@ func TestTempStatements(t *testing.T) {
 		"CREATE TEMP SEQUENCE q":           sqlerr.FeatureNotSupported,
 		"CREATE TEMP TABLE c (a int)":      sqlerr.DuplicateTable,
 		"CREATE TEMP TABLE z AS EXECUTE p": sqlerr.FeatureNotSupported,
+		// Views whose query the engine refuses, temporary or not.
+		"CREATE TEMP VIEW sv AS SELECT v FROM m WHERE v SIMILAR TO 'a'": sqlerr.FeatureNotSupported,
+		"CREATE VIEW sv AS SELECT v FROM m WHERE v SIMILAR TO 'a'":      sqlerr.FeatureNotSupported,
 	} {
 		if _, err := e.sessionRun(s, sql); sqlerr.Code(err) != code {
 			t.Errorf("%s: %v, want %s", sql, err, code)
@@ -264,4 +267,34 @@ func TestTempStatements(t *testing.T) {
 		}
 	}
 	wantRows(t, e.sessionRead(s, "SELECT count(*) FROM m"), row(int64(2)))
+}
+
+// The session's catalogs show its temporary objects, in their schema;
+// another session's do not.
+func TestTempCatalog(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE r (id int PRIMARY KEY)")
+	s1, s2 := e.NewSession(), e.NewSession()
+	defer s1.Close()
+	defer s2.Close()
+	e.mustRun(s1, "CREATE TEMP TABLE r (a int, b varchar(3))")
+	e.mustRun(s1, "CREATE TEMP VIEW rv AS SELECT a FROM r")
+	catalog := func(s engine.Session, sql string) [][]result.Value {
+		t.Helper()
+		r := &recorder{}
+		if err := s.Catalog(context.Background(), sql, r); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return r.rows
+	}
+	q := `SELECT c.relname, c.relkind, c.relpersistence, n.nspname, pg_table_is_visible(c.oid) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname IN ('r', 'rv') ORDER BY 1, 4`
+	wantRows(t, catalog(s1, q),
+		row("r", "r", "t", "pg_temp_3", true), row("r", "r", "p", "public", false), row("rv", "v", "t", "pg_temp_3", true))
+	wantRows(t, catalog(s2, q), row("r", "r", "p", "public", true))
+	wantRows(t, catalog(s1, "SELECT attname FROM pg_attribute WHERE attrelid = 'r'::regclass AND attnum > 0 ORDER BY attnum"),
+		row("a"), row("b"))
+	e.mustRun(s1, "DROP VIEW rv")
+	e.mustRun(s1, "DROP TABLE r")
+	wantRows(t, catalog(s1, q), row("r", "r", "p", "public", true))
 }

@@ -415,8 +415,19 @@ SELECT id, v FROM t ORDER BY id;
 TRUNCATE k;
 SELECT count(*) FROM k;
 DROP VIEW kv;
+CREATE TEMP TABLE cat (a int PRIMARY KEY, b varchar(5) NOT NULL, c numeric(6,2) DEFAULT 1.5);
+CREATE INDEX cat_b ON cat (b);
+CREATE TEMP VIEW catv AS SELECT a FROM cat;
+SELECT c.relname, c.relkind, c.relpersistence, n.nspname LIKE 'pg\_temp\_%' AS temp FROM pg_class c
+	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE relname IN ('cat', 'catv', 'cat_b', 'cat_pkey', 'r') ORDER BY 1;
+SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute WHERE attrelid = 'cat'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT table_schema LIKE 'pg\_temp\_%', table_name, table_type FROM information_schema.tables WHERE table_name IN ('cat', 'catv', 'r') ORDER BY 2;
+CREATE TEMP TABLE r (x int);
+SELECT relpersistence, relnatts FROM pg_class WHERE relname = 'r' AND pg_table_is_visible(oid);
+SELECT relpersistence FROM pg_class WHERE oid = 'r'::regclass;
 DISCARD TEMP;
 SELECT count(*) FROM t;
+SELECT relpersistence FROM pg_class WHERE relname IN ('cat', 'r');
 `
 
 // Temporary tables on the embedded engine answer as PostgreSQL's do.
