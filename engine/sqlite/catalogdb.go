@@ -682,6 +682,9 @@ func typeFacts(decl string, oid int64) columnFacts {
 	}
 	switch oid {
 	case 1043, 1042: // varchar, bpchar
+		if len(mods) == 0 && declaredMod(decl) > 4 {
+			mods = []int64{int64(declaredMod(decl)) - 4} // char alone is char(1)
+		}
 		if len(mods) == 1 {
 			f.typmod, f.charLen = mods[0]+4, mods[0]
 		}

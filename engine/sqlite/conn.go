@@ -614,12 +614,15 @@ func (c *conn) tableIn(name string, temp bool) (*tableInfo, error) {
 }
 
 // declaredMod returns PostgreSQL's type modifier of a declared numeric(p,s)
-// or decimal(p,s) (p alone: scale 0), varchar(n) or char(n) (n + 4); 0 for
-// any other type.
+// or decimal(p,s) (p alone: scale 0), varchar(n) or char(n) (n + 4; char
+// alone is char(1)); 0 for any other type.
 func declaredMod(decl string) int32 {
 	open := strings.IndexByte(decl, '(')
 	end := strings.LastIndexByte(decl, ')')
 	if open < 0 || end < open {
+		if d := strings.ToUpper(strings.TrimSpace(decl)); d == "CHAR" || d == "CHARACTER" {
+			return 1 + 4 // SQL's char is char(1)
+		}
 		return 0
 	}
 	var mods []int32

@@ -204,6 +204,9 @@ func (c *conn) tempStatementOf(sql string) (ts tempStatement, ok bool, err error
 // temporary too (ok false for any other view).
 func (c *conn) tempView(v *pgparse.View) (ts tempStatement, ok bool, err error) {
 	if !v.Temp {
+		if err := c.refreshSchema(); err != nil {
+			return ts, true, err
+		}
 		stmt, rec, _, err := c.prepare(v.Definition, modeLocal)
 		if err != nil {
 			return ts, false, nil // refused as a replicated statement

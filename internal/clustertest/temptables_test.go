@@ -377,6 +377,11 @@ INSERT INTO t VALUES (3, 'abcde');
 SELECT id, v, length(v) FROM t ORDER BY id;
 CREATE TABLE r (id int PRIMARY KEY, v text);
 INSERT INTO r VALUES (1, 'one');
+CREATE TABLE ct (a char PRIMARY KEY, b character(3));
+INSERT INTO ct VALUES ('x  ', 'ab ');
+INSERT INTO ct VALUES ('yz', 'c');
+SELECT a, b, length(b) FROM ct;
+\d ct
 CREATE TEMP TABLE t (f1 varchar(1), f2 char(3));
 INSERT INTO t VALUES ('a', 'b'), ('c     ', 'de     '), ('é  ', 'ü');
 INSERT INTO t VALUES ('cd', 'x');
