@@ -20,6 +20,7 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	p.with(s.WithClause)
 	switch {
 	case s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED:
+		p.setOperationConstants(s)
 		p.setOperand(s.Larg)
 		switch s.Op {
 		case pg_query.SetOperation_SETOP_UNION:
@@ -107,6 +108,65 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	}
 	p.orderBy(s.SortClause)
 	p.limit(s)
+}
+
+// setOperationConstants notes the string constants of a set operation's
+// column whose other operands are numbers (numberConstant): PostgreSQL
+// reads them as numbers of the column's type, the widest of theirs, and
+// fails those that are none ('3.4'::numeric UNION SELECT 'foo'), where
+// SQLite would mix text with the numbers. A column with an operand of
+// another or an unknown kind (a table's column) is left as it is.
+func (p *printer) setOperationConstants(s *pg_query.SelectStmt) {
+	var operands [][]*pg_query.Node // each operand's result expressions
+	var walk func(s *pg_query.SelectStmt) bool
+	walk = func(s *pg_query.SelectStmt) bool {
+		switch {
+		case s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED:
+			return walk(s.Larg) && walk(s.Rarg)
+		case len(s.ValuesLists) > 0:
+			return false
+		}
+		var exprs []*pg_query.Node
+		for _, t := range s.TargetList {
+			exprs = append(exprs, t.GetResTarget().Val)
+		}
+		operands = append(operands, exprs)
+		return true
+	}
+	if !walk(s) {
+		return
+	}
+	for i := range operands[0] {
+		kind, rank := "", -1
+		var consts []*pg_query.A_Const
+		for _, exprs := range operands {
+			if i >= len(exprs) {
+				return
+			}
+			if c := exprs[i].GetAConst(); c != nil && !c.Isnull && c.GetSval() != nil {
+				consts = append(consts, c)
+				continue
+			}
+			k, _ := valueKind(exprs[i])
+			r := slices.Index(numericKinds, k)
+			if r < 0 {
+				kind = "other"
+				break
+			}
+			if r > rank {
+				kind, rank = k, r
+			}
+		}
+		if rank < 0 || kind == "other" {
+			continue
+		}
+		if p.numberConsts == nil {
+			p.numberConsts = map[*pg_query.A_Const]string{}
+		}
+		for _, c := range consts {
+			p.numberConsts[c] = kind
+		}
+	}
 }
 
 // setOperand writes one side of UNION, INTERSECT or EXCEPT.

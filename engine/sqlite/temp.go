@@ -373,6 +373,9 @@ func (tx *Tx) changesReplicated() bool {
 // COMMIT actions. tx.mu is held.
 func (tx *Tx) commitTemp() error {
 	c := tx.conn
+	if err := c.checkOnCommitKeys(); err != nil {
+		return err
+	}
 	for name, action := range c.onCommit {
 		if !c.isTemp(name, "table") {
 			delete(c.onCommit, name)
@@ -475,6 +478,32 @@ func (c *conn) firstRowColumns(query string) ([]result.Column, error) {
 		return nil, err
 	}
 	return c.columns(stmt, &rec, hasRow)
+}
+
+// checkOnCommitKeys refuses, as PostgreSQL does at COMMIT, a temporary
+// table whose rows ON COMMIT DELETE ROWS would empty while a table
+// without that setting references it.
+func (c *conn) checkOnCommitKeys() error {
+	for name, typ := range c.temps {
+		if typ != "table" || c.onCommit[name] == "DELETE ROWS" {
+			continue
+		}
+		var parents []string
+		err := c.execResult(`SELECT DISTINCT "table" FROM pragma_foreign_key_list(?1, 'temp')`, func(s *sqlite.Stmt) {
+			parents = append(parents, s.ColumnText(0))
+		}, name)
+		if err != nil {
+			return mapErr(err)
+		}
+		for _, p := range parents {
+			if c.onCommit[strings.ToLower(p)] == "DELETE ROWS" {
+				e := sqlerr.New(sqlerr.FeatureNotSupported, "unsupported ON COMMIT and foreign key combination")
+				e.Detail = fmt.Sprintf("Table %q references %q, but they do not have the same ON COMMIT setting.", name, strings.ToLower(p))
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 // tagWriter keeps the command tag of a statement whose result it drops.

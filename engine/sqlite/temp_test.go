@@ -298,3 +298,26 @@ func TestTempCatalog(t *testing.T) {
 	e.mustRun(s1, "DROP TABLE r")
 	wantRows(t, catalog(s1, q), row("r", "r", "p", "public", true))
 }
+
+// A temporary table ON COMMIT DELETE ROWS that another table references
+// fails its transaction's COMMIT, as in PostgreSQL.
+func TestTempOnCommitForeignKey(t *testing.T) {
+	e := openTest(t, Config{})
+	s := e.NewSession()
+	defer s.Close()
+	ctx := context.Background()
+	tx, err := s.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{"CREATE TEMP TABLE p (id int PRIMARY KEY) ON COMMIT DELETE ROWS", "CREATE TEMP TABLE ch (id int REFERENCES p)"} {
+		if ran, err := tx.ExecLocal(ctx, sql, &recorder{}); !ran || err != nil {
+			t.Fatal(sql, ran, err)
+		}
+	}
+	err = tx.CommitLocal(ctx)
+	wantCode(t, err, sqlerr.FeatureNotSupported)
+	if _, err := e.sessionRun(s, "SELECT * FROM ch"); sqlerr.Code(err) != sqlerr.UndefinedTable {
+		t.Fatalf("the failed COMMIT's table: %v", err)
+	}
+}

@@ -203,6 +203,23 @@ func TestCommonKindOfColumns(t *testing.T) {
 	}
 }
 
+// A string constant in a set operation's column of numbers is read as a
+// number of the column's type, as PostgreSQL does: SQLite would mix the
+// text with the numbers ('3.4'::numeric UNION SELECT 'foo' had two rows).
+func TestSetOperationConstants(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	wantRows(t, exec(t, tx, "SELECT 1 AS a UNION SELECT '2' UNION SELECT '1' ORDER BY 1").rows, row(int64(1)), row(int64(2)))
+	wantRows(t, exec(t, tx, "SELECT 1.5 UNION ALL SELECT ' 2 ' ORDER BY 1").rows, row("1.5"), row("2"))
+	wantRows(t, exec(t, tx, "SELECT 'a' UNION SELECT 'b' ORDER BY 1").rows, row("a"), row("b"))
+	for _, sql := range []string{"SELECT '3.4'::numeric UNION SELECT 'foo'", "SELECT 1 UNION SELECT 2 EXCEPT SELECT 'x'"} {
+		if got, err := execErr(e.begin(), sql); got != sqlerr.InvalidTextRepresentation {
+			t.Errorf("%s: %v, want 22P02", sql, err)
+		}
+	}
+}
+
 // A WITH query named more than once is evaluated once, as in
 // PostgreSQL: its random() values are the same for every reference.
 func TestWithEvaluatedOnce(t *testing.T) {
