@@ -75,14 +75,15 @@ func ParseTempCopy(sql string) (c *TableCopy, ok bool) { return parseTableCopy(s
 func (c *TableCopy) Query() string { return c.query }
 
 func parseTableCopy(sql string, temp bool) (c *TableCopy, ok bool) {
-	lower := strings.ToLower(sql)
-	switch leadingWord(lower) {
+	// Every statement of a transaction passes here: the text is not
+	// copied to be looked at.
+	switch strings.ToLower(leadingWord(sql)) {
 	case "select", "with":
-		if !strings.Contains(lower, "into") {
+		if !containsFold(sql, "into") {
 			return nil, false
 		}
 	case "create":
-		if !strings.Contains(lower, "as") {
+		if !containsFold(sql, "as") {
 			return nil, false
 		}
 	default:
@@ -202,6 +203,17 @@ func selectInto(sql string, toks []*pg_query.ScanToken, st *pg_query.SelectStmt,
 		quoted: utf8.RuneCountInString(query),
 	}
 	return c, true
+}
+
+// containsFold reports whether s contains word, an ASCII lower-case word,
+// in any case.
+func containsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }
 
 // qualifiedNameEnd returns the byte offset where the qualified name that starts at

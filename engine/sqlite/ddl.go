@@ -410,13 +410,15 @@ func stepDDL(c *conn, sql string) error {
 	default:
 		return errNotSchema()
 	}
+	return stepAll(stmt)
+}
+
+// stepAll steps stmt to its end, its rows unread.
+func stepAll(stmt *sqlite.Stmt) error {
 	for {
 		row, err := stmt.Step()
-		if err != nil {
+		if err != nil || !row {
 			return err
-		}
-		if !row {
-			return nil
 		}
 	}
 }

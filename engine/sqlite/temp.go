@@ -129,8 +129,12 @@ type tempStatement struct {
 // tempStatementOf returns sql as a statement on c's temporary objects, or
 // ok false when it is not one.
 func (c *conn) tempStatementOf(sql string) (ts tempStatement, ok bool, err error) {
+	tc, temp := pgparse.ParseTempCreate(sql)
+	if !temp && len(c.temps) == 0 {
+		return ts, false, nil // only a TEMP statement makes the first one
+	}
 	if v, ok, err := pgparse.ViewToSQLite(sql); ok {
-		switch tc, temp := pgparse.ParseTempCreate(sql); {
+		switch {
 		case err != nil && temp && tc.Kind == "VIEW":
 			return ts, true, err
 		case err != nil:
@@ -140,7 +144,7 @@ func (c *conn) tempStatementOf(sql string) (ts tempStatement, ok bool, err error
 		}
 		return ts, false, nil
 	}
-	if tc, ok := pgparse.ParseTempCreate(sql); ok {
+	if temp {
 		if tc.Kind != "TABLE" {
 			return ts, true, sqlerr.New(sqlerr.FeatureNotSupported, "CREATE TEMP %s is not supported by the SQLite engine", tc.Kind)
 		}
@@ -276,6 +280,9 @@ func (tx *Tx) discardTemp(w result.Writer) error {
 
 // isDiscardTemp reports whether sql is DISCARD TEMP (or TEMPORARY).
 func isDiscardTemp(sql string) bool {
+	if firstKeyword(sql) != "DISCARD" {
+		return false // every statement of a transaction passes here
+	}
 	words := strings.Fields(strings.ToUpper(strings.TrimRight(sql, "; \t\n")))
 	return len(words) == 2 && words[0] == "DISCARD" && (words[1] == "TEMP" || words[1] == "TEMPORARY")
 }
@@ -345,12 +352,7 @@ func stepTemp(c *conn, sql string) (local bool, err error) {
 	if !isBlank(tail) {
 		return true, errOneStatement()
 	}
-	for {
-		row, err := stmt.Step()
-		if err != nil || !row {
-			return true, err
-		}
-	}
+	return true, stepAll(stmt)
 }
 
 // tempSchemaChanged brings what the Tx's connection knows of its schema

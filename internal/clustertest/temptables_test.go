@@ -95,18 +95,7 @@ func TestPostgresEngineTemporaryTables(t *testing.T) {
 
 	want := "1=10.00,2=25.50,3=30.00,4=40.00,100=1.00,101=1.00,102=1.00"
 	for i := range c.Nodes {
-		conn := syncConn(t, c, i)
-		if got := values(t, conn, "SELECT id, amount::text FROM orders ORDER BY id"); got != want {
-			t.Fatalf("node %d: orders %q, want %q", i+1, got, want)
-		}
-		if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM shadow"); err != nil || n != 0 {
-			t.Fatalf("node %d: the replicated shadow table has %d rows, %v", i+1, n, err)
-		}
-		for _, table := range []string{"staging", "report"} {
-			if _, err := conn.Exec(ctx, "SELECT * FROM "+table); pgclient.SQLState(err) != "42P01" {
-				t.Fatalf("node %d, another session: %s: %v, want 42P01", i+1, table, err)
-			}
-		}
+		conn := tempTablesStayed(t, c, i, "SELECT id, amount::text FROM orders ORDER BY id", want, "staging", "report")
 		if i > 0 {
 			if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM pg_class WHERE relname IN ('staging', 'report', 'scratch')"); err != nil || n != 0 {
 				t.Fatalf("node %d has %d of the temporary tables, %v", i+1, n, err)
@@ -293,20 +282,31 @@ func TestSQLiteEngineTemporaryTables(t *testing.T) {
 
 	want := "1=1000,2=2550,3=3000,4=4000"
 	for i := range c.Nodes {
-		conn := syncConn(t, c, i)
-		if got := values(t, conn, "SELECT id, (amount * 100)::int FROM orders ORDER BY id"); got != want {
-			t.Fatalf("node %d: orders %q, want %q", i+1, got, want)
-		}
-		if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM shadow"); err != nil || n != 0 {
-			t.Fatalf("node %d: the replicated shadow table has %d rows, %v", i+1, n, err)
-		}
-		for _, table := range []string{"staging", "report", "big"} {
-			if _, err := conn.Exec(ctx, "SELECT * FROM "+table); pgclient.SQLState(err) != "42P01" {
-				t.Fatalf("node %d, another session: %s: %v, want 42P01", i+1, table, err)
-			}
-		}
+		tempTablesStayed(t, c, i, "SELECT id, (amount * 100)::int FROM orders ORDER BY id", want, "staging", "report", "big")
 	}
 	c.WaitConverged(30 * time.Second)
+}
+
+// tempTablesStayed checks, through a new session of node i that waits
+// for the last commit: the replicated orders (query gives want), the
+// replicated shadow table empty, and none of the temporary tables
+// named. It returns that session.
+func tempTablesStayed(t *testing.T, c *testcluster.Cluster, i int, query, want string, temps ...string) *pgclient.Conn {
+	t.Helper()
+	ctx := ctxT(t)
+	conn := syncConn(t, c, i)
+	if got := values(t, conn, query); got != want {
+		t.Fatalf("node %d: orders %q, want %q", i+1, got, want)
+	}
+	if n, err := conn.QueryInt(ctx, "SELECT count(*) FROM shadow"); err != nil || n != 0 {
+		t.Fatalf("node %d: the replicated shadow table has %d rows, %v", i+1, n, err)
+	}
+	for _, table := range temps {
+		if _, err := conn.Exec(ctx, "SELECT * FROM "+table); pgclient.SQLState(err) != "42P01" {
+			t.Fatalf("node %d, another session: %s: %v, want 42P01", i+1, table, err)
+		}
+	}
+	return conn
 }
 
 // A temporary table may have a column of a replicated enum, and a
