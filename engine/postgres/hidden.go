@@ -21,7 +21,10 @@ var certaRows = pgparse.HiddenRows{
 	// certa runs a client's statement outside a block as the extended
 	// protocol's unnamed portal, which PostgreSQL lists (a simple
 	// query's it does not).
-	"pg_catalog.pg_cursors":                "name <> ''",
+	"pg_catalog.pg_cursors": "name <> ''",
+	// The capture's writes and reads in a client's transaction lock
+	// certa's tables.
+	"pg_catalog.pg_locks":                  "relation IS NULL OR relation NOT IN (SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relnamespace = " + certaSchema + ")",
 	"pg_catalog.pg_roles":                  "rolname NOT IN " + certaRoles,
 	"pg_catalog.pg_user":                   "usename NOT IN " + certaRoles,
 	"pg_catalog.pg_auth_members":           "roleid NOT IN (" + certaRoleOIDs + ") AND member NOT IN (" + certaRoleOIDs + ")",

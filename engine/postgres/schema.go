@@ -530,7 +530,14 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM certa.token t WHERE t.token = place_sequences.token) THEN
 		RAISE EXCEPTION 'certa: only the node may move sequences' USING ERRCODE = '42501';
 	END IF;
-	PERFORM certa.place_sequences_at(slot, false, '{}', NULL);
+	-- Only the sequences this transaction made or changed: a row it wrote
+	-- has an xmin no older than its own xid (age <= 0; a later one's,
+	-- committed since, may pass too). Reading every sequence would cost
+	-- each schema change a lock and a read per sequence, which a client
+	-- sees in pg_locks and waits for as the schema grows.
+	PERFORM certa.place_sequences_at(slot, false, '{}', ARRAY(SELECT s.seqrelid
+		FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+		WHERE age(c.xmin) <= 0 OR age(s.xmin) <= 0));
 END
 $f$;
 CREATE OR REPLACE FUNCTION certa.hold_sequences(seqs oid[]) RETURNS jsonb LANGUAGE plpgsql VOLATILE

@@ -32,16 +32,17 @@ import (
 // PostgreSQL has no hook in nextval: a node's sequence would run past the
 // end of its block into another slot's. So the engine moves each sequence
 // to its node's next block where it lies outside them, or in the last
-// lateShare-th of one (certa.place_sequences_at): after every schema
-// change (a new sequence, ALTER SEQUENCE), when the node gets its slot,
+// lateShare-th of one (certa.place_sequences_at): the sequences a schema
+// change made or changed (a new sequence, ALTER SEQUENCE), when the node gets its slot,
 // after a restore, and at the end of a transaction that took its values
 // (checkSequenceValues). A transaction whose values lie in another slot's
 // block (it ran past the end, in one go; or a setval moved it there) does
 // not commit: it fails with engine.ErrNoSequenceValues (40001), which the
 // session runs again. Values taken where certa does not look (by a
 // trigger or function, of a sequence no written table draws from, not
-// named in a statement) are not checked: such a sequence moves only with
-// the others, and may run past its block between moves. A node with no
+// named in a statement) are not checked: such a sequence moves only when
+// the node gets its slot or restores, and may run past its block between
+// moves. A node with no
 // slot yet hands out nothing (its sequences are at their end, and a
 // statement that needs a value waits for the slot). The slot reservation
 // uses the engine contract's sequence calls, for the sequence
@@ -282,9 +283,10 @@ func placeSequences(ctx context.Context, conn *pgconn.PgConn, slot int64, fresh 
 	return nil
 }
 
-// placeAsClient is placeSequences (every sequence, from where it is) in a
-// transaction that runs as the client role, which may not read every
-// sequence: through certa.place_sequences, which needs the engine's token.
+// placeAsClient is placeSequences (the sequences the transaction made or
+// changed, from where they are) in a transaction that runs as the client
+// role, which may not read every sequence: through certa.place_sequences,
+// which needs the engine's token.
 func placeAsClient(ctx context.Context, conn *pgconn.PgConn, token string, slot int64) error {
 	r := conn.ExecParams(ctx, "SELECT certa.place_sequences($1, $2)",
 		[][]byte{[]byte(token), []byte(strconv.FormatInt(slot, 10))}, nil, nil, nil).Read()

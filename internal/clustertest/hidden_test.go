@@ -21,6 +21,7 @@ var hiddenSetup = []string{
 	"CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.v = 'stamped'; RETURN NEW; END $$",
 	"CREATE TRIGGER mine BEFORE INSERT ON h FOR EACH ROW EXECUTE FUNCTION stamp()",
 	"INSERT INTO h VALUES (1, 'a')",
+	"CREATE SEQUENCE hs",
 }
 
 // hiddenQueries read the catalogs where certa's own objects would show:
@@ -76,6 +77,16 @@ func TestCertaObjectsHidden(t *testing.T) {
 		"SELECT name, statement FROM pg_prepared_statements", "SELECT name, statement FROM pg_cursors", "COMMIT"}
 	if got, want := psqlAt(t, ctx, nodeDSN(c, 1), session...), psqlAt(t, ctx, pg.DSN, session...); got != want {
 		t.Errorf("statements kept:\n  certa:\n%s\n  PostgreSQL:\n%s", got, want)
+	}
+
+	// The locks of a transaction that changed the schema and wrote are
+	// the client's own: not certa's tables', nor every sequence's.
+	session = []string{"BEGIN", "ALTER TABLE h ADD COLUMN w int", "INSERT INTO h VALUES (2, 'b')",
+		`SELECT relation::regclass, mode FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'
+			AND relation::regclass::text NOT LIKE 'pg\_%' ORDER BY relation::regclass::text, mode`,
+		"ROLLBACK"}
+	if got, want := psqlAt(t, ctx, nodeDSN(c, 1), session...), psqlAt(t, ctx, pg.DSN, session...); got != want {
+		t.Errorf("locks of a transaction:\n  certa:\n%s\n  PostgreSQL:\n%s", got, want)
 	}
 
 	ext, err := pgclient.ConnectExtended(ctx, nodeDSN(c, 1))
