@@ -314,7 +314,8 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 	}
 	diff := writeDiff(filepath.Join(plainDir(cfg.Out, env.Clock, true), "results", t+".out"), outFile, filepath.Join(diffs, t+".diff"))
 	res.Causes = DiffCauses(diff)
-	res.Silent = countCause(diff, CauseSilent)
+	res.Silent = countCause(writeUnorderedDiff(filepath.Join(plainDir(cfg.Out, env.Clock, true), "results", t+".out"), outFile,
+		filepath.Join(diffs, t+".unordered.diff")), CauseSilent)
 	if client, ok := plain.Client.run(t); ok && !run.TimedOut && run.Exit == 0 && !client.TimedOut && client.Exit == 0 {
 		res.AsClient, res.ClientDiff = Compare(client.Output, run.Output)
 		if res.AsClient == Identical {
@@ -324,7 +325,9 @@ func runOne(ctx context.Context, cfg Config, env Env, c *Cluster, t, script, res
 			// (a member of the roles it makes): a hunk silent against
 			// one PostgreSQL but not the other is no wrong result, so the
 			// fewer silent hunks count.
-			cdiff := writeDiff(filepath.Join(plainDir(cfg.Out, env.Clock, false), "results", t+".out"), outFile, filepath.Join(diffs, t+".client.diff"))
+			writeDiff(filepath.Join(plainDir(cfg.Out, env.Clock, false), "results", t+".out"), outFile, filepath.Join(diffs, t+".client.diff"))
+			cdiff := writeUnorderedDiff(filepath.Join(plainDir(cfg.Out, env.Clock, false), "results", t+".out"), outFile,
+				filepath.Join(diffs, t+".client.unordered.diff"))
 			res.Silent = min(res.Silent, countCause(cdiff, CauseSilent))
 		}
 	}

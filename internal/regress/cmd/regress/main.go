@@ -101,23 +101,30 @@ func run() error {
 // output directory: of its diff against the superuser's output or against
 // the plain client's, whichever has fewer (as the report counts them).
 func printSilent(dir string) error {
-	diffs, err := filepath.Glob(filepath.Join(dir, "diffs", "*.diff"))
+	// The diffs of the outputs with unordered results' rows sorted, as
+	// the report counts them; a run older than them has the plain ones.
+	suffix := ".unordered.diff"
+	diffs, err := filepath.Glob(filepath.Join(dir, "diffs", "*"+suffix))
+	if err == nil && len(diffs) == 0 {
+		suffix = ".diff"
+		diffs, err = filepath.Glob(filepath.Join(dir, "diffs", "*"+suffix))
+	}
 	if err != nil {
 		return err
 	}
 	for _, name := range diffs {
-		if strings.HasSuffix(name, ".client.diff") {
+		if strings.HasSuffix(name, ".client"+suffix) {
 			continue
 		}
 		hunks, err := silentHunks(name)
 		if err != nil {
 			return err
 		}
-		if client, err := silentHunks(strings.TrimSuffix(name, ".diff") + ".client.diff"); err == nil && len(client) < len(hunks) {
+		if client, err := silentHunks(strings.TrimSuffix(name, suffix) + ".client" + suffix); err == nil && len(client) < len(hunks) {
 			hunks = client
 		}
 		for _, h := range hunks {
-			fmt.Printf("=== %s\n%s\n", strings.TrimSuffix(filepath.Base(name), ".diff"), h)
+			fmt.Printf("=== %s\n%s\n", strings.TrimSuffix(filepath.Base(name), suffix), h)
 		}
 	}
 	return nil
