@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,11 +30,21 @@ type conn struct {
 	// beyond its transaction (pgparse.SessionState), "" for nothing: the
 	// backend then stays with that client's session (Engine.finish).
 	keeps string
-	// seqState: a transaction ran on the backend since it was last handed
-	// back, whose statements may have left sequence state (nextval): the
-	// reset discards it (discardSequences), unless the backend is pinned to
-	// its session, which discards it when it unpins it (Engine.finish).
+	// seqState: a transaction of no session ran on the backend since it
+	// was last handed back, whose statements may have left sequence state
+	// (nextval): the reset discards it (discardSequences).
 	seqState bool
+	// seqOwner is the session whose transaction, which may have taken
+	// sequence values, ran on the backend last (nil: none): currval,
+	// lastval and the defaults and functions that call them answer from
+	// the backend's state, which stays for that session's next
+	// transaction if it comes back here (Session.seqBackend) and is
+	// discarded before any other work (Engine.acquire).
+	seqOwner *Session
+	// seqTaking: the session's transaction on the backend may take
+	// sequence values (a write transaction): its end makes the session
+	// seqOwner.
+	seqTaking bool
 	// preparers are the hidden lockers' preparers (an oid[] literal) as
 	// the engine last read them: if a transaction called one, the reset
 	// drops the statements it prepared (certa.forget_prepared).
@@ -58,10 +69,13 @@ type conn struct {
 // ALL would drop certa's prepared statements and the clients' (tables.go),
 // DISCARD TEMP a pinned session's temporary tables (its settings are
 // applied again to each transaction, so RESET ALL is fine there).
-// DISCARD SEQUENCES (discardSequences) follows when a transaction that
-// could call nextval ran (conn.seqState): the session keeps its own values
-// for currval and lastval (seqstate.go). A read-only one cannot, and a
-// point select would pay a tenth of its throughput for it.
+// DISCARD SEQUENCES (discardSequences) follows when a transaction of no
+// session that could call nextval ran (conn.seqState); a session's
+// sequence state stays on the backend for the session's next transaction
+// (conn.seqOwner), and its own values for currval and lastval
+// (seqstate.go) serve it elsewhere. A read-only transaction cannot call
+// nextval, and a point select would pay a tenth of its throughput for a
+// DISCARD.
 var resetStatements = []string{"RESET ALL", "RESET ROLE", "SELECT pg_catalog.pg_advisory_unlock_all()", "UNLISTEN *", "CLOSE ALL"}
 
 // discardSequences ends the reset of a backend a transaction ran on.
@@ -207,11 +221,13 @@ func newPool(cfg Config, epoch *atomic.Uint64) *pool {
 	return p
 }
 
-// get returns an idle connection or a new one, waiting for a free slot
+// get returns an idle connection (prefer if it is idle, else the one
+// handed back last of those holding no session's sequence state, else the
+// one handed back last) or a new one, waiting for a free slot
 // until ctx ends; errClosed once the pool is closed, even with slots free
 // (a select with both ready picks either: a pool that Restore closed
 // would otherwise go on opening connections).
-func (p *pool) get(ctx context.Context) (*conn, error) {
+func (p *pool) get(ctx context.Context, prefer *conn) (*conn, error) {
 	select {
 	case <-p.slots:
 	case <-p.done:
@@ -234,8 +250,20 @@ func (p *pool) get(ctx context.Context) (*conn, error) {
 	}
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle = p.idle[:n-1]
+		i := -1
+		if prefer != nil {
+			i = slices.Index(p.idle, prefer)
+		}
+		for j := n - 1; j >= 0 && i < 0; j-- {
+			if p.idle[j].seqOwner == nil {
+				i = j
+			}
+		}
+		if i < 0 {
+			i = n - 1
+		}
+		c := p.idle[i]
+		p.idle = slices.Delete(p.idle, i, i+1)
 		p.mu.Unlock()
 		return c, nil
 	}

@@ -338,7 +338,7 @@ func TestClosedPoolRefuses(t *testing.T) {
 	p := newPool(Config{DSN: "host=127.0.0.1 port=1 user=nobody dbname=none connect_timeout=1", MaxConns: 4}, &epoch)
 	p.close()
 	for range 200 {
-		if c, err := p.get(context.Background()); c != nil || err != errClosed {
+		if c, err := p.get(context.Background(), nil); c != nil || err != errClosed {
 			t.Fatalf("get from a closed pool: %v, %v; want errClosed", c, err)
 		}
 	}

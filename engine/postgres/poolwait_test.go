@@ -21,7 +21,7 @@ func TestPoolWaitEndsAsPostgreSQLCancels(t *testing.T) {
 		cancelled: "canceling statement due to user request",
 		timedOut:  "canceling statement due to statement timeout",
 	} {
-		_, err := p.get(ctx)
+		_, err := p.get(ctx, nil)
 		se := sqlerr.As(err)
 		if se.Code != sqlerr.QueryCanceled || se.Message != want || se.Detail == "" {
 			t.Errorf("get: %+v, want 57014 %q with a detail", se, want)

@@ -77,7 +77,7 @@ func (e *Engine) readRewritten(ctx context.Context, s *Session, sql string, w re
 // ServerVersion returns the server's version, as its server_version
 // parameter says it: what clients are told they talk to.
 func (e *Engine) ServerVersion(ctx context.Context) (string, error) {
-	c, err := e.pool.Load().get(ctx)
+	c, err := e.pool.Load().get(ctx, nil)
 	if err != nil {
 		return "", err
 	}

@@ -14,9 +14,14 @@ import (
 // transaction on whichever pooled backend is free, and a backend's
 // sequence state is its own: left alone it would answer one session with
 // another's value (an INSERT, then currval on another backend, gives the
-// id of another client's row). So the end of every transaction discards
-// the backend's sequence state (DISCARD SEQUENCES, resetStatements), and
-// the session keeps its values instead (engine.SequenceValues, by
+// id of another client's row). So a backend keeps the sequence state of
+// the session whose write transaction ran on it last (conn.seqOwner), for
+// that session's next work, which prefers it (Session.seqBackend); any
+// other work discards it first (DISCARD SEQUENCES, conn.
+// discardOthersSequences). Column defaults and functions that call
+// currval then answer as in PostgreSQL while the session keeps its
+// backend, and fail with PostgreSQL's 55000 where it did not. The
+// session also keeps its values (engine.SequenceValues, by
 // sequence oid): the transaction reads them before it ends (txLocksSQL:
 // the sequences its backend locked, which every nextval and setval does,
 // through certa.sequence_values), and a statement that calls currval or lastval

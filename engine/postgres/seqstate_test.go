@@ -152,6 +152,83 @@ func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
 	}
 }
 
+// A column default that calls currval answers, in the session's next
+// transaction, with what the session's nextval took (as in PostgreSQL,
+// where autocommit INSERTs often link rows so): the backend keeps the
+// session's sequence state for it while other sessions have backends of
+// their own. A session that gets a backend holding another's state
+// finds none there.
+func TestDefaultsSeeTheSessionsCurrval(t *testing.T) {
+	e := openResetEngine(t, Config{MaxConns: 2, ClientLogin: "certa_login_seqdef", ApplierLogin: "certa_applier_seqdef", ClientPassword: "secret"})
+	f := &tempFixture{t: t, e: e}
+	grantSlot(f)
+	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE linked (id int PRIMARY KEY, ref bigint DEFAULT currval('s'))")
+	type session struct {
+		s   engine.Session
+		ctx context.Context
+	}
+	newSession := func() session {
+		s := e.NewSession()
+		t.Cleanup(s.Close)
+		return session{s, engine.WithSequenceValues(context.Background(), &engine.SequenceValues{})}
+	}
+	run := func(s session, sql string) ([]result.Value, error) {
+		t.Helper()
+		tx, err := s.s.Begin(s.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var buf result.Buffer
+		if err := tx.Exec(s.ctx, sql, &buf); err != nil {
+			return nil, err
+		}
+		if err := f.commit(tx); err != nil {
+			t.Fatalf("%s: commit: %v", sql, err)
+		}
+		if len(buf.Rows) == 0 {
+			return nil, nil
+		}
+		return buf.Rows[0], nil
+	}
+	must := func(s session, sql string) []result.Value {
+		t.Helper()
+		row, err := run(s, sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return row
+	}
+	a, b := newSession(), newSession()
+	// Each session's transaction ran on a backend of its own.
+	txA, err := a.s.Begin(a.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txB, err := b.s.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txA.Rollback()
+	txB.Rollback()
+
+	took := must(a, "SELECT nextval('s')")[0]
+	tookB := must(b, "SELECT nextval('s')")[0]
+	must(a, "INSERT INTO linked (id) VALUES (1)")
+	if got := must(a, "SELECT ref FROM linked WHERE id = 1"); fmt.Sprint(got[0]) != fmt.Sprint(took) {
+		t.Errorf("a default's currval in the session's next transaction: %v, want %v", got[0], took)
+	}
+	must(b, "INSERT INTO linked (id) VALUES (2)")
+	if got := must(b, "SELECT ref FROM linked WHERE id = 2"); fmt.Sprint(got[0]) != fmt.Sprint(tookB) {
+		t.Errorf("the other session's: %v, want %v", got[0], tookB)
+	}
+	// A third session takes a backend of theirs: none of their state.
+	c := newSession()
+	if _, err := run(c, "INSERT INTO linked (id) VALUES (3)"); sqlerr.Code(err) != "55000" {
+		t.Errorf("a default's currval in a session that took no value: %v, want 55000", err)
+	}
+}
+
 // A backend pinned to its session for its temporary tables keeps the
 // session's sequence state as PostgreSQL does (a temporary serial's
 // currval in the next transaction), and gives none of it to the next

@@ -53,6 +53,11 @@ type Session struct {
 	temps  []string
 	lost   bool // the pinned backend was lost: every call fails (errLost)
 	closed bool
+	// seqBackend is the backend the session's last transaction that may
+	// have taken sequence values ran on (conn.seqOwner), which its next
+	// work prefers: there currval and lastval answer as in PostgreSQL,
+	// in column defaults and functions too, which certa does not rewrite.
+	seqBackend *conn
 }
 
 var _ engine.Session = (*Session)(nil)
@@ -132,9 +137,11 @@ func (e *Engine) acquire(ctx context.Context, s *Session) (*conn, error) {
 	if e.closed.Load() {
 		return nil, errClosed
 	}
+	var prefer *conn // the session's sequence state is there
 	if s != nil {
 		s.mu.Lock()
 		lost, c := s.lost, s.pinned
+		prefer = s.seqBackend
 		if c != nil && (c.pg.IsClosed() || c.p != e.pool.Load()) {
 			// Ended under us (a Restore replaced the database).
 			s.pinned, s.temps, s.lost, lost = nil, nil, true, true
@@ -154,11 +161,39 @@ func (e *Engine) acquire(ctx context.Context, s *Session) (*conn, error) {
 			return c, nil
 		}
 	}
-	c, err := e.pool.Load().get(ctx)
-	if err == nil {
-		e.notePreparers(ctx, c)
+	c, err := e.pool.Load().get(ctx, prefer)
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	if err := c.discardOthersSequences(ctx, s); err != nil {
+		c.release(true)
+		return nil, pgError(err)
+	}
+	e.notePreparers(ctx, c)
+	return c, nil
+}
+
+// discardOthersSequences discards the sequence state c holds unless it is
+// session s's latest (conn.seqOwner): s must not read another session's
+// currval, nor its own of an older transaction.
+func (c *conn) discardOthersSequences(ctx context.Context, s *Session) error {
+	owner := c.seqOwner
+	if owner == nil {
+		return nil
+	}
+	if s != nil && owner == s {
+		s.mu.Lock()
+		latest := s.seqBackend == c
+		s.mu.Unlock()
+		if latest {
+			return nil
+		}
+	}
+	if _, err := c.pg.Exec(ctx, discardSequences).ReadAll(); err != nil {
+		return err
+	}
+	c.seqOwner = nil
+	return nil
 }
 
 // notePreparers gives c the hidden lockers' preparers (conn.preparers),
@@ -242,6 +277,8 @@ func readTemps(rows [][][]byte) tempState {
 // any more goes back to the pool.
 func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempState) {
 	c.seqState = false // reset with the end of the transaction
+	tookValues := c.seqTaking
+	c.seqTaking = false
 	if temps.held() {
 		c.hadTemps = true
 	}
@@ -254,6 +291,9 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 	pinned := s.pinned == c
 	broken = broken || c.pg.IsClosed() || aborted && !pinned
 	pid := c.pg.PID()
+	if tookValues && !broken {
+		c.seqOwner, s.seqBackend = s, c
+	}
 	switch {
 	case broken:
 		if pinned {
@@ -274,10 +314,7 @@ func (e *Engine) finish(s *Session, c *conn, broken, aborted bool, temps tempSta
 	case temps.checked && pinned && c.keeps == "":
 		s.pinned, s.temps = nil, nil
 		e.setPinned(pid, false)
-		// Its sequence state was the session's (conn.seqState): not the
-		// next one's.
-		_, err := c.pg.Exec(context.Background(), discardSequences).ReadAll()
-		c.release(err != nil)
+		c.release(false)
 	case temps.checked && pinned:
 		s.temps = nil // it keeps other state: it stays, for good
 	case pinned:

@@ -135,9 +135,10 @@ func (e *Engine) begin(ctx context.Context, s *Session) (engine.Tx, error) {
 	}
 	c.schemaSeen()
 	c.prepareReset(ctx) // for commitAt's
-	// A pinned backend's sequence state is its session's, discarded when
-	// it is unpinned (Engine.finish).
-	c.seqState = !s.pins(c)
+	// A session's sequence state stays on the backend for its next
+	// transaction (conn.seqOwner); another's is discarded by the reset.
+	c.seqState = s == nil
+	c.seqTaking = s != nil
 	lockers, err := e.hiddenLockers.get(ctx, c.pg, e.schemaEpoch.Load())
 	if err != nil {
 		e.finish(s, c, c.pg.IsClosed(), false, tempState{})
