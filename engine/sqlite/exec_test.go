@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -505,6 +506,11 @@ func TestMathFunctionErrors(t *testing.T) {
 		{"SELECT (-8.0) ^ 0.5", sqlerr.InvalidArgumentForPower, "a negative number raised to a non-integer power yields a complex result"},
 		{"SELECT exp(1000::float8)", sqlerr.NumericValueOutOfRange, "value out of range: overflow"},
 		{"SELECT mod(5, 0)", sqlerr.DivisionByZero, "division by zero"},
+		// Products SQLite would turn into a double, infinity or zero.
+		{"SELECT 1e200::float8 * 1e200", sqlerr.NumericValueOutOfRange, "value out of range: overflow"},
+		{"SELECT 1e-200::float8 * 1e-200::float8", sqlerr.NumericValueOutOfRange, "value out of range: underflow"},
+		{"SELECT 9223372036854775807 * 2", sqlerr.NumericValueOutOfRange, "bigint out of range"},
+		{"SELECT (-9223372036854775807 - 1) * -1", sqlerr.NumericValueOutOfRange, "bigint out of range"},
 	} {
 		tx := e.begin()
 		err := tx.Exec(context.Background(), c.sql, &recorder{})
@@ -518,6 +524,8 @@ func TestMathFunctionErrors(t *testing.T) {
 	defer tx.Rollback()
 	r := exec(t, tx, "SELECT sqrt(16), ln(1), power(2, 10), (-8.0) ^ 3, mod(-7, 3), exp(0), sqrt(NULL)")
 	wantRows(t, r.rows, row(4.0, 0.0, 1024.0, -512.0, int64(-1), 1.0, nil))
+	r = exec(t, tx, "SELECT 3 * 4, 0.5::float8 * 3, NULL * 2, '2' * 3, float8 'infinity' * 2, -4611686018427387904 * 2")
+	wantRows(t, r.rows, row(int64(12), 1.5, nil, int64(6), math.Inf(1), int64(math.MinInt64)))
 	// A string compared with a function's double is read as a number
 	// (PostgreSQL's unknown-typed constant), not compared as text.
 	r = exec(t, tx, "SELECT power(float8 '-inf', float8 '-2') = '0', sqrt(4) = '2.0', ln(1) <> '0'")

@@ -81,6 +81,13 @@ func registerPGOperators(c *conn) error {
 			}
 			return v, nil
 		}},
+		"pg_mul": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := multiply(args[0], args[1])
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
+		}},
 		"pg_mod": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			v, err := divide(args[0], args[1], true)
 			if err != nil {
@@ -464,6 +471,40 @@ func divide(l, r sqlite.Value, mod bool) (sqlite.Value, *sqlerr.Error) {
 		return sqlite.Value{}, errNaN
 	}
 	return sqlite.FloatValue(q), nil
+}
+
+// multiply is PostgreSQL's l * r, where SQLite's turns an integer
+// product past 64 bits into a double and a double one past its range into
+// infinity or zero: those fail, as PostgreSQL's bigint and float8
+// products do (its numeric ones have a range no double holds: failing is
+// the answer closest to theirs).
+func multiply(l, r sqlite.Value) (sqlite.Value, *sqlerr.Error) {
+	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
+		return sqlite.Value{}, nil
+	}
+	li, lf, lInt, err := numberOf(l)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	ri, rf, rInt, err := numberOf(r)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	if lInt && rInt {
+		p := li * ri
+		if li == -1 && ri == math.MinInt64 || ri == -1 && li == math.MinInt64 || li != 0 && p/li != ri {
+			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		return sqlite.IntegerValue(p), nil
+	}
+	p := lf * rf
+	switch {
+	case math.IsInf(p, 0) && !math.IsInf(lf, 0) && !math.IsInf(rf, 0):
+		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
+	case p == 0 && lf != 0 && rf != 0:
+		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: underflow")
+	}
+	return sqlite.FloatValue(p), nil
 }
 
 // numberOf reads v as a number: an integer (isInt) or a double. Text is
