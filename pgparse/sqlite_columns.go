@@ -522,7 +522,7 @@ func mathKind(args []*pg_query.Node) string {
 var functionKinds = map[string]string{
 	"count": "int8", "avg": "float8",
 	"length": "int4", "char_length": "int4", "character_length": "int4", "octet_length": "int4",
-	"strpos": "int4", "position": "int4",
+	"strpos": "int4", "position": "int4", "ascii": "int4", "starts_with": "bool",
 	"bool_and": "bool", "bool_or": "bool", "every": "bool",
 	"now": "timestamptz", "transaction_timestamp": "timestamptz", "statement_timestamp": "timestamptz", "clock_timestamp": "timestamptz",
 	"version": "text", "current_database": "text", "current_schema": "text", "gen_random_uuid": "uuid",

@@ -39,6 +39,9 @@ var sqliteFunctions = map[string]string{
 	"octet_length": "octet_length", "replace": "replace", "concat": "concat", "concat_ws": "concat_ws",
 	"strpos": "instr", "position": "instr", "substring": "substr", "substr": "substr",
 	"btrim": "pg_btrim", "ltrim": "pg_ltrim", "rtrim": "pg_rtrim",
+	"repeat": "pg_repeat", "lpad": "pg_lpad", "rpad": "pg_rpad", "left": "pg_left", "right": "pg_right",
+	"reverse": "pg_reverse", "initcap": "pg_initcap", "split_part": "pg_split_part",
+	"starts_with": "pg_starts_with", "ascii": "pg_ascii", "chr": "pg_chr",
 	// Numbers.
 	"abs": "abs", "round": "round", "ceil": "ceil", "ceiling": "ceil", "floor": "floor", "sign": "sign",
 	"sqrt": "pg_sqrt", "power": "pg_pow", "pow": "pg_pow", "exp": "pg_exp", "ln": "pg_ln", "log10": "pg_log10", "mod": "pg_mod",
@@ -55,7 +58,9 @@ var sqliteFunctions = map[string]string{
 // textFunctions are the functions of sqliteFunctions whose first
 // argument PostgreSQL takes as text only.
 var textFunctions = map[string]bool{"lower": true, "upper": true, "length": true, "char_length": true,
-	"character_length": true, "replace": true, "strpos": true, "btrim": true, "ltrim": true, "rtrim": true}
+	"character_length": true, "replace": true, "strpos": true, "btrim": true, "ltrim": true, "rtrim": true,
+	"repeat": true, "lpad": true, "rpad": true, "left": true, "right": true, "reverse": true, "initcap": true,
+	"split_part": true, "starts_with": true, "ascii": true}
 
 // nonTextKinds are the kinds (as CastKind names them) that are no text
 // and have no implicit cast to it, by PostgreSQL's name of their type.
@@ -112,7 +117,7 @@ func (p *printer) funcCall(f *pg_query.FuncCall) {
 		if k := p.argKind(f.Args[0]); nonTextKinds[k] != "" {
 			// PostgreSQL has no implicit cast to text: length(42) is
 			// no function of its, where SQLite's would read "42".
-			err := sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, nonTextKinds[k])
+			err := sqlerr.New(sqlerr.UndefinedFunction, "function %s(%s) does not exist", name, p.argTypeNames(f.Args))
 			err.Hint = "No function matches the given name and argument types. You might need to add explicit type casts."
 			p.fail(err)
 			return
@@ -275,4 +280,25 @@ func (p *printer) sub(f func()) string {
 	out := p.b.String()
 	p.b = saved
 	return out
+}
+
+// argTypeNames names the types of args as PostgreSQL's messages do
+// (integer, unknown for a string constant), or the first alone where
+// another's is not known here.
+func (p *printer) argTypeNames(args []*pg_query.Node) string {
+	names := make([]string, len(args))
+	for i, a := range args {
+		k := p.argKind(a)
+		switch c := a.GetAConst(); {
+		case nonTextKinds[k] != "":
+			names[i] = nonTextKinds[k]
+		case c != nil && c.GetSval() != nil:
+			names[i] = "unknown"
+		case k == "text":
+			names[i] = "text"
+		default:
+			return nonTextKinds[p.argKind(args[0])]
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -172,7 +172,7 @@ func registerPGOperators(c *conn) error {
 			return err
 		}
 	}
-	return nil
+	return registerStringFunctions(c, fail)
 }
 
 // trimValue is btrim (left and right), ltrim or rtrim of args: a
