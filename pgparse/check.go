@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"certa/sqlerr"
 )
@@ -57,7 +58,12 @@ func exprForCatalog(expr string, assignment bool) string {
 	return strings.TrimPrefix(out, "SELECT ")
 }
 
-// castsForCatalog rewrites pg_cast(x, 'kind') as x::kind throughout the
+// catalogOperators are the operators the SQLite printer writes as
+// functions (pg_add(a, b) for a + b), which catalogs show as written.
+var catalogOperators = map[string]string{"pg_add": "+", "pg_sub": "-", "pg_mul": "*", "pg_div": "/", "pg_mod": "%"}
+
+// castsForCatalog rewrites pg_cast(x, 'kind') as x::kind, and the
+// functions of catalogOperators as their operators, throughout the
 // expressions a condition is usually made of.
 func castsForCatalog(n *pg_query.Node) *pg_query.Node {
 	if n == nil {
@@ -71,6 +77,11 @@ func castsForCatalog(n *pg_query.Node) *pg_query.Node {
 		}
 		return &pg_query.Node{Node: &pg_query.Node_TypeCast{TypeCast: &pg_query.TypeCast{
 			Arg: castsForCatalog(a), TypeName: &pg_query.TypeName{Names: names, Typemod: -1}}}}
+	}
+	if f := n.GetFuncCall(); f != nil && len(f.Args) == 2 && catalogOperators[functionName(f.Funcname)] != "" {
+		return &pg_query.Node{Node: &pg_query.Node_AExpr{AExpr: &pg_query.A_Expr{Kind: pg_query.A_Expr_Kind_AEXPR_OP,
+			Name:  []*pg_query.Node{pg_query.MakeStrNode(catalogOperators[functionName(f.Funcname)])},
+			Lexpr: castsForCatalog(f.Args[0]), Rexpr: castsForCatalog(f.Args[1])}}}
 	}
 	all := func(ns []*pg_query.Node) {
 		for i := range ns {
@@ -108,3 +119,28 @@ func castsForCatalog(n *pg_query.Node) *pg_query.Node {
 var standardTypes = map[string]bool{"numeric": true, "bool": true, "int2": true, "int4": true, "int8": true,
 	"float4": true, "float8": true, "timestamp": true, "timestamptz": true, "time": true, "timetz": true,
 	"interval": true, "bpchar": true, "varchar": true}
+
+// CheckBaseName is the name PostgreSQL gives a CHECK constraint of table
+// that has none, before a number makes it unique: table_column_check
+// where condition (PostgreSQL's text or as printed for SQLite) refers to
+// one column alone, whether it was written on the column or on the
+// table, else table_check.
+func CheckBaseName(table, condition string) string {
+	tree, err := pg_query.Parse("SELECT " + condition)
+	if err != nil || len(tree.Stmts) != 1 {
+		return table + "_check"
+	}
+	columns := map[string]bool{}
+	var last string
+	walkMessages(tree.Stmts[0].Stmt.ProtoReflect(), func(m protoreflect.Message) {
+		if cr, ok := m.Interface().(*pg_query.ColumnRef); ok {
+			if name := lastName(cr.Fields); name != "" {
+				columns[name], last = true, name
+			}
+		}
+	})
+	if len(columns) == 1 {
+		return table + "_" + last + "_check"
+	}
+	return table + "_check"
+}

@@ -489,7 +489,7 @@ func TestDefaultToSQLite(t *testing.T) {
 		{"'x'", "text", "'x'"},
 		{"CURRENT_TIMESTAMP", "timestamptz", "CURRENT_TIMESTAMP"},
 		{"now()", "timestamptz", "(pg_cast(now(), 'timestamptz'))"},
-		{"1 + 2", "", "((1 + 2))"},
+		{"1 + 2", "", "(pg_add(1, 2))"},
 		{"nextval('s')", "int8", "(nextval('s'))"},
 		{"(nextval('s'))", "int8", "(nextval('s'))"},
 		{"nextval('public.s'::regclass)", "int8", "(nextval('public.s'))"},
@@ -518,11 +518,13 @@ func TestParseSequenceStmt(t *testing.T) {
 
 func TestDefaultForCatalog(t *testing.T) {
 	for in, want := range map[string]string{
-		"pg_cast(now(), 'timestamptz')":         "now()",
-		"pg_cast(pg_cast('a', 'text'), 'text')": "'a'::text",
-		"(pg_cast((1 + 2), 'int4'))":            "1 + 2",
-		"nextval('book_id_seq'::regclass)":      "nextval('book_id_seq'::regclass)",
-		"0":                                     "0",
+		"pg_cast(now(), 'timestamptz')":              "now()",
+		"pg_cast(pg_cast('a', 'text'), 'text')":      "'a'::text",
+		"(pg_cast((1 + 2), 'int4'))":                 "1 + 2",
+		"(pg_cast(pg_add(1, pg_mul(2, 3)), 'int4'))": "1 + (2 * 3)",
+		"pg_sub(pg_div(a, 2), pg_mod(b, 3))":         "(a / 2) - (b % 3)",
+		"nextval('book_id_seq'::regclass)":           "nextval('book_id_seq'::regclass)",
+		"0":                                          "0",
 	} {
 		if got := DefaultForCatalog(in); got != want {
 			t.Errorf("DefaultForCatalog(%q) = %q, want %q", in, got, want)

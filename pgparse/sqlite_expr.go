@@ -398,11 +398,11 @@ func (p *printer) operator(op string, l, r *pg_query.Node) {
 				p.fail(sqlerr.New(sqlerr.DivisionByZero, "division by zero"))
 				return
 			}
-			if (op == "/" || op == "%" || op == "*") && p.cat == nil {
+			if arithmetic[op] && p.cat == nil {
 				// SQLite's x / 0 is NULL, where PostgreSQL's fails, its %
-				// makes both operands integers, and its products that
-				// overflow become doubles or infinities.
-				p.call(map[string]string{"/": "pg_div", "%": "pg_mod", "*": "pg_mul"}[op], l, r)
+				// makes both operands integers, and its sums and products
+				// that overflow become doubles or infinities.
+				p.call(map[string]string{"/": "pg_div", "%": "pg_mod", "*": "pg_mul", "+": "pg_add", "-": "pg_sub"}[op], l, r)
 				return
 			}
 		}

@@ -337,7 +337,14 @@ func addConstraint(c *conn, table, def string, ct *pgparse.CreateTable, cmd pgpa
 	switch k.Kind {
 	case pgparse.ConstraintCheck:
 		if name == "" {
-			name = table + "_check"
+			base := table + "_check"
+			if c := k.Condition; c.End > c.Start {
+				base = pgparse.CheckBaseName(table, text[c.Start-k.Start:c.End-k.Start])
+			}
+			name = base
+			for n := 1; constraintNamed(ct, name); n++ {
+				name = fmt.Sprintf("%s%d", base, n)
+			}
 		}
 		if c := k.Condition; c.End > c.Start {
 			cond, err := pgparse.CheckToSQLite(text[c.Start-k.Start : c.End-k.Start])
@@ -600,3 +607,24 @@ func (e *defEdits) apply(def string) string {
 }
 
 func isBlankByte(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// constraintNamed reports whether table definition ct has a constraint
+// named name.
+func constraintNamed(ct *pgparse.CreateTable, name string) bool {
+	if ct == nil {
+		return false
+	}
+	for _, k := range ct.Constraints {
+		if k.Name == name {
+			return true
+		}
+	}
+	for _, col := range ct.Columns {
+		for _, k := range col.Constraints {
+			if k.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}

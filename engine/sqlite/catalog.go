@@ -612,10 +612,7 @@ func readCatalogChecks(c *conn, schema, table string) ([]catalogCheck, error) {
 		}
 		name := con.Name
 		if name == "" {
-			base := table + "_check"
-			if column != "" {
-				base = table + "_" + column + "_check"
-			}
+			base := pgparse.CheckBaseName(table, strings.TrimSpace(text[open+1:end]))
 			name = base
 			for n := 1; taken[name]; n++ {
 				name = fmt.Sprintf("%s%d", base, n)

@@ -135,26 +135,47 @@ func translateCreateTable(sql string) (string, error) {
 // constraints in SQLite's SQL (pgparse.CheckToSQLite), once, where the
 // statement comes in: the statement replicated holds them translated, and
 // so does a definition read back from SQLite.
+//
+// An unnamed CHECK gets the name PostgreSQL would give it (CheckBaseName,
+// then a number where taken): SQLite reports a violated constraint by its
+// name, and one it has none for by the name of a column constraint
+// before it (a type's check: the wrong error).
 func translateChecks(sql string) (string, error) {
 	ct := pgparse.ParseCreateTable(sql)
 	if ct == nil {
 		return sql, nil
 	}
-	var conds []pgparse.Span
+	var checks []pgparse.Constraint
+	taken := map[string]bool{}
 	for _, col := range ct.Columns {
 		for _, k := range col.Constraints {
+			taken[k.Name] = true
 			if k.Kind == pgparse.ConstraintCheck {
-				conds = append(conds, k.Condition)
+				checks = append(checks, k)
 			}
 		}
 	}
 	for _, k := range ct.Constraints {
+		taken[k.Name] = true
 		if k.Kind == pgparse.ConstraintCheck {
-			conds = append(conds, k.Condition)
+			checks = append(checks, k)
 		}
 	}
-	sort.Slice(conds, func(i, j int) bool { return conds[i].Start > conds[j].Start })
-	for _, c := range conds {
+	names := map[int]string{} // by the offset of an unnamed CHECK
+	for _, k := range checks {
+		if k.Name != "" || k.Condition.End <= k.Condition.Start || !strings.EqualFold(strings.TrimSpace(sql[k.Start:k.Start+min(5, len(sql)-k.Start)]), "check") {
+			continue
+		}
+		base := pgparse.CheckBaseName(ct.Table, sql[k.Condition.Start:k.Condition.End])
+		name := base
+		for n := 1; taken[name]; n++ {
+			name = fmt.Sprintf("%s%d", base, n)
+		}
+		taken[name], names[k.Start] = true, name
+	}
+	sort.Slice(checks, func(i, j int) bool { return checks[i].Start > checks[j].Start })
+	for _, k := range checks {
+		c := k.Condition
 		if c.End <= c.Start {
 			continue
 		}
@@ -163,6 +184,9 @@ func translateChecks(sql string) (string, error) {
 			return "", err
 		}
 		sql = sql[:c.Start] + text + sql[c.End:]
+		if name, ok := names[k.Start]; ok {
+			sql = sql[:k.Start] + "CONSTRAINT " + quoteIdent(name) + " " + sql[k.Start:]
+		}
 	}
 	return sql, nil
 }

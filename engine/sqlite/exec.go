@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"certa/sqlerr"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"certa/pgparse"
 	"certa/pgtext"
 	"certa/result"
+	"certa/sqlerr"
 )
 
 // run steps stmt to completion, reporting its result to w with tx.mu let go
@@ -26,7 +26,21 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 	}
 	changes, rows, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
 	tx.stmtChanges, tx.stmtRows = changes, rows
-	return err
+	return checkViolation(err, rec)
+}
+
+// checkViolation says SQLite's "CHECK constraint failed: name" of a
+// client's constraint in PostgreSQL's words, naming the table the
+// statement writes; any other error is returned as it is.
+func checkViolation(err error, rec *record) error {
+	if sqlite.ErrCode(err) != sqlite.ResultConstraintCheck || len(rec.writes) != 1 {
+		return err
+	}
+	name, ok := strings.CutPrefix(sqliteMessage(err), "CHECK constraint failed: ")
+	if !ok || typeCheckCode(name) != "" || isMatchFullCheck(name) || strings.ContainsAny(name, "()") {
+		return err // a type's, a foreign key's, or one without a name
+	}
+	return sqlerr.Wrap(err, sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", rec.writes[0], name)
 }
 
 // stream steps stmt to completion, reporting its result to w: Columns, Row
@@ -44,6 +58,9 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 			if hasRow, err = stmt.Step(); err != nil {
 				return 0, rows, err
 			}
+		}
+		if c.funcErr != nil {
+			return 0, rows, c.funcErr
 		}
 		changes = c.changes(rec)
 		tag := commandTag(sql, rec, false, 0, changes)
@@ -82,6 +99,11 @@ func (c *conn) stream(stmt *sqlite.Stmt, sql string, rec *record, w result.Write
 		if hasRow, err = stmt.Step(); err != nil {
 			return 0, rows, err
 		}
+	}
+	if c.funcErr != nil {
+		// A function failed on a row the statement then left out (in
+		// its WHERE): the statement fails, not completes.
+		return 0, rows, c.funcErr
 	}
 	changes = c.changes(rec)
 	tag := commandTag(sql, rec, true, rows, changes)

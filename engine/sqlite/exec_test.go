@@ -66,7 +66,7 @@ func TestExecRefusals(t *testing.T) {
 		{"INSERT INTO t VALUES (1, 'b', 'u2')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.id"},
 		{"INSERT INTO t VALUES (2, 'b', 'u1')", sqlerr.UniqueViolation, "UNIQUE constraint failed: t.u"},
 		{"INSERT INTO t VALUES (2, NULL, 'u2')", sqlerr.NotNullViolation, `null value in column "v" of relation "t" violates not-null constraint`},
-		{"INSERT INTO t VALUES (2, 'bad', 'u2')", sqlerr.CheckViolation, "CHECK constraint failed"},
+		{"INSERT INTO t VALUES (2, 'bad', 'u2')", sqlerr.CheckViolation, `new row for relation "t" violates check constraint "t_v_check"`},
 		{"INSERT INTO v VALUES (1)", sqlerr.UndefinedTable, `relation "v" does not exist`},
 	}
 	tx := e.begin()
@@ -481,9 +481,15 @@ func TestDivisionByZero(t *testing.T) {
 		"SELECT id FROM dz WHERE id > 100 AND n = -1.5 % 0.0",
 	} {
 		tx := e.begin()
-		err := tx.Exec(context.Background(), sql, &recorder{})
+		rec := &recorder{}
+		err := tx.Exec(context.Background(), sql, rec)
 		tx.Rollback()
 		wantCode(t, err, sqlerr.DivisionByZero)
+		if rec.tag != "" {
+			// A row its WHERE then left out failed: the statement
+			// fails, it does not complete first.
+			t.Errorf("%s: completed with %q before failing", sql, rec.tag)
+		}
 	}
 	tx := e.begin()
 	defer tx.Rollback()
@@ -587,6 +593,32 @@ func TestNewerNumberLiterals(t *testing.T) {
 	} {
 		if got := newerLiteral(sql); got != want {
 			t.Errorf("newerLiteral(%q) = %v", sql, got)
+		}
+	}
+}
+
+// A CHECK without a name gets PostgreSQL's (table_column_check where its
+// condition names one column, on the column or on the table, else
+// table_check, numbered where taken), and a row that violates it fails
+// with PostgreSQL's message naming it: SQLite named a table's unnamed
+// check after the type check of the column before it (22P02).
+func TestCheckNamesAsPostgreSQL(t *testing.T) {
+	e := openTest(t, Config{})
+	e.ddl("CREATE TABLE ckn (id int PRIMARY KEY, a int, b int CHECK (a + b > 0), c int CHECK (c > 0), CHECK (a > 0), CHECK (a < 100 AND a > -5))")
+	e.ddl("ALTER TABLE ckn ADD CHECK (b < 1000 AND c < 1000)")
+	for _, c := range []struct{ row, name string }{
+		{"1, 1, -5, 1", "ckn_check"},
+		{"2, 0, 5, 1", "ckn_a_check"},
+		{"3, 1, 5, 0", "ckn_c_check"},
+		{"4, 200, 5, 1", "ckn_a_check1"},
+		{"5, 1, 5, 5000", "ckn_check1"},
+	} {
+		tx := e.begin()
+		err := tx.Exec(context.Background(), "INSERT INTO ckn VALUES ("+c.row+")", &recorder{})
+		tx.Rollback()
+		wantCode(t, err, sqlerr.CheckViolation)
+		if want := fmt.Sprintf("new row for relation \"ckn\" violates check constraint %q", c.name); !strings.Contains(err.Error(), want) {
+			t.Errorf("(%s): %v, want %s", c.row, err, want)
 		}
 	}
 }

@@ -88,6 +88,20 @@ func registerPGOperators(c *conn) error {
 			}
 			return v, nil
 		}},
+		"pg_add": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := addOrSubtract(args[0], args[1], false)
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
+		}},
+		"pg_sub": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
+			v, err := addOrSubtract(args[0], args[1], true)
+			if err != nil {
+				return fail(err)
+			}
+			return v, nil
+		}},
 		"pg_mod": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			v, err := divide(args[0], args[1], true)
 			if err != nil {
@@ -505,6 +519,46 @@ func multiply(l, r sqlite.Value) (sqlite.Value, *sqlerr.Error) {
 		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: underflow")
 	}
 	return sqlite.FloatValue(p), nil
+}
+
+// addOrSubtract is PostgreSQL's l + r (l - r if subtract), failing where
+// a sum leaves 64 bits (SQLite's becomes a double) or a double's range
+// (SQLite's becomes an infinity), as multiply does.
+func addOrSubtract(l, r sqlite.Value, subtract bool) (sqlite.Value, *sqlerr.Error) {
+	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
+		return sqlite.Value{}, nil
+	}
+	li, lf, lInt, err := numberOf(l)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	ri, rf, rInt, err := numberOf(r)
+	if err != nil {
+		return sqlite.Value{}, err
+	}
+	if lInt && rInt {
+		var sum int64
+		var over bool
+		if subtract {
+			sum = li - ri
+			over = (li >= 0) != (ri >= 0) && (sum >= 0) != (li >= 0)
+		} else {
+			sum = li + ri
+			over = (li >= 0) == (ri >= 0) && (sum >= 0) != (li >= 0)
+		}
+		if over {
+			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
+		}
+		return sqlite.IntegerValue(sum), nil
+	}
+	if subtract {
+		rf = -rf
+	}
+	sum := lf + rf
+	if math.IsInf(sum, 0) && !math.IsInf(lf, 0) && !math.IsInf(rf, 0) {
+		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
+	}
+	return sqlite.FloatValue(sum), nil
 }
 
 // numberOf reads v as a number: an integer (isInt) or a double. Text is
