@@ -197,6 +197,10 @@ func TestCurrval(t *testing.T) {
 	if err := e.Read(context.Background(), "SELECT currval('s')", &recorder{}); sqlerr.Code(err) != sqlerr.ObjectNotInPrerequisiteState {
 		t.Errorf("another session's currval: %v", err)
 	}
+	// Column defaults may call them (SQLite refused them there as an
+	// unsafe use), in the session's next transaction too.
+	e.ddl("CREATE TABLE linked (id int PRIMARY KEY, parent bigint DEFAULT currval('s'), last bigint DEFAULT lastval())")
+	wantRows(t, run("INSERT INTO linked (id) VALUES (1) RETURNING parent, last").rows, row(int64(2), int64(2)))
 }
 
 // COMMENT ON tables, columns, indexes and sequences: kept for the catalog

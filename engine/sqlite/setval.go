@@ -99,8 +99,11 @@ func (e *Engine) registerCurrval(c *conn) error {
 		}
 		return sqlite.Value{}, nil
 	}
+	// AllowIndirect: a column default may call them (DEFAULT
+	// currval('parent_id_seq')), as it may nextval.
 	err := c.c.CreateFunction("currval", &sqlite.FunctionImpl{
-		NArgs: 1,
+		NArgs:         1,
+		AllowIndirect: true,
 		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			if args[0].Type() == sqlite.TypeNull {
 				return sqlite.Value{}, nil
@@ -121,7 +124,8 @@ func (e *Engine) registerCurrval(c *conn) error {
 		return err
 	}
 	return c.c.CreateFunction("lastval", &sqlite.FunctionImpl{
-		NArgs: 0,
+		NArgs:         0,
+		AllowIndirect: true,
 		Scalar: func(_ sqlite.Context, _ []sqlite.Value) (sqlite.Value, error) {
 			if c.lastValues == nil || !c.lastValues.Any {
 				return fail(sqlerr.New(sqlerr.ObjectNotInPrerequisiteState, "lastval is not yet defined in this session"))
