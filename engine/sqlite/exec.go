@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,7 +27,61 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 	}
 	changes, rows, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
 	tx.stmtChanges, tx.stmtRows = changes, rows
+	if err := tx.conn.uniqueViolation(err); err != nil {
+		return err
+	}
 	return checkViolation(err, rec)
+}
+
+// uniqueViolation says SQLite's "UNIQUE constraint failed: t.a, t.b" in
+// PostgreSQL's words, naming the unique index or constraint on those
+// columns as the catalogs do (t_pkey, t_a_b_key, or the index's own
+// name); nil for any other error, or where no such index is found.
+func (c *conn) uniqueViolation(err error) error {
+	switch sqlite.ErrCode(err) {
+	case sqlite.ResultConstraintUnique, sqlite.ResultConstraintPrimaryKey:
+	default:
+		return nil
+	}
+	cols, ok := strings.CutPrefix(sqliteMessage(err), "UNIQUE constraint failed: ")
+	if !ok {
+		return nil
+	}
+	var table string
+	var want []string
+	for _, tc := range strings.Split(cols, ", ") {
+		t, col, ok := strings.Cut(tc, ".")
+		if !ok || table != "" && t != table {
+			return nil
+		}
+		table, want = t, append(want, col)
+	}
+	name := ""
+	_ = execResult(c.c, `SELECT l.name, l.origin FROM pragma_index_list(?1) l
+		WHERE l."unique" AND (SELECT group_concat(i.name, ',') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno) i) = ?2`,
+		func(s *sqlite.Stmt) {
+			if name != "" {
+				return
+			}
+			switch name = s.ColumnText(0); {
+			case s.ColumnText(1) == "pk":
+				name = table + "_pkey"
+			case strings.HasPrefix(name, "sqlite_autoindex_"):
+				name = table + "_" + strings.Join(want, "_") + "_key"
+			}
+		}, table, strings.Join(want, ","))
+	if name == "" {
+		// An INTEGER PRIMARY KEY is the rowid: no index of its own.
+		var pk []string
+		_ = execResult(c.c, "SELECT name FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk", func(s *sqlite.Stmt) {
+			pk = append(pk, s.ColumnText(0))
+		}, table)
+		if !slices.Equal(pk, want) {
+			return nil
+		}
+		name = table + "_pkey"
+	}
+	return sqlerr.Wrap(err, sqlerr.UniqueViolation, "duplicate key value violates unique constraint %q", name)
 }
 
 // checkViolation says SQLite's "CHECK constraint failed: name" of a
