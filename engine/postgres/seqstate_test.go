@@ -17,45 +17,21 @@ import (
 func TestSessionsKeepTheirOwnSequenceValues(t *testing.T) {
 	e := openResetEngine(t, Config{MaxConns: 2, ClientLogin: "certa_login_seq", ApplierLogin: "certa_applier_seq", ClientPassword: "secret"})
 	f := &tempFixture{t: t, e: e}
-	ctx := context.Background()
 	grantSlot(f)
 	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE t (id serial PRIMARY KEY, v text)",
 		"CREATE TABLE ident (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)",
 		"CREATE TABLE drawn (id int PRIMARY KEY, n bigint DEFAULT nextval('s'))")
 
-	type session struct {
-		s   engine.Session
-		ctx context.Context
-	}
-	newSession := func() session {
-		s := e.NewSession()
-		t.Cleanup(s.Close)
-		return session{s, engine.WithSequenceValues(ctx, &engine.SequenceValues{})}
-	}
-	// run runs sql in a transaction of s that ends with end ("commit" or
-	// "rollback"), and returns its rows.
-	run := func(s session, sql, end string) []result.Value {
+	newSession := func() seqSession { return newSeqSession(t, e) }
+	run := func(s seqSession, sql, end string) []result.Value {
 		t.Helper()
-		tx, err := s.s.Begin(s.ctx)
+		row, err := s.run(f, sql, end)
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		var buf result.Buffer
-		if err := tx.Exec(s.ctx, sql, &buf); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
-		if end == "commit" {
-			if err := f.commit(tx); err != nil {
-				t.Fatalf("%s: commit: %v", sql, err)
-			}
-		}
-		if len(buf.Rows) == 0 {
-			return nil
-		}
-		return buf.Rows[0]
+		return row
 	}
-	read := func(s session, sql string, args ...any) ([]result.Value, error) {
+	read := func(s seqSession, sql string, args ...any) ([]result.Value, error) {
 		var buf result.Buffer
 		if err := s.s.Read(s.ctx, sql, &buf, args...); err != nil {
 			return nil, err
@@ -163,35 +139,9 @@ func TestDefaultsSeeTheSessionsCurrval(t *testing.T) {
 	f := &tempFixture{t: t, e: e}
 	grantSlot(f)
 	resetDDL(f, "CREATE SEQUENCE s", "CREATE TABLE linked (id int PRIMARY KEY, ref bigint DEFAULT currval('s'))")
-	type session struct {
-		s   engine.Session
-		ctx context.Context
-	}
-	newSession := func() session {
-		s := e.NewSession()
-		t.Cleanup(s.Close)
-		return session{s, engine.WithSequenceValues(context.Background(), &engine.SequenceValues{})}
-	}
-	run := func(s session, sql string) ([]result.Value, error) {
-		t.Helper()
-		tx, err := s.s.Begin(s.ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		var buf result.Buffer
-		if err := tx.Exec(s.ctx, sql, &buf); err != nil {
-			return nil, err
-		}
-		if err := f.commit(tx); err != nil {
-			t.Fatalf("%s: commit: %v", sql, err)
-		}
-		if len(buf.Rows) == 0 {
-			return nil, nil
-		}
-		return buf.Rows[0], nil
-	}
-	must := func(s session, sql string) []result.Value {
+	newSession := func() seqSession { return newSeqSession(t, e) }
+	run := func(s seqSession, sql string) ([]result.Value, error) { return s.run(f, sql, "commit") }
+	must := func(s seqSession, sql string) []result.Value {
 		t.Helper()
 		row, err := run(s, sql)
 		if err != nil {
@@ -282,4 +232,41 @@ func grantSlot(f *tempFixture) {
 		f.t.Fatal(err)
 	}
 	f.e.GrantSequence(block)
+}
+
+// seqSession is a session with sequence values of its own
+// (engine.WithSequenceValues), closed with the test.
+type seqSession struct {
+	s   engine.Session
+	ctx context.Context
+}
+
+func newSeqSession(t *testing.T, e *Engine) seqSession {
+	s := e.NewSession()
+	t.Cleanup(s.Close)
+	return seqSession{s, engine.WithSequenceValues(context.Background(), &engine.SequenceValues{})}
+}
+
+// run runs sql in a transaction of s that ends with end ("commit" or
+// "rollback"), and returns its first row, or the statement's error.
+func (s seqSession) run(f *tempFixture, sql, end string) ([]result.Value, error) {
+	f.t.Helper()
+	tx, err := s.s.Begin(s.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var buf result.Buffer
+	if err := tx.Exec(s.ctx, sql, &buf); err != nil {
+		return nil, err
+	}
+	if end == "commit" {
+		if err := f.commit(tx); err != nil {
+			f.t.Fatalf("%s: commit: %v", sql, err)
+		}
+	}
+	if len(buf.Rows) == 0 {
+		return nil, nil
+	}
+	return buf.Rows[0], nil
 }

@@ -74,41 +74,6 @@ func registerPGOperators(c *conn) error {
 			}
 			return boolValue(re.MatchString(castText(args[0]))), nil
 		}},
-		"pg_div": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-			v, err := divide(args[0], args[1], false)
-			if err != nil {
-				return fail(err)
-			}
-			return v, nil
-		}},
-		"pg_mul": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-			v, err := multiply(args[0], args[1])
-			if err != nil {
-				return fail(err)
-			}
-			return v, nil
-		}},
-		"pg_add": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-			v, err := addOrSubtract(args[0], args[1], false)
-			if err != nil {
-				return fail(err)
-			}
-			return v, nil
-		}},
-		"pg_sub": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-			v, err := addOrSubtract(args[0], args[1], true)
-			if err != nil {
-				return fail(err)
-			}
-			return v, nil
-		}},
-		"pg_mod": {NArgs: 2, Deterministic: true, AllowIndirect: true, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
-			v, err := divide(args[0], args[1], true)
-			if err != nil {
-				return fail(err)
-			}
-			return v, nil
-		}},
 		"pg_upsert_key": {NArgs: -1, Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			// The conflict key of a row an INSERT ... ON CONFLICT DO
 			// UPDATE proposes (pgparse's upsertKeyCheck): a second row
@@ -179,6 +144,9 @@ func registerPGOperators(c *conn) error {
 			b, _ := json.Marshal(elems)
 			return sqlite.TextValue(string(b)), nil
 		}},
+	}
+	for name, op := range arithmeticOperators {
+		funcs[name] = arithmeticFunc(op, fail)
 	}
 	for name, impl := range funcs {
 		impl.AllowIndirect = true // the printer's functions, also in views' queries
@@ -442,123 +410,6 @@ func substrValue(args []sqlite.Value, fail func(*sqlerr.Error) (sqlite.Value, er
 		return sqlite.TextValue(""), nil
 	}
 	return sqlite.TextValue(string(r[start-1 : end-1])), nil
-}
-
-// divide is PostgreSQL's l / r (or l % r if mod): NULL if either is,
-// 22012 if r is zero; integers divide truncating toward zero, as
-// PostgreSQL's do, other numbers as doubles, and % keeps the dividend's
-// sign (PostgreSQL's numeric %, where SQLite's makes both integers).
-func divide(l, r sqlite.Value, mod bool) (sqlite.Value, *sqlerr.Error) {
-	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
-		return sqlite.Value{}, nil
-	}
-	li, lf, lInt, err := numberOf(l)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	ri, rf, rInt, err := numberOf(r)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	if rInt && ri == 0 || !rInt && rf == 0 {
-		return sqlite.Value{}, sqlerr.New(sqlerr.DivisionByZero, "division by zero")
-	}
-	switch {
-	case lInt && rInt && ri == -1:
-		if !mod && li == math.MinInt64 {
-			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
-		}
-		if mod {
-			return sqlite.IntegerValue(0), nil
-		}
-		return sqlite.IntegerValue(-li), nil
-	case lInt && rInt && mod:
-		return sqlite.IntegerValue(li % ri), nil
-	case lInt && rInt:
-		return sqlite.IntegerValue(li / ri), nil
-	}
-	q := lf / rf
-	if mod {
-		q = math.Mod(lf, rf)
-	}
-	if math.IsNaN(q) { // Infinity / Infinity
-		return sqlite.Value{}, errNaN
-	}
-	return sqlite.FloatValue(q), nil
-}
-
-// multiply is PostgreSQL's l * r, where SQLite's turns an integer
-// product past 64 bits into a double and a double one past its range into
-// infinity or zero: those fail, as PostgreSQL's bigint and float8
-// products do (its numeric ones have a range no double holds: failing is
-// the answer closest to theirs).
-func multiply(l, r sqlite.Value) (sqlite.Value, *sqlerr.Error) {
-	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
-		return sqlite.Value{}, nil
-	}
-	li, lf, lInt, err := numberOf(l)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	ri, rf, rInt, err := numberOf(r)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	if lInt && rInt {
-		p := li * ri
-		if li == -1 && ri == math.MinInt64 || ri == -1 && li == math.MinInt64 || li != 0 && p/li != ri {
-			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
-		}
-		return sqlite.IntegerValue(p), nil
-	}
-	p := lf * rf
-	switch {
-	case math.IsInf(p, 0) && !math.IsInf(lf, 0) && !math.IsInf(rf, 0):
-		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
-	case p == 0 && lf != 0 && rf != 0:
-		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: underflow")
-	}
-	return sqlite.FloatValue(p), nil
-}
-
-// addOrSubtract is PostgreSQL's l + r (l - r if subtract), failing where
-// a sum leaves 64 bits (SQLite's becomes a double) or a double's range
-// (SQLite's becomes an infinity), as multiply does.
-func addOrSubtract(l, r sqlite.Value, subtract bool) (sqlite.Value, *sqlerr.Error) {
-	if l.Type() == sqlite.TypeNull || r.Type() == sqlite.TypeNull {
-		return sqlite.Value{}, nil
-	}
-	li, lf, lInt, err := numberOf(l)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	ri, rf, rInt, err := numberOf(r)
-	if err != nil {
-		return sqlite.Value{}, err
-	}
-	if lInt && rInt {
-		var sum int64
-		var over bool
-		if subtract {
-			sum = li - ri
-			over = (li >= 0) != (ri >= 0) && (sum >= 0) != (li >= 0)
-		} else {
-			sum = li + ri
-			over = (li >= 0) == (ri >= 0) && (sum >= 0) != (li >= 0)
-		}
-		if over {
-			return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "bigint out of range")
-		}
-		return sqlite.IntegerValue(sum), nil
-	}
-	if subtract {
-		rf = -rf
-	}
-	sum := lf + rf
-	if math.IsInf(sum, 0) && !math.IsInf(lf, 0) && !math.IsInf(rf, 0) {
-		return sqlite.Value{}, sqlerr.New(sqlerr.NumericValueOutOfRange, "value out of range: overflow")
-	}
-	return sqlite.FloatValue(sum), nil
 }
 
 // numberOf reads v as a number: an integer (isInt) or a double. Text is

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"fmt"
 	"testing"
 
 	"certa/internal/testcluster"
@@ -31,9 +30,5 @@ SELECT repeat('xy', 1000000000);
 // PostgreSQL's.
 func TestSQLiteStringFunctionsAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
-	pg := referencePostgres(t)
-	got := psqlScript(t, c.Nodes[0].PGAddr, stringFunctionsScript)
-	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), stringFunctionsScript); got != want {
-		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
-	}
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, stringFunctionsScript)
 }

@@ -438,9 +438,16 @@ SELECT relpersistence FROM pg_class WHERE relname IN ('cat', 'r');
 // Temporary tables on the embedded engine answer as PostgreSQL's do.
 func TestSQLiteTemporaryTablesAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, tempTablesScript)
+}
+
+// sameAsPostgreSQL fails t unless psql prints for script through the
+// certa node at addr what it prints through a plain PostgreSQL.
+func sameAsPostgreSQL(t *testing.T, addr, script string) {
+	t.Helper()
 	pg := referencePostgres(t)
-	got := psqlScript(t, c.Nodes[0].PGAddr, tempTablesScript)
-	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), tempTablesScript); got != want {
+	got := psqlScript(t, addr, script)
+	if want := psqlScript(t, fmt.Sprintf("127.0.0.1:%d", pg.Port), script); got != want {
 		t.Fatalf("through certa:\n%s\nPostgreSQL:\n%s", got, want)
 	}
 }
