@@ -20,13 +20,14 @@ var (
 	tableRule = regexp.MustCompile(`^-+(\+-+)*$`)
 	// rowCount ends psql's table.
 	rowCount = regexp.MustCompile(`^\([0-9]+ rows?\)$`)
-	// orderBy in a statement's echoed text keeps its rows' order.
-	orderBy = regexp.MustCompile(`(?i)\border\s+by\b`)
+	// ordered in a statement's echoed text keeps its rows' order: an
+	// ORDER BY, or EXPLAIN's plan.
+	ordered = regexp.MustCompile(`(?im)\border\s+by\b|^\s*explain\b`)
 )
 
 // unordered returns output (psql's, echoing each statement before its
 // result) with the rows of each table sorted, where the statement echoed
-// before it has no ORDER BY: the text since the blank line that ends the
+// before it has no ORDER BY and is no EXPLAIN: the text since the blank line that ends the
 // output before it.
 func unordered(output string) string {
 	lines := strings.Split(output, "\n")
@@ -51,7 +52,7 @@ func unordered(output string) string {
 		if end == len(lines) || lines[end] == "" {
 			continue
 		}
-		if !orderBy.MatchString(strings.Join(lines[stmtStart:i], "\n")) {
+		if !ordered.MatchString(strings.Join(lines[stmtStart:i], "\n")) {
 			slices.Sort(lines[i+2 : end])
 		}
 		i = end

@@ -32,6 +32,13 @@ SELECT a
  1
  2
 (3 rows)
+
+EXPLAIN (COSTS OFF) SELECT * FROM t;
+   QUERY PLAN   
+----------------
+ Seq Scan on t
+   Filter: true
+(2 rows)
 `
 	want := `--
 --
@@ -60,6 +67,13 @@ SELECT a
  2
  3
 (3 rows)
+
+EXPLAIN (COSTS OFF) SELECT * FROM t;
+   QUERY PLAN   
+----------------
+ Seq Scan on t
+   Filter: true
+(2 rows)
 `
 	if got := unordered(output); got != want {
 		t.Errorf("unordered:\n%s\nwant:\n%s", got, want)
