@@ -27,8 +27,8 @@ var (
 
 // unordered returns output (psql's, echoing each statement before its
 // result) with the rows of each table sorted, where the statement echoed
-// before it has no ORDER BY and is no EXPLAIN: the text since the blank line that ends the
-// output before it.
+// before it (the text since the blank line that ends the output before
+// it) has no ORDER BY and is no EXPLAIN.
 func unordered(output string) string {
 	lines := strings.Split(output, "\n")
 	stmtStart := 0
