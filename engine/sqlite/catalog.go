@@ -440,17 +440,11 @@ func readCatalogTables(c *conn, schema string, oid int64) ([]*catalogTable, erro
 				}
 			}
 			if len(pk) > 0 {
-				idx = append(idx, catalogIndex{name: t.name + "_pkey", unique: true, primary: true, cols: pk})
+				idx = append(idx, catalogIndex{name: catalogIndexName(t.name, "", true, pk), unique: true, primary: true, cols: pk})
 			}
 		}
 		for i := range idx {
-			switch {
-			case idx[i].primary:
-				idx[i].name = t.name + "_pkey"
-			case strings.HasPrefix(idx[i].name, "sqlite_autoindex_"):
-				// A UNIQUE constraint's index, named as PostgreSQL names it.
-				idx[i].name = t.name + "_" + strings.Join(idx[i].cols, "_") + "_key"
-			}
+			idx[i].name = catalogIndexName(t.name, idx[i].name, idx[i].primary, idx[i].cols)
 		}
 		sort.Slice(idx, func(i, j int) bool { return idx[i].name < idx[j].name })
 		for i := range idx {
@@ -630,4 +624,18 @@ func readCatalogChecks(c *conn, schema, table string) ([]catalogCheck, error) {
 		add(con, "")
 	}
 	return out, nil
+}
+
+// catalogIndexName is the name the catalogs show for SQLite's index name
+// of table on cols: a primary key's and a UNIQUE constraint's (SQLite's
+// sqlite_autoindex_...) as PostgreSQL names them, t_pkey and t_a_b_key;
+// another index's own.
+func catalogIndexName(table, name string, primary bool, cols []string) string {
+	switch {
+	case primary:
+		return table + "_pkey"
+	case strings.HasPrefix(name, "sqlite_autoindex_"):
+		return table + "_" + strings.Join(cols, "_") + "_key"
+	}
+	return name
 }

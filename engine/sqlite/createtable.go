@@ -163,8 +163,8 @@ func translateChecks(sql string) (string, error) {
 	}
 	names := map[int]string{} // by the offset of an unnamed CHECK
 	for _, k := range checks {
-		if k.Name != "" || k.Condition.End <= k.Condition.Start || !strings.EqualFold(strings.TrimSpace(sql[k.Start:k.Start+min(5, len(sql)-k.Start)]), "check") {
-			continue
+		if k.Name != "" || k.Condition.End <= k.Condition.Start || len(sql)-k.Start < 5 || !strings.EqualFold(sql[k.Start:k.Start+5], "check") {
+			continue // named, or its span is not the CHECK itself
 		}
 		base := pgparse.CheckBaseName(ct.Table, sql[k.Condition.Start:k.Condition.End])
 		name := base

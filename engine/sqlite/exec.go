@@ -60,14 +60,8 @@ func (c *conn) uniqueViolation(err error) error {
 	_ = execResult(c.c, `SELECT l.name, l.origin FROM pragma_index_list(?1) l
 		WHERE l."unique" AND (SELECT group_concat(i.name, ',') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno) i) = ?2`,
 		func(s *sqlite.Stmt) {
-			if name != "" {
-				return
-			}
-			switch name = s.ColumnText(0); {
-			case s.ColumnText(1) == "pk":
-				name = table + "_pkey"
-			case strings.HasPrefix(name, "sqlite_autoindex_"):
-				name = table + "_" + strings.Join(want, "_") + "_key"
+			if name == "" {
+				name = catalogIndexName(table, s.ColumnText(0), s.ColumnText(1) == "pk", want)
 			}
 		}, table, strings.Join(want, ","))
 	if name == "" {
@@ -79,7 +73,7 @@ func (c *conn) uniqueViolation(err error) error {
 		if !slices.Equal(pk, want) {
 			return nil
 		}
-		name = table + "_pkey"
+		name = catalogIndexName(table, "", true, pk)
 	}
 	return sqlerr.Wrap(err, sqlerr.UniqueViolation, "duplicate key value violates unique constraint %q", name)
 }
