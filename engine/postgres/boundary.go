@@ -12,7 +12,7 @@ package postgres
 //
 //   - a table that holds rows (relkind 'r') has its own certa_capture,
 //     AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW, calling
-//     certa.capture_row, enabled on the origin only ('O'), without WHEN,
+//     the function certa.capture_fn names, enabled on the origin only ('O'), without WHEN,
 //     column list or arguments;
 //   - every one, 'r' and 'p', has certa_no_truncate, BEFORE TRUNCATE FOR
 //     EACH STATEMENT, calling certa.refuse_truncate, enabled 'O'
@@ -89,7 +89,7 @@ BEGIN
 	LEFT JOIN pg_trigger grd ON grd.tgrelid = r.oid AND grd.tgname = 'certa_no_truncate'
 	CROSS JOIN LATERAL (VALUES
 		(CASE WHEN cap.oid IS NULL THEN CASE WHEN r.relkind = 'r' THEN 'no capture' END
-			WHEN cap.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc) AND cap.tgtype = 29 AND cap.tgenabled = 'O'
+			WHEN cap.tgfoid = ANY (certa.capture_fns()) AND cap.tgtype = 29 AND cap.tgenabled = 'O'
 				AND cap.tgqual IS NULL AND cap.tgattr = '' AND cap.tgconstraint = 0 AND cap.tgnargs = 0
 				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture'
 					WHEN cap.tgfoid <> certa.capture_fn(r.oid) THEN 'stale capture'
@@ -104,12 +104,12 @@ BEGIN
 	WHERE f.fault IS NOT NULL
 	UNION ALL
 	SELECT r.oid, r.relkind,
-		CASE WHEN t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
+		CASE WHEN (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
 		t.tgname
 	FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid
 	WHERE t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
 		-- certa's are internal: one renamed is still borrowed.
-		AND (NOT t.tgisinternal AND t.tgenabled IN ('R', 'A') OR t.tgfoid IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc))
+		AND (NOT t.tgisinternal AND t.tgenabled IN ('R', 'A') OR (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc))
 	UNION ALL
 	SELECT r.oid, r.relkind, 'replica rule', w.rulename
 	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
@@ -264,7 +264,7 @@ BEGIN
 		FOR f IN SELECT t.tgname, t.tgrelid, c.relkind,
 				CASE WHEN t.tgname = 'certa_capture' THEN t.tgfoid = certa.capture_fn(t.tgrelid) AND t.tgtype = 29
 					WHEN t.tgname = 'certa_no_truncate' THEN t.tgfoid = 'certa.refuse_truncate'::regproc AND t.tgtype = 34
-					ELSE t.tgfoid NOT IN ('certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.refuse_truncate'::regproc) END
+					ELSE NOT (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) END
 				AND (t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
 					OR c.relkind IN ('r', 'p') AND t.tgenabled = 'O' AND t.tgqual IS NULL AND t.tgattr = '' AND t.tgconstraint = 0 AND t.tgnargs = 0) AS ok
 			FROM pg_event_trigger_ddl_commands() d JOIN pg_trigger t ON t.oid = d.objid JOIN pg_class c ON c.oid = t.tgrelid

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -204,4 +205,51 @@ func key(table string, vals ...any) writeset.Key {
 		}
 	}
 	return writeset.EncodeKey(table, vals...)
+}
+
+// What a transaction's write set carries (its keys, its rows) does not
+// depend on the settings of the session that wrote it: not on TimeZone,
+// DateStyle, IntervalStyle, extra_float_digits or bytea_output, whichever
+// capture the table has (certa.capture_fn), nor on a search_path that
+// puts the client's own to_jsonb and left before PostgreSQL's.
+func TestCaptureAlikeUnderAnySettings(t *testing.T) {
+	o, _ := startServer(t)
+	for _, ddl := range []string{
+		"CREATE DOMAIN small AS numeric(6,2) CHECK (VALUE > 0)",
+		"CREATE TYPE pair AS (at timestamp, n numeric)",
+		`CREATE TABLE inv (id int PRIMARY KEY, b bool, s smallint, big bigint, n numeric(10,3), t text, v varchar(5),
+			c char(3), nm name, ch "char", u uuid, d date, ts timestamp, tm time, tz timetz, ip inet, cd cidr,
+			m macaddr, m8 macaddr8, bt bit(3), vb varbit, sm small, p pair)`,
+		"CREATE TABLE dep (id int PRIMARY KEY, at timestamptz, f float8, r real, i interval, by bytea)",
+		"CREATE TABLE bare (ts timestamp, n numeric, at timestamptz)",
+		"CREATE SCHEMA evil",
+		"CREATE FUNCTION evil.to_jsonb(anyelement) RETURNS jsonb LANGUAGE sql AS 'SELECT ''{}''::jsonb'",
+		"CREATE FUNCTION evil.left(text, integer) RETURNS text LANGUAGE sql AS 'SELECT ''D'''",
+	} {
+		mustExec(t, o.admin, asClient(ddl))
+	}
+	stmts := []string{
+		`INSERT INTO inv VALUES (1, true, -3, 9007199254740993, 12.5, 'x', 'ab', 'c', 'nm', 'q',
+			'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-02-29', '2024-02-29 23:59:59.5', '12:34:56.789', '12:00+05:30',
+			'10.1.2.3/8', '10.0.0.0/8', '08:00:2b:01:02:03', '08:00:2b:01:02:03:04:05', B'101', B'1', 3.5,
+			ROW('2001-01-01 01:01', 0.10)), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+			NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`,
+		"UPDATE inv SET n = n * 2, d = d + 1, ts = ts + interval '1 day' WHERE id = 1",
+		"DELETE FROM inv WHERE id = 2",
+		`INSERT INTO dep VALUES (1, '2024-01-01 10:00:00.25+02', 0.1::float8 + 0.2::float8, 1.1, '1 year 2 mons 3 days 04:05:06.5', '\xdeadbeef')`,
+		"UPDATE dep SET f = f * 3, i = i * 2",
+		"INSERT INTO bare VALUES ('2024-01-01 10:00', 1.50, '2024-01-01 10:00+00'), ('2024-01-01 10:00', 1.50, '2024-01-01 10:00+00')",
+		"UPDATE bare SET n = 2 WHERE ctid = (SELECT min(ctid) FROM bare)",
+	}
+	var ts tables
+	want := captureTx(t, o.client, &ts, false, stmts...)
+	mustExec(t, o.client, `SET TimeZone = 'Asia/Kolkata'; SET DateStyle = 'SQL, DMY'; SET IntervalStyle = 'sql_standard';
+		SET extra_float_digits = -3; SET bytea_output = 'escape'; SET search_path = evil, pg_catalog, public`)
+	got := captureTx(t, o.client, &ts, false, stmts...)
+	if !slices.Equal(got.Keys, want.Keys) {
+		t.Errorf("keys under the client's settings:\n%q\nunder PostgreSQL's defaults:\n%q", got.Keys, want.Keys)
+	}
+	if !bytes.Equal(got.Changes, want.Changes) {
+		t.Errorf("rows under the client's settings:\n%q\nunder PostgreSQL's defaults:\n%q", got.Changes, want.Changes)
+	}
 }

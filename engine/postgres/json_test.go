@@ -74,10 +74,13 @@ func TestJSONColumnsKeepTheirText(t *testing.T) {
 }
 
 // A table gets the exact capture (certa.capture_row_exact) when a column
-// makes it need it, however the column comes (CREATE TABLE, CREATE TABLE
-// AS, ALTER TABLE on its own or in a block), and loses it when no column
-// needs it any more. No client trigger may call it.
-func TestExactCaptureFollowsColumns(t *testing.T) {
+// makes it need it, the capture under fixed settings (certa.capture_row)
+// when a column's JSON depends on settings, and the one that sets none
+// (certa.capture_row_invariant) otherwise, however the column comes
+// (CREATE TABLE, CREATE TABLE AS, ALTER TABLE on its own or in a block,
+// ALTER TYPE of a type it holds), and switches when its columns do. No
+// client trigger may call one.
+func TestCaptureFollowsColumns(t *testing.T) {
 	e := openEngine(t)
 	f := newBoundaryFixture(t, e)
 	captureOf := func(table string) string {
@@ -85,10 +88,12 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 		rows := inspect(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = 'certa_capture'")
 		return rows[0][0].(string)
 	}
-	const plain, exact = "certa.capture_row", "certa.capture_row_exact"
+	const plain, exact, invariant = "certa.capture_row", "certa.capture_row_exact", "certa.capture_row_invariant"
 	f.mustDDL("CREATE TABLE p (id int PRIMARY KEY, n int)", "CREATE TABLE j (id int PRIMARY KEY, doc json)",
-		"CREATE TABLE c AS SELECT 1 AS id, '{}'::jsonb AS doc")
-	for table, want := range map[string]string{"p": plain, "j": exact, "c": exact} {
+		"CREATE TABLE c AS SELECT 1 AS id, '{}'::jsonb AS doc", "CREATE TABLE ts (id int PRIMARY KEY, at timestamptz)",
+		"CREATE TABLE b (id int PRIMARY KEY, u uuid, d date, b bytea)", "CREATE TABLE u (id int PRIMARY KEY, u uuid, d date)",
+		"CREATE TYPE mood AS ENUM ('ok')", "CREATE TABLE e (id int PRIMARY KEY, m mood)")
+	for table, want := range map[string]string{"p": invariant, "j": exact, "c": exact, "ts": plain, "b": plain, "u": invariant, "e": plain} {
 		if got := captureOf(table); got != want {
 			t.Errorf("%s: %s, want %s", table, got, want)
 		}
@@ -99,9 +104,12 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 		want    string
 	}{
 		{"ALTER TABLE p ADD COLUMN d jsonb", false, exact},
-		{"ALTER TABLE p DROP COLUMN d", true, plain},
+		{"ALTER TABLE p DROP COLUMN d", true, invariant},
 		{"ALTER TABLE p ALTER COLUMN n TYPE json USING pg_catalog.to_json(n)", false, exact},
-		{"ALTER TABLE p ALTER COLUMN n TYPE text", true, plain},
+		{"ALTER TABLE p ALTER COLUMN n TYPE float8 USING 1", true, plain},
+		{"ALTER TABLE p ALTER COLUMN n TYPE text", true, invariant},
+		{"ALTER TABLE p ADD COLUMN i interval", false, plain},
+		{"ALTER TABLE p DROP COLUMN i", false, invariant},
 	} {
 		var err error
 		if step.inBlock {
@@ -123,9 +131,14 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 	// bounds.)
 	f.mustDDL("CREATE TYPE inner_t AS (a int)", "CREATE TYPE outer_t AS (i inner_t, n int)",
 		"CREATE DOMAIN outer_d AS outer_t", "CREATE TABLE nested (id int PRIMARY KEY, v outer_d)")
+	if got := captureOf("nested"); got != invariant {
+		t.Errorf("nested: %s, want %s", got, invariant)
+	}
 	for _, step := range []struct{ stmt, want string }{
 		{"ALTER TYPE inner_t ADD ATTRIBUTE doc jsonb", exact},
-		{"ALTER TYPE inner_t DROP ATTRIBUTE doc", plain},
+		{"ALTER TYPE inner_t DROP ATTRIBUTE doc", invariant},
+		{"ALTER TYPE inner_t ADD ATTRIBUTE at timestamptz", plain},
+		{"ALTER TYPE inner_t DROP ATTRIBUTE at", invariant},
 		{"ALTER TYPE inner_t ADD ATTRIBUTE docs json[]", exact},
 	} {
 		if err := f.ddl(step.stmt); err != nil {
@@ -135,8 +148,10 @@ func TestExactCaptureFollowsColumns(t *testing.T) {
 			t.Errorf("after %s: %s, want %s", step.stmt, got, step.want)
 		}
 	}
-	err := f.ddl("CREATE TRIGGER mine AFTER INSERT ON p FOR EACH ROW EXECUTE FUNCTION certa.capture_row_exact()")
-	if sqlerr.Code(err) != "0A000" {
-		t.Fatalf("a client trigger calling certa.capture_row_exact: %v, want 0A000", err)
+	for _, fn := range []string{plain, exact, invariant} {
+		err := f.ddl("CREATE TRIGGER mine AFTER INSERT ON p FOR EACH ROW EXECUTE FUNCTION " + fn + "()")
+		if sqlerr.Code(err) != "0A000" {
+			t.Fatalf("a client trigger calling %s: %v, want 0A000", fn, err)
+		}
 	}
 }

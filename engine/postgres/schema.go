@@ -107,8 +107,12 @@ const codeInSession = "0A0C2"
 //     carry exactly (certa.exact_rows: json keeps its text, jsonb its
 //     JSON null, an array its bounds, at any depth) gets
 //     certa.capture_row_exact, which adds
-//     each row's record text under recordKey (rows.go); certa.capture_fn
-//     names the one a table needs. Both record only what clients
+//     each row's record text under recordKey (rows.go). Both run under
+//     fixed settings (canonicalOutput), which costs more than the rest of
+//     the trigger; a table whose rows JSON writes out alike under any
+//     settings (certa.invariant_rows: no timestamptz, float, interval,
+//     bytea...) gets certa.capture_row_invariant, which sets none.
+//     certa.capture_fn names the one a table needs. All record only what clients
 //     (certa.is_client) do, so a
 //     dump restored into a plain PostgreSQL, or the applier, captures
 //     nothing; certa.refuse_truncate refuses TRUNCATE to clients unless
@@ -369,6 +373,22 @@ BEGIN
 	RETURN NULL;
 END
 $f$;
+-- capture_row without the SET clauses, for tables whose rows JSON writes
+-- out the same under any settings (certa.invariant_rows): setting seven
+-- parameters at every call tripled the cost of a row. Without a
+-- search_path of its own it names everything with its schema.
+CREATE OR REPLACE FUNCTION certa.capture_row_invariant() RETURNS trigger LANGUAGE plpgsql
+	SECURITY DEFINER AS $f$
+BEGIN
+	IF NOT certa.is_client() THEN
+		RETURN NULL;
+	END IF;
+	INSERT INTO certa.capture (rel, op, old, new) VALUES (TG_RELID, pg_catalog.left(TG_OP, 1),
+		CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN pg_catalog.to_jsonb(OLD) END,
+		CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'DELETE' THEN pg_catalog.to_jsonb(NEW) END);
+	RETURN NULL;
+END
+$f$;
 CREATE OR REPLACE FUNCTION certa.capture_all_rows(token text, tab regclass) RETURNS bigint LANGUAGE plpgsql
 	SECURITY DEFINER SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS $f$
 DECLARE
@@ -394,7 +414,7 @@ BEGIN
 	RETURN n;
 END
 $f$;
-CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
+CREATE OR REPLACE FUNCTION certa.column_types(rel oid) RETURNS TABLE (oid oid, depth int) LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
 	WITH RECURSIVE ty (oid, depth) AS (
 		SELECT a.atttypid, 0 FROM pg_attribute a WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped
@@ -409,13 +429,41 @@ CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sq
 		) s (oid)
 		WHERE ty.depth < 8
 	)
+	SELECT oid, depth FROM ty
+$f$;
+CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
 	-- JSON keeps neither json's text nor an array's bounds ([0:2]={1,2,3}).
-	SELECT EXISTS (SELECT 1 FROM ty JOIN pg_type t ON t.oid = ty.oid
+	SELECT EXISTS (SELECT 1 FROM certa.column_types(rel) ty JOIN pg_type t ON t.oid = ty.oid
 		WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype) OR t.typcategory = 'A' AND t.typelem <> 0)
 $f$;
+-- Whether to_jsonb writes the table's rows out the same under any
+-- settings: every column is of a built-in type whose JSON depends on no
+-- setting (not timestamptz: TimeZone; float: extra_float_digits;
+-- interval, bytea, money...), or a domain or composite of such. Not an
+-- enum: a cast of the client's from it to json, made later, would be
+-- called with the client's settings.
+CREATE OR REPLACE FUNCTION certa.invariant_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT NOT EXISTS (SELECT 1 FROM certa.column_types(rel) ty JOIN pg_type t ON t.oid = ty.oid
+		WHERE NOT (t.typtype IN ('d', 'c') AND ty.depth < 7 OR ty.oid IN ('bool'::regtype, 'int2'::regtype,
+			'int4'::regtype, 'int8'::regtype, 'oid'::regtype, 'numeric'::regtype, 'text'::regtype, 'varchar'::regtype,
+			'bpchar'::regtype, 'name'::regtype, '"char"'::regtype, 'uuid'::regtype, 'date'::regtype,
+			'timestamp'::regtype, 'time'::regtype, 'timetz'::regtype, 'inet'::regtype, 'cidr'::regtype,
+			'macaddr'::regtype, 'macaddr8'::regtype, 'bit'::regtype, 'varbit'::regtype)))
+$f$;
+-- The capture trigger a table needs (certa.capture_row and the two
+-- kinds below it).
 CREATE OR REPLACE FUNCTION certa.capture_fn(rel oid) RETURNS regproc LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
-	SELECT CASE WHEN certa.exact_rows(rel) THEN 'certa.capture_row_exact'::regproc ELSE 'certa.capture_row'::regproc END
+	SELECT CASE WHEN certa.exact_rows(rel) THEN 'certa.capture_row_exact'::regproc
+		WHEN certa.invariant_rows(rel) THEN 'certa.capture_row_invariant'::regproc
+		ELSE 'certa.capture_row'::regproc END
+$f$;
+-- All of them, for the checks that no other trigger calls one.
+CREATE OR REPLACE FUNCTION certa.capture_fns() RETURNS regproc[] LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp AS $f$
+	SELECT ARRAY['certa.capture_row'::regproc, 'certa.capture_row_exact'::regproc, 'certa.capture_row_invariant'::regproc]
 $f$;
 CREATE OR REPLACE FUNCTION certa.row_text(r anyelement) RETURNS text LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp ` + canonicalOutput + ` AS 'SELECT r::text';

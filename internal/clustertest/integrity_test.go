@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -152,8 +153,15 @@ func testBulkInsertUnderLoad(t *testing.T, startCluster startFunc) {
 		return nil
 	})
 	start := time.Now()
-	mustExec(t, a, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000)
-		INSERT INTO big SELECT i, 'value ' || i FROM s`)
+	// Its own bound, past ctxT's: it runs twice (aborted once), and on the
+	// PostgreSQL engine each row costs a capture trigger (about 14 us),
+	// on a machine that runs other packages' tests beside it.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if _, err := a.Exec(ctx, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300000)
+		INSERT INTO big SELECT i, 'value ' || i FROM s`); err != nil {
+		t.Fatalf("INSERT ... SELECT of 300,000 rows: %v", err)
+	}
 	t.Logf("INSERT ... SELECT of 300,000 rows under load: %v", time.Since(start))
 	close(stop)
 	wg.Wait()
