@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -233,12 +234,30 @@ func (s *sequences) giveBack(taken []takenValue) {
 	}
 }
 
+// runsAgain reports whether a statement that failed with err (from
+// SQLite) or fe (from a function of ours) is run again by certa itself:
+// it found no values reserved (the session retries it once they are), its
+// snapshot went stale, or the applier stopped it. One that failed on its
+// own (a constraint, a division by zero) is not, and keeps the values it
+// took, as in PostgreSQL, where a failed statement's nextval is not undone
+// (currval tells it) and the next statement takes the next value.
+func runsAgain(err error, fe *sqlerr.Error) bool {
+	if fe != nil {
+		return errors.Is(fe, engine.ErrNoSequenceValues)
+	}
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultInterrupt:
+		return true
+	}
+	return false
+}
+
 // giveBackValues gives back the values of sequences the statement that
-// just failed on c took, if it returned no row: nobody saw them, and run
-// again (the session retries a statement that ran out of values, or that
-// the applier stopped) it takes the same ones, so rows get the values they
-// would have in PostgreSQL. The Tx's log of values forgets them too, or a
-// re-run of its statements would take them a second time.
+// just failed on c took, if it returned no row and certa runs it again
+// (runsAgain): nobody saw them, and run again it takes the same ones, so
+// rows get the values they would have in PostgreSQL. The Tx's log of
+// values forgets them too, or a re-run of its statements would take them
+// a second time.
 func (c *conn) giveBackValues(s *sequences, rows int) {
 	if len(c.stmtTaken) == 0 || rows > 0 {
 		return
@@ -389,6 +408,12 @@ func (e *Engine) registerNextval(c *conn) error {
 				if c.funcErr == nil {
 					c.funcErr = sqlerr.New(sqlerr.UndefinedFunction, "function nextval() does not exist")
 				}
+				return sqlite.Value{}, nil
+			}
+			if c.funcErr != nil {
+				// The statement failed at an earlier row (SQLite goes
+				// on): PostgreSQL would have stopped there, taking no
+				// more values.
 				return sqlite.Value{}, nil
 			}
 			name := sequenceName(args[0].Text())

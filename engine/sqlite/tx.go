@@ -535,7 +535,7 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 	c.takeFuncErr() // none of an earlier statement's
 	err = tx.run(stmt, sql, &rec, w)
 	fe := c.funcErr
-	if err != nil || fe != nil {
+	if runsAgain(err, fe) {
 		c.giveBackValues(tx.e.seqs, tx.stmtRows)
 	}
 	if fe := c.takeFuncErr(); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
