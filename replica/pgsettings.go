@@ -360,8 +360,10 @@ func (p *pgParameter) show(n float64) string {
 		if u.size < least {
 			break
 		}
-		if v := n * base / u.size; v == math.Trunc(v) {
-			return formatNumber(v) + u.name
+		// Whole within rounding, as PostgreSQL accepts (80.1ms is
+		// 80100.00000000001us in binary).
+		if v := n * base / u.size; v == math.Trunc(v) || math.Abs(math.Round(v)/v-1) <= 1e-8 {
+			return formatNumber(math.Round(v)) + u.name
 		}
 	}
 	return formatNumber(n) + p.unit

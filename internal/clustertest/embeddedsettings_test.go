@@ -33,6 +33,8 @@ SHOW statement_timeout;
 SET statement_timeout = 0;
 SET vacuum_cost_delay = '0.5';
 SHOW vacuum_cost_delay;
+SET vacuum_cost_delay = 80.1;
+SHOW vacuum_cost_delay;
 SET vacuum_cost_delay = '1s';
 SET seq_page_cost = '2.5';
 SHOW seq_page_cost;
