@@ -160,7 +160,7 @@ func print(sql string, holes bool, rels map[string]string) (s *SQLite, p *printe
 		rest = sql[end:]
 		rest = strings.TrimPrefix(strings.TrimLeft(rest, " \t\r\n"), ";")
 	}
-	p = &printer{recordHoles: holes, replaced: rels, columnTypes: true, root: raw.Stmt}
+	p = &printer{src: sql, recordHoles: holes, replaced: rels, columnTypes: true, root: raw.Stmt}
 	out := &SQLite{Rest: rest}
 	switch n := raw.Stmt.Node.(type) {
 	case *pg_query.Node_SelectStmt:
@@ -211,6 +211,8 @@ func parseError(err error) error {
 // printing goes on (its output is then discarded): no error checks at
 // every step.
 type printer struct {
+	// src is the statement's text, as parsed (errors' positions).
+	src    string
 	b      strings.Builder
 	err    error
 	params []Param

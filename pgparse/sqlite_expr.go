@@ -169,7 +169,7 @@ func (p *printer) constant(c *pg_query.A_Const) {
 		return
 	}
 	if kind, ok := p.numberConsts[c]; ok {
-		p.numberText(c.GetSval().Sval, kind)
+		p.numberText(c, kind)
 		return
 	}
 	if typed, ok := p.typedConsts[c]; ok {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -115,13 +116,18 @@ var numberTypeNames = map[string]string{"int2": "smallint", "int4": "integer", "
 // decimalConstant is a number written as SQL writes numbers.
 var decimalConstant = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
-// numberText writes the string s read as a number of kind, or fails as
-// PostgreSQL's input of that type does.
-func (p *printer) numberText(s, kind string) {
+// numberText writes the string constant c read as a number of kind, or
+// fails as PostgreSQL's input of that type does, at the constant.
+func (p *printer) numberText(c *pg_query.A_Const, kind string) {
 	p.fixed = true // the number is the constant's value: no template
+	s := c.GetSval().Sval
 	t := strings.TrimSpace(s)
 	if !numberOfKind(t, kind) || !decimalConstant.MatchString(t) {
-		p.fail(sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", numberTypeNames[kind], s))
+		e := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", numberTypeNames[kind], s)
+		if loc := int(c.Location); loc >= 0 && loc <= len(p.src) {
+			e.Position = int32(utf8.RuneCountInString(p.src[:loc]) + 1)
+		}
+		p.fail(e)
 		return
 	}
 	p.w("(", t, ")")

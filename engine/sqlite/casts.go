@@ -99,14 +99,29 @@ func registerCast(c *conn) error {
 			}
 			v, err := castValue(args[0], target)
 			if err != nil {
-				if se, ok := err.(*sqlerr.Error); ok && c.funcErr == nil {
-					c.funcErr = se
+				if se, ok := err.(*sqlerr.Error); ok {
+					in := constantInput{}
+					if args[0].Type() == sqlite.TypeText {
+						in = constantInput{set: true, kind: target.kind, value: args[0].Text()}
+					}
+					c.failInput(se, in)
 				}
 				return sqlite.Value{}, nil
 			}
 			return v, nil
 		},
 	})
+}
+
+// float8Input reads s as float8's input function does, with its errors.
+func float8Input(s string) (float64, *sqlerr.Error) {
+	f, err := pgtext.ParseFloat(s)
+	if ne := (*strconv.NumError)(nil); errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+		return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%q is out of range for type double precision", s)
+	} else if err != nil {
+		return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+	}
+	return f, nil
 }
 
 // castValue is PostgreSQL's cast of v to target. SQLite's values carry no
@@ -131,10 +146,10 @@ func castValue(v sqlite.Value, target castTarget) (sqlite.Value, error) {
 		case sqlite.TypeInteger, sqlite.TypeFloat:
 			return sqlite.FloatValue(v.Float()), nil
 		case sqlite.TypeText:
-			f, err := pgtext.ParseFloat(v.Text())
+			f, err := float8Input(v.Text())
 			switch {
 			case err != nil:
-				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", v.Text())
+				return v, err
 			case math.IsNaN(f):
 				return v, errNaN
 			}
@@ -222,11 +237,13 @@ func castInt(v sqlite.Value, bits int) (sqlite.Value, error) {
 		n = int64(f)
 	case sqlite.TypeText:
 		var err error
-		if n, err = pgtext.ParseInt(v.Text(), 64); err != nil {
-			if se, ok := err.(*sqlerr.Error); ok && se.Code == sqlerr.InvalidTextRepresentation {
-				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgtext.IntTypeName(bits), v.Text())
-			}
-			return v, pgtext.IntOutOfRange(bits)
+		n, err = pgtext.ParseInt(v.Text(), 64)
+		if se, ok := err.(*sqlerr.Error); ok && se.Code == sqlerr.InvalidTextRepresentation {
+			return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", pgtext.IntTypeName(bits), v.Text())
+		}
+		if err != nil || bits < 64 && (n < -(1<<(bits-1)) || n >= 1<<(bits-1)) {
+			// As the type's input function says it.
+			return v, sqlerr.New(sqlerr.NumericValueOutOfRange, "value %q is out of range for type %s", v.Text(), pgtext.IntTypeName(bits))
 		}
 	default:
 		return v, sqlerr.New(sqlerr.CannotCoerce, "cannot cast type bytea to %s", pgtext.IntTypeName(bits))

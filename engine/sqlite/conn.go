@@ -49,6 +49,9 @@ type conn struct {
 	// our SQL functions in the running statement (see registerNextval).
 	seqLog  *seqLog
 	funcErr *sqlerr.Error
+	// funcInput is the constant whose reading made funcErr, if one did
+	// (funcError finds it in the statement).
+	funcInput constantInput
 	// stmtTaken are the values the running statement took from the node's
 	// blocks: one that fails for want of more gives them back (giveBack).
 	stmtTaken []takenValue
@@ -96,9 +99,43 @@ func (c *conn) forgetSchema() { c.tables, c.refs = nil, nil }
 // whatever SQLite said.
 func (c *conn) takeFuncErr() *sqlerr.Error {
 	fe := c.funcErr
-	c.funcErr = nil
+	c.funcErr, c.funcInput = nil, constantInput{}
 	c.stmtTaken = c.stmtTaken[:0]
 	clear(c.upsertKeys)
+	return fe
+}
+
+// constantInput is a text a function of ours could not read as a value:
+// given to a cast to kind (pgparse.CastKind's), or, with kind "", read as
+// a column's type (registerTypedConst).
+type constantInput struct {
+	set         bool
+	kind, value string
+}
+
+// failInput keeps err as the running statement's failure (the first
+// one), made by reading in as a value.
+func (c *conn) failInput(err *sqlerr.Error, in constantInput) {
+	if c.funcErr == nil {
+		c.funcErr, c.funcInput = err, in
+	}
+}
+
+// funcError is takeFuncErr, with the position in sql (the client's
+// statement) of the constant that could not be read, where it is a
+// constant of sql and there is one such (pgparse.LiteralPosition), as
+// PostgreSQL's parser gives it.
+func (c *conn) funcError(sql string) *sqlerr.Error {
+	in := c.funcInput
+	fe := c.takeFuncErr()
+	if fe == nil || fe.Position != 0 || !in.set {
+		return fe
+	}
+	if pos := pgparse.LiteralPosition(sql, in.kind, in.value); pos > 0 {
+		e := *fe
+		e.Position = int32(pos)
+		return &e
+	}
 	return fe
 }
 
@@ -292,8 +329,11 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		}
 	}
 	if printed != nil {
-		sql = printed.SQL
 		c.cacheTables(printed)
+		if err := c.checkTypedConsts(text, printed); err != nil {
+			return nil, record{}, "", err
+		}
+		sql = printed.SQL
 	} else if sql, err = rewriteCasts(sql); err != nil { // casts.go
 		return nil, record{}, "", err
 	}

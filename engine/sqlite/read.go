@@ -80,7 +80,7 @@ func (e *Engine) readOn(ctx context.Context, c *conn, sql string, w result.Write
 	defer c.c.SetInterrupt(nil)
 	c.takeFuncErr() // none of an earlier statement's
 	err = c.streamTo(ctx, stmt, sql, &rec, w)
-	if fe := c.takeFuncErr(); fe != nil {
+	if fe := c.funcError(sql); fe != nil {
 		return fe // our functions (pg_cast, pg_like...) failed the statement
 	}
 	return err

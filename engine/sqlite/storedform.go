@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"errors"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,10 +146,10 @@ func storedForm(typ result.Type, s string) (string, error) {
 		}
 		return "0", nil
 	case result.Float8:
-		f, err := pgtext.ParseFloat(s)
+		f, err := float8Input(s)
 		switch {
 		case err != nil:
-			return "", sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
+			return "", err
 		case math.IsNaN(f):
 			return "", errNaN
 		case math.IsInf(f, 1):
@@ -196,13 +198,13 @@ func registerTypedConst(c *conn) error {
 		Scalar: func(_ sqlite.Context, args []sqlite.Value) (sqlite.Value, error) {
 			v := args[0]
 			typ, ok := c.cachedColumnType(args[1].Text(), args[2].Text())
-			if !ok || v.Type() != sqlite.TypeText || !hasStoredForm(typ) {
+			if !ok || v.Type() != sqlite.TypeText || !hasStoredForm(typ) && !isNumber(typ) {
 				return v, nil
 			}
 			out, err := typedConst(typ, v.Text())
 			if err != nil {
-				if se, ok := err.(*sqlerr.Error); ok && c.funcErr == nil {
-					c.funcErr = se
+				if se, ok := err.(*sqlerr.Error); ok {
+					c.failInput(se, constantInput{set: true, value: v.Text()})
 				}
 				return sqlite.Value{}, nil
 			}
@@ -211,10 +213,22 @@ func registerTypedConst(c *conn) error {
 	})
 }
 
+// isNumber reports whether typ is an integer or numeric: a constant
+// compared with such a column is read as a number of its type.
+func isNumber(typ result.Type) bool { return typ.IsInteger() || typ == result.Numeric }
+
 // typedConst is s, a constant compared with a column of typ, as the
 // value the column keeps: storedForm's, as the column's affinity would
 // make it of that text (a boolean an integer, a double a real).
 func typedConst(typ result.Type, s string) (sqlite.Value, error) {
+	switch typ {
+	case result.Int2, result.Int4, result.Int8:
+		// Read as the column's type reads it ('zz' fails, ' 7 ' is 7),
+		// not as SQLite's affinity would (no row equal, no error).
+		return castInt(sqlite.TextValue(s), map[result.Type]int{result.Int2: 16, result.Int4: 32, result.Int8: 64}[typ])
+	case result.Numeric:
+		return castNumeric(sqlite.TextValue(s), nil)
+	}
 	form, err := storedForm(typ, s)
 	switch {
 	case err != nil:
@@ -277,6 +291,42 @@ func (c *conn) cacheTables(printed *pgparse.SQLite) {
 	for _, t := range printed.Tables {
 		c.table(t) // a table that is not there is the statement's error
 	}
+}
+
+// typedConstCall is a call of pgparse.TypedConstFunction as pgparse
+// prints it: the constant, the tables, the column, as SQLite strings.
+var typedConstCall = regexp.MustCompile(pgparse.TypedConstFunction + `\('((?:[^']|'')*)', '((?:[^']|'')*)', '((?:[^']|'')*)'\)`)
+
+// checkTypedConsts reads the constants printed compares with columns
+// (registerTypedConst) as values of their columns' types before the
+// statement runs: PostgreSQL's parser reads them, and fails on one its
+// type does not read whether or not a row is ever compared with it
+// (an empty table, an IN list that matched earlier, COALESCE of a value
+// that is not null), where SQLite calls the function only for the rows
+// it compares. sql is the client's statement (the error's position).
+// c's cache holds the tables (cacheTables).
+func (c *conn) checkTypedConsts(sql string, printed *pgparse.SQLite) error {
+	if !strings.Contains(printed.SQL, pgparse.TypedConstFunction) {
+		return nil
+	}
+	unquote := func(s string) string { return strings.ReplaceAll(s, "''", "'") }
+	for _, m := range typedConstCall.FindAllStringSubmatch(printed.SQL, -1) {
+		typ, ok := c.cachedColumnType(unquote(m[2]), unquote(m[3]))
+		if !ok || !hasStoredForm(typ) && !isNumber(typ) {
+			continue
+		}
+		value := unquote(m[1])
+		if _, err := typedConst(typ, value); err != nil {
+			var se *sqlerr.Error
+			if errors.As(err, &se) && se.Position == 0 {
+				e := *se
+				e.Position = int32(pgparse.LiteralPosition(sql, "", value))
+				return &e
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // registerCastKind makes pgparse.CastKindFunction on c: the kind of a

@@ -538,7 +538,7 @@ func (tx *Tx) execStmt(ctx context.Context, sql string, w result.Writer, args []
 	if runsAgain(err, fe) {
 		c.giveBackValues(tx.e.seqs, tx.stmtRows)
 	}
-	if fe := c.takeFuncErr(); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
+	if fe := c.funcError(sql); fe != nil && sqlite.ErrCode(err) != sqlite.ResultBusySnapshot {
 		return fe // the statement failed, whatever SQLite said (registerNextval)
 	}
 	if sqlite.ErrCode(err) == sqlite.ResultConstraintForeignKey {
