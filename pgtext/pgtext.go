@@ -211,7 +211,12 @@ func ParseTime(typ result.Type, s string) (time.Time, error) {
 		return time.Time{}, sqlerr.New(sqlerr.FeatureNotSupported,
 			"%s input %q is not in a form the embedded engine reads: write it as ISO 8601 (2024-01-31 13:45:00+02)", TimeTypeName(typ), s)
 	case lastErr != nil && strings.Contains(lastErr.Error(), "out of range"):
-		return time.Time{}, sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+		e := sqlerr.New(sqlerr.DatetimeFieldOverflow, "date/time field value out of range: %q", s)
+		if strings.Contains(lastErr.Error(), "month out of range") {
+			// A month past 12 may be a day written first.
+			e.Hint = `Perhaps you need a different "datestyle" setting.`
+		}
+		return time.Time{}, e
 	}
 	return time.Time{}, sqlerr.New(sqlerr.InvalidDatetimeFormat, "invalid input syntax for type %s: %q", TimeTypeName(typ), s)
 }

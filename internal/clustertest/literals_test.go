@@ -21,6 +21,8 @@ SELECT ' 12 '::int8, '1.5'::numeric;
 SELECT 'abc'::numeric;
 SELECT '1e400'::float8;
 SELECT 'tru'::boolean;
+SELECT '2024-13-01'::date;
+SELECT '2024-02-30'::date;
 SELECT 'ok' AS label, 'x'::int;
 CREATE TABLE lit_t (a int, n numeric, f float8, b boolean);
 SELECT * FROM lit_t WHERE a = 'zz';
