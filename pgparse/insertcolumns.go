@@ -1,6 +1,8 @@
 package pgparse
 
 import (
+	"unicode/utf8"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
 
@@ -37,4 +39,57 @@ func InsertWithColumns(sql string, columns []string) (string, bool) {
 		return "", false
 	}
 	return out, true
+}
+
+// InsertConstant is a string constant of an INSERT's VALUES, given as
+// the value of a column.
+type InsertConstant struct {
+	// Column is the column's name, as the INSERT lists it; "" where it
+	// lists none, and Index is then its place in the table.
+	Column string
+	Index  int
+	Value  string
+	// Position is where it stands in the statement, counting characters
+	// from 1 (an error's position).
+	Position int
+}
+
+// InsertConstants returns the string constants that sql, one INSERT of
+// VALUES, gives as columns' values (not cast, not inside an expression),
+// in the order PostgreSQL's parser reads them: row by row, column by
+// column. ok is false for any other statement.
+func InsertConstants(sql string) (table string, consts []InsertConstant, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", nil, false
+	}
+	ins := tree.Stmts[0].Stmt.GetInsertStmt()
+	if ins == nil || ins.Relation == nil {
+		return "", nil, false
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		return "", nil, false
+	}
+	for _, row := range sel.ValuesLists {
+		for i, item := range row.GetList().Items {
+			c := item.GetAConst()
+			if c == nil || c.GetSval() == nil || c.Location < 0 || int(c.Location) > len(sql) {
+				continue
+			}
+			k := InsertConstant{Index: i, Value: c.GetSval().Sval, Position: utf8.RuneCountInString(sql[:c.Location]) + 1}
+			if len(ins.Cols) > 0 {
+				if i >= len(ins.Cols) {
+					continue
+				}
+				k.Column = ins.Cols[i].GetResTarget().GetName()
+			}
+			consts = append(consts, k)
+		}
+	}
+	name := ins.Relation.Relname
+	if ins.Relation.Schemaname != "" && ins.Relation.Schemaname != "public" {
+		name = ins.Relation.Schemaname + "." + name
+	}
+	return name, consts, true
 }

@@ -22,8 +22,8 @@ func TestTypeLimits(t *testing.T) {
 		{"INSERT INTO t (id) VALUES (3000000000)", sqlerr.NumericValueOutOfRange, "integer out of range"},
 		{"INSERT INTO t (id, s) VALUES (4, 40000)", sqlerr.NumericValueOutOfRange, "smallint out of range"},
 		// Integer affinity keeps what is no integer as it came.
-		{"INSERT INTO t (id) VALUES ('34.5')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type integer"},
-		{"INSERT INTO t (id, s) VALUES (5, 'abc')", sqlerr.InvalidTextRepresentation, "invalid input syntax for type smallint"},
+		{"INSERT INTO t (id) VALUES ('34.5')", sqlerr.InvalidTextRepresentation, `invalid input syntax for type integer: "34.5"`},
+		{"INSERT INTO t (id, s) VALUES (5, 'abc')", sqlerr.InvalidTextRepresentation, `invalid input syntax for type smallint: "abc"`},
 		{"INSERT INTO t (id, b) VALUES (6, 2.5)", sqlerr.InvalidTextRepresentation, "invalid input syntax for type bigint"},
 		// SQLite keeps any text in a date column.
 		// (A constant is read as a date first: storedform.go.)
@@ -192,7 +192,7 @@ func TestNumeric(t *testing.T) {
 		{"INSERT INTO n (id, c) VALUES (14, 100000000)", sqlerr.NumericValueOutOfRange, numericOverflow},
 		{"INSERT INTO n (id, d) VALUES (15, 123456)", sqlerr.NumericValueOutOfRange, numericOverflow},
 		{"INSERT INTO n (id, d) VALUES (16, 1.5)", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(5,0) keeps: round it to 0 places first"},
-		{"INSERT INTO n (id, b) VALUES (17, 'abc')", sqlerr.InvalidTextRepresentation, numericSyntax},
+		{"INSERT INTO n (id, b) VALUES (17, 'abc')", sqlerr.InvalidTextRepresentation, numericSyntax + `: "abc"`},
 		{"UPDATE n SET c = c / 3 WHERE id = 1", sqlerr.FeatureNotSupported, "numeric value with more decimal places than numeric(10,2) keeps: round it to 2 places first"},
 	} {
 		tx := e.begin()

@@ -30,7 +30,55 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 	if err := tx.conn.uniqueViolation(err); err != nil {
 		return err
 	}
+	if err := tx.conn.constantInputError(err, sql); err != nil {
+		return err
+	}
 	return checkViolation(err, rec)
+}
+
+// constantInputError finds the constant of sql, an INSERT of VALUES that
+// failed one of its columns' type checks (typeChecks: '34.5' for an
+// integer), that PostgreSQL's parser would have failed on first: the
+// first string constant, row by row and column by column, that its
+// column's type does not read. It returns that one's error, with its
+// value and place, as PostgreSQL's; nil for any other error, or where no
+// constant fails (the value came from elsewhere).
+func (c *conn) constantInputError(err error, sql string) error {
+	if sqlite.ErrCode(err) != sqlite.ResultConstraintCheck {
+		return nil
+	}
+	name, _ := strings.CutPrefix(sqliteMessage(err), "CHECK constraint failed: ")
+	if typeCheckCode(name) == "" {
+		return nil
+	}
+	table, consts, ok := pgparse.InsertConstants(sql)
+	if !ok {
+		return nil
+	}
+	ti, terr := c.table(table)
+	if terr != nil || ti == nil || !ti.exists {
+		return nil
+	}
+	for _, k := range consts {
+		col := k.Column
+		if col == "" && k.Index < len(ti.columns) {
+			col = ti.columns[k.Index]
+		}
+		typ, has := ti.types[strings.ToLower(col)]
+		if !has || !hasStoredForm(typ) && !isNumber(typ) {
+			continue
+		}
+		if _, ierr := typedConst(typ, k.Value); ierr != nil {
+			var se *sqlerr.Error
+			if !errors.As(ierr, &se) {
+				return nil
+			}
+			e := *se
+			e.Position = int32(k.Position)
+			return &e
+		}
+	}
+	return nil
 }
 
 // uniqueViolation says SQLite's "UNIQUE constraint failed: t.a, t.b" in

@@ -69,12 +69,20 @@ func (c *conn) storedForms(sql string) (string, error) {
 			}
 			return nil
 		}
+		if it.Str != nil && isNumber(typ) {
+			// Read as PostgreSQL's parser reads it, in the same order
+			// as the others: the first that fails is the error.
+			if _, err := typedConst(typ, *it.Str); err != nil {
+				return atConstant(err, sql, it.Span)
+			}
+			return nil
+		}
 		if it.Str == nil || !hasStoredForm(typ) {
 			return nil
 		}
 		form, err := storedForm(typ, *it.Str)
 		if err != nil {
-			return err
+			return atConstant(err, sql, it.Span)
 		}
 		if form != *it.Str {
 			edits = append(edits, edit{it.Span, quoteLiteral(form)})
@@ -90,6 +98,18 @@ func (c *conn) storedForms(sql string) (string, error) {
 		sql = sql[:e.at.Start] + e.text + sql[e.at.End:]
 	}
 	return sql, nil
+}
+
+// atConstant is err, an error of reading the constant at span of sql,
+// with its place in sql as PostgreSQL's parser gives it.
+func atConstant(err error, sql string, span pgparse.Span) error {
+	var se *sqlerr.Error
+	if !errors.As(err, &se) || se.Position != 0 || span.Start < 0 || span.Start > len(sql) {
+		return err
+	}
+	e := *se
+	e.Position = int32(utf8.RuneCountInString(sql[:span.Start]) + 1)
+	return &e
 }
 
 // charLength returns n of a varchar(n) or char(n) column.

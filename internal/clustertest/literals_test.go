@@ -11,8 +11,7 @@ import (
 // before, a COALESCE never reaching them), out of range. PostgreSQL's
 // parser fails on each, at the constant (LINE and the caret). (The
 // embedded engine gives the place only where the statement has one such
-// constant of that text; a constant in INSERT ... VALUES fails without
-// it, as a CHECK of its column.)
+// constant of that text.)
 const literalsScript = `SELECT 'foo'::int;
 SELECT 1 + 'foo'::int4 AS x;
 SELECT int4 'bar';
@@ -37,6 +36,14 @@ SELECT * FROM lit_t WHERE a = '99999999999';
 SELECT * FROM lit_t WHERE b = 'maybe';
 SELECT * FROM lit_t
   WHERE n = '1.5x';
+INSERT INTO lit_t VALUES ('34.5', 1, 1, true);
+INSERT INTO lit_t (b, a) VALUES ('t', 1), ('f', '3000000000');
+INSERT INTO lit_t (a, f) VALUES (2, 'abc');
+INSERT INTO lit_t VALUES (1, '1.5x', 1, 'maybe');
+INSERT INTO lit_t VALUES (1, 1, 1, 'maybe');
+INSERT INTO lit_t VALUES ('   ');
+INSERT INTO lit_t VALUES ('- 1234');
+SELECT * FROM lit_t ORDER BY a;
 `
 
 // Constants the embedded engine cannot read fail as PostgreSQL's do:
