@@ -1,6 +1,7 @@
 package pgparse
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -92,4 +93,67 @@ func InsertConstants(sql string) (table string, consts []InsertConstant, ok bool
 		name = ins.Relation.Schemaname + "." + name
 	}
 	return name, consts, true
+}
+
+// InsertRows returns the rows of sql, one INSERT of VALUES without ON
+// CONFLICT, as their constants are written: a string's text, a number's
+// digits (with its sign); nil for a value that is anything else (a
+// default, an expression, a parameter). cols are the columns it lists,
+// none if it lists none. ok is false for any other statement.
+func InsertRows(sql string) (table string, cols []string, rows [][]*string, ok bool) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return "", nil, nil, false
+	}
+	ins := tree.Stmts[0].Stmt.GetInsertStmt()
+	if ins == nil || ins.Relation == nil || ins.OnConflictClause != nil {
+		return "", nil, nil, false
+	}
+	sel := ins.SelectStmt.GetSelectStmt()
+	if sel == nil || len(sel.ValuesLists) == 0 {
+		return "", nil, nil, false
+	}
+	for _, c := range ins.Cols {
+		cols = append(cols, c.GetResTarget().GetName())
+	}
+	for _, row := range sel.ValuesLists {
+		var vals []*string
+		for _, item := range row.GetList().Items {
+			vals = append(vals, constantText(item))
+		}
+		rows = append(rows, vals)
+	}
+	name := ins.Relation.Relname
+	if ins.Relation.Schemaname != "" && ins.Relation.Schemaname != "public" {
+		name = ins.Relation.Schemaname + "." + name
+	}
+	return name, cols, rows, true
+}
+
+// constantText is n's text if n is a string or number constant, or one
+// negated; nil otherwise.
+func constantText(n *pg_query.Node) *string {
+	neg := ""
+	if a := n.GetAExpr(); a != nil && a.Lexpr == nil && operator(a.Name) == "-" {
+		neg, n = "-", a.Rexpr
+	}
+	c := n.GetAConst()
+	if c == nil || c.Isnull {
+		return nil
+	}
+	var s string
+	switch v := c.Val.(type) {
+	case *pg_query.A_Const_Sval:
+		if neg != "" {
+			return nil
+		}
+		s = v.Sval.Sval
+	case *pg_query.A_Const_Ival:
+		s = neg + strconv.Itoa(int(v.Ival.Ival))
+	case *pg_query.A_Const_Fval:
+		s = neg + v.Fval.Fval
+	default:
+		return nil
+	}
+	return &s
 }

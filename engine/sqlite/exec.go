@@ -27,7 +27,7 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 	}
 	changes, rows, err := tx.conn.stream(stmt, sql, rec, w, func(fn func() error) error { return tx.callWriter(stmt, fn) })
 	tx.stmtChanges, tx.stmtRows = changes, rows
-	if err := tx.conn.uniqueViolation(err); err != nil {
+	if err := tx.conn.uniqueViolation(err, sql); err != nil {
 		return err
 	}
 	if err := tx.conn.constantInputError(err, sql); err != nil {
@@ -84,8 +84,10 @@ func (c *conn) constantInputError(err error, sql string) error {
 // uniqueViolation says SQLite's "UNIQUE constraint failed: t.a, t.b" in
 // PostgreSQL's words, naming the unique index or constraint on those
 // columns as the catalogs do (t_pkey, t_a_b_key, or the index's own
-// name); nil for any other error, or where no such index is found.
-func (c *conn) uniqueViolation(err error) error {
+// name), with the duplicated key as DETAIL where sql, the statement, says
+// it (uniqueDetail); nil for any other error, or where no such index is
+// found.
+func (c *conn) uniqueViolation(err error, sql string) error {
 	switch sqlite.ErrCode(err) {
 	case sqlite.ResultConstraintUnique, sqlite.ResultConstraintPrimaryKey:
 	default:
@@ -123,7 +125,83 @@ func (c *conn) uniqueViolation(err error) error {
 		}
 		name = catalogIndexName(table, "", true, pk)
 	}
-	return sqlerr.Wrap(err, sqlerr.UniqueViolation, "duplicate key value violates unique constraint %q", name)
+	e := sqlerr.Wrap(err, sqlerr.UniqueViolation, "duplicate key value violates unique constraint %q", name)
+	e.Detail = c.uniqueDetail(sql, table, want)
+	return e
+}
+
+// uniqueDetail is PostgreSQL's DETAIL of a unique violation of the key
+// columns cols of table by sql, an INSERT of VALUES: "Key (a)=(1)
+// already exists.", for the first row whose key is already in the
+// table or in a row before it, as PostgreSQL inserts them in order. It
+// is "" where the key is not all constants of integer or text columns
+// (a default, an expression: the value is not known here), or no row is
+// found.
+func (c *conn) uniqueDetail(sql, table string, cols []string) string {
+	t, listed, rows, ok := pgparse.InsertRows(sql)
+	if !ok || !strings.EqualFold(t, table) {
+		return ""
+	}
+	ti, err := c.table(table)
+	if err != nil || ti == nil || !ti.exists {
+		return ""
+	}
+	if len(listed) == 0 {
+		listed = ti.columns
+	}
+	at := make([]int, len(cols))
+	for i, col := range cols {
+		at[i] = slices.IndexFunc(listed, func(l string) bool { return strings.EqualFold(l, col) })
+		switch ti.types[strings.ToLower(col)] {
+		case result.Int2, result.Int4, result.Int8, result.Text:
+		default:
+			return "" // written otherwise than it is kept, or not kept as text
+		}
+		if _, ok := ti.charOIDs[strings.ToLower(col)]; ok {
+			return "" // varchar(n) and char(n) keep constants cut (storedForms)
+		}
+		if at[i] < 0 {
+			return "" // a default
+		}
+	}
+	seen := map[string]bool{}
+	for _, row := range rows {
+		key := make([]any, len(cols))
+		texts := make([]string, len(cols))
+		for i, col := range cols {
+			if at[i] >= len(row) || row[at[i]] == nil {
+				return ""
+			}
+			texts[i] = *row[at[i]]
+			key[i] = texts[i]
+			if ti.types[strings.ToLower(col)].IsInteger() {
+				v, err := castInt(sqlite.TextValue(texts[i]), 64)
+				if err != nil {
+					return ""
+				}
+				key[i], texts[i] = v.Int64(), strconv.FormatInt(v.Int64(), 10)
+			}
+		}
+		k := strings.Join(texts, "\x00")
+		exists := seen[k]
+		if !exists {
+			where := make([]string, len(cols))
+			for i, col := range cols {
+				where[i] = fmt.Sprintf("%s = ?%d", quoteIdent(col), i+1)
+			}
+			_ = execResult(c.c, fmt.Sprintf("SELECT 1 FROM %s WHERE %s", quoteIdent(table), strings.Join(where, " AND ")),
+				func(*sqlite.Stmt) { exists = true }, key...)
+		}
+		if exists {
+			names := make([]string, len(cols))
+			for i, col := range cols {
+				names[i] = pgparse.QuoteIdent(col)
+			}
+			return fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(texts, ", "))
+		}
+		seen[k] = true
+	}
+	return ""
 }
 
 // checkViolation says SQLite's "CHECK constraint failed: name" of a

@@ -52,3 +52,27 @@ func TestLiteralErrorsAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
 	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, literalsScript)
 }
+
+// uniqueScript inserts rows whose keys are taken, by rows before them,
+// by a row of the same statement, on one column and on two.
+const uniqueScript = `CREATE TABLE u_t (id int PRIMARY KEY, code text UNIQUE, n int);
+INSERT INTO u_t VALUES (1, 'a', 1);
+INSERT INTO u_t VALUES (1, 'b', 2);
+INSERT INTO u_t VALUES (2, 'a', 2);
+INSERT INTO u_t VALUES (3, 'c', 1), (4, 'c', 2);
+INSERT INTO u_t (code, id) VALUES ('d', '01');
+INSERT INTO u_t (n, id, code) VALUES (5, -7, 'e'), (6, -7, 'f');
+CREATE TABLE u2 (a bigint, b text, PRIMARY KEY (a, b));
+INSERT INTO u2 VALUES (1, 'x y'), (1, 'y');
+INSERT INTO u2 VALUES (2, 'z'), (1, 'x y');
+CREATE TABLE u3 (id serial PRIMARY KEY, "Code" text UNIQUE);
+INSERT INTO u3 ("Code") VALUES ('q'), ('q');
+SELECT * FROM u_t ORDER BY id;
+`
+
+// A unique violation of an INSERT's VALUES tells the key, as
+// PostgreSQL's DETAIL does.
+func TestUniqueViolationsAsPostgreSQL(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, uniqueScript)
+}
