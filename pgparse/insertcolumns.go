@@ -95,12 +95,19 @@ func InsertConstants(sql string) (table string, consts []InsertConstant, ok bool
 	return name, consts, true
 }
 
+// InsertValue is a value of an INSERT's VALUES as written: Known for a
+// string or number constant (Text, a number's digits with its sign) or
+// NULL (Null); not for anything else (DEFAULT, an expression, a
+// parameter).
+type InsertValue struct {
+	Text        string
+	Null, Known bool
+}
+
 // InsertRows returns the rows of sql, one INSERT of VALUES without ON
-// CONFLICT, as their constants are written: a string's text, a number's
-// digits (with its sign); nil for a value that is anything else (a
-// default, an expression, a parameter). cols are the columns it lists,
-// none if it lists none. ok is false for any other statement.
-func InsertRows(sql string) (table string, cols []string, rows [][]*string, ok bool) {
+// CONFLICT, and the columns it lists (none if it lists none). ok is
+// false for any other statement.
+func InsertRows(sql string) (table string, cols []string, rows [][]InsertValue, ok bool) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
 		return "", nil, nil, false
@@ -117,9 +124,9 @@ func InsertRows(sql string) (table string, cols []string, rows [][]*string, ok b
 		cols = append(cols, c.GetResTarget().GetName())
 	}
 	for _, row := range sel.ValuesLists {
-		var vals []*string
+		var vals []InsertValue
 		for _, item := range row.GetList().Items {
-			vals = append(vals, constantText(item))
+			vals = append(vals, constantValue(item))
 		}
 		rows = append(rows, vals)
 	}
@@ -130,30 +137,32 @@ func InsertRows(sql string) (table string, cols []string, rows [][]*string, ok b
 	return name, cols, rows, true
 }
 
-// constantText is n's text if n is a string or number constant, or one
-// negated; nil otherwise.
-func constantText(n *pg_query.Node) *string {
+// constantValue is n as a value of VALUES.
+func constantValue(n *pg_query.Node) InsertValue {
 	neg := ""
 	if a := n.GetAExpr(); a != nil && a.Lexpr == nil && operator(a.Name) == "-" {
 		neg, n = "-", a.Rexpr
 	}
 	c := n.GetAConst()
-	if c == nil || c.Isnull {
-		return nil
+	switch {
+	case c == nil:
+		return InsertValue{}
+	case c.Isnull && neg == "":
+		return InsertValue{Null: true, Known: true}
 	}
-	var s string
 	switch v := c.Val.(type) {
 	case *pg_query.A_Const_Sval:
-		if neg != "" {
-			return nil
+		if neg == "" {
+			return InsertValue{Text: v.Sval.Sval, Known: true}
 		}
-		s = v.Sval.Sval
 	case *pg_query.A_Const_Ival:
-		s = neg + strconv.Itoa(int(v.Ival.Ival))
+		return InsertValue{Text: neg + strconv.Itoa(int(v.Ival.Ival)), Known: true}
 	case *pg_query.A_Const_Fval:
-		s = neg + v.Fval.Fval
-	default:
-		return nil
+		return InsertValue{Text: neg + v.Fval.Fval, Known: true}
+	case *pg_query.A_Const_Boolval:
+		if neg == "" {
+			return InsertValue{Text: strconv.FormatBool(v.Boolval.Boolval), Known: true}
+		}
 	}
-	return &s
+	return InsertValue{}
 }

@@ -110,7 +110,7 @@ const codeInSession = "0A0C2"
 //     each row's record text under recordKey (rows.go). Both run under
 //     fixed settings (canonicalOutput), which costs more than the rest of
 //     the trigger; a table whose rows JSON writes out alike under any
-//     settings (certa.invariant_rows: no timestamptz, float, interval,
+//     settings (certa.capture_fn: no timestamptz, float, interval,
 //     bytea...) gets certa.capture_row_invariant, which sets none.
 //     certa.capture_fn names the one a table needs. All record only what clients
 //     (certa.is_client) do, so a
@@ -374,7 +374,7 @@ BEGIN
 END
 $f$;
 -- capture_row without the SET clauses, for tables whose rows JSON writes
--- out the same under any settings (certa.invariant_rows): setting seven
+-- out the same under any settings (certa.capture_fn): setting seven
 -- parameters at every call tripled the cost of a row. Without a
 -- search_path of its own it names everything with its schema.
 CREATE OR REPLACE FUNCTION certa.capture_row_invariant() RETURNS trigger LANGUAGE plpgsql
@@ -437,28 +437,28 @@ CREATE OR REPLACE FUNCTION certa.exact_rows(rel oid) RETURNS boolean LANGUAGE sq
 	SELECT EXISTS (SELECT 1 FROM certa.column_types(rel) ty JOIN pg_type t ON t.oid = ty.oid
 		WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype) OR t.typcategory = 'A' AND t.typelem <> 0)
 $f$;
--- Whether to_jsonb writes the table's rows out the same under any
--- settings: every column is of a built-in type whose JSON depends on no
--- setting (not timestamptz: TimeZone; float: extra_float_digits;
--- interval, bytea, money...), or a domain or composite of such. Not an
--- enum: a cast of the client's from it to json, made later, would be
--- called with the client's settings.
-CREATE OR REPLACE FUNCTION certa.invariant_rows(rel oid) RETURNS boolean LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp AS $f$
-	SELECT NOT EXISTS (SELECT 1 FROM certa.column_types(rel) ty JOIN pg_type t ON t.oid = ty.oid
-		WHERE NOT (t.typtype IN ('d', 'c') AND ty.depth < 7 OR ty.oid IN ('bool'::regtype, 'int2'::regtype,
-			'int4'::regtype, 'int8'::regtype, 'oid'::regtype, 'numeric'::regtype, 'text'::regtype, 'varchar'::regtype,
-			'bpchar'::regtype, 'name'::regtype, '"char"'::regtype, 'uuid'::regtype, 'date'::regtype,
-			'timestamp'::regtype, 'time'::regtype, 'timetz'::regtype, 'inet'::regtype, 'cidr'::regtype,
-			'macaddr'::regtype, 'macaddr8'::regtype, 'bit'::regtype, 'varbit'::regtype)))
-$f$;
--- The capture trigger a table needs (certa.capture_row and the two
--- kinds below it).
+-- The capture trigger a table needs: certa.capture_row_exact where JSON
+-- cannot carry its rows exactly (exact_rows), certa.capture_row_invariant
+-- where to_jsonb writes them out the same under any settings (every
+-- column of a built-in type whose JSON depends on no setting, or a
+-- domain or composite of such: not timestamptz (TimeZone), float
+-- (extra_float_digits), interval, bytea, money...; not an enum, whose
+-- cast to json a client may make later and which would run under its
+-- settings), else certa.capture_row. One reading of the column types.
 CREATE OR REPLACE FUNCTION certa.capture_fn(rel oid) RETURNS regproc LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp AS $f$
-	SELECT CASE WHEN certa.exact_rows(rel) THEN 'certa.capture_row_exact'::regproc
-		WHEN certa.invariant_rows(rel) THEN 'certa.capture_row_invariant'::regproc
-		ELSE 'certa.capture_row'::regproc END
+	WITH ty AS (SELECT ty.oid, ty.depth, t.typtype, t.typcategory, t.typelem
+		FROM certa.column_types(rel) ty JOIN pg_type t ON t.oid = ty.oid)
+	SELECT CASE
+		WHEN EXISTS (SELECT 1 FROM ty WHERE ty.oid IN ('json'::regtype, 'jsonb'::regtype) OR ty.typcategory = 'A' AND ty.typelem <> 0)
+			THEN 'certa.capture_row_exact'::regproc
+		WHEN EXISTS (SELECT 1 FROM ty WHERE NOT (ty.typtype IN ('d', 'c') AND ty.depth < 7 OR ty.oid IN ('bool'::regtype,
+			'int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'oid'::regtype, 'numeric'::regtype, 'text'::regtype,
+			'varchar'::regtype, 'bpchar'::regtype, 'name'::regtype, '"char"'::regtype, 'uuid'::regtype, 'date'::regtype,
+			'timestamp'::regtype, 'time'::regtype, 'timetz'::regtype, 'inet'::regtype, 'cidr'::regtype,
+			'macaddr'::regtype, 'macaddr8'::regtype, 'bit'::regtype, 'varbit'::regtype)))
+			THEN 'certa.capture_row'::regproc
+		ELSE 'certa.capture_row_invariant'::regproc END
 $f$;
 -- All of them, for the checks that no other trigger calls one.
 CREATE OR REPLACE FUNCTION certa.capture_fns() RETURNS regproc[] LANGUAGE sql STABLE

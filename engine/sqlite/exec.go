@@ -33,7 +33,14 @@ func (tx *Tx) run(stmt *sqlite.Stmt, sql string, rec *record, w result.Writer) e
 	if err := tx.conn.constantInputError(err, sql); err != nil {
 		return err
 	}
-	return checkViolation(err, rec)
+	if sqlite.ErrCode(err) == sqlite.ResultConstraintNotNull {
+		if table, _, ok := strings.Cut(strings.TrimPrefix(sqliteMessage(err), "NOT NULL constraint failed: "), "."); ok {
+			e := sqlerr.Wrap(err, sqlerr.NotNullViolation, "%s", notNullMessage(sqliteMessage(err)))
+			e.Detail = tx.conn.failingRowDetail(sql, table)
+			return e
+		}
+	}
+	return tx.conn.checkViolation(err, sql, rec)
 }
 
 // constantInputError finds the constant of sql, an INSERT of VALUES that
@@ -130,84 +137,11 @@ func (c *conn) uniqueViolation(err error, sql string) error {
 	return e
 }
 
-// uniqueDetail is PostgreSQL's DETAIL of a unique violation of the key
-// columns cols of table by sql, an INSERT of VALUES: "Key (a)=(1)
-// already exists.", for the first row whose key is already in the
-// table or in a row before it, as PostgreSQL inserts them in order. It
-// is "" where the key is not all constants of integer or text columns
-// (a default, an expression: the value is not known here), or no row is
-// found.
-func (c *conn) uniqueDetail(sql, table string, cols []string) string {
-	t, listed, rows, ok := pgparse.InsertRows(sql)
-	if !ok || !strings.EqualFold(t, table) {
-		return ""
-	}
-	ti, err := c.table(table)
-	if err != nil || ti == nil || !ti.exists {
-		return ""
-	}
-	if len(listed) == 0 {
-		listed = ti.columns
-	}
-	at := make([]int, len(cols))
-	for i, col := range cols {
-		at[i] = slices.IndexFunc(listed, func(l string) bool { return strings.EqualFold(l, col) })
-		switch ti.types[strings.ToLower(col)] {
-		case result.Int2, result.Int4, result.Int8, result.Text:
-		default:
-			return "" // written otherwise than it is kept, or not kept as text
-		}
-		if _, ok := ti.charOIDs[strings.ToLower(col)]; ok {
-			return "" // varchar(n) and char(n) keep constants cut (storedForms)
-		}
-		if at[i] < 0 {
-			return "" // a default
-		}
-	}
-	seen := map[string]bool{}
-	for _, row := range rows {
-		key := make([]any, len(cols))
-		texts := make([]string, len(cols))
-		for i, col := range cols {
-			if at[i] >= len(row) || row[at[i]] == nil {
-				return ""
-			}
-			texts[i] = *row[at[i]]
-			key[i] = texts[i]
-			if ti.types[strings.ToLower(col)].IsInteger() {
-				v, err := castInt(sqlite.TextValue(texts[i]), 64)
-				if err != nil {
-					return ""
-				}
-				key[i], texts[i] = v.Int64(), strconv.FormatInt(v.Int64(), 10)
-			}
-		}
-		k := strings.Join(texts, "\x00")
-		exists := seen[k]
-		if !exists {
-			where := make([]string, len(cols))
-			for i, col := range cols {
-				where[i] = fmt.Sprintf("%s = ?%d", quoteIdent(col), i+1)
-			}
-			_ = execResult(c.c, fmt.Sprintf("SELECT 1 FROM %s WHERE %s", quoteIdent(table), strings.Join(where, " AND ")),
-				func(*sqlite.Stmt) { exists = true }, key...)
-		}
-		if exists {
-			names := make([]string, len(cols))
-			for i, col := range cols {
-				names[i] = pgparse.QuoteIdent(col)
-			}
-			return fmt.Sprintf("Key (%s)=(%s) already exists.", strings.Join(names, ", "), strings.Join(texts, ", "))
-		}
-		seen[k] = true
-	}
-	return ""
-}
-
 // checkViolation says SQLite's "CHECK constraint failed: name" of a
 // client's constraint in PostgreSQL's words, naming the table the
-// statement writes; any other error is returned as it is.
-func checkViolation(err error, rec *record) error {
+// statement writes, with the failing row where sql says it
+// (failingRowDetail); any other error is returned as it is.
+func (c *conn) checkViolation(err error, sql string, rec *record) error {
 	if sqlite.ErrCode(err) != sqlite.ResultConstraintCheck || len(rec.writes) != 1 {
 		return err
 	}
@@ -215,7 +149,9 @@ func checkViolation(err error, rec *record) error {
 	if !ok || typeCheckCode(name) != "" || isMatchFullCheck(name) || strings.ContainsAny(name, "()") {
 		return err // a type's, a foreign key's, or one without a name
 	}
-	return sqlerr.Wrap(err, sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", rec.writes[0], name)
+	e := sqlerr.Wrap(err, sqlerr.CheckViolation, "new row for relation %q violates check constraint %q", rec.writes[0], name)
+	e.Detail = c.failingRowDetail(sql, rec.writes[0])
+	return e
 }
 
 // stream steps stmt to completion, reporting its result to w: Columns, Row

@@ -76,3 +76,26 @@ func TestUniqueViolationsAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
 	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, uniqueScript)
 }
+
+// failingRowScript violates CHECK and NOT NULL constraints with rows
+// whose every value is known (constants, constant defaults, NULL), in
+// column order and not.
+const failingRowScript = `CREATE TABLE fr (id int PRIMARY KEY, name text NOT NULL, ok boolean DEFAULT true,
+	qty int DEFAULT 0 CHECK (qty >= 0), note text DEFAULT 'none', CHECK (name <> 'bad'));
+INSERT INTO fr VALUES (1, 'a', false, -1, 'x');
+INSERT INTO fr (name, id) VALUES ('bad', 2);
+INSERT INTO fr (id, qty) VALUES (3, 5);
+INSERT INTO fr VALUES (4, NULL);
+INSERT INTO fr (id, name, qty) VALUES (6, 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy', -2);
+INSERT INTO fr VALUES (7, 'ok', 't', '-3');
+UPDATE fr SET qty = -1;
+SELECT count(*) FROM fr;
+`
+
+// A violated CHECK or NOT NULL constraint of an INSERT of one row tells
+// the row, as PostgreSQL's DETAIL does. (The embedded engine tells it
+// only where every value is a constant, a constant default or NULL.)
+func TestFailingRowsAsPostgreSQL(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, failingRowScript)
+}
