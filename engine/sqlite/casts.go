@@ -116,7 +116,11 @@ func registerCast(c *conn) error {
 // float8Input reads s as float8's input function does, with its errors.
 func float8Input(s string) (float64, *sqlerr.Error) {
 	f, err := pgtext.ParseFloat(s)
-	if ne := (*strconv.NumError)(nil); errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+	mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+	// Past the range, or so small it became 0 (strtod's ERANGE, which
+	// PostgreSQL's input refuses).
+	if ne := (*strconv.NumError)(nil); errors.As(err, &ne) && ne.Err == strconv.ErrRange ||
+		err == nil && f == 0 && strings.ContainsAny(mantissa, "123456789") {
 		return 0, sqlerr.New(sqlerr.NumericValueOutOfRange, "%q is out of range for type double precision", s)
 	} else if err != nil {
 		return 0, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type double precision: %q", s)
@@ -260,14 +264,19 @@ func castNumeric(v sqlite.Value, mods []int64) (sqlite.Value, error) {
 	switch v.Type() {
 	case sqlite.TypeText:
 		s := strings.TrimSpace(v.Text())
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || strings.ContainsAny(s, "xXpP_") || strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") {
-			if lower := strings.ToLower(s); lower != "nan" && lower != "infinity" && lower != "-infinity" {
-				return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", v.Text())
-			}
-			if f, _ = pgtext.ParseFloat(s); math.IsNaN(f) {
+		switch lower := strings.ToLower(s); strings.TrimLeft(lower, "+-") {
+		case "nan":
+			if lower == "nan" {
 				return v, errNaN
 			}
+		case "inf", "infinity":
+			return v, errNumericInfinity
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || strings.ContainsAny(s, "xXpP_iInN") {
+			// Go reads 0x1p3, Inf and NaN, which numeric's input does
+			// not (or reads as what the engine cannot keep, above).
+			return v, sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type numeric: %q", v.Text())
 		}
 		if len(mods) > 0 && decimalNumber.MatchString(s) {
 			// Rounded on the digits written, not on their double.
@@ -311,6 +320,10 @@ func castNumeric(v sqlite.Value, mods []int64) (sqlite.Value, error) {
 
 // errNaN refuses NaN, which SQLite stores as NULL.
 var errNaN = sqlerr.New(sqlerr.FeatureNotSupported, "NaN is not supported by the embedded engine (SQLite stores it as NULL)")
+
+// errNumericInfinity refuses numeric's Infinity, which the embedded
+// engine's numeric (a double, at most 2^53) cannot keep.
+var errNumericInfinity = sqlerr.New(sqlerr.FeatureNotSupported, "numeric Infinity is not supported by the embedded engine: use double precision, or the PostgreSQL engine (--engine postgres)")
 
 // roundHalfAway rounds f to s decimals, halves away from zero, as
 // PostgreSQL rounds numeric: on f's shortest decimal form (3.145, not the

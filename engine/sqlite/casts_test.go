@@ -106,3 +106,28 @@ func TestParseUUID(t *testing.T) {
 		}
 	}
 }
+
+// Special numbers of numeric's and float8's input: what the engine
+// cannot keep is refused (numeric NaN was read as NULL, Infinity written
+// +Inf), and a float8 that underflows to 0 is out of range, as
+// PostgreSQL's strtod-based input says.
+func TestSpecialNumberInput(t *testing.T) {
+	e := openTest(t, Config{})
+	tx := e.begin()
+	defer tx.Rollback()
+	for sql, want := range map[string]string{
+		"SELECT 'NaN'::numeric":      sqlerr.FeatureNotSupported,
+		"SELECT ' -inf '::numeric":   sqlerr.FeatureNotSupported,
+		"SELECT 'Infinity'::numeric": sqlerr.FeatureNotSupported,
+		"SELECT '+nan'::numeric":     sqlerr.InvalidTextRepresentation,
+		"SELECT '0x10'::numeric":     sqlerr.InvalidTextRepresentation,
+		"SELECT '10e-400'::float8":   sqlerr.NumericValueOutOfRange,
+		"SELECT '-1e400'::float8":    sqlerr.NumericValueOutOfRange,
+	} {
+		if code, err := execErr(tx, sql); code != want {
+			t.Errorf("%s: %s %v, want %s", sql, code, err, want)
+		}
+	}
+	r := exec(t, tx, "SELECT '1e-310'::float8 > 0, '0e-400'::float8 = 0, ' 12.5 '::numeric")
+	wantRows(t, r.rows, row(true, true, "12.5"))
+}
