@@ -148,6 +148,11 @@ func TestCaptureFollowsColumns(t *testing.T) {
 			t.Errorf("after %s: %s, want %s", step.stmt, got, step.want)
 		}
 	}
+	// None compiles its statements, whatever the client's jit settings
+	// (noJIT).
+	if rows := inspect(t, e, "SELECT count(*) FROM pg_proc WHERE oid = ANY (certa.capture_fns()) AND 'jit=off' = ANY (proconfig)"); rows[0][0] != int64(3) {
+		t.Errorf("capture functions with jit off: %v, want 3", rows[0][0])
+	}
 	for _, fn := range []string{plain, exact, invariant} {
 		err := f.ddl("CREATE TRIGGER mine AFTER INSERT ON p FOR EACH ROW EXECUTE FUNCTION " + fn + "()")
 		if sqlerr.Code(err) != "0A000" {
