@@ -58,31 +58,36 @@ func (c *conn) constantInputError(err error, sql string) error {
 	if typeCheckCode(name) == "" {
 		return nil
 	}
-	table, consts, ok := pgparse.InsertConstants(sql)
+	ins, ok := pgparse.InsertRows(sql)
 	if !ok {
 		return nil
 	}
-	ti, terr := c.table(table)
+	ti, terr := c.table(ins.Table)
 	if terr != nil || ti == nil || !ti.exists {
 		return nil
 	}
-	for _, k := range consts {
-		col := k.Column
-		if col == "" && k.Index < len(ti.columns) {
-			col = ti.columns[k.Index]
-		}
-		typ, has := ti.types[strings.ToLower(col)]
-		if !has || !hasStoredForm(typ) && !isNumber(typ) {
-			continue
-		}
-		if _, ierr := typedConst(typ, k.Value); ierr != nil {
-			var se *sqlerr.Error
-			if !errors.As(ierr, &se) {
-				return nil
+	listed := ins.Columns
+	if len(listed) == 0 {
+		listed = ti.columns
+	}
+	for _, row := range ins.Rows {
+		for i, v := range row {
+			if !v.String || i >= len(listed) {
+				continue
 			}
-			e := *se
-			e.Position = int32(k.Position)
-			return &e
+			typ, has := ti.types[strings.ToLower(listed[i])]
+			if !has || !hasStoredForm(typ) && !isNumber(typ) {
+				continue
+			}
+			if _, ierr := typedConst(typ, v.Text); ierr != nil {
+				var se *sqlerr.Error
+				if !errors.As(ierr, &se) {
+					return nil
+				}
+				e := *se
+				e.Position = int32(v.Position)
+				return &e
+			}
 		}
 	}
 	return nil

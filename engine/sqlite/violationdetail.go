@@ -28,10 +28,11 @@ import (
 // (a default, an expression: the value is not known here), or no row is
 // found.
 func (c *conn) uniqueDetail(sql, table string, cols []string) string {
-	t, listed, rows, ok := pgparse.InsertRows(sql)
-	if !ok || !strings.EqualFold(t, table) {
+	ins, ok := pgparse.InsertRows(sql)
+	if !ok || ins.Upsert || !strings.EqualFold(ins.Table, table) {
 		return ""
 	}
+	listed, rows := ins.Columns, ins.Rows
 	ti, err := c.table(table)
 	if err != nil || ti == nil || !ti.exists {
 		return ""
@@ -102,10 +103,11 @@ func (c *conn) uniqueDetail(sql, table string, cols []string) string {
 // engine writes otherwise than the constant was given (numeric with its
 // scale, floats, dates...), a generated column.
 func (c *conn) failingRowDetail(sql, table string) string {
-	t, listed, rows, ok := pgparse.InsertRows(sql)
-	if !ok || len(rows) != 1 || !strings.EqualFold(t, table) {
+	ins, ok := pgparse.InsertRows(sql)
+	if !ok || ins.Upsert || len(ins.Rows) != 1 || !strings.EqualFold(ins.Table, table) {
 		return ""
 	}
+	listed, rows := ins.Columns, ins.Rows
 	type column struct {
 		name, def string
 		hidden    bool
