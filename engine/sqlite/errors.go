@@ -116,6 +116,16 @@ func mapErr(err error) error {
 			return sqlerr.Wrap(err, sqlerr.DuplicateTable, "%s", msg)
 		case strings.HasPrefix(msg, "all VALUES must have the same number of terms"):
 			return sqlerr.Wrap(err, sqlerr.SyntaxError, "VALUES lists must all be the same length")
+		case strings.HasPrefix(msg, "table ") && strings.Contains(msg, " values for "):
+			// A subquery's alias names more columns than it has: SQLite
+			// says "table certa_s has 1 values for 2 columns" of the
+			// common table expression pgparse names after the alias.
+			var name string
+			var have, named int
+			if n, _ := fmt.Sscanf(msg, "table %s has %d values for %d columns", &name, &have, &named); n == 3 && have < named {
+				return sqlerr.Wrap(err, sqlerr.InvalidColumnReference, "table %q has %d columns available but %d columns specified", strings.TrimPrefix(name, "certa_"), have, named)
+			}
+			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "an alias naming fewer columns than its subquery has is not supported by the embedded engine (SQLite); the PostgreSQL engine (--engine postgres) supports it")
 		case strings.Contains(msg, "values were supplied"), strings.Contains(msg, " values for "):
 			// PostgreSQL names which side is longer; SQLite's message
 			// says it with the numbers.

@@ -56,6 +56,11 @@ func TestExecRefusals(t *testing.T) {
 		{"VACUUM nope", sqlerr.UndefinedTable, `relation "nope" does not exist`},
 		{"VACUUM INTO 'x'", sqlerr.SyntaxError, "syntax error"},
 		{"SELECT load_extension('x')", sqlerr.UndefinedFunction, "function load_extension does not exist"},
+		// An alias naming too many columns is PostgreSQL's error; one
+		// naming fewer than its subquery has, which PostgreSQL takes, is
+		// refused.
+		{"SELECT * FROM (SELECT 1) AS s (a, b)", sqlerr.InvalidColumnReference, `table "s" has 1 columns available but 2 columns specified`},
+		{"SELECT * FROM (SELECT 1, 2) AS s (a)", sqlerr.FeatureNotSupported, "alias naming fewer columns"},
 		{"UPDATE _certa_meta SET seqno = 99", sqlerr.FeatureNotSupported, "internal"},
 		{"DELETE FROM _certa_failed", sqlerr.FeatureNotSupported, "internal"},
 		{"INSERT INTO nopk VALUES ('x', 'y')", sqlerr.FeatureNotSupported, `table "nopk" has no primary key, and its column _rowid_ hides the rowid`},

@@ -44,6 +44,8 @@ INSERT INTO lit_t VALUES (1, 1, 1, 'maybe');
 INSERT INTO lit_t VALUES ('   ');
 INSERT INTO lit_t VALUES ('- 1234');
 SELECT * FROM lit_t ORDER BY a;
+SELECT * FROM (TABLE lit_t) AS s (a, b, c, d, e);
+SELECT * FROM (SELECT 1) AS s (a, b);
 `
 
 // Constants the embedded engine cannot read fail as PostgreSQL's do:
