@@ -131,12 +131,7 @@ func (c *conn) funcError(sql string) *sqlerr.Error {
 	if fe == nil || fe.Position != 0 || !in.set {
 		return fe
 	}
-	if pos := pgparse.LiteralPosition(sql, in.kind, in.value); pos > 0 {
-		e := *fe
-		e.Position = int32(pos)
-		return &e
-	}
-	return fe
+	return atPosition(fe, pgparse.LiteralPosition(sql, in.kind, in.value)).(*sqlerr.Error)
 }
 
 // tableInfo is what we need to know of one table.

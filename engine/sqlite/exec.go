@@ -80,13 +80,7 @@ func (c *conn) constantInputError(err error, sql string) error {
 				continue
 			}
 			if _, ierr := typedConst(typ, v.Text); ierr != nil {
-				var se *sqlerr.Error
-				if !errors.As(ierr, &se) {
-					return nil
-				}
-				e := *se
-				e.Position = int32(v.Position)
-				return &e
+				return atPosition(ierr, v.Position)
 			}
 		}
 	}

@@ -103,12 +103,21 @@ func (c *conn) storedForms(sql string) (string, error) {
 // atConstant is err, an error of reading the constant at span of sql,
 // with its place in sql as PostgreSQL's parser gives it.
 func atConstant(err error, sql string, span pgparse.Span) error {
+	if span.Start < 0 || span.Start > len(sql) {
+		return err
+	}
+	return atPosition(err, utf8.RuneCountInString(sql[:span.Start])+1)
+}
+
+// atPosition is err with position pos (characters from 1) where it is a
+// client error without one and pos is known (above 0).
+func atPosition(err error, pos int) error {
 	var se *sqlerr.Error
-	if !errors.As(err, &se) || se.Position != 0 || span.Start < 0 || span.Start > len(sql) {
+	if pos <= 0 || !errors.As(err, &se) || se.Position != 0 {
 		return err
 	}
 	e := *se
-	e.Position = int32(utf8.RuneCountInString(sql[:span.Start]) + 1)
+	e.Position = int32(pos)
 	return &e
 }
 
@@ -233,6 +242,17 @@ func registerTypedConst(c *conn) error {
 	})
 }
 
+// intBits is the width of integer type typ.
+func intBits(typ result.Type) int {
+	switch typ {
+	case result.Int2:
+		return 16
+	case result.Int4:
+		return 32
+	}
+	return 64
+}
+
 // isNumber reports whether typ is an integer or numeric: a constant
 // compared with such a column is read as a number of its type.
 func isNumber(typ result.Type) bool { return typ.IsInteger() || typ == result.Numeric }
@@ -245,7 +265,7 @@ func typedConst(typ result.Type, s string) (sqlite.Value, error) {
 	case result.Int2, result.Int4, result.Int8:
 		// Read as the column's type reads it ('zz' fails, ' 7 ' is 7),
 		// not as SQLite's affinity would (no row equal, no error).
-		return castInt(sqlite.TextValue(s), map[result.Type]int{result.Int2: 16, result.Int4: 32, result.Int8: 64}[typ])
+		return castInt(sqlite.TextValue(s), intBits(typ))
 	case result.Numeric:
 		return castNumeric(sqlite.TextValue(s), nil)
 	}
@@ -337,13 +357,7 @@ func (c *conn) checkTypedConsts(sql string, printed *pgparse.SQLite) error {
 		}
 		value := unquote(m[1])
 		if _, err := typedConst(typ, value); err != nil {
-			var se *sqlerr.Error
-			if errors.As(err, &se) && se.Position == 0 {
-				e := *se
-				e.Position = int32(pgparse.LiteralPosition(sql, "", value))
-				return &e
-			}
-			return err
+			return atPosition(err, pgparse.LiteralPosition(sql, "", value))
 		}
 	}
 	return nil
