@@ -83,7 +83,7 @@ func TestApplyItems(t *testing.T) {
 	if sqlerr.Code(items[0].Err) != sqlerr.SerializationFailure || sqlerr.Code(items[1].Err) != "42P07" || items[2].Err != nil {
 		t.Fatalf("item errors %v, %v, %v; want 40001, 42P07, none", items[0].Err, items[1].Err, items[2].Err)
 	}
-	if n := mustExec(t, replica, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'u'::regclass AND tgname = 'certa_capture'")[0].Rows[0][0]; string(n) != "1" {
+	if n := mustExec(t, replica, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'u'::regclass AND tgname = ' certa_capture'")[0].Rows[0][0]; string(n) != "1" {
 		t.Fatalf("table made by the applier has %s capture triggers", n)
 	}
 	if err := applyItems(ctx, replica, &tsr, nil, 8, testToken, nil, nil); err != nil {

@@ -10,7 +10,7 @@ package postgres
 // relkind 'r' or 'p', partitions included, outside schemas certa,
 // pg_catalog, information_schema):
 //
-//   - a table that holds rows (relkind 'r') has its own certa_capture,
+//   - a table that holds rows (relkind 'r') has its own " certa_capture",
 //     AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW, calling
 //     the function certa.capture_fn names, enabled on the origin only ('O'), without WHEN,
 //     column list or arguments;
@@ -18,9 +18,9 @@ package postgres
 //     EACH STATEMENT, calling certa.refuse_truncate, enabled 'O'
 //     (statement triggers are not cloned to partitions; TRUNCATE of a
 //     partitioned table fires each partition's, which notes its table);
-//   - a partitioned table has no certa_capture: its partitions have their
+//   - a partitioned table has no " certa_capture": its partitions have their
 //     own, not clones (a clone goes when its partition is detached, and a
-//     table with its own certa_capture could not be attached: PostgreSQL
+//     table with its own " certa_capture" could not be attached: PostgreSQL
 //     refuses to clone a trigger onto a table that has one of its name);
 //   - no other trigger, on any relation, calls certa's trigger functions
 //     (a second capture would record rows twice, a view's rows of no
@@ -47,7 +47,7 @@ package postgres
 // without undoing what the client asked for, it mends
 // (certa.equip_tables): a table without its triggers gets them (CREATE
 // SCHEMA ... CREATE TABLE, which certa_install_capture does not see), and
-// a certa_capture on a partitioned table (a client's CREATE TRIGGER, or an
+// a " certa_capture" on a partitioned table (a client's CREATE TRIGGER, or an
 // older database's) is dropped. Anything else is the statement's doing and is refused with
 // 0A000 (certa.refuse_fault), which aborts it before it reaches the log
 // (CheckDDL runs every statement sent on its own first; a block's is in
@@ -85,7 +85,7 @@ BEGIN
 	)
 	SELECT r.oid, r.relkind, f.fault, f.trg
 	FROM rels r
-	LEFT JOIN pg_trigger cap ON cap.tgrelid = r.oid AND cap.tgname = 'certa_capture'
+	LEFT JOIN pg_trigger cap ON cap.tgrelid = r.oid AND cap.tgname = ' certa_capture'
 	LEFT JOIN pg_trigger grd ON grd.tgrelid = r.oid AND grd.tgname = 'certa_no_truncate'
 	CROSS JOIN LATERAL (VALUES
 		(CASE WHEN cap.oid IS NULL THEN CASE WHEN r.relkind = 'r' THEN 'no capture' END
@@ -94,7 +94,7 @@ BEGIN
 				THEN CASE WHEN r.relkind = 'p' THEN 'partitioned capture'
 					WHEN cap.tgfoid <> certa.capture_fn(r.oid) THEN 'stale capture'
 					WHEN NOT cap.tgisinternal THEN 'visible capture' END
-			ELSE 'changed capture' END, 'certa_capture'::name),
+			ELSE 'changed capture' END, ' certa_capture'::name),
 		(CASE WHEN grd.oid IS NULL THEN 'no guard'
 			WHEN grd.tgfoid = 'certa.refuse_truncate'::regproc AND grd.tgtype = 34 AND grd.tgenabled = 'O'
 				AND grd.tgqual IS NULL AND grd.tgattr = '' AND grd.tgconstraint = 0 AND grd.tgnargs = 0
@@ -104,12 +104,14 @@ BEGIN
 	WHERE f.fault IS NOT NULL
 	UNION ALL
 	SELECT r.oid, r.relkind,
-		CASE WHEN (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) THEN 'borrowed' ELSE 'replica trigger' END,
+		CASE WHEN (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) THEN 'borrowed'
+			WHEN t.tgname < ' certa_capture' COLLATE "C" THEN 'early trigger' ELSE 'replica trigger' END,
 		t.tgname
 	FROM rels r JOIN pg_trigger t ON t.tgrelid = r.oid
-	WHERE t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
+	WHERE t.tgname NOT IN (' certa_capture', 'certa_no_truncate')
 		-- certa's are internal: one renamed is still borrowed.
-		AND (NOT t.tgisinternal AND t.tgenabled IN ('R', 'A') OR (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc))
+		AND (NOT t.tgisinternal AND t.tgenabled IN ('R', 'A') OR (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc)
+			OR t.tgname < ' certa_capture' COLLATE "C")
 	UNION ALL
 	SELECT r.oid, r.relkind, 'replica rule', w.rulename
 	FROM rels r JOIN pg_rewrite w ON w.ev_class = r.oid
@@ -162,23 +164,23 @@ DECLARE
 	f record;
 	again oid[] := '{}';
 BEGIN
-	-- A partitioned table's certa_capture first: its clones cannot be
+	-- A partitioned table's " certa_capture" first: its clones cannot be
 	-- replaced, they go with it.
-	FOR f IN SELECT * FROM certa.capture_faults(scope) ORDER BY kind = 'p' AND trg = 'certa_capture' DESC LOOP
+	FOR f IN SELECT * FROM certa.capture_faults(scope) ORDER BY kind = 'p' AND trg = ' certa_capture' DESC LOOP
 		IF f.fault NOT IN ('no capture', 'stale capture', 'no guard', 'partitioned capture', 'visible capture', 'visible guard')
 			AND (f.rel = ANY (touched) OR EXISTS (SELECT 1 FROM pg_partition_ancestors(f.rel) a WHERE a.relid = ANY (touched))) THEN
 			PERFORM certa.refuse_fault(tag, f.fault, f.rel, f.trg);
 		END IF;
-		IF f.kind = 'p' AND f.trg = 'certa_capture' THEN
+		IF f.kind = 'p' AND f.trg = ' certa_capture' THEN
 			-- Its clones go with it (a partition's, when its table's went
 			-- before it in this loop): the partitions get their own.
-			EXECUTE format('DROP TRIGGER IF EXISTS certa_capture ON %s', f.rel::regclass);
+			EXECUTE format('DROP TRIGGER IF EXISTS " certa_capture" ON %s', f.rel::regclass);
 			again := again || ARRAY(SELECT p.relid::oid FROM pg_partition_tree(f.rel) p);
 		ELSIF f.fault IN ('visible capture', 'visible guard') THEN
 			PERFORM certa.hide_trigger(f.rel, f.trg, true);
 		ELSIF f.fault IN ('no capture', 'changed capture', 'stale capture') THEN
 			PERFORM certa.hide_trigger(f.rel, f.trg, false); -- PostgreSQL replaces no internal trigger
-			EXECUTE format('CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', f.rel::regclass, certa.capture_fn(f.rel));
+			EXECUTE format('CREATE OR REPLACE TRIGGER " certa_capture" AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', f.rel::regclass, certa.capture_fn(f.rel));
 			PERFORM certa.hide_trigger(f.rel, f.trg, true);
 		ELSIF f.fault IN ('no guard', 'changed guard') THEN
 			PERFORM certa.hide_trigger(f.rel, f.trg, false);
@@ -197,7 +199,7 @@ REVOKE EXECUTE ON FUNCTION certa.equip_tables(text, oid[], oid[]) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION certa.refuse_fault(tag text, fault text, rel regclass, trg name) RETURNS void LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp AS $f$
 DECLARE
-	keep constant text := 'certa_capture and certa_no_truncate replicate the table''s changes: they stay as certa made them (not disabled, dropped, renamed, replaced, or enabled REPLICA or ALWAYS), else its changes would stay on one node.';
+	keep constant text := 'certa''s triggers " certa_capture" and certa_no_truncate replicate the table''s changes: they stay as certa made them (not disabled, dropped, renamed, replaced, or enabled REPLICA or ALWAYS), else its changes would stay on one node.';
 BEGIN
 	CASE fault
 	WHEN 'replica trigger', 'replica rule' THEN
@@ -210,6 +212,9 @@ BEGIN
 	WHEN 'borrowed' THEN
 		RAISE EXCEPTION 'certa: trigger % of table % cannot call certa''s trigger functions: they are certa''s own', quote_ident(trg), rel
 			USING ERRCODE = '0A000', HINT = keep;
+	WHEN 'early trigger' THEN
+		RAISE EXCEPTION 'certa: trigger % of table % cannot have a name that sorts before certa''s capture trigger " certa_capture"', quote_ident(trg), rel
+			USING ERRCODE = '0A000', HINT = 'PostgreSQL fires a table''s triggers in the order of their names, and certa records each row''s change before the table''s own triggers change more rows. Start the name with a letter, a digit or another printable character.';
 	ELSE
 		RAISE EXCEPTION 'certa: % cannot % trigger % of table %: certa''s triggers replicate the table''s rows', tag,
 			CASE WHEN tag LIKE 'DROP%' THEN 'drop' ELSE 'change' END, trg, rel
@@ -256,25 +261,27 @@ BEGIN
 	IF tg_tag = 'CREATE TRIGGER' THEN
 		-- Only the trigger made can be at fault. certa_install_capture
 		-- makes a new table's two one after the other: nothing else is
-		-- mended here but a certa_capture made on a partitioned table
+		-- mended here but a " certa_capture" made on a partitioned table
 		-- (a client's CREATE TRIGGER), which goes.
 		-- Certa's trigger functions are for certa's triggers alone, on
 		-- any relation (a view's trigger that captured would put rows of
 		-- no table in a write set).
 		FOR f IN SELECT t.tgname, t.tgrelid, c.relkind,
-				CASE WHEN t.tgname = 'certa_capture' THEN t.tgfoid = certa.capture_fn(t.tgrelid) AND t.tgtype = 29
+				t.tgname < ' certa_capture' COLLATE "C" AND NOT (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) AS early,
+				CASE WHEN t.tgname = ' certa_capture' THEN t.tgfoid = certa.capture_fn(t.tgrelid) AND t.tgtype = 29
 					WHEN t.tgname = 'certa_no_truncate' THEN t.tgfoid = 'certa.refuse_truncate'::regproc AND t.tgtype = 34
-					ELSE NOT (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) END
-				AND (t.tgname NOT IN ('certa_capture', 'certa_no_truncate')
+					ELSE NOT (t.tgfoid = ANY (certa.capture_fns()) OR t.tgfoid = 'certa.refuse_truncate'::regproc) AND t.tgname > ' certa_capture' COLLATE "C" END
+				AND (t.tgname NOT IN (' certa_capture', 'certa_no_truncate')
 					OR c.relkind IN ('r', 'p') AND t.tgenabled = 'O' AND t.tgqual IS NULL AND t.tgattr = '' AND t.tgconstraint = 0 AND t.tgnargs = 0) AS ok
 			FROM pg_event_trigger_ddl_commands() d JOIN pg_trigger t ON t.oid = d.objid JOIN pg_class c ON c.oid = t.tgrelid
 			JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE d.classid = 'pg_trigger'::regclass AND n.nspname NOT IN ('certa', 'pg_catalog', 'information_schema')
 		LOOP
 			IF NOT f.ok THEN
-				PERFORM certa.refuse_fault(tg_tag, CASE WHEN f.tgname IN ('certa_capture', 'certa_no_truncate') THEN 'changed' ELSE 'borrowed' END, f.tgrelid, f.tgname);
-			ELSIF f.tgname = 'certa_capture' AND f.relkind = 'p' THEN
-				EXECUTE format('DROP TRIGGER certa_capture ON %s', f.tgrelid::regclass);
+				PERFORM certa.refuse_fault(tg_tag, CASE WHEN f.tgname IN (' certa_capture', 'certa_no_truncate') THEN 'changed'
+					WHEN f.early THEN 'early trigger' ELSE 'borrowed' END, f.tgrelid, f.tgname);
+			ELSIF f.tgname = ' certa_capture' AND f.relkind = 'p' THEN
+				EXECUTE format('DROP TRIGGER " certa_capture" ON %s', f.tgrelid::regclass);
 			END IF;
 		END LOOP;
 		RETURN;
@@ -284,7 +291,7 @@ BEGIN
 	-- changed (through arrays, domains, composites, ranges: whether a
 	-- table holds json decides its capture), the partitions they have and
 	-- the tables they are partitions of; and the partitions of a
-	-- partitioned table whose certa_capture it dropped (certa.verify_drop).
+	-- partitioned table whose " certa_capture" it dropped (certa.verify_drop).
 	-- tables_holding reads all of pg_attribute (no index on a column's
 	-- type): only when the statement changed a type.
 	types := ARRAY(SELECT d.objid FROM pg_event_trigger_ddl_commands() d WHERE d.classid = 'pg_type'::regclass
@@ -323,7 +330,7 @@ BEGIN
 		RETURN;
 	END IF;
 	-- A trigger dropped with its table is gone with it. A partitioned
-	-- table's certa_capture (certa_verify_capture drops one) goes with
+	-- table's " certa_capture" (certa_verify_capture drops one) goes with
 	-- its clones: the partitions that hold rows get their own at the end
 	-- of the statement. Any other of certa's triggers stays.
 	FOR f IN WITH d AS (
@@ -331,15 +338,15 @@ BEGIN
 			FROM pg_event_trigger_dropped_objects() o
 			JOIN pg_namespace n ON n.nspname = o.address_names[1]
 			JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = o.address_names[2]
-			WHERE o.object_type = 'trigger' AND o.address_names[3] IN ('certa_capture', 'certa_no_truncate'))
+			WHERE o.object_type = 'trigger' AND o.address_names[3] IN (' certa_capture', 'certa_no_truncate'))
 		SELECT d.trg, d.rel, d.relkind, d.trg = 'certa_no_truncate' OR d.relkind = 'r' AND NOT EXISTS (
-			SELECT 1 FROM d p JOIN pg_partition_ancestors(d.rel) a ON a.relid = p.rel WHERE p.trg = 'certa_capture' AND p.relkind = 'p') AS refused
+			SELECT 1 FROM d p JOIN pg_partition_ancestors(d.rel) a ON a.relid = p.rel WHERE p.trg = ' certa_capture' AND p.relkind = 'p') AS refused
 		FROM d
 	LOOP
 		IF f.refused THEN
 			PERFORM certa.refuse_fault(tg_tag, 'changed', f.rel, f.trg);
 		END IF;
-		IF f.trg = 'certa_capture' AND f.relkind = 'p' THEN
+		IF f.trg = ' certa_capture' AND f.relkind = 'p' THEN
 			PERFORM set_config('certa.lost_capture', concat_ws(',', nullif(current_setting('certa.lost_capture', true), ''),
 				(SELECT string_agg(p.relid::oid::text, ',') FROM pg_partition_tree(f.rel) p WHERE p.isleaf)), true);
 		END IF;
@@ -352,6 +359,23 @@ ALTER EVENT TRIGGER certa_verify_capture ENABLE ALWAYS;
 DROP EVENT TRIGGER IF EXISTS certa_verify_drop;
 CREATE EVENT TRIGGER certa_verify_drop ON sql_drop EXECUTE FUNCTION certa.verify_drop();
 ALTER EVENT TRIGGER certa_verify_drop ENABLE ALWAYS;
--- A database made before this: every table gets what it lacks.
+-- A database made before this: certa_capture, the capture trigger's old
+-- name, sorted after a client's trigger named "a..." (roworder.go), and
+-- every table gets what it lacks.
+DO $f$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN SELECT t.tgrelid::regclass AS rel, c.relkind FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE t.tgname = 'certa_capture' AND t.tgparentid = 0 AND t.tgfoid = ANY (certa.capture_fns())
+	LOOP
+		IF r.relkind = 'r' THEN
+			EXECUTE format('ALTER TRIGGER certa_capture ON %s RENAME TO " certa_capture"', r.rel);
+		ELSE
+			EXECUTE format('DROP TRIGGER certa_capture ON %s', r.rel); -- a partitioned table's, with its clones
+		END IF;
+	END LOOP;
+END
+$f$;
 SELECT certa.equip_tables('', '{}', ARRAY(SELECT oid FROM pg_class WHERE relkind IN ('r', 'p')));
 `

@@ -121,8 +121,8 @@ func (f *boundaryFixture) triggers(table string) string {
 	f.t.Helper()
 	rows := inspect(f.t, f.e, `SELECT c.relpersistence::text || ' ' || coalesce((SELECT string_agg(t.tgname || ':' || t.tgenabled::text ||
 			CASE WHEN t.tgparentid <> 0 THEN ':clone' ELSE '' END ||
-			CASE WHEN t.tgname IN ('certa_capture', 'certa_no_truncate') AND NOT t.tgisinternal THEN ':visible' ELSE '' END, ' ' ORDER BY t.tgname)
-		FROM pg_trigger t WHERE t.tgrelid = c.oid AND (NOT t.tgisinternal OR t.tgname IN ('certa_capture', 'certa_no_truncate'))), '') ||
+			CASE WHEN t.tgname IN (' certa_capture', 'certa_capture', 'certa_no_truncate') AND NOT t.tgisinternal THEN ':visible' ELSE '' END, ' ' ORDER BY t.tgname)
+		FROM pg_trigger t WHERE t.tgrelid = c.oid AND (NOT t.tgisinternal OR t.tgname IN (' certa_capture', 'certa_no_truncate'))), '') ||
 		coalesce(' ' || (SELECT string_agg('rule ' || r.rulename || ':' || r.ev_enabled::text, ' ' ORDER BY r.rulename)
 		FROM pg_rewrite r WHERE r.ev_class = c.oid), '')
 		FROM pg_class c WHERE c.oid = `+quoteLiteral(table)+`::regclass`)
@@ -172,8 +172,8 @@ func TestBoundaryRefusals(t *testing.T) {
 	if err := f.statement("INSERT INTO holder VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	wantAcct := "p certa_capture:O certa_no_truncate:O stamp:O rule skip:O"
-	wantMeas1 := "p certa_capture:O certa_no_truncate:O stamp:O:clone"
+	wantAcct := "p  certa_capture:O certa_no_truncate:O stamp:O rule skip:O"
+	wantMeas1 := "p  certa_capture:O certa_no_truncate:O stamp:O:clone"
 	if got := f.triggers("acct"); got != wantAcct {
 		t.Fatalf("acct: %s, want %s", got, wantAcct)
 	}
@@ -182,19 +182,24 @@ func TestBoundaryRefusals(t *testing.T) {
 	}
 
 	forms := []string{
-		"ALTER TABLE acct DISABLE TRIGGER certa_capture",
+		"ALTER TABLE acct DISABLE TRIGGER \" certa_capture\"",
 		"ALTER TABLE acct DISABLE TRIGGER ALL",
-		"DROP TRIGGER certa_capture ON acct",
-		"ALTER TABLE acct ENABLE REPLICA TRIGGER certa_capture",
-		"ALTER TABLE acct ENABLE ALWAYS TRIGGER certa_capture",
+		"DROP TRIGGER \" certa_capture\" ON acct",
+		"ALTER TABLE acct ENABLE REPLICA TRIGGER \" certa_capture\"",
+		"ALTER TABLE acct ENABLE ALWAYS TRIGGER \" certa_capture\"",
 		"ALTER TABLE acct DISABLE TRIGGER certa_no_truncate",
 		"DROP TRIGGER certa_no_truncate ON acct",
 		"ALTER TABLE acct ENABLE REPLICA TRIGGER certa_no_truncate",
 		"ALTER TABLE acct ENABLE ALWAYS TRIGGER certa_no_truncate",
-		"ALTER TRIGGER certa_capture ON acct RENAME TO mine",
-		"CREATE OR REPLACE TRIGGER certa_capture AFTER INSERT ON acct FOR EACH ROW EXECUTE FUNCTION certa.capture_row()",
+		"ALTER TRIGGER \" certa_capture\" ON acct RENAME TO mine",
+		"CREATE OR REPLACE TRIGGER \" certa_capture\" AFTER INSERT ON acct FOR EACH ROW EXECUTE FUNCTION certa.capture_row()",
 		"CREATE TRIGGER again AFTER INSERT OR UPDATE OR DELETE ON acct FOR EACH ROW EXECUTE FUNCTION certa.capture_row()",
 		"CREATE TRIGGER capture_v INSTEAD OF INSERT ON acct_v FOR EACH ROW EXECUTE FUNCTION certa.capture_row()",
+		// A trigger that would fire before certa's capture trigger,
+		// which must record a row before triggers change more rows.
+		`CREATE TRIGGER " a" AFTER INSERT ON acct FOR EACH ROW EXECUTE FUNCTION stamp()`,
+		"CREATE TRIGGER \"\x01\" AFTER INSERT ON meas FOR EACH ROW EXECUTE FUNCTION stamp()",
+		`ALTER TRIGGER stamp ON acct RENAME TO " b"`,
 		"ALTER TABLE acct ENABLE ALWAYS TRIGGER stamp",
 		"ALTER TABLE acct ENABLE REPLICA TRIGGER stamp",
 		"ALTER TABLE acct ENABLE ALWAYS RULE skip",
@@ -206,7 +211,7 @@ func TestBoundaryRefusals(t *testing.T) {
 		"CREATE TABLE scratch (id int PRIMARY KEY, t tree)",
 		"CREATE TABLE scratch (id int PRIMARY KEY, p pair[])",
 		// A partition: its own triggers, and the clone of its table's.
-		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
+		"ALTER TABLE meas1 DISABLE TRIGGER \" certa_capture\"",
 		"DROP TRIGGER certa_no_truncate ON meas1",
 		"ALTER TABLE meas ENABLE ALWAYS TRIGGER stamp",
 		"ALTER TABLE meas1 ENABLE REPLICA TRIGGER stamp",
@@ -245,7 +250,7 @@ func TestBoundaryRefusals(t *testing.T) {
 					t.Errorf("after %s (%s): a refused statement left a relation", form, way.name)
 				}
 				if rows := inspect(t, f.e, `SELECT count(*) FROM pg_trigger WHERE tgfoid IN ('certa.capture_row'::regproc, 'certa.refuse_truncate'::regproc)
-					AND tgname NOT IN ('certa_capture', 'certa_no_truncate')`); rows[0][0] != int64(0) {
+					AND tgname NOT IN (' certa_capture', 'certa_no_truncate')`); rows[0][0] != int64(0) {
 					t.Errorf("after %s (%s): a refused statement left a trigger calling certa's functions", form, way.name)
 				}
 				n++
@@ -256,12 +261,12 @@ func TestBoundaryRefusals(t *testing.T) {
 	}
 	f.t = t
 	// The refusals say why, and what to do instead.
-	_, err := e.CheckDDL(context.Background(), "DROP TRIGGER certa_capture ON acct")
+	_, err := e.CheckDDL(context.Background(), `DROP TRIGGER " certa_capture" ON acct`)
 	if se, ok := err.(*sqlerr.Error); !ok || !strings.Contains(se.Message, "replicate") || !strings.Contains(se.Hint, "replicate the table's changes") {
 		t.Errorf("DROP TRIGGER certa_capture: %#v, want it said that the trigger replicates the table", err)
 	}
-	_, err = e.CheckDDL(context.Background(), "ALTER TABLE acct DISABLE TRIGGER certa_capture")
-	if se, ok := err.(*sqlerr.Error); !ok || se.Code != sqlerr.InsufficientPrivilege || !strings.Contains(se.Message, `"certa_capture" is a system trigger`) {
+	_, err = e.CheckDDL(context.Background(), `ALTER TABLE acct DISABLE TRIGGER " certa_capture"`)
+	if se, ok := err.(*sqlerr.Error); !ok || se.Code != sqlerr.InsufficientPrivilege || !strings.Contains(se.Message, `" certa_capture" is a system trigger`) {
 		t.Errorf("DISABLE TRIGGER certa_capture: %#v, want PostgreSQL's refusal of a system trigger", err)
 	}
 	// TRUNCATE's guard still holds, a partition's too.
@@ -303,10 +308,10 @@ func TestBoundaryPartitions(t *testing.T) {
 	for table, want := range map[string]string{
 		"meas":  "p certa_no_truncate:O",
 		"sub":   "p certa_no_truncate:O",
-		"meas1": "p certa_capture:O certa_no_truncate:O",
-		"meas2": "p certa_capture:O certa_no_truncate:O",
-		"loose": "p certa_capture:O certa_no_truncate:O",
-		"sub1":  "p certa_capture:O certa_no_truncate:O",
+		"meas1": "p  certa_capture:O certa_no_truncate:O",
+		"meas2": "p  certa_capture:O certa_no_truncate:O",
+		"loose": "p  certa_capture:O certa_no_truncate:O",
+		"sub1":  "p  certa_capture:O certa_no_truncate:O",
 	} {
 		if got := f.triggers(table); got != want {
 			t.Errorf("%s: %s, want %s", table, got, want)
@@ -353,7 +358,7 @@ func TestBoundaryOrdinaryDDL(t *testing.T) {
 		"ALTER TABLE acct DISABLE RULE skip",
 		"ALTER TABLE acct ENABLE RULE skip",
 		"ALTER TABLE acct SET LOGGED",
-		"COMMENT ON TRIGGER certa_capture ON acct IS 'certa''s'",
+		"COMMENT ON TRIGGER \" certa_capture\" ON acct IS 'certa''s'",
 		"CREATE SCHEMA s CREATE TABLE t (id int PRIMARY KEY)",
 		"CREATE TABLE copy AS SELECT * FROM acct",
 		"ALTER TABLE acct RENAME TO account",
@@ -363,10 +368,10 @@ func TestBoundaryOrdinaryDDL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for table, want := range map[string]string{
-		"acct":    "p certa_capture:O certa_no_truncate:O stamp:O rule skip:O",
-		"s.t":     "p certa_capture:O certa_no_truncate:O",
-		"copy":    "p certa_capture:O certa_no_truncate:O",
-		"blocked": "p certa_capture:O certa_no_truncate:O",
+		"acct":    "p  certa_capture:O certa_no_truncate:O stamp:O rule skip:O",
+		"s.t":     "p  certa_capture:O certa_no_truncate:O",
+		"copy":    "p  certa_capture:O certa_no_truncate:O",
+		"blocked": "p  certa_capture:O certa_no_truncate:O",
 	} {
 		if got := f.triggers(table); got != want {
 			t.Errorf("%s: %s, want %s", table, got, want)
@@ -375,7 +380,7 @@ func TestBoundaryOrdinaryDDL(t *testing.T) {
 	f.wantCaptured("INSERT INTO acct (id) VALUES (1)", key("acct", 1))
 	f.wantCaptured("INSERT INTO s.t VALUES (1)", key("s.t", 1))
 	f.mustDDL("DROP RULE skip ON acct", "DROP TRIGGER stamp ON acct", "DROP TABLE copy", "DROP SCHEMA s CASCADE")
-	if got, want := f.triggers("acct"), "p certa_capture:O certa_no_truncate:O"; got != want {
+	if got, want := f.triggers("acct"), "p  certa_capture:O certa_no_truncate:O"; got != want {
 		t.Errorf("acct: %s, want %s", got, want)
 	}
 	// Temporary tables stay the session's.
@@ -436,9 +441,9 @@ func TestBoundaryEarlierLayout(t *testing.T) {
 	f = newBoundaryFixture(t, e)
 	for table, want := range map[string]string{
 		"old":  "p certa_no_truncate:O",
-		"old1": "p certa_capture:O certa_no_truncate:O",
-		"old2": "p certa_capture:O certa_no_truncate:O",
-		"off":  "p certa_capture:O certa_no_truncate:O",
+		"old1": "p  certa_capture:O certa_no_truncate:O",
+		"old2": "p  certa_capture:O certa_no_truncate:O",
+		"off":  "p  certa_capture:O certa_no_truncate:O",
 	} {
 		if got := f.triggers(table); got != want {
 			t.Errorf("%s after the engine opened it: %s, want %s", table, got, want)
@@ -457,8 +462,8 @@ func TestBoundaryEarlierLayout(t *testing.T) {
 	f.mustDDL("CREATE TABLE op2 PARTITION OF op FOR VALUES FROM (10) TO (20)")
 	for table, want := range map[string]string{
 		"op":  "p certa_no_truncate:O",
-		"op1": "p certa_capture:O certa_no_truncate:O",
-		"op2": "p certa_capture:O certa_no_truncate:O",
+		"op1": "p  certa_capture:O certa_no_truncate:O",
+		"op2": "p  certa_capture:O certa_no_truncate:O",
 	} {
 		if got := f.triggers(table); got != want {
 			t.Errorf("%s after a partition was added: %s, want %s", table, got, want)
@@ -540,7 +545,7 @@ func TestBoundaryHoldsWhateverRoleCodeSets(t *testing.T) {
 	f.mustDDL(
 		"CREATE TABLE acct (id int PRIMARY KEY, v text)",
 		"CREATE TABLE holder (id int PRIMARY KEY)",
-		"CREATE FUNCTION sneak_v() RETURNS int LANGUAGE plpgsql AS $$ BEGIN SET LOCAL ROLE NONE; ALTER TABLE acct DISABLE TRIGGER certa_capture; RETURN 1; END $$",
+		"CREATE FUNCTION sneak_v() RETURNS int LANGUAGE plpgsql AS $$ BEGIN SET LOCAL ROLE NONE; ALTER TABLE acct DISABLE TRIGGER \" certa_capture\"; RETURN 1; END $$",
 		"CREATE FUNCTION sneak() RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN sneak_v(); END $$",
 	)
 	if err := f.statement("INSERT INTO holder VALUES (1)"); err != nil {

@@ -59,11 +59,13 @@ const captureSQL = `SELECT rel, op, old, new FROM certa.captured() ORDER BY seq`
 // changes, with the tables' metadata from ts (read through conn).
 func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][][]byte) (c captured, err error) {
 	var oldBuf, newBuf rowCols // reused from row to row
+	var trace []rowTrace       // of c.rows, for orderRows
 	for _, row := range rows {
 		if row[1][0] == opSchema {
 			if err := c.addSchema(row[2], row[3]); err != nil {
 				return c, err
 			}
+			trace = append(trace, rowTrace{})
 			continue
 		}
 		rel, err := strconv.ParseUint(string(row[0]), 10, 32)
@@ -97,6 +99,7 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			return c, fmt.Errorf("capture: %w", err)
 		}
 		ch := rowChange{op: row[1][0], schema: m.schema, table: m.name}
+		tr := rowTrace{keyed: !m.wholeRow(), hasOld: row[2] != nil, hasNew: row[3] != nil, oldImage: row[2]}
 		var oldCols, newCols rowCols
 		if row[2] != nil {
 			if oldCols, err = parseRow(m, refs, row[2], oldBuf); err != nil {
@@ -106,7 +109,7 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			if err != nil {
 				return c, err
 			}
-			ch.oldKey = oldKey
+			ch.oldKey, tr.oldKey = oldKey, key
 			c.keys = append(c.keys, key)
 		}
 		if row[3] != nil {
@@ -117,7 +120,7 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			if err != nil {
 				return c, err
 			}
-			ch.newRow = bytes.Clone(row[3])
+			ch.newRow, tr.newKey = bytes.Clone(row[3]), key
 			if ch.op == opInsert || len(c.keys) == 0 || key != c.keys[len(c.keys)-1] {
 				c.keys = append(c.keys, key) // an update of the key writes both
 			}
@@ -135,9 +138,11 @@ func captureRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows [][]
 			}
 		}
 		c.rows = append(c.rows, ch)
+		trace = append(trace, tr)
 		c.tables = append(c.tables, m.keyTable())
 		oldBuf, newBuf = oldCols[:0], newCols[:0]
 	}
+	c.rows = orderRows(c.rows, trace)
 	return c, nil
 }
 

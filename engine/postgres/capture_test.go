@@ -175,12 +175,12 @@ func TestCaptureAndApply(t *testing.T) {
 	// The client role cannot make its changes escape capture, nor change
 	// the schema on this node alone (codeNotLocal: clients get 0A000).
 	for stmt, code := range map[string]string{
-		"DELETE FROM certa.capture":                      "42501",
-		"SET session_replication_role = replica":         "42501",
-		"ALTER TABLE acct DISABLE TRIGGER certa_capture": codeNotLocal,
-		"TRUNCATE entry":                                 codeNotLocal,
-		"CREATE TABLE x (id int PRIMARY KEY)":            codeNotLocal,
-		"DO $$ BEGIN EXECUTE 'DROP TABLE entry'; END $$": codeNotLocal,
+		"DELETE FROM certa.capture":                         "42501",
+		"SET session_replication_role = replica":            "42501",
+		`ALTER TABLE acct DISABLE TRIGGER " certa_capture"`: codeNotLocal,
+		"TRUNCATE entry":                                    codeNotLocal,
+		"CREATE TABLE x (id int PRIMARY KEY)":               codeNotLocal,
+		"DO $$ BEGIN EXECUTE 'DROP TABLE entry'; END $$":    codeNotLocal,
 		// Nor forge the engine's permit for a schema statement.
 		"SET certa.ddl_permit = 'x'; DROP TABLE entry":        codeNotLocal,
 		"SELECT certa.permit_ddl('guess', 'DROP TABLE acct')": "42501",

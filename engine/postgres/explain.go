@@ -15,11 +15,11 @@ import (
 // XML plan, without certa's capture trigger, and false for a text line
 // that is the trigger's.
 func withoutCapture(plan []byte) ([]byte, bool) {
-	if !bytes.Contains(plan, []byte("certa_capture")) {
+	if !bytes.Contains(plan, []byte(" certa_capture")) {
 		return plan, true
 	}
-	if line := bytes.TrimLeft(plan, " "); bytes.HasPrefix(line, []byte("Trigger certa_capture: ")) ||
-		bytes.HasPrefix(line, []byte("Trigger certa_capture on ")) { // "on t:" where the plan has several tables
+	if line := bytes.TrimLeft(plan, " "); bytes.HasPrefix(line, []byte("Trigger  certa_capture: ")) ||
+		bytes.HasPrefix(line, []byte("Trigger  certa_capture on ")) { // "on t:" where the plan has several tables
 		return nil, false
 	}
 	lines := strings.Split(string(plan), "\n")
@@ -27,14 +27,14 @@ func withoutCapture(plan []byte) ([]byte, bool) {
 		line := strings.TrimSpace(lines[i])
 		start, end := -1, -1
 		switch line {
-		case `"Trigger Name": "certa_capture",`: // JSON: { ... } or { ... },
+		case `"Trigger Name": " certa_capture",`: // JSON: { ... } or { ... },
 			start, end = i-1, closing(lines, i, "}", "},")
 			if end >= 0 && strings.TrimSpace(lines[end]) == "}" && strings.HasSuffix(lines[start-1], "},") {
 				lines[start-1] = strings.TrimSuffix(lines[start-1], ",") // it was the last of several
 			}
-		case "<Trigger-Name>certa_capture</Trigger-Name>": // XML: <Trigger> ... </Trigger>
+		case "<Trigger-Name> certa_capture</Trigger-Name>": // XML: <Trigger> ... </Trigger>
 			start, end = i-1, closing(lines, i, "</Trigger>")
-		case `- Trigger Name: "certa_capture"`: // YAML: its lines indented further
+		case `- Trigger Name: " certa_capture"`: // YAML: its lines indented further
 			start, end = i, i
 			for depth := indent(lines[i]); end+1 < len(lines) && indent(lines[end+1]) > depth; end++ {
 			}

@@ -5,13 +5,13 @@ import "testing"
 func TestWithoutCapture(t *testing.T) {
 	for _, c := range []struct{ plan, want string }{
 		{"   ->  Seq Scan on t (actual rows=1 loops=1)", "   ->  Seq Scan on t (actual rows=1 loops=1)"},
-		{" Trigger certa_capture: time=0.030 calls=1", ""},
-		{" Trigger certa_capture on ab_a1_b2: calls=1", ""}, // a plan of several tables (partitions)
+		{" Trigger  certa_capture: time=0.030 calls=1", ""},
+		{" Trigger  certa_capture on ab_a1_b2: calls=1", ""}, // a plan of several tables (partitions)
 		{" Trigger audit on certa_capture: calls=1", " Trigger audit on certa_capture: calls=1"},
 		{" Trigger audit: calls=1", " Trigger audit: calls=1"},
 		{`     "Triggers": [
        {
-         "Trigger Name": "certa_capture",
+         "Trigger Name": " certa_capture",
          "Relation": "t",
          "Calls": 1
        }
@@ -23,7 +23,7 @@ func TestWithoutCapture(t *testing.T) {
          "Calls": 1
        },
        {
-         "Trigger Name": "certa_capture",
+         "Trigger Name": " certa_capture",
          "Calls": 1
        }
      ]`, `     "Triggers": [
@@ -34,7 +34,7 @@ func TestWithoutCapture(t *testing.T) {
      ]`},
 		{`     "Triggers": [
        {
-         "Trigger Name": "certa_capture",
+         "Trigger Name": " certa_capture",
          "Calls": 1
        },
        {
@@ -48,7 +48,7 @@ func TestWithoutCapture(t *testing.T) {
        }
      ]`},
 		{`   Triggers: 
-     - Trigger Name: "certa_capture"
+     - Trigger Name: " certa_capture"
        Relation: "t"
        Calls: 1
      - Trigger Name: "zz"
@@ -57,7 +57,7 @@ func TestWithoutCapture(t *testing.T) {
        Calls: 1`},
 		{`     <Triggers>
        <Trigger>
-         <Trigger-Name>certa_capture</Trigger-Name>
+         <Trigger-Name> certa_capture</Trigger-Name>
          <Calls>1</Calls>
        </Trigger>
      </Triggers>`, `     <Triggers>

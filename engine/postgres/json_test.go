@@ -85,7 +85,7 @@ func TestCaptureFollowsColumns(t *testing.T) {
 	f := newBoundaryFixture(t, e)
 	captureOf := func(table string) string {
 		t.Helper()
-		rows := inspect(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = 'certa_capture'")
+		rows := inspect(t, e, "SELECT tgfoid::regproc::text FROM pg_trigger WHERE tgrelid = "+quoteLiteral(table)+"::regclass AND tgname = ' certa_capture'")
 		return rows[0][0].(string)
 	}
 	const plain, exact, invariant = "certa.capture_row", "certa.capture_row_exact", "certa.capture_row_invariant"

@@ -207,7 +207,7 @@ func TestRestoreRunsClientCodeAsClient(t *testing.T) {
 	// certa's event triggers: a client's schema change of its own is refused.
 	for _, ddl := range []string{
 		"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
-		"ALTER TABLE p DISABLE TRIGGER certa_capture",
+		`ALTER TABLE p DISABLE TRIGGER " certa_capture"`,
 		"CREATE TABLE nope (id int PRIMARY KEY)",
 	} {
 		tx, err := b.Begin(ctx)

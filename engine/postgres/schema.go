@@ -729,14 +729,14 @@ BEGIN
 	-- capture trigger; a partitioned table gets the TRUNCATE guard alone
 	-- (boundary.go).
 	FOR r IN SELECT DISTINCT c.oid::regclass AS rel, c.relkind,
-			EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_capture') AS captures,
+			EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = ' certa_capture') AS captures,
 			EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'certa_no_truncate') AS guarded
 		FROM pg_event_trigger_ddl_commands() d JOIN pg_class c ON c.oid = d.objid
 		JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE d.object_type = 'table' AND c.relkind IN ('r', 'p') AND c.relpersistence <> 't' AND n.nspname <> 'certa'
 	LOOP
 		IF r.relkind = 'r' AND NOT r.captures THEN
-			EXECUTE format('CREATE TRIGGER certa_capture AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', r.rel, certa.capture_fn(r.rel));
+			EXECUTE format('CREATE TRIGGER " certa_capture" AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s()', r.rel, certa.capture_fn(r.rel));
 		END IF;
 		IF NOT r.guarded THEN
 			EXECUTE format('CREATE TRIGGER certa_no_truncate BEFORE TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION certa.refuse_truncate()', r.rel);
@@ -744,7 +744,7 @@ BEGIN
 		-- A client's are made internal by certa.verify_capture, which runs
 		-- as the superuser; the superuser's own session, unchecked, here.
 		IF (SELECT u.rolsuper FROM pg_roles u WHERE u.rolname = current_user) THEN
-			PERFORM certa.hide_trigger(r.rel, 'certa_capture', true), certa.hide_trigger(r.rel, 'certa_no_truncate', true);
+			PERFORM certa.hide_trigger(r.rel, ' certa_capture', true), certa.hide_trigger(r.rel, 'certa_no_truncate', true);
 		END IF;
 	END LOOP;
 END

@@ -63,15 +63,15 @@ func TestBoundaryCluster(t *testing.T) {
 	write(0, "setup")
 
 	refused := []string{
-		"ALTER TABLE acct DISABLE TRIGGER certa_capture",
-		"DROP TRIGGER certa_capture ON acct",
-		"ALTER TABLE acct ENABLE REPLICA TRIGGER certa_capture",
+		`ALTER TABLE acct DISABLE TRIGGER " certa_capture"`,
+		`DROP TRIGGER " certa_capture" ON acct`,
+		`ALTER TABLE acct ENABLE REPLICA TRIGGER " certa_capture"`,
 		"ALTER TABLE acct DISABLE TRIGGER ALL",
 		"ALTER TABLE acct ENABLE ALWAYS TRIGGER stamp",
 		"ALTER TABLE acct ENABLE REPLICA TRIGGER stamp",
 		"ALTER TABLE acct ENABLE ALWAYS RULE skip",
 		"ALTER TABLE acct ENABLE REPLICA RULE skip",
-		"ALTER TABLE meas1 DISABLE TRIGGER certa_capture",
+		`ALTER TABLE meas1 DISABLE TRIGGER " certa_capture"`,
 	}
 	for k, stmt := range refused {
 		i := k % len(c.Nodes)
@@ -109,7 +109,7 @@ func TestBoundaryCluster(t *testing.T) {
 		t.Fatalf("psql output:\n%s", out)
 	}
 	write(1, "a rule enabled ALWAYS through psql")
-	out = psqlUnchecked(t, c, 2, "ALTER TABLE acct DISABLE TRIGGER certa_capture", "INSERT INTO acct VALUES (1001, 'after psql')")
+	out = psqlUnchecked(t, c, 2, `ALTER TABLE acct DISABLE TRIGGER " certa_capture"`, "INSERT INTO acct VALUES (1001, 'after psql')")
 	if !strings.Contains(out, "certa_capture") || !strings.Contains(out, "INSERT 0 1") {
 		t.Fatalf("psql output:\n%s", out)
 	}
