@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -160,9 +159,11 @@ func planRun(m *tableMeta, rows []rowChange) []rowStatement {
 // one table without a key (DESIGN.md, "Tables without a primary key"):
 // rows are their values alone, and identical rows cannot be told apart,
 // so the changes are a multiset's. An update is its old row out and its
-// new row in; a row put in and taken out again within rows cancels out.
-// What is left is one DELETE of the old rows (each value as many times as
-// it goes, found in one scan of the table) and one INSERT of the new: the
+// new row in; what the changes put in and take out of one value cancels
+// out, whatever their order (a client's trigger may change a row of the
+// statement before the row's own change is captured: roworder.go). What
+// is left is one DELETE of the old rows (each value as many times as it
+// goes, found in one scan of the table) and one INSERT of the new: the
 // table is read once per batch, not once per row.
 func planWholeRows(m *tableMeta, rows []rowChange) []rowStatement {
 	t := m.sqlName()
@@ -170,29 +171,31 @@ func planWholeRows(m *tableMeta, rows []rowChange) []rowStatement {
 	if hasRecord(rows[0]) {
 		src = recordSource(t)
 	}
-	added := map[string]int{} // rows put in and not (yet) taken out
-	var outs, ins []rowChange
+	net := map[string]int{} // rows of a value put in less those taken out
+	var values [][]byte     // each value once, in the order first met
+	count := func(image []byte, n int) {
+		if _, ok := net[string(image)]; !ok {
+			values = append(values, image)
+		}
+		net[string(image)] += n
+	}
 	for _, r := range rows {
 		if r.op != opInsert {
-			if k := string(r.oldKey); added[k] > 0 {
-				added[k]--
-			} else {
-				outs = append(outs, r)
-			}
+			count(r.oldKey, -1)
 		}
 		if r.op != opDelete {
-			added[string(r.newRow)]++
-			ins = append(ins, r)
+			count(r.newRow, 1)
 		}
 	}
-	var keep []rowChange
-	for i := len(ins) - 1; i >= 0; i-- { // the last ones put in stay
-		if k := string(ins[i].newRow); added[k] > 0 {
-			added[k]--
-			keep = append(keep, ins[i])
+	var outs, keep []rowChange
+	for _, image := range values {
+		for n := net[string(image)]; n < 0; n++ {
+			outs = append(outs, rowChange{oldKey: image})
+		}
+		for n := net[string(image)]; n > 0; n-- {
+			keep = append(keep, rowChange{newRow: image})
 		}
 	}
-	slices.Reverse(keep)
 	var plan []rowStatement
 	what := fmt.Sprintf("%c row of %s", rows[0].op, t)
 	if len(outs) > 0 {

@@ -45,6 +45,11 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		`CREATE FUNCTION drop_next() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN DELETE FROM chain WHERE id = NEW.next; RETURN NULL; END $$`,
 		`CREATE TRIGGER b_drop AFTER INSERT ON chain FOR EACH ROW WHEN (NEW.v < 0) EXECUTE FUNCTION drop_next()`,
+		// The same without a key: rows are a multiset's.
+		`CREATE TABLE bag (id int, next int, seen int DEFAULT 0, v int DEFAULT 0)`,
+		`CREATE FUNCTION pass_bag() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN UPDATE bag SET seen = seen + 1 WHERE id = NEW.next; RETURN NULL; END $$`,
+		`CREATE TRIGGER a_pass AFTER INSERT OR UPDATE OF v ON bag FOR EACH ROW EXECUTE FUNCTION pass_bag()`,
 	}
 	for _, ddl := range schema {
 		mustExec(t, originAdmin, asClient(ddl))
@@ -66,6 +71,8 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		{`UPDATE chain SET v = v + 1`},
 		{`INSERT INTO chain (id, next, v) VALUES (10, 11, -1), (11, NULL, 0)`},
 		{`INSERT INTO chain (id, next, v) VALUES (20, 21, -1), (21, NULL, 0)`, `INSERT INTO chain (id, next) VALUES (21, NULL)`},
+		{`INSERT INTO bag (id, next) VALUES (1, 2), (2, 3), (3, NULL), (3, NULL)`},
+		{`UPDATE bag SET v = v + 1`},
 	} {
 		mustExec(t, origin, "BEGIN ISOLATION LEVEL REPEATABLE READ")
 		for _, s := range stmts {
@@ -86,7 +93,7 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 			t.Fatalf("%q: %v", stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")
-		for _, table := range []string{"t", "src", "tree", "chain"} {
+		for _, table := range []string{"t", "src", "tree", "chain", "bag"} {
 			if o, r := rowsOf(t, origin, table), rowsOf(t, replica, table); !slices.Equal(o, r) {
 				t.Fatalf("after %q, %s differs:\norigin  %q\nreplica %q", stmts, table, o, r)
 			}
