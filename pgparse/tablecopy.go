@@ -291,11 +291,7 @@ func leadingWord(sql string) string {
 				i++
 			}
 		case strings.HasPrefix(sql[i:], "/*"):
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return ""
-			}
-			i += end + 4
+			i = BlockCommentEnd(sql, i)
 		default:
 			j := i
 			for j < len(sql) && (sql[j] >= 'a' && sql[j] <= 'z' || sql[j] >= 'A' && sql[j] <= 'Z') {

@@ -76,7 +76,7 @@ func splitStatements(sql string) []statement {
 				i++
 			}
 		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			i = skipBlockComment(sql, i)
+			i = pgparse.BlockCommentEnd(sql, i)
 		case c == '$':
 			i = skipDollarQuoted(sql, i)
 		case c == ';':
@@ -122,26 +122,6 @@ func skipQuoted(s string, i int, q byte) int {
 				continue
 			}
 			return i + 1
-		}
-	}
-	return len(s)
-}
-
-func skipBlockComment(s string, i int) int {
-	depth := 0
-	for i < len(s) {
-		switch {
-		case strings.HasPrefix(s[i:], "/*"):
-			depth++
-			i += 2
-		case strings.HasPrefix(s[i:], "*/"):
-			depth--
-			i += 2
-			if depth == 0 {
-				return i
-			}
-		default:
-			i++
 		}
 	}
 	return len(s)
@@ -282,7 +262,7 @@ func blank(sql string) bool {
 				i++
 			}
 		case strings.HasPrefix(sql[i:], "/*"):
-			i = skipBlockComment(sql, i)
+			i = pgparse.BlockCommentEnd(sql, i)
 		default:
 			return false
 		}
@@ -303,7 +283,7 @@ func leadingWords(sql string, n int) []string {
 				i++
 			}
 		case strings.HasPrefix(sql[i:], "/*"):
-			i = skipBlockComment(sql, i)
+			i = pgparse.BlockCommentEnd(sql, i)
 		case isIdent(c):
 			j := i
 			for j < len(sql) && (isIdent(sql[j]) || sql[j] == '.') {

@@ -269,11 +269,7 @@ func tokenize(sql string) []string {
 				i++
 			}
 		case ch == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return toks
-			}
-			i += end + 4
+			i = pgparse.BlockCommentEnd(sql, i)
 		case ch == '\'' || ch == '"':
 			j := i + 1
 			for j < len(sql) {

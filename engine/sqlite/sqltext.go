@@ -1,6 +1,10 @@
 package sqlite
 
-import "strings"
+import (
+	"strings"
+
+	"certa/pgparse"
+)
 
 // The little lexing certa needs on SQL text: SQLite parses statements
 // itself; we only find blank text, the first keyword (for command tags) and
@@ -18,11 +22,7 @@ func skipBlank(s string) string {
 			}
 			s = s[i+1:]
 		case strings.HasPrefix(s, "/*"):
-			i := strings.Index(s[2:], "*/")
-			if i < 0 {
-				return "" // SQLite treats an unterminated comment as blank too
-			}
-			s = s[2+i+2:]
+			s = s[pgparse.BlockCommentEnd(s, 0):] // "" if it is not closed
 		default:
 			return s
 		}

@@ -101,3 +101,26 @@ func TestFailingRowsAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
 	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, failingRowScript)
 }
+
+// commentsScript has block comments inside block comments, with
+// statements and semicolons in them, as PostgreSQL's own regression
+// test comments.sql does: psql sends the whole as one statement.
+const commentsScript = `/* A block comment around a statement with its own:
+SELECT /* embedded */ 'embedded' AS x2;
+*/
+SELECT -- and after it...
+/* Nested.
+/* Second level, with a quote ' and a statement;
+SELECT 'deeper' AS n2;
+*/
+*/
+'nested example' AS sixth;
+SELECT /* a /* b */ c */ 1 AS one;
+/* and an empty statement */;
+`
+
+// Block comments nest, as in PostgreSQL.
+func TestNestedCommentsAsPostgreSQL(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, commentsScript)
+}
