@@ -24,7 +24,7 @@ import (
 // columns cols of table by sql, an INSERT of VALUES: "Key (a)=(1)
 // already exists.", for the first row whose key is already in the
 // table or in a row before it, as PostgreSQL inserts them in order. It
-// is "" where the key is not all constants of integer or text columns
+// is "" where the key is not all constants of integer, text or uuid columns
 // (a default, an expression: the value is not known here), or no row is
 // found.
 func (c *conn) uniqueDetail(sql, table string, cols []string) string {
@@ -44,7 +44,7 @@ func (c *conn) uniqueDetail(sql, table string, cols []string) string {
 	for i, col := range cols {
 		at[i] = slices.IndexFunc(listed, func(l string) bool { return strings.EqualFold(l, col) })
 		switch ti.types[strings.ToLower(col)] {
-		case result.Int2, result.Int4, result.Int8, result.Text:
+		case result.Int2, result.Int4, result.Int8, result.Text, result.UUID:
 		default:
 			return "" // written otherwise than it is kept, or not kept as text
 		}
@@ -65,12 +65,19 @@ func (c *conn) uniqueDetail(sql, table string, cols []string) string {
 			}
 			texts[i] = row[at[i]].Text
 			key[i] = texts[i]
-			if ti.types[strings.ToLower(col)].IsInteger() {
+			switch typ := ti.types[strings.ToLower(col)]; {
+			case typ.IsInteger():
 				v, err := castInt(sqlite.TextValue(texts[i]), 64)
 				if err != nil {
 					return ""
 				}
 				key[i], texts[i] = v.Int64(), strconv.FormatInt(v.Int64(), 10)
+			case typ == result.UUID:
+				u, ok := parseUUID(texts[i])
+				if !ok {
+					return ""
+				}
+				key[i], texts[i] = u, u
 			}
 		}
 		k := strings.Join(texts, "\x00")
