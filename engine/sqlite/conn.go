@@ -351,6 +351,9 @@ func (c *conn) prepare(sql string, mode authMode) (stmt *sqlite.Stmt, rec record
 		c.rec = record{}
 		stmt, n, err = c.c.PrepareTransient(sql)
 	}
+	if err != nil && printed != nil {
+		err = missingColumn(text, err)
+	}
 	if err != nil {
 		err = notEmbedded(text, printed != nil, err)
 	}

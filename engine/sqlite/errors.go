@@ -148,6 +148,44 @@ func mapErr(err error) error {
 	return sqlerr.Wrap(err, sqlerr.Internal, "%s", msg)
 }
 
+// missingColumn turns SQLite's "no such column" of text, a statement
+// printed for SQLite, into PostgreSQL's error, at the reference: a
+// qualifier that names no table of the statement, or a table by its name
+// where the statement gave it an alias, is 42P01, as PostgreSQL's parser
+// says. Any other error, or a reference the printing made, stays.
+func missingColumn(text string, err error) error {
+	msg := sqliteMessage(err)
+	if !strings.HasPrefix(msg, "no such column: ") {
+		return err
+	}
+	name := missingName(msg)
+	qualifier, column, qualified := strings.Cut(name, ".")
+	if !qualified {
+		qualifier, column = "", name
+	}
+	if strings.Contains(column, ".") || strings.HasPrefix(qualifier, "certa_") {
+		return err
+	}
+	m, ok := pgparse.FindMissingColumn(text, qualifier, column)
+	if !ok {
+		return err
+	}
+	var e *sqlerr.Error
+	switch {
+	case m.Problem == "missing FROM":
+		e = sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", qualifier)
+	case m.Problem == "aliased":
+		e = sqlerr.New(sqlerr.UndefinedTable, "invalid reference to FROM-clause entry for table %q", qualifier)
+		e.Hint = fmt.Sprintf("Perhaps you meant to reference the table alias %q.", m.Alias)
+	case qualified:
+		e = sqlerr.New(sqlerr.UndefinedColumn, "column %s.%s does not exist", qualifier, column)
+	default:
+		e = sqlerr.New(sqlerr.UndefinedColumn, "column %q does not exist", column)
+	}
+	e.Position = int32(m.Position)
+	return e
+}
+
 // notEmbedded turns SQLite's syntax error for text into what it is. If
 // PostgreSQL's parser refuses text too, its error is the client's (with
 // PostgreSQL's message and position). Else text is PostgreSQL that SQLite

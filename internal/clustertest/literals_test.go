@@ -128,3 +128,26 @@ func TestNestedCommentsAsPostgreSQL(t *testing.T) {
 	c := testcluster.Start(t, 1, testArgs...)
 	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, commentsScript)
 }
+
+// missingColumnsScript names columns and tables that are not there:
+// unqualified, qualified by a table of the statement, by none, and by a
+// table's name where the statement gave it an alias.
+const missingColumnsScript = `CREATE TABLE mc_t (id int PRIMARY KEY, a int);
+DELETE FROM mc_t dt WHERE mc_t.a > 25;
+SELECT nope FROM mc_t;
+SELECT dt.nope FROM mc_t dt;
+SELECT x.a FROM mc_t;
+SELECT a FROM mc_t WHERE zz = 1;
+UPDATE mc_t SET a = 1 WHERE b = 2;
+SELECT s.q FROM (SELECT 1 AS p) s;
+WITH w AS (SELECT 1 AS k) SELECT w.j FROM w;
+SELECT * FROM mc_t t1 JOIN mc_t t2 ON t1.a = t3.a;
+SELECT (SELECT dt.zz FROM mc_t d2) FROM mc_t dt;
+`
+
+// A column or table a statement names that is not there fails as in
+// PostgreSQL: the same SQLSTATE and message, at the reference.
+func TestMissingColumnsAsPostgreSQL(t *testing.T) {
+	c := testcluster.Start(t, 1, testArgs...)
+	sameAsPostgreSQL(t, c.Nodes[0].PGAddr, missingColumnsScript)
+}
