@@ -1,6 +1,8 @@
 package pgparse
 
 import (
+	"unicode/utf8"
+
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -13,6 +15,9 @@ type GroupCheck struct {
 	Name    string     // as PostgreSQL's error names it: table.column
 	Column  KindPart   // the column (Tables, Column)
 	Grouped []KindPart // the columns of the GROUP BY
+	// Position is where the reference stands in the statement, counting
+	// characters from 1 (0: not known).
+	Position int
 }
 
 // checkGrouping notes the columns of s, a SELECT that groups or
@@ -92,8 +97,25 @@ func (p *printer) checkGrouping(s *pg_query.SelectStmt) {
 		} else if len(p.scopes) > 0 && len(p.scopes[len(p.scopes)-1].tables) == 1 {
 			name = tables + "." + column
 		}
-		p.ungrouped = append(p.ungrouped, GroupCheck{Name: name, Column: KindPart{Tables: tables, Column: column}, Grouped: grouped})
+		pos := 0
+		if loc := int(cr.Location); loc >= 0 && loc <= len(p.src) {
+			pos = utf8.RuneCountInString(p.src[:loc]) + 1
+		}
+		p.ungrouped = append(p.ungrouped, GroupCheck{Name: name, Column: KindPart{Tables: tables, Column: column}, Grouped: grouped, Position: pos})
 	}
+}
+
+// readsNoColumn reports whether nodes name no column, at any level.
+func readsNoColumn(nodes []*pg_query.Node) bool {
+	found := false
+	for _, n := range nodes {
+		walkMessages(n.ProtoReflect(), func(m protoreflect.Message) {
+			if _, ok := m.Interface().(*pg_query.ColumnRef); ok {
+				found = true
+			}
+		})
+	}
+	return !found
 }
 
 // anyAggregate reports whether an aggregate is called among targets,

@@ -67,7 +67,7 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 		if p.cat != nil {
 			p.catalogTargets(s.TargetList, p.nested == 0)
 		} else {
-			p.targets(s.TargetList)
+			p.targets(s.TargetList, len(s.GroupClause) == 0 && s.HavingClause != nil && !anyAggregate(s.TargetList))
 		}
 		if len(s.FromClause) > 0 {
 			p.w(" FROM ")
@@ -81,7 +81,14 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 			}
 			p.w("json_each(", srf, ") AS \"certa_srf\"")
 		}
-		p.where(s.WhereClause)
+		if len(s.GroupClause) == 0 && s.HavingClause != nil && !anyAggregate(s.TargetList) && !anyAggregate([]*pg_query.Node{s.HavingClause}) &&
+			readsNoColumn(append([]*pg_query.Node{s.HavingClause}, s.TargetList...)) {
+			// No aggregate needs a row: PostgreSQL reads none (nor runs
+			// WHERE), and the one group is there or not by HAVING alone.
+			p.w(" WHERE 0")
+		} else {
+			p.where(s.WhereClause)
+		}
 		if len(s.GroupClause) > 0 {
 			if s.GroupDistinct {
 				p.refuse("GROUP BY DISTINCT")
@@ -358,15 +365,40 @@ func (p *printer) limit(s *pg_query.SelectStmt) {
 
 // targets writes a SELECT's or RETURNING's target list. Every target that
 // is not a plain column is named as PostgreSQL names it (colname.go).
-func (p *printer) targets(list []*pg_query.Node) {
+//
+// aggregate makes the query one SQLite aggregates, as PostgreSQL does a
+// query with HAVING and no GROUP BY (one group, also of no rows): SQLite
+// refuses HAVING where no target aggregates, so the first target is
+// printed as coalesce(target, min(NULL)), the same value.
+func (p *printer) targets(list []*pg_query.Node, aggregate bool) {
 	if len(list) == 0 {
+		if aggregate {
+			p.w("min(NULL)")
+			return
+		}
 		p.w("NULL") // SELECT FROM t: a column SQLite needs (SQLite.NoColumns)
 		return
 	}
+	first := true
 	p.list(list, func(n *pg_query.Node) {
 		rt := n.GetResTarget()
 		if rt == nil {
 			p.refuse("this target")
+			return
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			aggregate = false // PostgreSQL's grouping check refuses it (engine/sqlite/grouping.go)
+		}
+		if aggregate && first {
+			first = false
+			p.w("coalesce(")
+			p.expr(rt.Val)
+			p.w(", min(NULL)) AS ")
+			if rt.Name != "" {
+				p.ident(rt.Name)
+			} else {
+				p.ident(figureColname(rt.Val))
+			}
 			return
 		}
 		p.expr(rt.Val)
@@ -674,7 +706,7 @@ func (p *printer) onConflict(table string, oc *pg_query.OnConflictClause) {
 func (p *printer) returning(list []*pg_query.Node) {
 	if len(list) > 0 {
 		p.w(" RETURNING ")
-		p.targets(list)
+		p.targets(list, false)
 	}
 }
 

@@ -35,7 +35,9 @@ func (c *conn) checkGrouping(checks []pgparse.GroupCheck) error {
 		if table.hasPK && len(table.pk) > 0 && !slices.ContainsFunc(table.pk, func(k string) bool { return !slices.Contains(cols, strings.ToLower(k)) }) {
 			continue
 		}
-		return sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", g.Name)
+		e := sqlerr.New(sqlerr.GroupingError, "column %q must appear in the GROUP BY clause or be used in an aggregate function", g.Name)
+		e.Position = int32(g.Position)
+		return e
 	}
 	return nil
 }
