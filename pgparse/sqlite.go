@@ -3,6 +3,7 @@ package pgparse
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 
@@ -259,6 +260,9 @@ type printer struct {
 	recordHoles bool
 	holes       []hole
 	fixed       bool
+	// sortPositions are ORDER BY items written as the position of the
+	// output column they name (outputPositions).
+	sortPositions map[*pg_query.SortBy]int
 
 	// cat is set for a query over the system catalogs (catalog.go):
 	// scope and ctes are what names mean where the printer is, nested
@@ -290,6 +294,15 @@ func (p *printer) fail(err error) {
 	if p.err == nil {
 		p.err = err
 	}
+}
+
+// position is the place of a parse node's location loc (a byte offset in
+// the statement) as errors give it: characters from 1, 0 for none.
+func (p *printer) position(loc int32) int32 {
+	if loc < 0 || int(loc) > len(p.src) {
+		return 0
+	}
+	return int32(utf8.RuneCountInString(p.src[:loc]) + 1)
 }
 
 // ident writes a quoted identifier: quoted, it keeps the case PostgreSQL's

@@ -1,8 +1,6 @@
 package pgparse
 
 import (
-	"unicode/utf8"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -97,11 +95,7 @@ func (p *printer) checkGrouping(s *pg_query.SelectStmt) {
 		} else if len(p.scopes) > 0 && len(p.scopes[len(p.scopes)-1].tables) == 1 {
 			name = tables + "." + column
 		}
-		pos := 0
-		if loc := int(cr.Location); loc >= 0 && loc <= len(p.src) {
-			pos = utf8.RuneCountInString(p.src[:loc]) + 1
-		}
-		p.ungrouped = append(p.ungrouped, GroupCheck{Name: name, Column: KindPart{Tables: tables, Column: column}, Grouped: grouped, Position: pos})
+		p.ungrouped = append(p.ungrouped, GroupCheck{Name: name, Column: KindPart{Tables: tables, Column: column}, Grouped: grouped, Position: int(p.position(cr.Location))})
 	}
 }
 

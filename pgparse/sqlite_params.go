@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -124,9 +123,7 @@ func (p *printer) numberText(c *pg_query.A_Const, kind string) {
 	t := strings.TrimSpace(s)
 	if !numberOfKind(t, kind) || !decimalConstant.MatchString(t) {
 		e := sqlerr.New(sqlerr.InvalidTextRepresentation, "invalid input syntax for type %s: %q", numberTypeNames[kind], s)
-		if loc := int(c.Location); loc >= 0 && loc <= len(p.src) {
-			e.Position = int32(utf8.RuneCountInString(p.src[:loc]) + 1)
-		}
+		e.Position = p.position(c.Location)
 		p.fail(e)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"slices"
+	"strconv"
 
 	"certa/sqlerr"
 )
@@ -89,6 +90,7 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 		} else {
 			p.where(s.WhereClause)
 		}
+		p.checkPositions("GROUP BY", s.GroupClause, s.TargetList)
 		if len(s.GroupClause) > 0 {
 			if s.GroupDistinct {
 				p.refuse("GROUP BY DISTINCT")
@@ -113,8 +115,61 @@ func (p *printer) selectStmt(s *pg_query.SelectStmt, top bool) {
 	if !top && (len(s.SortClause) > 0 || s.LimitCount != nil || s.LimitOffset != nil) {
 		p.refuse("ORDER BY or LIMIT inside a set operation's operand")
 	}
+	if (s.Op == pg_query.SetOperation_SETOP_NONE || s.Op == pg_query.SetOperation_SET_OPERATION_UNDEFINED) && len(s.ValuesLists) == 0 {
+		var sorted []*pg_query.Node
+		for _, sb := range s.SortClause {
+			sorted = append(sorted, sb.GetSortBy().Node)
+		}
+		p.checkPositions("ORDER BY", sorted, s.TargetList)
+		if p.cat == nil {
+			p.outputPositions(s.SortClause, s.TargetList)
+		}
+	}
 	p.orderBy(s.SortClause)
 	p.limit(s)
+}
+
+// outputPositions notes in p.sortPositions each item of sort that is a
+// bare name of exactly one output column of targets, with that column's
+// position, which sortBy writes instead. PostgreSQL reads such a name as
+// the output column first, also where it is no alias (SELECT x.b ...
+// ORDER BY b); SQLite only an alias, and finds b ambiguous where two
+// tables have one.
+func (p *printer) outputPositions(sort, targets []*pg_query.Node) {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		rt := t.GetResTarget()
+		if rt == nil {
+			return
+		}
+		names[i] = rt.Name
+		if cr := rt.Val.GetColumnRef(); cr != nil && rt.Name == "" {
+			last := cr.Fields[len(cr.Fields)-1]
+			if last.GetAStar() != nil {
+				return // the names a * stands for are not known here
+			}
+			names[i] = last.GetString_().GetSval()
+		}
+	}
+	for _, n := range sort {
+		sb := n.GetSortBy()
+		cr := sb.GetNode().GetColumnRef()
+		if cr == nil || len(cr.Fields) != 1 || cr.Fields[0].GetString_() == nil {
+			continue
+		}
+		at, count := 0, 0
+		for j, name := range names {
+			if name == cr.Fields[0].GetString_().Sval {
+				at, count = j+1, count+1
+			}
+		}
+		if count == 1 { // else an input column, or PostgreSQL's error is SQLite's
+			if p.sortPositions == nil {
+				p.sortPositions = map[*pg_query.SortBy]int{}
+			}
+			p.sortPositions[sb] = at
+		}
+	}
 }
 
 // setOperationConstants notes the string constants of a set operation's
@@ -297,6 +352,31 @@ func (p *printer) where(n *pg_query.Node) {
 	}
 }
 
+// checkPositions fails as PostgreSQL does where a GROUP BY or ORDER BY
+// (clause) item is a number that is no position of targets: SQLite says
+// which term, PostgreSQL which number, and where. Targets with a * are
+// not counted here.
+func (p *printer) checkPositions(clause string, items, targets []*pg_query.Node) {
+	for _, t := range targets {
+		if cr := t.GetResTarget().GetVal().GetColumnRef(); cr != nil && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			return
+		}
+	}
+	for _, n := range items {
+		c := n.GetAConst()
+		if c == nil || c.GetIval() == nil {
+			continue
+		}
+		p.fixed = true // a position: a template would take another number as one
+		if i := c.GetIval().Ival; i < 1 || int(i) > len(targets) {
+			e := sqlerr.New(sqlerr.InvalidColumnReference, "%s position %d is not in select list", clause, i)
+			e.Position = p.position(c.Location)
+			p.fail(e)
+			return
+		}
+	}
+}
+
 func (p *printer) groupItem(n *pg_query.Node) {
 	if n.GetGroupingSet() != nil {
 		p.refuse("GROUPING SETS, ROLLUP and CUBE")
@@ -315,7 +395,11 @@ func (p *printer) orderBy(sort []*pg_query.Node) {
 
 func (p *printer) sortBy(n *pg_query.Node) {
 	sb := n.GetSortBy()
-	p.expr(sb.Node)
+	if at, ok := p.sortPositions[sb]; ok {
+		p.w(strconv.Itoa(at))
+	} else {
+		p.expr(sb.Node)
+	}
 	desc := false
 	switch sb.SortbyDir {
 	case pg_query.SortByDir_SORTBY_DESC:

@@ -27,6 +27,7 @@ const (
 	UndefinedColumn              = "42703"
 	InvalidColumnReference       = "42P10"
 	DuplicateColumn              = "42701"
+	AmbiguousColumn              = "42702"
 	UndefinedObject              = "42704"
 	UndefinedParameter           = "42P02"
 	UndefinedFunction            = "42883"

@@ -105,6 +105,10 @@ func mapErr(err error) error {
 			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "ALTER TABLE ADD COLUMN with a default that is not a constant (now(), a function, an expression) is not supported by the embedded engine (SQLite): add the column, UPDATE its rows, then ALTER COLUMN ... SET DEFAULT")
 		case strings.HasPrefix(msg, "no such table: "):
 			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "relation %q does not exist", missingName(msg))
+		case strings.Contains(msg, " BY term out of range"):
+			return sqlerr.Wrap(err, sqlerr.InvalidColumnReference, "%s", msg) // a position past a *'s columns (pgparse checks the others)
+		case strings.HasPrefix(msg, "ambiguous column name: "):
+			return sqlerr.Wrap(err, sqlerr.AmbiguousColumn, "column reference %q is ambiguous", strings.TrimPrefix(msg, "ambiguous column name: "))
 		case strings.HasPrefix(msg, "no such column: "):
 			return sqlerr.Wrap(err, sqlerr.UndefinedColumn, "column %q does not exist", missingName(msg))
 		case strings.HasPrefix(msg, "no such index"), strings.HasPrefix(msg, "no such view"):

@@ -8,8 +8,9 @@ import (
 
 // havingScript has queries with HAVING and no GROUP BY, which PostgreSQL
 // runs as one group (also of no rows), and columns read outside the
-// aggregates of a grouped query (PostgreSQL's regression test
-// select_having, and more).
+// aggregates of a grouped query, and positions that are not in the select
+// list (PostgreSQL's regression tests select_having and select_implicit,
+// and more).
 const havingScript = `CREATE TABLE hv (a int, b int, c text);
 INSERT INTO hv VALUES (0, 1, 'XXXX'), (1, 2, 'AAAA'), (2, 2, 'AAAA');
 SELECT min(a), max(a) FROM hv HAVING min(a) = max(a);
@@ -25,6 +26,13 @@ SELECT FROM hv HAVING true;
 SELECT NULL::int AS n FROM hv HAVING true;
 SELECT b, c FROM hv GROUP BY b;
 SELECT b, count(*) FROM hv GROUP BY b HAVING c = 'AAAA' ORDER BY b;
+SELECT count(*) FROM hv GROUP BY a ORDER BY b;
+SELECT c, count(*) FROM hv GROUP BY 3;
+SELECT c, count(*) FROM hv GROUP BY 0;
+SELECT c, count(*) FROM hv GROUP BY 1 ORDER BY 3;
+SELECT c FROM hv ORDER BY 2;
+SELECT x.b, count(*) FROM hv x, hv y WHERE x.a = y.a GROUP BY x.b ORDER BY b;
+SELECT 1 UNION SELECT 2 ORDER BY 1;
 `
 
 // HAVING without GROUP BY makes one group, as in PostgreSQL; a column
