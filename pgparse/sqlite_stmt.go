@@ -352,6 +352,18 @@ func (p *printer) where(n *pg_query.Node) {
 	}
 }
 
+// usingOperator is the operator of ORDER BY ... USING op, without a
+// pg_catalog qualifier ("" if it has another).
+func usingOperator(op []*pg_query.Node) string {
+	switch {
+	case len(op) == 1:
+		return op[0].GetString_().GetSval()
+	case len(op) == 2 && op[0].GetString_().GetSval() == "pg_catalog":
+		return op[1].GetString_().GetSval()
+	}
+	return ""
+}
+
 // checkPositions fails as PostgreSQL does where a GROUP BY or ORDER BY
 // (clause) item is a number that is no position of targets: SQLite says
 // which term, PostgreSQL which number, and where. Targets with a * are
@@ -406,7 +418,16 @@ func (p *printer) sortBy(n *pg_query.Node) {
 		p.w(" DESC")
 		desc = true
 	case pg_query.SortByDir_SORTBY_USING:
-		p.refuse("ORDER BY ... USING")
+		// USING < and > are the ascending and descending order of the
+		// types' default B-tree order, which the engine's types sort by.
+		switch usingOperator(sb.UseOp) {
+		case "<":
+		case ">":
+			p.w(" DESC")
+			desc = true
+		default:
+			p.refuse("ORDER BY ... USING an operator other than < or >")
+		}
 	}
 	// PostgreSQL sorts NULLs as larger than any value, SQLite as smaller:
 	// say where they go whenever PostgreSQL's default is meant.

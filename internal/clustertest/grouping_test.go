@@ -9,8 +9,8 @@ import (
 // havingScript has queries with HAVING and no GROUP BY, which PostgreSQL
 // runs as one group (also of no rows), and columns read outside the
 // aggregates of a grouped query, and positions that are not in the select
-// list (PostgreSQL's regression tests select_having and select_implicit,
-// and more).
+// list, and ORDER BY ... USING (PostgreSQL's regression tests
+// select_having, select_implicit and select_distinct_on, and more).
 const havingScript = `CREATE TABLE hv (a int, b int, c text);
 INSERT INTO hv VALUES (0, 1, 'XXXX'), (1, 2, 'AAAA'), (2, 2, 'AAAA');
 SELECT min(a), max(a) FROM hv HAVING min(a) = max(a);
@@ -33,6 +33,9 @@ SELECT c, count(*) FROM hv GROUP BY 1 ORDER BY 3;
 SELECT c FROM hv ORDER BY 2;
 SELECT x.b, count(*) FROM hv x, hv y WHERE x.a = y.a GROUP BY x.b ORDER BY b;
 SELECT 1 UNION SELECT 2 ORDER BY 1;
+SELECT * FROM hv ORDER BY c USING <, b USING >, a USING <;
+SELECT DISTINCT ON (c) c, b, a FROM hv ORDER BY c USING >, a USING >;
+SELECT * FROM hv ORDER BY b USING OPERATOR(pg_catalog.>) NULLS LAST, a;
 `
 
 // HAVING without GROUP BY makes one group, as in PostgreSQL; a column
