@@ -67,34 +67,46 @@ type rowStatement struct {
 // planRows turns row changes (no schema statement among them) into the
 // statements that apply them, reading the tables' metadata through conn
 // (cached in ts).
+//
+// Consecutive inserts (or deletes) of one table go in one statement: a
+// bulk INSERT ... SELECT took a round trip per row. A table without a
+// key takes all its changes among rows together, wherever they stand
+// (planWholeRows): a client's trigger may have written another table
+// between two changes of one of its rows. The order of changes across
+// tables does not matter to the applier, whose session fires no trigger
+// and checks no foreign key (session_replication_role = replica): a
+// table's own constraints see its own changes in their order.
 func planRows(ctx context.Context, conn *pgconn.PgConn, ts *tables, rows []rowChange) ([]rowStatement, error) {
 	var plan []rowStatement
-	for len(rows) > 0 {
-		r := rows[0]
+	taken := make([]bool, len(rows)) // planned with an earlier change of its table
+	for i := 0; i < len(rows); {
+		if taken[i] {
+			i++
+			continue
+		}
+		r := rows[i]
 		m, err := ts.byTableName(ctx, conn, r.schema, r.table)
 		if err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
 		}
-		// Consecutive inserts (or deletes) of one table go in one
-		// statement: a bulk INSERT ... SELECT took a round trip per row.
-		// A table without a key takes any consecutive changes of its own
-		// in two (planWholeRows).
-		n, limit := 1, maxBatchRows
-		sameOp := func(op byte) bool { return op == r.op || m.wholeRow() }
 		if m.wholeRow() {
-			limit = maxWholeRows
+			var run []rowChange
+			for j := i; j < len(rows) && len(run) < maxWholeRows; j++ {
+				if !taken[j] && rows[j].schema == r.schema && rows[j].table == r.table {
+					run, taken[j] = append(run, rows[j]), true
+				}
+			}
+			plan = append(plan, planWholeRows(m, run)...)
+			continue
 		}
-		if r.op == opInsert || r.op == opDelete || m.wholeRow() {
-			for n < len(rows) && n < limit && sameOp(rows[n].op) && rows[n].schema == r.schema && rows[n].table == r.table {
+		n := 1
+		if r.op == opInsert || r.op == opDelete {
+			for i+n < len(rows) && n < maxBatchRows && rows[i+n].op == r.op && rows[i+n].schema == r.schema && rows[i+n].table == r.table {
 				n++
 			}
 		}
-		if m.wholeRow() {
-			plan = append(plan, planWholeRows(m, rows[:n])...)
-		} else {
-			plan = append(plan, planRun(m, rows[:n])...)
-		}
-		rows = rows[n:]
+		plan = append(plan, planRun(m, rows[i:i+n])...)
+		i += n
 	}
 	return plan, nil
 }

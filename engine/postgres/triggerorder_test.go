@@ -50,6 +50,12 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		`CREATE FUNCTION pass_bag() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN UPDATE bag SET seen = seen + 1 WHERE id = NEW.next; RETURN NULL; END $$`,
 		`CREATE TRIGGER a_pass AFTER INSERT OR UPDATE OF v ON bag FOR EACH ROW EXECUTE FUNCTION pass_bag()`,
+		// ... whose trigger also writes another table in between.
+		`CREATE TABLE bag2 (id int, next int, seen int DEFAULT 0)`,
+		`CREATE TABLE log (n serial PRIMARY KEY, what text)`,
+		`CREATE FUNCTION pass_log() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN UPDATE bag2 SET seen = seen + 1 WHERE id = NEW.next; INSERT INTO log (what) VALUES ('passed ' || NEW.id); RETURN NULL; END $$`,
+		`CREATE TRIGGER a_pass AFTER INSERT ON bag2 FOR EACH ROW EXECUTE FUNCTION pass_log()`,
 	}
 	for _, ddl := range schema {
 		mustExec(t, originAdmin, asClient(ddl))
@@ -73,6 +79,7 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		{`INSERT INTO chain (id, next, v) VALUES (20, 21, -1), (21, NULL, 0)`, `INSERT INTO chain (id, next) VALUES (21, NULL)`},
 		{`INSERT INTO bag (id, next) VALUES (1, 2), (2, 3), (3, NULL), (3, NULL)`},
 		{`UPDATE bag SET v = v + 1`},
+		{`INSERT INTO bag2 (id, next) VALUES (1, 2), (2, 3), (3, NULL)`},
 	} {
 		mustExec(t, origin, "BEGIN ISOLATION LEVEL REPEATABLE READ")
 		for _, s := range stmts {
@@ -93,7 +100,7 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 			t.Fatalf("%q: %v", stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")
-		for _, table := range []string{"t", "src", "tree", "chain", "bag"} {
+		for _, table := range []string{"t", "src", "tree", "chain", "bag", "bag2", "log"} {
 			if o, r := rowsOf(t, origin, table), rowsOf(t, replica, table); !slices.Equal(o, r) {
 				t.Fatalf("after %q, %s differs:\norigin  %q\nreplica %q", stmts, table, o, r)
 			}
