@@ -80,13 +80,15 @@ func runSequenceStmt(c *conn, s *pgparse.SequenceStmt, created uint64) error {
 	return nil
 }
 
-// alterSequence runs ALTER SEQUENCE ... OWNED BY, which is all of ALTER
-// SEQUENCE the engine does: the sequence is then dropped with the
-// column's table or the column (syncSequences).
+// alterSequence runs ALTER SEQUENCE ... OWNED BY, after which the
+// sequence is dropped with the column's table or the column
+// (syncSequences), and ALTER SEQUENCE ... RESTART WITH n (restartSequence):
+// all of ALTER SEQUENCE the engine does.
 func alterSequence(c *conn, s *pgparse.SequenceStmt) error {
 	name := s.Names[0]
-	if len(s.Options) > 0 || s.OwnedBy == nil {
-		return sqlerr.New(sqlerr.FeatureNotSupported, "ALTER SEQUENCE other than OWNED BY is not supported by the embedded SQLite engine")
+	restart := len(s.Options) == 1 && s.Options[0].Name == "restart" && s.OwnedBy == nil
+	if !restart && (len(s.Options) > 0 || s.OwnedBy == nil) {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "ALTER SEQUENCE other than OWNED BY and RESTART WITH is not supported by the embedded SQLite engine")
 	}
 	_, ok, err := sequenceOwner(c, name)
 	switch {
@@ -96,6 +98,8 @@ func alterSequence(c *conn, s *pgparse.SequenceStmt) error {
 		return nil
 	case !ok:
 		return sqlerr.New(sqlerr.UndefinedTable, "relation %q does not exist", name)
+	case restart:
+		return restartSequence(c, name, s.Options[0])
 	}
 	var tbl, col string
 	switch len(s.OwnedBy) {
@@ -123,6 +127,25 @@ func alterSequence(c *conn, s *pgparse.SequenceStmt) error {
 		return sqlerr.New(sqlerr.SyntaxError, "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE")
 	}
 	return c.exec("UPDATE _certa_sequences SET tbl = ?, col = ? WHERE name = ?", tbl, col, name)
+}
+
+// restartSequence moves sequence name's next value to restart's, as
+// setval(name, n, false) does (setval.go), here as a schema statement that
+// every node runs in its place: the nodes drop the blocks they reserved
+// before (created counts up) and reserve again from n. A RESTART without
+// WITH is refused: the engine does not keep the sequence's start.
+func restartSequence(c *conn, name string, restart pgparse.SeqOption) error {
+	if !restart.HasValue {
+		return sqlerr.New(sqlerr.FeatureNotSupported, "ALTER SEQUENCE ... RESTART without WITH is not supported by the embedded SQLite engine: say the value (RESTART WITH 1)")
+	}
+	var max int64
+	if err := c.execResult("SELECT maxval FROM "+sequencesTable+" WHERE name = ?", func(st *sqlite.Stmt) { max = st.ColumnInt64(0) }, name); err != nil {
+		return err
+	}
+	if restart.Value > max {
+		return sqlerr.New(sqlerr.InvalidParameterValue, "RESTART value (%d) cannot be greater than MAXVALUE (%d)", restart.Value, max)
+	}
+	return c.exec("UPDATE "+sequencesTable+" SET reserved = ?, created = created + 1 WHERE name = ?", restart.Value, name)
 }
 
 // sequenceOwner returns the table that owns sequence name ("" if none),

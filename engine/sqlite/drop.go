@@ -126,12 +126,18 @@ func withArticle(kind string) string {
 }
 
 // skippedDrops returns the notices PostgreSQL sends for sql, a DROP ...
-// IF EXISTS, of each object it names that does not exist ("table "t"
-// does not exist, skipping"); none for another statement. It runs
-// before the statement.
+// IF EXISTS or ALTER SEQUENCE IF EXISTS, of each object it names that
+// does not exist ("table "t" does not exist, skipping"); none for another
+// statement. It runs before the statement.
 func (c *conn) skippedDrops(sql string) ([]*sqlerr.Error, error) {
 	if !hasKeyword(sql, "EXISTS") {
 		return nil, nil
+	}
+	if s := pgparse.ParseSequenceStmt(sql); s != nil && s.Alter && s.Missing && s.Schema == "" {
+		if _, ok, err := sequenceOwner(c, s.Names[0]); err != nil || ok {
+			return nil, err
+		}
+		return []*sqlerr.Error{{Severity: "NOTICE", Code: "00000", Message: fmt.Sprintf("relation %q does not exist, skipping", s.Names[0])}}, nil
 	}
 	d := pgparse.ParseDrop(sql)
 	if d == nil || !d.IfExists || d.Schema != "" {

@@ -1,6 +1,12 @@
 package clustertest
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"certa/internal/testcluster"
+)
 
 // sequenceGapsScript has statements that take sequence values and fail:
 // as in PostgreSQL, the values stay taken (currval tells the last one) and
@@ -37,5 +43,47 @@ SELECT * FROM gap_t ORDER BY x;
 func TestFailedStatementsKeepSequenceValues(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, start startFunc) {
 		sameAsPostgreSQL(t, start(t, 1).Nodes[0].PGAddr, sequenceGapsScript)
+	})
+}
+
+// sequenceRestartScript restarts sequences, as test fixtures do between
+// runs (PostgreSQL's constraints test).
+const sequenceRestartScript = `CREATE TABLE rs (id serial PRIMARY KEY, v text);
+INSERT INTO rs (v) VALUES ('a'), ('b');
+ALTER SEQUENCE rs_id_seq RESTART WITH 100;
+INSERT INTO rs (v) VALUES ('c');
+DELETE FROM rs;
+ALTER SEQUENCE rs_id_seq RESTART WITH 4;
+INSERT INTO rs (v) VALUES ('d'), ('e');
+ALTER SEQUENCE IF EXISTS nope RESTART WITH 3;
+ALTER SEQUENCE rs_id_seq RESTART WITH 5000000000;
+SELECT * FROM rs ORDER BY id;
+`
+
+// ALTER SEQUENCE ... RESTART WITH moves the sequence, as in PostgreSQL.
+// On the embedded engine every node then reserves its values from there,
+// also one that held values from before. (On the PostgreSQL engine each
+// node hands out values of its own blocks, and one whose block the new
+// value precedes starts that block again: values it handed out before
+// come again, as they would in PostgreSQL after a RESTART below them.)
+func TestSequenceRestart(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, start startFunc) {
+		sameAsPostgreSQL(t, start(t, 1).Nodes[0].PGAddr, sequenceRestartScript)
+	})
+	t.Run("nodes", func(t *testing.T) {
+		c := testcluster.Start(t, 3, testArgs...)
+		psql(t, c, 0, "CREATE TABLE rs3 (id serial PRIMARY KEY)", "INSERT INTO rs3 DEFAULT VALUES")
+		psql(t, c, 1, "INSERT INTO rs3 DEFAULT VALUES")
+		psql(t, c, 0, "ALTER SEQUENCE rs3_id_seq RESTART WITH 1000000")
+		for node := range 3 {
+			out := psql(t, c, node, "INSERT INTO rs3 DEFAULT VALUES RETURNING id")
+			fields := strings.Fields(out)
+			if len(fields) < 3 {
+				t.Fatalf("node %d: %q", node+1, out)
+			}
+			if id, err := strconv.Atoi(fields[2]); err != nil || id < 1000000 {
+				t.Errorf("node %d took %s after RESTART WITH 1000000:\n%s", node+1, fields[2], out)
+			}
+		}
 	})
 }
