@@ -18,6 +18,8 @@ type MissingColumn struct {
 	//   - "aliased": the qualifier is the name of a table the statement
 	//     gives an alias, Alias (42P01, invalid reference to FROM-clause
 	//     entry for table "q").
+	//   - "whole row": an unqualified name that names a table of the
+	//     statement: PostgreSQL's whole-row reference (t, t::text).
 	Problem string
 	Alias   string
 	// Position is where the reference stands in sql, counting characters
@@ -42,6 +44,10 @@ func FindMissingColumn(sql, qualifier, column string) (out MissingColumn, ok boo
 	root := tree.Stmts[0].Stmt.ProtoReflect()
 	var found []int32
 	named, aliasOf := false, ""
+	name := qualifier
+	if name == "" {
+		name = column // an unqualified name: a table's, it is its whole row
+	}
 	walkMessages(root, func(m protoreflect.Message) {
 		switch n := m.Interface().(type) {
 		case *pg_query.ColumnRef:
@@ -54,22 +60,24 @@ func FindMissingColumn(sql, qualifier, column string) (out MissingColumn, ok boo
 				alias = n.Alias.Aliasname
 			}
 			switch {
-			case strings.EqualFold(alias, qualifier), alias == "" && strings.EqualFold(n.Relname, qualifier):
+			case strings.EqualFold(alias, name), alias == "" && strings.EqualFold(n.Relname, name):
 				named = true
-			case strings.EqualFold(n.Relname, qualifier) && aliasOf == "":
+			case strings.EqualFold(n.Relname, name) && aliasOf == "":
 				aliasOf = alias
 			}
 		case *pg_query.Alias: // of a subquery, a function, VALUES, a join
-			if strings.EqualFold(n.Aliasname, qualifier) {
+			if strings.EqualFold(n.Aliasname, name) {
 				named = true
 			}
 		case *pg_query.CommonTableExpr:
-			if strings.EqualFold(n.Ctename, qualifier) {
+			if strings.EqualFold(n.Ctename, name) {
 				named = true
 			}
 		}
 	})
 	switch {
+	case qualifier == "" && named:
+		out.Problem = "whole row"
 	case qualifier == "" || named:
 	case aliasOf != "":
 		out.Problem, out.Alias = "aliased", aliasOf

@@ -176,6 +176,8 @@ func missingColumn(text string, err error) error {
 	}
 	var e *sqlerr.Error
 	switch {
+	case m.Problem == "whole row":
+		e = sqlerr.New(sqlerr.FeatureNotSupported, "a whole-row reference (the table %s as a value) is not supported by the embedded engine (SQLite); the PostgreSQL engine (--engine postgres) supports it", column)
 	case m.Problem == "missing FROM":
 		e = sqlerr.New(sqlerr.UndefinedTable, "missing FROM-clause entry for table %q", qualifier)
 	case m.Problem == "aliased":
