@@ -294,6 +294,7 @@ func openEngine(ctx context.Context, f nodeFlags, logger *slog.Logger) (engine.E
 			Path:        filepath.Join(f.dataDir, "data.db"),
 			ApplyGrace:  f.applyGrace,
 			LockTimeout: f.lockTimeout,
+			NodeID:      f.id,
 		})
 	case "postgres":
 		managedDir, secret := filepath.Join(f.dataDir, "pg"), filepath.Join(f.dataDir, "postgres-dsn.secret")

@@ -54,22 +54,40 @@ func (e *Engine) Apply(ctx context.Context, items []engine.ApplyItem, upTo uint6
 	}
 	e.applied.Store(upTo)
 	e.hist.add(changes)
-	load := e.seqs.refresh
-	refresh := false
+	// What the batch asks of the sequences: nothing, to read their rows
+	// again (a reservation, or setval: setval.go), or also to ask for
+	// values of those this node has none of (a schema change may have
+	// made some; another node's waits for that node's first block).
+	const (
+		seqsAsBefore = iota
+		seqsRefresh
+		seqsLoadOthers
+		seqsLoad
+	)
+	seqs := seqsAsBefore
 	for _, it := range items {
 		switch {
 		case it.Err != nil:
 		case it.WS.DDL != "" || it.WS.Schema != writeset.SchemaNone:
-			// A schema change may have made or dropped sequences.
-			load, refresh = e.seqs.load, true
+			if e.cfg.NodeID == "" || it.WS.Origin == e.cfg.NodeID {
+				seqs = max(seqs, seqsLoad)
+			} else {
+				seqs = max(seqs, seqsLoadOthers)
+			}
 		case slices.Contains(it.WS.Tables, sequencesTable):
-			refresh = true // setval moves one (setval.go)
+			seqs = max(seqs, seqsRefresh)
 		}
 	}
-	if refresh {
-		if err := load(c); err != nil {
-			return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
-		}
+	switch seqs {
+	case seqsRefresh:
+		err = e.seqs.refresh(c)
+	case seqsLoadOthers:
+		err = e.seqs.loadOthers(c)
+	case seqsLoad:
+		err = e.seqs.load(c)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite engine: apply up to %d: load sequences: %w", upTo, err)
 	}
 	return nil
 }

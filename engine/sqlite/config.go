@@ -36,6 +36,14 @@ type Config struct {
 	// Such statements (a table rebuilt) may run longer than others, and a
 	// block's re-application after a park costs more. Default 2s.
 	SchemaGrace time.Duration
+
+	// NodeID is this node's id, the Origin of the write sets it commits.
+	// A schema change made here reserves the first values of the
+	// sequences it makes (the client that made a table takes 1, 2, 3, as
+	// in PostgreSQL); the other nodes ask for theirs once a reservation
+	// of a sequence has been applied. Empty: every node asks at once, and
+	// which gets the first values is a race.
+	NodeID string
 }
 
 // Defaults.

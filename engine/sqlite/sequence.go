@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strconv"
@@ -73,19 +74,26 @@ type sequences struct {
 	// that needs one more fails with 2200H instead of waiting for a block
 	// that will never come.
 	exhausted map[string]uint64
-	wanted    chan string
-	granted   chan struct{} // closed (and replaced) when values are granted
+	// awaiting holds the sequences another node's schema change made, with
+	// the first value not reserved yet when this node learnt of them:
+	// load asks for their values only once that has moved (the node that
+	// made them reserved its first block), so that the client that made
+	// the table takes the first values. take asks at once.
+	awaiting map[string]int64
+	wanted   chan string
+	granted  chan struct{} // closed (and replaced) when values are granted
 }
 
 type seqInfo struct {
-	created uint64
-	max     int64
+	created  uint64
+	max      int64
+	reserved int64 // the first value no node has reserved
 }
 
 func newSequences() *sequences {
 	return &sequences{
 		known: map[string]seqInfo{}, blocks: map[string][]engine.SequenceBlock{}, pending: map[string]bool{}, size: map[string]int64{}, served: map[string]bool{}, grown: map[string]bool{},
-		exhausted: map[string]uint64{}, wanted: make(chan string, 256), granted: make(chan struct{}),
+		exhausted: map[string]uint64{}, awaiting: map[string]int64{}, wanted: make(chan string, 256), granted: make(chan struct{}),
 	}
 }
 
@@ -99,20 +107,41 @@ func (s *sequences) load(c *conn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name := range s.known {
-		if len(s.blocks[name]) == 0 {
+		if _, wait := s.awaiting[name]; len(s.blocks[name]) == 0 && !wait {
 			s.ask(name)
 		}
 	}
 	return nil
 }
 
+// loadOthers is load after another node's schema change: the sequences
+// it made wait for that node's first reservation (awaiting) before this
+// one asks for values.
+func (s *sequences) loadOthers(c *conn) error {
+	s.mu.Lock()
+	before := maps.Clone(s.known)
+	s.mu.Unlock()
+	if err := s.refresh(c); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for name, info := range s.known {
+		if was, ok := before[name]; !ok || was.created != info.created {
+			s.awaiting[name] = info.reserved
+		}
+	}
+	s.mu.Unlock()
+	return s.load(c)
+}
+
 // refresh is load without asking for values: after a write set that
 // changed sequences' rows (a reservation, setval), every node applies,
-// and only the node that runs out asks (take).
+// and only the node that runs out asks (take), or one that awaited the
+// sequence's first reservation (awaiting).
 func (s *sequences) refresh(c *conn) error {
 	known := map[string]seqInfo{}
-	err := c.execResult("SELECT name, created, maxval FROM _certa_sequences", func(st *sqlite.Stmt) {
-		known[st.ColumnText(0)] = seqInfo{created: uint64(st.ColumnInt64(1)), max: st.ColumnInt64(2)}
+	err := c.execResult("SELECT name, created, maxval, reserved FROM _certa_sequences", func(st *sqlite.Stmt) {
+		known[st.ColumnText(0)] = seqInfo{created: uint64(st.ColumnInt64(1)), max: st.ColumnInt64(2), reserved: st.ColumnInt64(3)}
 	})
 	if err != nil {
 		return err
@@ -123,6 +152,16 @@ func (s *sequences) refresh(c *conn) error {
 	for name, bs := range s.blocks {
 		if info, ok := known[name]; !ok || len(bs) > 0 && bs[0].Created != info.created {
 			delete(s.blocks, name)
+		}
+	}
+	for name, at := range s.awaiting {
+		if info, ok := known[name]; !ok || info.reserved != at {
+			// The node that made it has its first block: this one asks
+			// for its own now, as it would have at the schema change.
+			delete(s.awaiting, name)
+			if ok && len(s.blocks[name]) == 0 {
+				s.ask(name)
+			}
 		}
 	}
 	for name, created := range s.exhausted {

@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,4 +87,23 @@ func TestSequenceRestart(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A table's first rows, written on the node that made the table, take
+// its sequence's first values (1, 2, 3, as in PostgreSQL): that node
+// reserves the first block, the others theirs after it. Fixtures that
+// insert parents and then children with literal parent ids rely on it.
+func TestSequencesStartWhereTheTableWasMade(t *testing.T) {
+	c := testcluster.Start(t, 3, testArgs...)
+	for _, node := range []int{2, 1} {
+		var cmds []string
+		for i := range 4 {
+			name := fmt.Sprintf("first_%d_%d", node, i)
+			cmds = append(cmds, "CREATE TABLE "+name+" (id serial PRIMARY KEY, v text)", "INSERT INTO "+name+" (v) VALUES ('a') RETURNING id")
+		}
+		out := psql(t, c, node, cmds...)
+		if got := strings.Count(out, "\n  1\n"); got != 4 {
+			t.Errorf("node %d: %d of 4 tables' first rows took 1:\n%s", node+1, got, out)
+		}
+	}
 }
