@@ -105,6 +105,11 @@ func mapErr(err error) error {
 			return sqlerr.Wrap(err, sqlerr.FeatureNotSupported, "ALTER TABLE ADD COLUMN with a default that is not a constant (now(), a function, an expression) is not supported by the embedded engine (SQLite): add the column, UPDATE its rows, then ALTER COLUMN ... SET DEFAULT")
 		case strings.HasPrefix(msg, "no such table: "):
 			return sqlerr.Wrap(err, sqlerr.UndefinedTable, "relation %q does not exist", missingName(msg))
+		case msg == "HAVING clause on a non-aggregate query":
+			// HAVING without GROUP BY where the targets read columns
+			// outside aggregates (SELECT *: pgparse makes the others one
+			// group, as PostgreSQL does).
+			return sqlerr.Wrap(err, sqlerr.GroupingError, "a query with HAVING and no GROUP BY can read columns only in aggregate functions")
 		case strings.Contains(msg, " BY term out of range"):
 			return sqlerr.Wrap(err, sqlerr.InvalidColumnReference, "%s", msg) // a position past a *'s columns (pgparse checks the others)
 		case strings.HasPrefix(msg, "ambiguous column name: "):

@@ -71,6 +71,7 @@ func TestExecRefusals(t *testing.T) {
 		{"SELECT t.nope FROM t", sqlerr.UndefinedColumn, `column t.nope does not exist`},
 		{"SELECT x.v FROM t", sqlerr.UndefinedTable, `missing FROM-clause entry for table "x"`},
 		{"SELECT substr(t::text, 1, 3) FROM t", sqlerr.FeatureNotSupported, "whole-row reference (the table t as a value)"},
+		{"SELECT * FROM t HAVING true", sqlerr.GroupingError, "HAVING and no GROUP BY"},
 		{"INSERT INTO t VALUES (1, 'b', 'u2')", sqlerr.UniqueViolation, `duplicate key value violates unique constraint "t_pkey"`},
 		{"INSERT INTO t VALUES (2, 'b', 'u1')", sqlerr.UniqueViolation, `duplicate key value violates unique constraint "t_u_key"`},
 		{"INSERT INTO t VALUES (2, NULL, 'u2')", sqlerr.NotNullViolation, `null value in column "v" of relation "t" violates not-null constraint`},
