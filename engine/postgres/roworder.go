@@ -126,8 +126,10 @@ func orderSegment(rows []rowChange, trace []rowTrace) ([]rowChange, bool) {
 // the keys whose changes do not follow on from one another: a change
 // from an image the key does not have, an insert of a key that has a
 // row, or an insert of a key whose first recorded change was an update
-// or delete (a row deleted by a nested statement before its insert was
-// recorded reads as a delete and a new insert).
+// or delete from the very image inserted (a row a nested statement
+// changed or deleted before its insert was recorded). An insert of
+// another image there is a client's own DELETE and INSERT (or a key
+// moved onto a deleted one): in order, and left so.
 func outOfOrder(rows []rowChange, trace []rowTrace) map[writeset.Key]bool {
 	var suspects map[writeset.Key]bool
 	suspect := func(k writeset.Key) {
@@ -137,7 +139,7 @@ func outOfOrder(rows []rowChange, trace []rowTrace) map[writeset.Key]bool {
 		suspects[k] = true
 	}
 	current := make(map[writeset.Key]int, len(trace)) // row whose newRow the key has; -1: none
-	existedBefore := map[writeset.Key]bool{}
+	firstOld := map[writeset.Key][]byte{}              // a key first met by its old row: that row
 	for i, tr := range trace {
 		if !tr.keyed {
 			continue
@@ -145,7 +147,7 @@ func outOfOrder(rows []rowChange, trace []rowTrace) map[writeset.Key]bool {
 		if tr.hasOld {
 			s, seen := current[tr.oldKey]
 			if !seen {
-				existedBefore[tr.oldKey] = true
+				firstOld[tr.oldKey] = tr.oldImage
 			} else if s < 0 || !bytes.Equal(rows[s].newRow, tr.oldImage) {
 				suspect(tr.oldKey)
 			}
@@ -153,7 +155,8 @@ func outOfOrder(rows []rowChange, trace []rowTrace) map[writeset.Key]bool {
 		}
 		if tr.hasNew {
 			if !tr.hasOld || tr.newKey != tr.oldKey {
-				if s, seen := current[tr.newKey]; seen && (s >= 0 || existedBefore[tr.newKey]) {
+				s, seen := current[tr.newKey]
+				if seen && (s >= 0 || bytes.Equal(firstOld[tr.newKey], rows[i].newRow)) {
 					suspect(tr.newKey)
 				}
 			}

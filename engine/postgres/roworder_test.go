@@ -63,7 +63,9 @@ func TestOrderRows(t *testing.T) {
 	for _, c := range []struct{ recorded, want string }{
 		// In order: as recorded.
 		{"I1:a U1:a>b D1:b", "I1:a U1:b D1"},
-		{"D1:a I1:a", ""}, // in order, but taken together: it ends as it began
+		{"D1:a I1:a", ""},            // in order, but taken together: it ends as it began
+		{"D1:a I1:b", "D1 I1:b"},     // a client's DELETE and INSERT: as recorded
+		{"D2:b U1:a>2:c", "D2 U2:c"}, // a key moved onto a deleted one: as recorded
 		{"I1:a I2:b U1:a>c", "I1:a I2:b U1:c"},
 		// A nested statement's update recorded before the insert it follows.
 		{"I1:a U2:a>b I2:a I3:x", "I1:a I2:b I3:x"},

@@ -45,6 +45,9 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		`CREATE FUNCTION drop_next() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN DELETE FROM chain WHERE id = NEW.next; RETURN NULL; END $$`,
 		`CREATE TRIGGER b_drop AFTER INSERT ON chain FOR EACH ROW WHEN (NEW.v < 0) EXECUTE FUNCTION drop_next()`,
+		// A client's own DELETE and INSERT of a key, or a key moved onto a
+		// deleted one, keep their order: a unique column needs it.
+		`CREATE TABLE ren (id int PRIMARY KEY, name text UNIQUE)`,
 		// The same without a key: rows are a multiset's.
 		`CREATE TABLE bag (id int, next int, seen int DEFAULT 0, v int DEFAULT 0)`,
 		`CREATE FUNCTION pass_bag() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -80,6 +83,9 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 		{`INSERT INTO bag (id, next) VALUES (1, 2), (2, 3), (3, NULL), (3, NULL)`},
 		{`UPDATE bag SET v = v + 1`},
 		{`INSERT INTO bag2 (id, next) VALUES (1, 2), (2, 3), (3, NULL)`},
+		{`INSERT INTO ren VALUES (1, 'a'), (2, 'b'), (3, 'c')`},
+		{`DELETE FROM ren WHERE id = 2`, `UPDATE ren SET id = 2 WHERE id = 1`},
+		{`DELETE FROM ren WHERE id = 3`, `UPDATE ren SET name = 'c' WHERE id = 2`, `INSERT INTO ren VALUES (3, 'a')`},
 	} {
 		mustExec(t, origin, "BEGIN ISOLATION LEVEL REPEATABLE READ")
 		for _, s := range stmts {
@@ -100,7 +106,7 @@ func TestCaptureOrderWithClientTriggers(t *testing.T) {
 			t.Fatalf("%q: %v", stmts, err)
 		}
 		mustExec(t, replica, "COMMIT")
-		for _, table := range []string{"t", "src", "tree", "chain", "bag", "bag2", "log"} {
+		for _, table := range []string{"t", "src", "tree", "chain", "bag", "bag2", "log", "ren"} {
 			if o, r := rowsOf(t, origin, table), rowsOf(t, replica, table); !slices.Equal(o, r) {
 				t.Fatalf("after %q, %s differs:\norigin  %q\nreplica %q", stmts, table, o, r)
 			}
