@@ -139,7 +139,7 @@ func outOfOrder(rows []rowChange, trace []rowTrace) map[writeset.Key]bool {
 		suspects[k] = true
 	}
 	current := make(map[writeset.Key]int, len(trace)) // row whose newRow the key has; -1: none
-	firstOld := map[writeset.Key][]byte{}              // a key first met by its old row: that row
+	firstOld := map[writeset.Key][]byte{}             // a key first met by its old row: that row
 	for i, tr := range trace {
 		if !tr.keyed {
 			continue
