@@ -2,7 +2,6 @@ package pgparse
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -84,8 +83,8 @@ func FindMissingColumn(sql, qualifier, column string) (out MissingColumn, ok boo
 	default:
 		out.Problem = "missing FROM"
 	}
-	if len(found) == 1 && found[0] >= 0 && int(found[0]) <= len(sql) {
-		out.Position = utf8.RuneCountInString(sql[:found[0]]) + 1
+	if len(found) == 1 {
+		out.Position = charPosition(sql, found[0])
 	}
 	return out, len(found) > 0
 }

@@ -2,7 +2,6 @@ package pgparse
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 )
@@ -109,9 +108,7 @@ func constantValue(sql string, n *pg_query.Node) InsertValue {
 		return InsertValue{}
 	}
 	v := InsertValue{Known: true}
-	if loc := int(c.Location); loc >= 0 && loc <= len(sql) {
-		v.Position = utf8.RuneCountInString(sql[:loc]) + 1
-	}
+	v.Position = charPosition(sql, c.Location)
 	switch val := c.Val.(type) {
 	case nil:
 		v.Null = c.Isnull && neg == ""

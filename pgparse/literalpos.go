@@ -1,8 +1,6 @@
 package pgparse
 
 import (
-	"unicode/utf8"
-
 	pg_query "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -44,8 +42,8 @@ func LiteralPosition(sql, kind, value string) int {
 			}
 		})
 	}
-	if len(found) != 1 || found[0] < 0 || int(found[0]) > len(sql) {
+	if len(found) != 1 {
 		return 0
 	}
-	return utf8.RuneCountInString(sql[:found[0]]) + 1
+	return charPosition(sql, found[0])
 }

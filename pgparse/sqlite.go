@@ -298,11 +298,15 @@ func (p *printer) fail(err error) {
 
 // position is the place of a parse node's location loc (a byte offset in
 // the statement) as errors give it: characters from 1, 0 for none.
-func (p *printer) position(loc int32) int32 {
-	if loc < 0 || int(loc) > len(p.src) {
+func (p *printer) position(loc int32) int32 { return int32(charPosition(p.src, loc)) }
+
+// charPosition is the place of byte offset loc of sql as PostgreSQL's
+// errors give it (LINE and the caret): characters from 1, 0 for none.
+func charPosition(sql string, loc int32) int {
+	if loc < 0 || int(loc) > len(sql) {
 		return 0
 	}
-	return int32(utf8.RuneCountInString(p.src[:loc]) + 1)
+	return utf8.RuneCountInString(sql[:loc]) + 1
 }
 
 // ident writes a quoted identifier: quoted, it keeps the case PostgreSQL's

@@ -106,12 +106,18 @@ func (s *sequences) load(c *conn) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.askMissing()
+	return nil
+}
+
+// askMissing asks for values of the sequences this node holds none of,
+// but those awaiting another node's first reservation. s.mu is held.
+func (s *sequences) askMissing() {
 	for name := range s.known {
 		if _, wait := s.awaiting[name]; len(s.blocks[name]) == 0 && !wait {
 			s.ask(name)
 		}
 	}
-	return nil
 }
 
 // loadOthers is load after another node's schema change: the sequences
@@ -125,13 +131,14 @@ func (s *sequences) loadOthers(c *conn) error {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for name, info := range s.known {
 		if was, ok := before[name]; !ok || was.created != info.created {
 			s.awaiting[name] = info.reserved
 		}
 	}
-	s.mu.Unlock()
-	return s.load(c)
+	s.askMissing()
+	return nil
 }
 
 // refresh is load without asking for values: after a write set that
